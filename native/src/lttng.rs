@@ -1,0 +1,81 @@
+//! The C tracepoint provider, seen from Rust: enable states and emitters.
+
+use crate::events::EventId;
+use std::ffi::{c_char, c_int, c_uint, c_ulong, CStr};
+use std::sync::atomic::{AtomicI32, Ordering};
+
+const EVENT_COUNT: usize = EventId::ALL.len();
+
+extern "C" {
+    static dyntrace_event_state: [*const c_int; EVENT_COUNT];
+    static dyntrace_event_name: [*const c_char; EVENT_COUNT];
+    static dyntrace_event_count: c_uint;
+    fn dyntrace_emit_s3(event: c_uint, a: *const c_char, b: *const c_char, c: *const c_char);
+    fn dyntrace_emit_s2(event: c_uint, a: *const c_char, b: *const c_char);
+    fn dyntrace_emit_call(event: c_uint, pid: *const c_char, entry: *const c_char, depth: c_uint);
+    fn dyntrace_emit_gc(
+        event: c_uint,
+        pid: *const c_char,
+        size: c_ulong,
+        heap: c_ulong,
+        old_heap: c_ulong,
+    );
+}
+
+/// Whether `event` is enabled in at least one started LTTng session: one
+/// relaxed load of the tracepoint's state, which LTTng-UST flips when a
+/// session daemon enables the event.
+#[inline]
+pub fn is_enabled(event: EventId) -> bool {
+    // SAFETY: the table holds EVENT_COUNT pointers to the `state` ints of
+    // the tracepoints defined in org_erlang_dyntrace.c, which live as long
+    // as the library; LTTng-UST writes them with a plain shared store.
+    unsafe {
+        let state = dyntrace_event_state[event as usize] as *mut i32;
+        AtomicI32::from_ptr(state).load(Ordering::Relaxed) != 0
+    }
+}
+
+/// Checks that the C provider lists the same events in the same order as
+/// `EventId`, so that an id means the same event on both sides.
+pub fn check_provider() -> Result<(), String> {
+    // SAFETY: plain reads of constant tables defined in the C provider.
+    let (count, names) = unsafe { (dyntrace_event_count as usize, &dyntrace_event_name) };
+    if count != EVENT_COUNT {
+        return Err(format!(
+            "provider has {count} events, NIF expects {EVENT_COUNT}"
+        ));
+    }
+    for (event, &name) in EventId::ALL.iter().zip(names.iter()) {
+        // SAFETY: each entry is a string literal of the C provider.
+        let c_name = unsafe { CStr::from_ptr(name) };
+        if c_name.to_bytes() != event.name().as_bytes() {
+            return Err(format!(
+                "event {} is {:?} in the provider",
+                event.name(),
+                c_name
+            ));
+        }
+    }
+    Ok(())
+}
+
+pub fn emit_s3(event: EventId, a: &CStr, b: &CStr, c: &CStr) {
+    // SAFETY: NUL-terminated strings that outlive the call.
+    unsafe { dyntrace_emit_s3(event as c_uint, a.as_ptr(), b.as_ptr(), c.as_ptr()) }
+}
+
+pub fn emit_s2(event: EventId, a: &CStr, b: &CStr) {
+    // SAFETY: as above.
+    unsafe { dyntrace_emit_s2(event as c_uint, a.as_ptr(), b.as_ptr()) }
+}
+
+pub fn emit_call(event: EventId, pid: &CStr, entry: &CStr, depth: u32) {
+    // SAFETY: as above.
+    unsafe { dyntrace_emit_call(event as c_uint, pid.as_ptr(), entry.as_ptr(), depth) }
+}
+
+pub fn emit_gc(event: EventId, pid: &CStr, size: u64, heap: u64, old_heap: u64) {
+    // SAFETY: as above; c_ulong is 64 bits on the LP64 targets LTTng runs on.
+    unsafe { dyntrace_emit_gc(event as c_uint, pid.as_ptr(), size, heap, old_heap) }
+}

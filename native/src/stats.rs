@@ -1,0 +1,25 @@
+//! Counters for what the tracer did not do as asked. Only anomalies are
+//! counted: a shared counter per event would bounce a cache line between
+//! schedulers on the hot path.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+static BAD_TRACER_STATE: AtomicU64 = AtomicU64::new(0);
+static BAD_ARGUMENTS: AtomicU64 = AtomicU64::new(0);
+
+/// An event used the default options because its tracer state was invalid.
+pub fn count_bad_tracer_state() {
+    BAD_TRACER_STATE.fetch_add(1, Ordering::Relaxed);
+}
+
+/// A `trace*` callback was called with arguments the runtime never passes.
+pub fn count_bad_arguments() {
+    BAD_ARGUMENTS.fetch_add(1, Ordering::Relaxed);
+}
+
+pub fn snapshot() -> [(&'static str, u64); 2] {
+    [
+        ("bad_tracer_state", BAD_TRACER_STATE.load(Ordering::Relaxed)),
+        ("bad_arguments", BAD_ARGUMENTS.load(Ordering::Relaxed)),
+    ]
+}

@@ -1,0 +1,414 @@
+%%% @doc LTTng tracing for a stock Erlang/OTP node.
+%%%
+%%% `dyntrace' is a tracer module (the `erl_tracer' interface) whose callbacks
+%%% write LTTng-UST events of provider `org_erlang_dyntrace', the same events,
+%%% fields and text that OTP's `--with-dynamic-trace=lttng' build writes. Its
+%%% NIF needs no special VM build.
+%%%
+%%% Why it is safe on a production node: a trace event whose LTTng event is
+%%% not enabled costs one load in the enabled check and is discarded by the
+%%% runtime before anything is built; an enabled one is written by LTTng-UST
+%%% into lock-free per-CPU ring buffers outside the VM's heap, which drop
+%%% (and count) events rather than block when they are full. No tracer
+%%% process, no mailbox, nothing that grows with the event rate. A term is
+%%% written at most `max_term_bytes' long, and its cost is bounded by that
+%%% limit, not by the term's size or depth.
+%%%
+%%% The operator's story:
+%%% ```
+%%% 1> l(dyntrace).
+%%% {module,dyntrace}
+%%% 2> erlang:trace(new, true, [procs, {tracer, dyntrace, []}]).
+%%% 0
+%%% '''
+%%% ```
+%%% $ lttng create demo
+%%% $ lttng enable-event -u org_erlang_dyntrace:process_register
+%%% $ lttng start
+%%% '''
+%%% ```
+%%% 3> register(worker, spawn(timer, sleep, [infinity])).
+%%% '''
+%%% ```
+%%% $ lttng stop && lttng view
+%%% [..] org_erlang_dyntrace:process_register: { cpu_id = 1 }, { pid = "<0.92.0>", name = "worker", type = "register" }
+%%% '''
+%%% Events are switched on and off from outside with `lttng enable-event' and
+%%% `lttng disable-event': the tracer stays attached (`enabled(trace_status,
+%%% ...)' answers `trace') and the next event sees the change.
+%%%
+%%% Options: `{tracer, dyntrace, Options}' where `Options' is `[]' or a map
+%%% `#{max_term_bytes => 64..65536}' (default 1024). Build it with
+%%% {@link tracer/1} to have a bad map rejected when it is written; an invalid
+%%% state that reaches the callbacks means the defaults, and every event that
+%%% used the defaults for that reason is counted in {@link stats/0}.
+-module(dyntrace).
+
+%%% PUBLIC %%%
+-export([tracer/0, tracer/1, format_term/2, enabled_events/0, stats/0]).
+
+%%% erl_tracer CALLBACKS (NIFs) %%%
+-export([enabled/3, trace/5,
+         enabled_procs/3, trace_procs/5,
+         enabled_ports/3, trace_ports/5,
+         enabled_running_procs/3, trace_running_procs/5,
+         enabled_running_ports/3, trace_running_ports/5,
+         enabled_call/3, trace_call/5,
+         enabled_send/3, trace_send/5,
+         enabled_receive/3, trace_receive/5,
+         enabled_garbage_collection/3, trace_garbage_collection/5]).
+
+%%% OTP's dyntrace API, kept so that code calling it keeps working %%%
+-export([available/0,
+         user_trace_s1/1, user_trace_i4s4/9, user_trace_n/10,
+         p/0, p/1, p/2, p/3, p/4, p/5, p/6, p/7, p/8,
+         pn/1, pn/2, pn/3, pn/4, pn/5, pn/6, pn/7, pn/8, pn/9,
+         put_tag/1, get_tag/0, get_tag_data/0, spread_tag/1, restore_tag/1]).
+
+-on_load(load_nif/0).
+
+-define(LIBRARY, "libdyntrace_nif").
+-define(MIN_TERM_BYTES, 64).
+-define(MAX_TERM_BYTES, 65536).
+
+-type max_term_bytes() :: ?MIN_TERM_BYTES..?MAX_TERM_BYTES.
+-type options() :: #{max_term_bytes => max_term_bytes()}.
+-type tracer_state() :: [] | options().
+-type enabled_result() :: trace | discard.
+-type event_name() :: process_spawn | process_link | process_exit
+                    | process_register | process_scheduled
+                    | port_open | port_exit | port_link | port_scheduled
+                    | function_call | function_return | function_exception
+                    | message_send | message_receive
+                    | gc_minor_start | gc_minor_end
+                    | gc_major_start | gc_major_end.
+-type counters() :: #{bad_tracer_state := non_neg_integer(),
+                      bad_arguments := non_neg_integer()}.
+-type probe_arg() :: integer() | iolist().
+-type n_probe_label() :: 0..1023.
+-type user_probe_result() :: true | false | error | badarg.
+
+-export_type([options/0, tracer_state/0, event_name/0]).
+
+%%%===================================================================
+%%% PUBLIC
+%%%===================================================================
+
+%% @doc The `{tracer, dyntrace, []}' element of `erlang:trace/3' flags.
+-spec tracer() -> {tracer, dyntrace, []}.
+tracer() ->
+    {tracer, ?MODULE, []}.
+
+%% @doc The `{tracer, dyntrace, Options}' element of `erlang:trace/3' flags,
+%% checked: an unknown key or a value out of range raises
+%% `error({badarg, {Key, Value}})'.
+-spec tracer(options()) -> {tracer, dyntrace, tracer_state()}.
+tracer(Options) ->
+    {tracer, ?MODULE, validate_options(Options)}.
+
+%% @doc The text a `message', `reason' or `name' field gets for `Term' under
+%% the byte limit `MaxTermBytes' (64..65536): the VM's `%T' text, cut with
+%% `...'. Useful to write the pattern a trace script greps for.
+-spec format_term(term(), max_term_bytes()) -> binary().
+format_term(_Term, _MaxTermBytes) ->
+    erlang:nif_error(nif_not_loaded).
+
+%% @doc The `org_erlang_dyntrace' events enabled in a started LTTng session
+%% right now, as this node sees them.
+-spec enabled_events() -> [event_name()].
+enabled_events() ->
+    erlang:nif_error(nif_not_loaded).
+
+%% @doc Counters of what the tracer could not do as asked: events written
+%% with the default options because the tracer state was invalid
+%% (`bad_tracer_state') and callback calls rejected with `badarg'
+%% (`bad_arguments'). Events LTTng drops are counted by LTTng
+%% (`lttng view' and `babeltrace2' report them).
+-spec stats() -> counters().
+stats() ->
+    erlang:nif_error(nif_not_loaded).
+
+%%%===================================================================
+%%% erl_tracer CALLBACKS
+%%% Each enabled_* answers `trace' when the tag's event is enabled in a
+%%% started LTTng session, else `discard'; each trace_* writes the event.
+%%%===================================================================
+
+%% @doc Generic enabled check; also answers `trace_status' with `trace'.
+-spec enabled(erl_tracer:trace_tag() | trace_status, tracer_state(),
+              erl_tracer:tracee()) -> enabled_result().
+enabled(_Tag, _State, _Tracee) -> erlang:nif_error(nif_not_loaded).
+
+%% @doc Generic event writer, for tags the class callbacks do not receive.
+-spec trace(erl_tracer:trace_tag(), tracer_state(), erl_tracer:tracee(),
+            term(), erl_tracer:trace_opts()) -> ok.
+trace(_Tag, _State, _Tracee, _Term, _Opts) -> erlang:nif_error(nif_not_loaded).
+
+%% @doc Enabled check for `procs' tags (spawn, exit, link, register...).
+-spec enabled_procs(erl_tracer:trace_tag_procs() | trace_status, tracer_state(),
+                    erl_tracer:tracee()) -> enabled_result().
+enabled_procs(_Tag, _State, _Tracee) -> erlang:nif_error(nif_not_loaded).
+
+%% @doc Writes `process_spawn', `process_link', `process_exit',
+%% `process_register'.
+-spec trace_procs(erl_tracer:trace_tag_procs(), tracer_state(),
+                  erl_tracer:tracee(), term(), erl_tracer:trace_opts()) -> ok.
+trace_procs(_Tag, _State, _Tracee, _Term, _Opts) -> erlang:nif_error(nif_not_loaded).
+
+%% @doc Enabled check for `ports' tags (open, closed, link...).
+-spec enabled_ports(erl_tracer:trace_tag_ports() | trace_status, tracer_state(),
+                    erl_tracer:tracee()) -> enabled_result().
+enabled_ports(_Tag, _State, _Tracee) -> erlang:nif_error(nif_not_loaded).
+
+%% @doc Writes `port_open', `port_exit', `port_link'.
+-spec trace_ports(erl_tracer:trace_tag_ports(), tracer_state(),
+                  erl_tracer:tracee(), term(), erl_tracer:trace_opts()) -> ok.
+trace_ports(_Tag, _State, _Tracee, _Term, _Opts) -> erlang:nif_error(nif_not_loaded).
+
+%% @doc Enabled check for `running_procs' tags (in, out...).
+-spec enabled_running_procs(erl_tracer:trace_tag_running_procs() | trace_status,
+                            tracer_state(), erl_tracer:tracee()) -> enabled_result().
+enabled_running_procs(_Tag, _State, _Tracee) -> erlang:nif_error(nif_not_loaded).
+
+%% @doc Writes `process_scheduled'.
+-spec trace_running_procs(erl_tracer:trace_tag_running_procs(), tracer_state(),
+                          erl_tracer:tracee(), term(), erl_tracer:trace_opts()) -> ok.
+trace_running_procs(_Tag, _State, _Tracee, _Term, _Opts) ->
+    erlang:nif_error(nif_not_loaded).
+
+%% @doc Enabled check for `running_ports' tags (in, out...).
+-spec enabled_running_ports(erl_tracer:trace_tag_running_ports() | trace_status,
+                            tracer_state(), erl_tracer:tracee()) -> enabled_result().
+enabled_running_ports(_Tag, _State, _Tracee) -> erlang:nif_error(nif_not_loaded).
+
+%% @doc Writes `port_scheduled'.
+-spec trace_running_ports(erl_tracer:trace_tag_running_ports(), tracer_state(),
+                          erl_tracer:tracee(), term(), erl_tracer:trace_opts()) -> ok.
+trace_running_ports(_Tag, _State, _Tracee, _Term, _Opts) ->
+    erlang:nif_error(nif_not_loaded).
+
+%% @doc Enabled check for `call' tags (call, return_from, return_to,
+%% exception_from).
+-spec enabled_call(erl_tracer:trace_tag_call() | trace_status, tracer_state(),
+                   erl_tracer:tracee()) -> enabled_result().
+enabled_call(_Tag, _State, _Tracee) -> erlang:nif_error(nif_not_loaded).
+
+%% @doc Writes `function_call', `function_return', `function_exception'.
+-spec trace_call(erl_tracer:trace_tag_call(), tracer_state(),
+                 erl_tracer:tracee(), term(), erl_tracer:trace_opts()) -> ok.
+trace_call(_Tag, _State, _Tracee, _Term, _Opts) -> erlang:nif_error(nif_not_loaded).
+
+%% @doc Enabled check for `send' tags.
+-spec enabled_send(erl_tracer:trace_tag_send() | trace_status, tracer_state(),
+                   erl_tracer:tracee()) -> enabled_result().
+enabled_send(_Tag, _State, _Tracee) -> erlang:nif_error(nif_not_loaded).
+
+%% @doc Writes `message_send'.
+-spec trace_send(erl_tracer:trace_tag_send(), tracer_state(),
+                 erl_tracer:tracee(), term(), erl_tracer:trace_opts()) -> ok.
+trace_send(_Tag, _State, _Tracee, _Term, _Opts) -> erlang:nif_error(nif_not_loaded).
+
+%% @doc Enabled check for the `receive' tag.
+-spec enabled_receive(erl_tracer:trace_tag_receive() | trace_status, tracer_state(),
+                      erl_tracer:tracee()) -> enabled_result().
+enabled_receive(_Tag, _State, _Tracee) -> erlang:nif_error(nif_not_loaded).
+
+%% @doc Writes `message_receive'.
+-spec trace_receive(erl_tracer:trace_tag_receive(), tracer_state(),
+                    erl_tracer:tracee(), term(), erl_tracer:trace_opts()) -> ok.
+trace_receive(_Tag, _State, _Tracee, _Term, _Opts) -> erlang:nif_error(nif_not_loaded).
+
+%% @doc Enabled check for `garbage_collection' tags.
+-spec enabled_garbage_collection(erl_tracer:trace_tag_gc() | trace_status,
+                                 tracer_state(), erl_tracer:tracee()) ->
+          enabled_result().
+enabled_garbage_collection(_Tag, _State, _Tracee) -> erlang:nif_error(nif_not_loaded).
+
+%% @doc Writes `gc_minor_start', `gc_minor_end', `gc_major_start',
+%% `gc_major_end'.
+-spec trace_garbage_collection(erl_tracer:trace_tag_gc(), tracer_state(),
+                               erl_tracer:tracee(), term(),
+                               erl_tracer:trace_opts()) -> ok.
+trace_garbage_collection(_Tag, _State, _Tracee, _Term, _Opts) ->
+    erlang:nif_error(nif_not_loaded).
+
+%%%===================================================================
+%%% OTP's dyntrace API
+%%% OTP's LTTng build has no user probes: `available/0' is `false' and the
+%%% probes answer `error'. This module answers the same, so that code
+%%% written for OTP's module behaves the same with this one.
+%%%===================================================================
+
+%% @doc Whether DTrace/SystemTap user probes exist: never, with LTTng.
+-spec available() -> false.
+available() -> false.
+
+%% @doc User probe with one string: `error', as on OTP's LTTng build.
+-spec user_trace_s1(iolist()) -> user_probe_result().
+user_trace_s1(_Message) -> error.
+
+%% @doc User probe with a tag, four integers and four strings: `error'.
+-spec user_trace_i4s4(binary() | undefined, term(), term(), term(), term(),
+                      term(), term(), term(), term()) -> user_probe_result().
+user_trace_i4s4(_Tag, _I1, _I2, _I3, _I4, _S1, _S2, _S3, _S4) -> error.
+
+%% @doc Numbered user probe: `error'.
+-spec user_trace_n(n_probe_label(), binary() | undefined, term(), term(),
+                   term(), term(), term(), term(), term(), term()) ->
+          user_probe_result().
+user_trace_n(_Label, _Tag, _I1, _I2, _I3, _I4, _S1, _S2, _S3, _S4) -> error.
+
+%% @doc User probe with no arguments.
+-spec p() -> user_probe_result().
+p() -> user_probe([]).
+%% @doc User probe: up to four integers, then up to four strings.
+-spec p(probe_arg()) -> user_probe_result().
+p(A) -> user_probe([A]).
+%% @doc User probe: up to four integers, then up to four strings.
+-spec p(probe_arg(), probe_arg()) -> user_probe_result().
+p(A, B) -> user_probe([A, B]).
+%% @doc User probe: up to four integers, then up to four strings.
+-spec p(probe_arg(), probe_arg(), probe_arg()) -> user_probe_result().
+p(A, B, C) -> user_probe([A, B, C]).
+%% @doc User probe: up to four integers, then up to four strings.
+-spec p(probe_arg(), probe_arg(), probe_arg(), probe_arg()) -> user_probe_result().
+p(A, B, C, D) -> user_probe([A, B, C, D]).
+%% @doc User probe: up to four integers, then up to four strings.
+-spec p(probe_arg(), probe_arg(), probe_arg(), probe_arg(), probe_arg()) ->
+          user_probe_result().
+p(A, B, C, D, E) -> user_probe([A, B, C, D, E]).
+%% @doc User probe: up to four integers, then up to four strings.
+-spec p(probe_arg(), probe_arg(), probe_arg(), probe_arg(), probe_arg(),
+        probe_arg()) -> user_probe_result().
+p(A, B, C, D, E, F) -> user_probe([A, B, C, D, E, F]).
+%% @doc User probe: up to four integers, then up to four strings.
+-spec p(probe_arg(), probe_arg(), probe_arg(), probe_arg(), probe_arg(),
+        probe_arg(), probe_arg()) -> user_probe_result().
+p(A, B, C, D, E, F, G) -> user_probe([A, B, C, D, E, F, G]).
+%% @doc User probe: four integers, then four strings.
+-spec p(probe_arg(), probe_arg(), probe_arg(), probe_arg(), probe_arg(),
+        probe_arg(), probe_arg(), probe_arg()) -> user_probe_result().
+p(A, B, C, D, E, F, G, H) -> user_probe([A, B, C, D, E, F, G, H]).
+
+%% @doc Numbered user probe with no arguments.
+-spec pn(n_probe_label()) -> user_probe_result().
+pn(L) -> user_probe(L, []).
+%% @doc Numbered user probe: up to four integers, then up to four strings.
+-spec pn(n_probe_label(), probe_arg()) -> user_probe_result().
+pn(L, A) -> user_probe(L, [A]).
+%% @doc Numbered user probe: up to four integers, then up to four strings.
+-spec pn(n_probe_label(), probe_arg(), probe_arg()) -> user_probe_result().
+pn(L, A, B) -> user_probe(L, [A, B]).
+%% @doc Numbered user probe: up to four integers, then up to four strings.
+-spec pn(n_probe_label(), probe_arg(), probe_arg(), probe_arg()) ->
+          user_probe_result().
+pn(L, A, B, C) -> user_probe(L, [A, B, C]).
+%% @doc Numbered user probe: up to four integers, then up to four strings.
+-spec pn(n_probe_label(), probe_arg(), probe_arg(), probe_arg(), probe_arg()) ->
+          user_probe_result().
+pn(L, A, B, C, D) -> user_probe(L, [A, B, C, D]).
+%% @doc Numbered user probe: up to four integers, then up to four strings.
+-spec pn(n_probe_label(), probe_arg(), probe_arg(), probe_arg(), probe_arg(),
+         probe_arg()) -> user_probe_result().
+pn(L, A, B, C, D, E) -> user_probe(L, [A, B, C, D, E]).
+%% @doc Numbered user probe: up to four integers, then up to four strings.
+-spec pn(n_probe_label(), probe_arg(), probe_arg(), probe_arg(), probe_arg(),
+         probe_arg(), probe_arg()) -> user_probe_result().
+pn(L, A, B, C, D, E, F) -> user_probe(L, [A, B, C, D, E, F]).
+%% @doc Numbered user probe: up to four integers, then up to four strings.
+-spec pn(n_probe_label(), probe_arg(), probe_arg(), probe_arg(), probe_arg(),
+         probe_arg(), probe_arg(), probe_arg()) -> user_probe_result().
+pn(L, A, B, C, D, E, F, G) -> user_probe(L, [A, B, C, D, E, F, G]).
+%% @doc Numbered user probe: four integers, then four strings.
+-spec pn(n_probe_label(), probe_arg(), probe_arg(), probe_arg(), probe_arg(),
+         probe_arg(), probe_arg(), probe_arg(), probe_arg()) ->
+          user_probe_result().
+pn(L, A, B, C, D, E, F, G, H) -> user_probe(L, [A, B, C, D, E, F, G, H]).
+
+%% @doc Sets this process's dynamic trace tag (OTP's `erlang:dt_put_tag/1').
+-spec put_tag(undefined | iodata()) -> binary() | undefined.
+put_tag(Data) -> erlang:dt_put_tag(unicode:characters_to_binary(Data)).
+
+%% @doc This process's dynamic trace tag.
+-spec get_tag() -> binary() | undefined.
+get_tag() -> erlang:dt_get_tag().
+
+%% @doc The tag if set, else the tag spread with the last message received.
+-spec get_tag_data() -> binary() | undefined.
+get_tag_data() -> erlang:dt_get_tag_data().
+
+%% @doc Makes the tag spread with sent messages, like a sequential trace token.
+-spec spread_tag(boolean()) -> true | {non_neg_integer(), binary() | []}.
+spread_tag(B) -> erlang:dt_spread_tag(B).
+
+%% @doc Restores a tag state returned by {@link spread_tag/1}.
+-spec restore_tag(true | {non_neg_integer(), binary() | []}) -> true.
+restore_tag(T) -> erlang:dt_restore_tag(T).
+
+%%%===================================================================
+%%% VALIDATION
+%%%===================================================================
+
+-spec validate_options(term()) -> tracer_state().
+validate_options(Options) when is_map(Options) ->
+    maps:foreach(fun validate_option/2, Options),
+    Options;
+validate_options(Options) ->
+    error({badarg, {options, Options}}).
+
+validate_option(max_term_bytes, N)
+  when is_integer(N), N >= ?MIN_TERM_BYTES, N =< ?MAX_TERM_BYTES ->
+    ok;
+validate_option(Key, Value) ->
+    error({badarg, {Key, Value}}).
+
+%% Up to four integers, then up to four strings, as OTP's probes take them.
+-spec user_probe([probe_arg()]) -> user_probe_result().
+user_probe(Args) ->
+    {Ints, Strings} = lists:splitwith(fun erlang:is_integer/1, Args),
+    case length(Ints) =< 4 andalso length(Strings) =< 4 of
+        true -> error;
+        false -> erlang:error(badarg, [Args])
+    end.
+
+-spec user_probe(n_probe_label(), [probe_arg()]) -> user_probe_result().
+user_probe(Label, Args) when is_integer(Label), Label >= 0, Label =< 1023 ->
+    user_probe(Args);
+user_probe(Label, Args) ->
+    erlang:error(badarg, [Label, Args]).
+
+%%%===================================================================
+%%% NIF LOADING
+%%%===================================================================
+
+%% LTTng-UST registers with the session daemon while the library loads,
+%% inside erlang:load_nif/2, and by default waits up to 3 s for it: with a
+%% hung daemon that would hold the loading scheduler. Registration goes on
+%% in LTTng-UST's own thread without the wait, so we turn the wait off
+%% unless the operator chose a value.
+-spec load_nif() -> ok | {error, term()}.
+load_nif() ->
+    case os:getenv("LTTNG_UST_REGISTER_TIMEOUT") of
+        false -> os:putenv("LTTNG_UST_REGISTER_TIMEOUT", "0");
+        _ -> true
+    end,
+    Library = filename:join(priv_dir(), ?LIBRARY),
+    case erlang:load_nif(Library, 0) of
+        ok ->
+            ok;
+        {error, {Reason, Text}} ->
+            logger:error("dyntrace: cannot load the NIF library ~ts.so (~p: ~ts).~n"
+                         "Build it in the dyntrace source tree with `rebar3 compile` "
+                         "(needs cargo and liblttng-ust-dev), or see README.md.",
+                         [Library, Reason, Text]),
+            {error, {nif_not_loaded, Reason}}
+    end.
+
+priv_dir() ->
+    case code:priv_dir(?MODULE) of
+        {error, bad_name} ->
+            Ebin = filename:dirname(code:which(?MODULE)),
+            filename:join(filename:dirname(Ebin), "priv");
+        Dir ->
+            Dir
+    end.
