@@ -1,0 +1,19 @@
+# Shortcuts; the README's commands are scripts/demo.sh and scripts/test.sh.
+.PHONY: all demo test bench soak lint clean
+
+all:
+	rebar3 compile
+
+demo:
+	./scripts/demo.sh
+
+test:
+	./scripts/test.sh
+
+lint:
+	cargo fmt --all -- --check
+	cargo clippy --release -- -D warnings
+
+clean:
+	cargo clean
+	rm -rf _build priv/*.so

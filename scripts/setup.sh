@@ -1,0 +1,39 @@
+#!/bin/bash
+# Installs what dyntrace needs on Debian 12 (as root), starts an LTTng
+# session daemon when none answers, and builds the NIF. Idempotent: a
+# second run installs nothing and only rebuilds what changed.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PACKAGES=(erlang-base erlang-dev erlang-common-test erlang-runtime-tools
+          erlang-proper erlang-tools rebar3 lttng-tools liblttng-ust-dev
+          babeltrace2 gcc make)
+
+missing=()
+for p in "${PACKAGES[@]}" ${EXTRA_PACKAGES:-}; do
+    dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+    echo "==> installing: ${missing[*]}"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# rustler 0.39 needs Rust >= 1.91; Debian 12's own rustc is older.
+if ! command -v cargo >/dev/null 2>&1; then
+    [ -x "$HOME/.cargo/bin/cargo" ] && export PATH="$HOME/.cargo/bin:$PATH"
+fi
+command -v cargo >/dev/null 2>&1 || {
+    echo "dyntrace: cargo not found; install a Rust toolchain >= 1.91 (rustup)" >&2
+    exit 1
+}
+
+if ! lttng list >/dev/null 2>&1; then
+    echo "==> starting the LTTng session daemon"
+    lttng-sessiond --daemonize
+    for _ in $(seq 50); do lttng list >/dev/null 2>&1 && break; sleep 0.1; done
+fi
+
+echo "==> building"
+rebar3 compile

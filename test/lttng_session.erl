@@ -1,0 +1,290 @@
+%%% @doc Test helper: real LTTng sessions and the events babeltrace2 reads
+%%% back from them.
+%%%
+%%% ```
+%%% S = lttng_session:create(t_send, [message_send]),   % session + events
+%%% lttng_session:start(S),
+%%% ... work ...
+%%% Events = lttng_session:stop_and_read(S),            % [event()]
+%%% lttng_session:destroy(S).
+%%% '''
+%%% An event is `#{name := atom(), ts := integer() (ns), cpu_id := integer(),
+%%% fields := #{binary() => binary() | integer()}}', field strings decoded
+%%% from babeltrace2's escaping back to the bytes in the trace.
+-module(lttng_session).
+
+-export([ensure_daemon/0, wait_registered/0,
+         create/2, create/3, enable/2, start/1, wait_enabled/1, stop/1, destroy/1,
+         read/1, read_all/1, stop_and_read/1, discarded/1,
+         select/2, field/2, cmd/1, cmd_ok/1, parse_line/1]).
+
+-define(PROVIDER, "org_erlang_dyntrace").
+
+-type session() :: #{name := string(), dir := string()}.
+-type event() :: #{name := atom(), ts := integer(), cpu_id := integer(),
+                   fields := #{binary() => binary() | integer()}}.
+-export_type([session/0, event/0]).
+
+%% @doc Starts a root session daemon when `lttng list' cannot reach one.
+-spec ensure_daemon() -> ok.
+ensure_daemon() ->
+    case cmd("lttng list") of
+        {0, _} -> ok;
+        {_, _} ->
+            {0, _} = cmd("lttng-sessiond --daemonize"),
+            wait_until(fun() -> element(1, cmd("lttng list")) =:= 0 end, 50),
+            ok
+    end.
+
+%% @doc Waits until this node shows in `lttng list -u' with our events, so
+%% that a session started now reaches it (registration with the daemon
+%% goes on in LTTng-UST's thread after the module loads).
+-spec wait_registered() -> ok.
+wait_registered() ->
+    Pid = os:getpid(),
+    wait_until(fun() ->
+                       {_, Out} = cmd("lttng list -u"),
+                       string:find(Out, "PID: " ++ Pid ++ " ") =/= nomatch
+                           andalso string:find(Out, ?PROVIDER ":") =/= nomatch
+               end, 100).
+
+%% @doc A new session named after `Name' (made unique), writing into a fresh
+%% directory, with `Events' (event names without the provider) enabled.
+-spec create(atom() | string(), [atom()]) -> session().
+create(Name, Events) ->
+    create(Name, Events, #{}).
+
+%% @doc As {@link create/2}; `Opts' may set a channel's `subbuf_size'
+%% (bytes, a power of two) and `num_subbuf' for small-buffer tests.
+-spec create(atom() | string(), [atom()], map()) -> session().
+create(Name, Events, Opts) ->
+    Unique = lists:flatten(io_lib:format("~s_~s_~p",
+                                         [Name, os:getpid(),
+                                          erlang:unique_integer([positive])])),
+    Dir = filename:join(base_dir(), Unique),
+    ok = filelib:ensure_dir(filename:join(Dir, "x")),
+    cmd_ok("lttng create " ++ Unique ++ " --output=" ++ Dir),
+    S = #{name => Unique, dir => Dir, channel => channel(Unique, Opts)},
+    enable(S, Events),
+    S.
+
+channel(Session, Opts) when map_size(Opts) =:= 0 ->
+    _ = Session,
+    undefined;
+channel(Session, Opts) ->
+    Sub = maps:get(subbuf_size, Opts, 4096),
+    Num = maps:get(num_subbuf, Opts, 2),
+    cmd_ok(io_lib:format("lttng enable-channel -u -s ~s --discard "
+                         "--subbuf-size=~b --num-subbuf=~b small",
+                         [Session, Sub, Num])),
+    "small".
+
+%% @doc Enables more events in a session.
+-spec enable(session(), [atom()]) -> ok.
+enable(_S, []) ->
+    ok;
+enable(#{name := N} = S, Events) ->
+    List = lists:join(",", [?PROVIDER ":" ++ atom_to_list(E) || E <- Events]),
+    Channel = case maps:get(channel, S, undefined) of
+                  undefined -> "";
+                  C -> " -c " ++ C
+              end,
+    cmd_ok("lttng enable-event -u -s " ++ N ++ Channel ++ " " ++ List),
+    ok.
+
+%% @doc Starts recording. LTTng-UST enables the events in this node a few
+%% milliseconds later: see {@link wait_enabled/1}.
+-spec start(session()) -> ok.
+start(#{name := N}) ->
+    cmd_ok("lttng start " ++ N),
+    ok.
+
+%% @doc Waits until this node's enabled checks see all of `Events'.
+-spec wait_enabled([atom()]) -> ok.
+wait_enabled(Events) ->
+    wait_until(fun() -> Events -- dyntrace:enabled_events() =:= [] end, 100).
+
+%% @doc Stops recording; the trace is complete on disk when it returns.
+-spec stop(session()) -> ok.
+stop(#{name := N}) ->
+    cmd_ok("lttng stop " ++ N),
+    ok.
+
+%% @doc Destroys the session and deletes its trace.
+-spec destroy(session()) -> ok.
+destroy(#{name := N, dir := Dir}) ->
+    _ = cmd("lttng destroy " ++ N),
+    _ = cmd("rm -rf '" ++ Dir ++ "'"),
+    ok.
+
+%% @doc Stops the session and reads back its org_erlang_dyntrace events.
+-spec stop_and_read(session()) -> [event()].
+stop_and_read(S) ->
+    stop(S),
+    read(S).
+
+%% @doc The org_erlang_dyntrace events in the session's trace, in timestamp
+%% order.
+-spec read(session()) -> [event()].
+read(S) ->
+    [E || #{name := _} = E <- read_all(S)].
+
+%% @doc Every line babeltrace2 prints for the trace, parsed where it is an
+%% org_erlang_dyntrace event, `{other, Line}' otherwise.
+-spec read_all(session()) -> [event() | {other, binary()}].
+read_all(#{dir := Dir}) ->
+    case filelib:is_dir(Dir) andalso filelib:wildcard(filename:join(Dir, "**/metadata")) of
+        [_ | _] ->
+            {_, Out} = cmd_raw("babeltrace2 --clock-seconds --no-delta '" ++ Dir
+                               ++ "' 2>/dev/null"),
+            [parse_line(L) || L <- binary:split(Out, <<"\n">>, [global, trim_all])];
+        _ ->
+            []
+    end.
+
+%% @doc The number of events LTTng discarded, as babeltrace2 reports it.
+-spec discarded(session()) -> non_neg_integer().
+discarded(#{dir := Dir}) ->
+    Out = os:cmd("babeltrace2 '" ++ Dir ++ "' 2>&1 >/dev/null"),
+    Counts = re:run(Out, "discarded ([0-9]+) events", [global, {capture, all_but_first, list}]),
+    case Counts of
+        {match, Ms} -> lists:sum([list_to_integer(M) || [M] <- Ms]);
+        nomatch -> 0
+    end.
+
+%% @doc The events of one name.
+-spec select(atom(), [event()]) -> [event()].
+select(Name, Events) ->
+    [E || #{name := N} = E <- Events, N =:= Name].
+
+%% @doc One field of an event.
+-spec field(binary() | string(), event()) -> binary() | integer().
+field(Key, #{fields := Fields}) when is_list(Key) ->
+    maps:get(list_to_binary(Key), Fields);
+field(Key, #{fields := Fields}) ->
+    maps:get(Key, Fields).
+
+%% @doc Runs a shell command: `{ExitStatus, Output}', output as bytes.
+-spec cmd(iodata()) -> {integer() | timeout, string()}.
+cmd(Cmd) ->
+    {Status, Out} = cmd_raw(lists:flatten(Cmd) ++ " 2>&1"),
+    {Status, binary_to_list(Out)}.
+
+cmd_raw(Cmd) ->
+    Port = open_port({spawn, "sh -c '" ++ escape_quote(lists:flatten(Cmd)) ++ "'"},
+                     [exit_status, stream, binary, hide]),
+    collect(Port, []).
+
+%% @doc Runs a shell command that must succeed; its output.
+-spec cmd_ok(iodata()) -> string().
+cmd_ok(Cmd) ->
+    case cmd(Cmd) of
+        {0, Out} -> Out;
+        {Status, Out} -> error({command_failed, lists:flatten(Cmd), Status, Out})
+    end.
+
+%%%===================================================================
+%%% babeltrace2 text
+%%%===================================================================
+
+%% @doc Parses one babeltrace2 line (`--clock-seconds --no-delta').
+-spec parse_line(binary()) -> event() | {other, binary()}.
+parse_line(<<"[", Rest/binary>> = Line) ->
+    try
+        [Ts, Rest1] = binary:split(Rest, <<"] ">>),
+        [_Host, Rest2] = binary:split(Rest1, <<" ">>),
+        <<?PROVIDER ":", Rest3/binary>> = Rest2,
+        [Name, Rest4] = binary:split(Rest3, <<": ">>),
+        Fields = parse_groups(Rest4, #{}),
+        #{name => binary_to_atom(Name),
+          ts => parse_ts(Ts),
+          cpu_id => maps:get(<<"cpu_id">>, Fields, -1),
+          fields => maps:remove(<<"cpu_id">>, Fields)}
+    catch
+        _:_ -> {other, Line}
+    end;
+parse_line(Line) ->
+    {other, Line}.
+
+parse_ts(Ts) ->
+    [S, Ns] = binary:split(Ts, <<".">>),
+    binary_to_integer(S) * 1000000000 + binary_to_integer(Ns).
+
+%% `{ k = v, ... }, { ... }' groups, merged.
+parse_groups(<<>>, Acc) -> Acc;
+parse_groups(<<", ", Rest/binary>>, Acc) -> parse_groups(Rest, Acc);
+parse_groups(<<"{ ", Rest/binary>>, Acc) ->
+    {Acc1, Rest1} = parse_fields(Rest, Acc),
+    parse_groups(Rest1, Acc1).
+
+parse_fields(<<"}", Rest/binary>>, Acc) -> {Acc, Rest};
+parse_fields(<<", ", Rest/binary>>, Acc) -> parse_fields(Rest, Acc);
+parse_fields(Bin, Acc) ->
+    [Key, Rest] = binary:split(Bin, <<" = ">>),
+    {Value, Rest1} = parse_value(Rest),
+    parse_fields(skip_space(Rest1), Acc#{Key => Value}).
+
+skip_space(<<" ", Rest/binary>>) -> Rest;
+skip_space(Bin) -> Bin.
+
+parse_value(<<"\"", Rest/binary>>) -> parse_string(Rest, <<>>);
+parse_value(Bin) ->
+    {match, [Digits]} = re:run(Bin, "^-?[0-9]+", [{capture, first, binary}]),
+    <<_:(byte_size(Digits))/binary, Rest/binary>> = Bin,
+    {binary_to_integer(Digits), Rest}.
+
+%% babeltrace2 writes strings with C escapes.
+parse_string(<<"\"", Rest/binary>>, Acc) -> {Acc, Rest};
+parse_string(<<"\\x", H1, H2, Rest/binary>>, Acc) ->
+    parse_string(Rest, <<Acc/binary, (binary_to_integer(<<H1, H2>>, 16))>>);
+parse_string(<<"\\", C, Rest/binary>>, Acc) ->
+    parse_string(Rest, <<Acc/binary, (unescape(C))>>);
+parse_string(<<C, Rest/binary>>, Acc) ->
+    parse_string(Rest, <<Acc/binary, C>>).
+
+unescape($n) -> $\n;
+unescape($t) -> $\t;
+unescape($r) -> $\r;
+unescape($a) -> 7;
+unescape($b) -> $\b;
+unescape($f) -> $\f;
+unescape($v) -> $\v;
+unescape($e) -> 27;
+unescape($0) -> 0;
+unescape(C) -> C.
+
+%%%===================================================================
+%%% helpers
+%%%===================================================================
+
+base_dir() ->
+    case os:getenv("DYNTRACE_TRACE_DIR") of
+        false -> "/tmp/dyntrace-test-traces";
+        Dir -> Dir
+    end.
+
+collect(Port, Acc) ->
+    receive
+        {Port, {data, D}} -> collect(Port, [D | Acc]);
+        {Port, {exit_status, S}} ->
+            {S, iolist_to_binary(lists:reverse(Acc))}
+    after 120000 ->
+            catch port_close(Port),
+            {timeout, iolist_to_binary(lists:reverse(Acc))}
+    end.
+
+escape_quote(S) ->
+    lists:flatmap(fun($') -> "'\\''"; (C) -> [C] end, S).
+
+wait_until(Fun, 0) ->
+    case Fun() of
+        true -> ok;
+        false -> error(timeout)
+    end;
+wait_until(Fun, N) ->
+    case Fun() of
+        true -> ok;
+        false ->
+            timer:sleep(100),
+            wait_until(Fun, N - 1)
+    end.
