@@ -1,0 +1,711 @@
+%%% End-to-end: each case attaches dyntrace to processes or ports it owns,
+%%% enables only the LTTng events it needs in its own session, does real
+%%% work, reads the trace back with babeltrace2 and checks the field values
+%%% a user would grep for. Every event of SPEC.md's table is checked here.
+-module(dyntrace_lttng_SUITE).
+
+-include_lib("common_test/include/ct.hrl").
+-include_lib("stdlib/include/assert.hrl").
+
+-export([all/0, suite/0, init_per_suite/1, end_per_suite/1,
+         init_per_testcase/2, end_per_testcase/2]).
+-export([t_lttng_list/1,
+         t_procs/1,
+         t_ports/1,
+         t_running_process/1,
+         t_running_port/1,
+         t_call/1,
+         t_call_return_to/1,
+         t_call_exception/1,
+         t_call_silent/1,
+         t_send/1,
+         t_receive/1,
+         t_garbage_collection/1,
+         t_disabled_event/1,
+         t_documented_order/1,
+         t_options/1,
+         t_junk_callbacks/1,
+         t_reload/1]).
+
+-import(dyntrace_test_mod, [actor/0, run/2]).
+
+-define(SINK, dyntrace_ct_sink).
+-define(WORKER_NAME, dyntrace_ct_worker).
+
+suite() ->
+    [{timetrap, {minutes, 2}}].
+
+all() ->
+    [t_lttng_list,
+     t_procs,
+     t_ports,
+     t_running_process,
+     t_running_port,
+     t_call,
+     t_call_return_to,
+     t_call_exception,
+     t_call_silent,
+     t_send,
+     t_receive,
+     t_garbage_collection,
+     t_disabled_event,
+     t_documented_order,
+     t_options,
+     t_junk_callbacks,
+     t_reload].
+
+init_per_suite(Config) ->
+    ok = lttng_session:ensure_daemon(),
+    {module, dyntrace} = code:ensure_loaded(dyntrace),
+    %% OTP's runtime_tools has a dyntrace module too, without these.
+    Events = dyntrace:enabled_events(),
+    true = is_list(Events),
+    ok = lttng_session:wait_registered(),
+    Config.
+
+end_per_suite(_Config) ->
+    ok.
+
+init_per_testcase(_Case, Config) ->
+    Config.
+
+end_per_testcase(Case, _Config) ->
+    untrace_all(),
+    destroy_sessions_of(Case),
+    ok.
+
+%%%===================================================================
+%%% Cases
+%%%===================================================================
+
+%% `lttng list -u' lists exactly the 18 events of the contract for this
+%% node, as soon as the module is loaded.
+t_lttng_list(_Config) ->
+    Expected = lists:sort(all_events()),
+    ?assertEqual(Expected, lists:sort(listed_events(os:getpid()))).
+
+%% spawn, link/unlink on both sides, register/unregister, exit.
+t_procs(_Config) ->
+    S = start_session(t_procs, [process_spawn, process_link, process_exit,
+                                process_register]),
+    A = actor(),
+    Other = spawn(fun() -> link_unlink_on_request() end),
+    trace(A, [procs, set_on_spawn]),
+    Child = run(A, fun() ->
+                           C = spawn(dyntrace_test_mod, wait, [{shutdown, x}]),
+                           true = link(C),
+                           true = unlink(C),
+                           true = register(?WORKER_NAME, self()),
+                           true = unregister(?WORKER_NAME),
+                           C
+                   end),
+    Other ! {link_unlink, A, self()},
+    receive {Other, done} -> ok end,
+    ChildRef = monitor(process, Child),
+    Child ! go,
+    receive {'DOWN', ChildRef, process, Child, _} -> ok end,
+    dyntrace_test_mod:stop(A),
+    Events = read(S, [A, Child, Other]),
+
+    [Spawn] = lttng_session:select(process_spawn, Events),
+    ?assertEqual(#{<<"pid">> => text(Child), <<"parent">> => text(A),
+                   <<"entry">> => <<"dyntrace_test_mod:wait/1">>},
+                 fields(Spawn)),
+
+    Links = [fields(E) || E <- lttng_session:select(process_link, Events)],
+    Link = fun(From, To, Type) ->
+                   #{<<"from">> => text(From), <<"to">> => text(To),
+                     <<"type">> => Type}
+           end,
+    %% A's link/unlink, and the child's getting_linked/getting_unlinked
+    %% (traced through set_on_spawn), which name A as `from' too.
+    ?assertEqual(2, count(Link(A, Child, <<"link">>), Links)),
+    ?assertEqual(2, count(Link(A, Child, <<"unlink">>), Links)),
+    %% A is linked by Other: from = the other side.
+    ?assertEqual(1, count(Link(Other, A, <<"link">>), Links)),
+    ?assertEqual(1, count(Link(Other, A, <<"unlink">>), Links)),
+    ?assertEqual(0, count(Link(A, Other, <<"link">>), Links)),
+
+    Registers = [fields(E) || E <- lttng_session:select(process_register, Events)],
+    Name = atom_to_binary(?WORKER_NAME),
+    ?assertEqual([#{<<"pid">> => text(A), <<"name">> => Name, <<"type">> => <<"register">>},
+                  #{<<"pid">> => text(A), <<"name">> => Name, <<"type">> => <<"unregister">>}],
+                 Registers),
+
+    Exits = [fields(E) || E <- lttng_session:select(process_exit, Events)],
+    ?assertEqual([#{<<"pid">> => text(Child), <<"reason">> => <<"{shutdown,x}">>},
+                  #{<<"pid">> => text(A), <<"reason">> => <<"normal">>}],
+                 Exits).
+
+%% A port's open, links and close, and a port closed by its owner's exit.
+t_ports(_Config) ->
+    S = start_session(t_ports, [port_open, port_exit, port_link]),
+    A = actor(),
+    B = actor(),
+    erlang:trace(new_ports, true, [ports, {tracer, dyntrace, []}]),
+    {Port, Name} = run(A, fun() ->
+                                  P = open_port({spawn, "cat -u"}, [binary]),
+                                  {name, N} = erlang:port_info(P, name),
+                                  true = unlink(P),
+                                  true = link(P),
+                                  true = port_close(P),
+                                  {P, N}
+                          end),
+    Port2 = run(B, fun() -> open_port({spawn, "cat"}, [binary]) end),
+    dyntrace_test_mod:stop(B, {shutdown, y}),
+    wait_port_gone(Port2),
+    Events = read(S, [Port, Port2]),
+    ct:log("~p", [Events]),
+
+    Opens = [fields(E) || E <- lttng_session:select(port_open, Events)],
+    ?assertEqual([#{<<"pid">> => text(A), <<"driver">> => atom_text(Name),
+                    <<"port">> => text(Port)},
+                  #{<<"pid">> => text(B), <<"driver">> => <<"cat">>,
+                    <<"port">> => text(Port2)}],
+                 Opens),
+    ?assertEqual(<<"'cat -u'">>, atom_text(Name)),
+
+    Links = [fields(E) || E <- lttng_session:select(port_link, Events)],
+    Link = fun(From, To, Type) ->
+                   #{<<"from">> => text(From), <<"to">> => text(To),
+                     <<"type">> => Type}
+           end,
+    %% The port gets linked to its opener (from = the opener), then A's
+    %% unlink/1 and link/1 reach the port's side.
+    ?assertEqual([Link(A, Port, <<"link">>), Link(A, Port, <<"unlink">>),
+                  Link(A, Port, <<"link">>), Link(B, Port2, <<"link">>)],
+                 Links),
+
+    Exits = [fields(E) || E <- lttng_session:select(port_exit, Events)],
+    ?assertEqual([#{<<"port">> => text(Port), <<"reason">> => <<"normal">>},
+                  #{<<"port">> => text(Port2), <<"reason">> => <<"{shutdown,y}">>}],
+                 Exits).
+
+%% process_scheduled: in/out while working, the exiting kinds at the end.
+t_running_process(_Config) ->
+    S = start_session(t_running_process, [process_scheduled]),
+    A = actor(),
+    trace(A, [running, exiting]),
+    _ = run(A, fun() -> dyntrace_test_mod:work(10) end),
+    _ = run(A, fun() -> erlang:yield() end),
+    dyntrace_test_mod:stop(A),
+    Events = [fields(E) || E <- lttng_session:select(process_scheduled, read(S, [A]))],
+    ct:log("~p", [Events]),
+    ?assert(length(Events) >= 4),
+    ?assert(lists:all(fun(#{<<"pid">> := P}) -> P =:= text(A) end, Events)),
+    Types = lists:usort([T || #{<<"type">> := T} <- Events]),
+    ?assertEqual([], Types -- [<<"in">>, <<"out">>, <<"in_exiting">>,
+                               <<"out_exiting">>, <<"out_exited">>]),
+    ?assert(lists:member(<<"in">>, Types)),
+    ?assert(lists:member(<<"out">>, Types)),
+    ?assert(lists:member(<<"out_exited">>, Types)),
+    lists:foreach(fun(#{<<"entry">> := Entry}) -> assert_entry(Entry) end, Events),
+    %% Waiting for the next job, the actor is out in its receive loop.
+    Loop = <<"dyntrace_test_mod:actor_loop/0">>,
+    ?assert(lists:member(#{<<"pid">> => text(A), <<"entry">> => Loop,
+                           <<"type">> => <<"out">>}, Events)).
+
+%% port_scheduled: the `pid' field holds the port, entry the callback.
+t_running_port(_Config) ->
+    S = start_session(t_running_port, [port_scheduled]),
+    A = actor(),
+    Port = run(A, fun() -> open_port({spawn, "cat"}, [binary]) end),
+    trace(Port, [running_ports]),
+    <<"hello">> = run(A, fun() ->
+                                 true = port_command(Port, <<"hello">>),
+                                 receive {Port, {data, D}} -> D end
+                         end),
+    run(A, fun() -> port_close(Port) end),
+    Events = [fields(E) || E <- lttng_session:select(port_scheduled, read(S, [Port]))],
+    ct:log("~p", [Events]),
+    ?assert(length(Events) >= 2),
+    ?assert(lists:all(fun(#{<<"pid">> := P}) -> P =:= text(Port) end, Events)),
+    Types = lists:usort([T || #{<<"type">> := T} <- Events]),
+    ?assertEqual([], Types -- [<<"in">>, <<"out">>, <<"in_exiting">>,
+                               <<"out_exiting">>, <<"out_exited">>]),
+    ?assert(lists:member(<<"in">>, Types)),
+    ?assert(lists:member(<<"out">>, Types)),
+    Entries = lists:usort([E || #{<<"entry">> := E} <- Events]),
+    ?assert(lists:member(<<"command">>, Entries)),
+    lists:foreach(fun(E) -> ?assertMatch({match, _}, re:run(E, "^[a-z_]+$")) end,
+                  Entries).
+
+%% function_call: entry and depth 0.
+t_call(_Config) ->
+    S = start_session(t_call, [function_call]),
+    A = actor(),
+    1 = erlang:trace_pattern({dyntrace_test_mod, work, 1}, true, [local]),
+    trace(A, [call]),
+    {acc, [1, 2, 3]} = run(A, fun() -> dyntrace_test_mod:work(3) end),
+    Events = [fields(E) || E <- lttng_session:select(function_call, read(S, [A]))],
+    ?assertEqual([#{<<"pid">> => text(A), <<"entry">> => <<"dyntrace_test_mod:work/1">>,
+                    <<"depth">> => 0}],
+                 Events).
+
+%% function_return from return_from and return_to.
+t_call_return_to(_Config) ->
+    S = start_session(t_call_return_to, [function_call, function_return]),
+    A = actor(),
+    1 = erlang:trace_pattern({dyntrace_test_mod, work, 1},
+                             [{'_', [], [{return_trace}]}], [local]),
+    1 = erlang:trace_pattern({dyntrace_test_mod, outer, 1}, true, [local]),
+    trace(A, [call, return_to]),
+    {outer, {acc, [1, 2]}} = run(A, fun() -> dyntrace_test_mod:outer(2) end),
+    Events = read(S, [A]),
+    ct:log("~p", [Events]),
+    Calls = [fields(E) || E <- lttng_session:select(function_call, Events)],
+    ?assertEqual([call_fields(A, <<"dyntrace_test_mod:outer/1">>),
+                  call_fields(A, <<"dyntrace_test_mod:work/1">>)],
+                 Calls),
+    Returns = [fields(E) || E <- lttng_session:select(function_return, Events)],
+    %% return_from work/1, return_to outer/1 (where work/1 returned to),
+    %% then outer/1 returns to the actor's loop.
+    ?assertEqual([call_fields(A, <<"dyntrace_test_mod:work/1">>),
+                  call_fields(A, <<"dyntrace_test_mod:outer/1">>),
+                  call_fields(A, <<"dyntrace_test_mod:actor_loop/0">>)],
+                 Returns).
+
+%% function_exception: the class of each exception.
+t_call_exception(_Config) ->
+    S = start_session(t_call_exception, [function_call, function_exception]),
+    A = actor(),
+    1 = erlang:trace_pattern({dyntrace_test_mod, fail, 1},
+                             [{'_', [], [{exception_trace}]}], [local]),
+    trace(A, [call]),
+    Classes = [error, throw, exit],
+    Classes = run(A, fun() -> [catch_class(C) || C <- Classes] end),
+    Events = read(S, [A]),
+    Entry = <<"dyntrace_test_mod:fail/1">>,
+    ?assertEqual(lists:duplicate(3, call_fields(A, Entry)),
+                 [fields(E) || E <- lttng_session:select(function_call, Events)]),
+    ?assertEqual([#{<<"pid">> => text(A), <<"entry">> => Entry,
+                    <<"class">> => atom_to_binary(C)} || C <- Classes],
+                 [fields(E) || E <- lttng_session:select(function_exception, Events)]).
+
+%% `silent': call events are suppressed until a match spec says
+%% `{silent,false}', and again after one says `{silent,true}'.
+t_call_silent(_Config) ->
+    S = start_session(t_call_silent, [function_call, function_return,
+                                      function_exception]),
+    A = actor(),
+    1 = erlang:trace_pattern({dyntrace_test_mod, work, 1},
+                             [{'_', [], [{return_trace}]}], [local]),
+    1 = erlang:trace_pattern({dyntrace_test_mod, unmute, 0},
+                             [{'_', [], [{silent, false}]}], [local]),
+    1 = erlang:trace_pattern({dyntrace_test_mod, mute, 0},
+                             [{'_', [], [{silent, true}]}], [local]),
+    trace(A, [call, silent]),
+    _ = run(A, fun() ->
+                       _ = dyntrace_test_mod:work(1),
+                       ok = dyntrace_test_mod:unmute(),
+                       _ = dyntrace_test_mod:work(2),
+                       ok = dyntrace_test_mod:mute(),
+                       dyntrace_test_mod:work(3)
+               end),
+    Events = read(S, [A]),
+    ct:log("~p", [Events]),
+    Work = <<"dyntrace_test_mod:work/1">>,
+    Calls = [fields(E) || E <- lttng_session:select(function_call, Events)],
+    %% The match spec runs before the event is written: the call that says
+    %% {silent,false} is seen, the one that says {silent,true} is not, and
+    %% of the three work/1 calls only the one in between.
+    ?assertEqual([call_fields(A, <<"dyntrace_test_mod:unmute/0">>),
+                  call_fields(A, Work)],
+                 Calls),
+    Returns = [fields(E) || E <- lttng_session:select(function_return, Events)],
+    ?assertEqual([call_fields(A, Work)], Returns).
+
+%% message_send: to a pid, to a registered name, to a dead process.
+t_send(_Config) ->
+    S = start_session(t_send, [message_send]),
+    A = actor(),
+    Sink = spawn(fun sink/0),
+    true = register(?SINK, Sink),
+    Dead = spawn(fun() -> ok end),
+    DeadRef = monitor(process, Dead),
+    receive {'DOWN', DeadRef, process, Dead, _} -> ok end,
+    trace(A, [send]),
+    run(A, fun() ->
+                   Sink ! {acc, [1, 2, 3]},
+                   ?SINK ! {by_name, "text"},
+                   Dead ! to_the_dead,
+                   ok
+           end),
+    Events = [fields(E) || E <- lttng_session:select(message_send, read(S, [A]))],
+    ct:log("~p", [Events]),
+    Send = fun(To, Msg) ->
+                   #{<<"from">> => text(A), <<"to">> => To, <<"message">> => Msg}
+           end,
+    ?assertEqual(1, count(Send(text(Sink), <<"{acc,[1,2,3]}">>), Events)),
+    %% A send to a registered name: the runtime hands the name, as written.
+    ?assertEqual(1, count(Send(atom_to_binary(?SINK), <<"{by_name,\"text\"}">>), Events)),
+    ?assertEqual(1, count(Send(text(Dead), <<"to_the_dead">>), Events)).
+
+%% message_receive: the receiver and the message.
+t_receive(_Config) ->
+    S = start_session(t_receive, [message_receive]),
+    A = actor(),
+    trace(A, ['receive']),
+    A ! {acc, [1, 2, 3]},
+    {acc, [1, 2, 3]} = run(A, fun() -> receive {acc, _} = M -> M end end),
+    Events = [fields(E) || E <- lttng_session:select(message_receive, read(S, [A]))],
+    ct:log("~p", [Events]),
+    ?assertEqual(1, count(#{<<"to">> => text(A), <<"message">> => <<"{acc,[1,2,3]}">>},
+                          Events)),
+    ?assert(lists:all(fun(#{<<"to">> := To}) -> To =:= text(A) end, Events)).
+
+%% The four GC events, with their sizes as integers.
+t_garbage_collection(_Config) ->
+    GcEvents = [gc_minor_start, gc_minor_end, gc_major_start, gc_major_end],
+    S = start_session(t_garbage_collection, GcEvents),
+    A = actor(),
+    trace(A, [garbage_collection]),
+    2000 = run(A, fun() -> dyntrace_test_mod:grow_and_collect(2000) end),
+    Events = read(S, [A]),
+    lists:foreach(
+      fun(Name) ->
+              Es = [fields(E) || E <- lttng_session:select(Name, Events)],
+              ?assertNotEqual([], Es, Name),
+              Size = case Name of
+                         gc_minor_start -> <<"need">>;
+                         gc_major_start -> <<"need">>;
+                         _ -> <<"reclaimed">>
+                     end,
+              lists:foreach(
+                fun(F) ->
+                        ?assertEqual(lists:sort([<<"pid">>, Size, <<"heap">>, <<"old_heap">>]),
+                                     lists:sort(maps:keys(F))),
+                        ?assertEqual(text(A), maps:get(<<"pid">>, F)),
+                        ?assert(is_integer(maps:get(Size, F))),
+                        ?assert(maps:get(<<"heap">>, F) > 0),
+                        ?assert(is_integer(maps:get(<<"old_heap">>, F)))
+                end, Es)
+      end, GcEvents),
+    %% Minor collections reclaim the garbage of the loop.
+    ?assert(lists:any(fun(E) -> lttng_session:field(<<"reclaimed">>, E) > 0 end,
+                      lttng_session:select(gc_minor_end, Events))).
+
+%% An event that no session enables is answered `discard' and not written.
+t_disabled_event(_Config) ->
+    S = start_session(t_disabled_event, [message_send]),
+    ?assertEqual(trace, dyntrace:enabled_send(send, [], self())),
+    ok = wait_discard(fun() -> dyntrace:enabled_receive('receive', [], self()) end,
+                      message_receive),
+    A = actor(),
+    trace(A, [send, 'receive']),
+    A ! {acc, [1]},
+    {acc, [1]} = run(A, fun() -> receive {acc, _} = M -> self() ! M end end),
+    Events = read(S, [A]),
+    ?assertNotEqual([], lttng_session:select(message_send, Events)),
+    ?assertEqual([], lttng_session:select(message_receive, Events)).
+
+%% The documented order: enable-event, erlang:trace/3, then start. The
+%% tracer stays attached while nothing is enabled; stop and disable-event
+%% switch the events off again.
+t_documented_order(_Config) ->
+    S = lttng_session:create(t_documented_order, [message_send]),
+    A = actor(),
+    trace(A, [send]),
+    %% Events while no session is started must not detach the tracer.
+    ok = run(A, fun() -> [self() ! {before, N} || N <- lists:seq(1, 10)], ok end),
+    ?assertEqual(trace, dyntrace:enabled(trace_status, [], A)),
+    ?assertEqual({tracer, {dyntrace, []}}, erlang:trace_info(A, tracer)),
+    ok = lttng_session:start(S),
+    ok = lttng_session:wait_enabled([message_send]),
+    ok = run(A, fun() -> self() ! {after_start, 1}, ok end),
+    lttng_session:cmd_ok("lttng disable-event -u -s " ++ session_name(S)
+                         ++ " org_erlang_dyntrace:message_send"),
+    ok = wait_discard(fun() -> dyntrace:enabled_send(send, [], A) end, message_send),
+    ok = run(A, fun() -> self() ! {after_disable, 1}, ok end),
+    lttng_session:enable(S, [message_send]),
+    ok = lttng_session:wait_enabled([message_send]),
+    ok = run(A, fun() -> self() ! {after_enable, 1}, ok end),
+    ok = lttng_session:stop(S),
+    ok = wait_discard(fun() -> dyntrace:enabled_send(send, [], A) end, message_send),
+    ?assertEqual({tracer, {dyntrace, []}}, erlang:trace_info(A, tracer)),
+    Messages = [lttng_session:field(<<"message">>, E)
+                || E <- lttng_session:select(message_send, read_stopped(S, [A]))],
+    ?assertEqual([<<"{after_start,1}">>, <<"{after_enable,1}">>],
+                 [M || <<"{after_", _/binary>> = M <- Messages]),
+    ?assertEqual([], [M || <<"{before,", _/binary>> = M <- Messages]).
+
+%% max_term_bytes: a cut message, a rejected option, an invalid state.
+t_options(_Config) ->
+    ?assertError({badarg, {max_term_bytes, 10}}, dyntrace:tracer(#{max_term_bytes => 10})),
+    ?assertError({badarg, {max_term_bytes, 70000}},
+                 dyntrace:tracer(#{max_term_bytes => 70000})),
+    ?assertEqual({tracer, dyntrace, #{max_term_bytes => 64}},
+                 dyntrace:tracer(#{max_term_bytes => 64})),
+    S = start_session(t_options, [message_send]),
+    Short = actor(),
+    Bad = actor(),
+    erlang:trace(Short, true, [send, dyntrace:tracer(#{max_term_bytes => 64})]),
+    %% Straight into erlang:trace/3, past the validation.
+    erlang:trace(Bad, true, [send, {tracer, dyntrace, #{max_term_bytes => 10}}]),
+    Long = {long, lists:seq(1, 400)},
+    LongText = iolist_to_binary(io_lib:format("~w", [Long])),
+    ?assert(byte_size(LongText) > 1024),
+    Medium = {medium, lists:seq(1, 100)},
+    MediumText = iolist_to_binary(io_lib:format("~w", [Medium])),
+    ?assert(byte_size(MediumText) > 64 andalso byte_size(MediumText) < 1024),
+    #{bad_tracer_state := BadBefore} = dyntrace:stats(),
+    ok = run(Short, fun() -> self() ! Medium, ok end),
+    ok = run(Bad, fun() -> self() ! Medium, self() ! Long, ok end),
+    #{bad_tracer_state := BadAfter} = dyntrace:stats(),
+    Events = read(S, [Short, Bad]),
+    Message = fun(From) ->
+                      [lttng_session:field(<<"message">>, E)
+                       || E <- lttng_session:select(message_send, Events),
+                          lttng_session:field(<<"from">>, E) =:= text(From),
+                          lttng_session:field(<<"to">>, E) =:= text(From)]
+              end,
+    [Cut] = Message(Short),
+    ?assert(byte_size(Cut) =< 64),
+    ?assertMatch(<<"{medium,[1,2,3,", _/binary>>, Cut),
+    ?assertEqual(<<"...">>, binary:part(Cut, byte_size(Cut), -3)),
+    ?assertEqual(dyntrace:format_term(Medium, 64), Cut),
+    %% The invalid state means the default limit, 1024 bytes.
+    [BadMedium, BadLong] = Message(Bad),
+    ?assertEqual(dyntrace:format_term(Medium, 1024), BadMedium),
+    ?assert(byte_size(BadMedium) > 64),
+    ?assertMatch(<<"{medium,[1,2,3,", _/binary>>, BadMedium),
+    ?assertEqual(dyntrace:format_term(Long, 1024), BadLong),
+    ?assert(byte_size(BadLong) =< 1024 andalso byte_size(BadLong) > 64),
+    ?assertEqual(<<"...">>, binary:part(BadLong, byte_size(BadLong), -3)),
+    %% Every event written with the defaults for that reason is counted
+    %% (the replies to this process are two more).
+    ?assert(BadAfter - BadBefore >= 2).
+
+%% Junk handed to the callbacks by hand: `ok', `trace', `discard' or
+%% badarg, and the node keeps tracing.
+t_junk_callbacks(_Config) ->
+    S = start_session(t_junk_callbacks, all_events()),
+    Me = self(),
+    Port = hd(erlang:ports()),
+    Junk = [{enabled, [123, [], Me]},
+            {enabled, [trace_status, junk, Port]},
+            {enabled_send, [send, #{max_term_bytes => x}, make_ref()]},
+            {enabled_procs, [<<"spawn">>, [], Me]},
+            {trace, [send, [], Me, msg, #{}]},
+            {trace, [{send}, [], Me, msg, #{extra => Me}]},
+            {trace_send, [send, [], Me, msg, not_a_map]},
+            {trace_send, [send, [], not_a_pid, msg, #{extra => Me}]},
+            {trace_send, [send, [], Me, msg, #{extra => make_ref()}]},
+            {trace_procs, [spawn, [], Me, Me, #{extra => {m, f, not_a_list}}]},
+            {trace_procs, [spawn, [], Me, not_a_pid, #{extra => {m, f, []}}]},
+            {trace_procs, [link, [], Me, 42, #{}]},
+            {trace_procs, [exit, [], Port, normal, #{}]},
+            {trace_ports, [open, [], Port, Me, #{}]},
+            {trace_ports, [closed, [], Me, normal, #{}]},
+            {trace_running_procs, [in, [], Me, {m, f, -1}, #{}]},
+            {trace_running_procs, [out, [], Me, {"m", f, 1}, #{}]},
+            {trace_running_ports, [in, [], Port, {not_an_atom}, #{}]},
+            {trace_call, [call, [], Me, {m, f, lists:seq(1, 1000)}, #{}]},
+            {trace_call, [call, [], Me, {m, f, [a | b]}, #{}]},
+            {trace_call, [exception_from, [], Me, {m, f, 1}, #{extra => {1, 2}}]},
+            {trace_call, [exception_from, [], Me, {m, f, 1}, #{extra => nope}]},
+            {trace_receive, ['receive', [], make_ref(), msg, #{}]},
+            {trace_garbage_collection, [gc_minor_start, [], Me, not_a_list, #{}]},
+            {trace_garbage_collection, [gc_minor_start, [], Me, [a, b | c], #{}]},
+            {trace_garbage_collection, [gc_major_end, [], Me,
+                                        [{heap_block_size, -1}, {wordsize, 1 bsl 70}], #{}]}],
+    Results = [{F, Args, junk_result(F, Args)} || {F, Args} <- Junk],
+    ct:log("~p", [Results]),
+    [?assert(lists:member(R, [ok, trace, discard, badarg]), {F, Args, R})
+     || {F, Args, R} <- Results],
+    %% The node still traces: a real event appears.
+    A = actor(),
+    trace(A, [send]),
+    ok = run(A, fun() -> self() ! still_tracing, ok end),
+    Sends = [fields(E) || E <- lttng_session:select(message_send, read(S, [A]))],
+    ?assertEqual(1, count(#{<<"from">> => text(A), <<"to">> => text(A),
+                            <<"message">> => <<"still_tracing">>}, Sends)).
+
+%% l(dyntrace) twice while it is the active tracer: tracing goes on.
+t_reload(_Config) ->
+    S = start_session(t_reload, [message_send]),
+    A = actor(),
+    trace(A, [send]),
+    ok = run(A, fun() -> self() ! before_reload, ok end),
+    {module, dyntrace} = c:l(dyntrace),
+    ok = run(A, fun() -> self() ! after_first_reload, ok end),
+    {module, dyntrace} = c:l(dyntrace),
+    ok = run(A, fun() -> self() ! after_second_reload, ok end),
+    ?assertEqual({tracer, {dyntrace, []}}, erlang:trace_info(A, tracer)),
+    ?assert(lists:member(message_send, dyntrace:enabled_events())),
+    Messages = [lttng_session:field(<<"message">>, E)
+                || E <- lttng_session:select(message_send, read(S, [A])),
+                   lttng_session:field(<<"to">>, E) =:= text(A)],
+    ?assertEqual([<<"before_reload">>, <<"after_first_reload">>,
+                  <<"after_second_reload">>], Messages).
+
+%%%===================================================================
+%%% Helpers
+%%%===================================================================
+
+all_events() ->
+    [process_spawn, process_link, process_exit, process_register,
+     process_scheduled, port_open, port_exit, port_link, port_scheduled,
+     function_call, function_return, function_exception,
+     message_send, message_receive,
+     gc_minor_start, gc_minor_end, gc_major_start, gc_major_end].
+
+trace(Tracee, Flags) ->
+    erlang:trace(Tracee, true, [{tracer, dyntrace, []} | Flags]).
+
+untrace_all() ->
+    _ = erlang:trace(all, false, [all]),
+    _ = erlang:trace_pattern({'_', '_', '_'}, false, [local]),
+    _ = erlang:trace_pattern({'_', '_', '_'}, false, [global]),
+    _ = erlang:trace_pattern(send, true, []),
+    _ = erlang:trace_pattern('receive', true, []),
+    catch unregister(?SINK),
+    ok.
+
+%% A session of its own with `Events' enabled and started, once this
+%% node's enabled checks see them.
+start_session(Case, Events) ->
+    S = lttng_session:create(Case, Events),
+    ok = lttng_session:start(S),
+    ok = lttng_session:wait_enabled(Events),
+    S.
+
+session_name(#{name := Name}) ->
+    Name.
+
+%% The session's events that concern the given pids and ports: tracees
+%% of other processes of this node are left out.
+read(S, Ids) ->
+    lttng_session:stop(S),
+    read_stopped(S, Ids).
+
+read_stopped(S, Ids) ->
+    Texts = [text(Id) || Id <- Ids],
+    Events = lttng_session:read(S),
+    lttng_session:destroy(S),
+    Mine = [E || E <- Events, concerns(E, Texts)],
+    ct:log("~b events, ~b of ours:~n~p", [length(Events), length(Mine), Mine]),
+    Mine.
+
+concerns(#{fields := Fields}, Texts) ->
+    lists:any(fun(K) -> lists:member(maps:get(K, Fields, none), Texts) end,
+              [<<"pid">>, <<"from">>, <<"to">>, <<"port">>]).
+
+fields(#{fields := Fields}) ->
+    Fields.
+
+count(Item, List) ->
+    length([X || X <- List, X =:= Item]).
+
+call_fields(Pid, Entry) ->
+    #{<<"pid">> => text(Pid), <<"entry">> => Entry, <<"depth">> => 0}.
+
+text(Pid) when is_pid(Pid) ->
+    list_to_binary(pid_to_list(Pid));
+text(Port) when is_port(Port) ->
+    list_to_binary(erlang:port_to_list(Port)).
+
+%% An atom as the VM's printer writes it, quoted where it must be.
+atom_text(Name) when is_list(Name) ->
+    atom_text(list_to_atom(Name));
+atom_text(Atom) ->
+    iolist_to_binary(io_lib:format("~w", [Atom])).
+
+assert_entry(<<"undefined">>) ->
+    ok;
+assert_entry(Entry) ->
+    ?assertMatch({match, _}, re:run(Entry, "^('[^']+'|[a-z][a-zA-Z0-9_@]*):"
+                                    "('[^']+'|[a-z][a-zA-Z0-9_@]*)/[0-9]+$"), Entry).
+
+catch_class(Class) ->
+    try dyntrace_test_mod:fail(Class)
+    catch Class:{failed, Class} -> Class
+    end.
+
+link_unlink_on_request() ->
+    receive
+        {link_unlink, Pid, From} ->
+            true = link(Pid),
+            true = unlink(Pid),
+            From ! {self(), done},
+            receive stop -> ok end
+    end.
+
+sink() ->
+    receive
+        stop -> ok;
+        _ -> sink()
+    end.
+
+wait_port_gone(Port) ->
+    wait_until(fun() -> erlang:port_info(Port) =:= undefined end, 100).
+
+%% Waits until `Check' answers `discard'. Another user's started session
+%% that enables `Event' keeps it `trace' on this node: that is LTTng's
+%% state, not ours, and the case says so instead of failing.
+wait_discard(Check, Event) ->
+    try
+        wait_until(fun() -> Check() =:= discard end, 50)
+    catch
+        error:timeout ->
+            case other_sessions_enable(Event) of
+                [] ->
+                    error({still_enabled, Event});
+                Others ->
+                    ct:comment(io_lib:format("~p also enabled by ~p", [Event, Others])),
+                    ok
+            end
+    end.
+
+%% Active sessions (not made by this node) that enable `Event'.
+other_sessions_enable(Event) ->
+    {0, Out} = lttng_session:cmd("lttng list"),
+    Active = [N || [N] <- match_all(Out, "[0-9]+\\) (\\S+) .*\\[active\\]")],
+    Mine = "_" ++ os:getpid() ++ "_",
+    [N || N <- Active, string:find(N, Mine) =:= nomatch,
+          session_enables(N, Event)].
+
+session_enables(Name, Event) ->
+    {_, Out} = lttng_session:cmd("lttng list " ++ Name),
+    Pattern = "org_erlang_dyntrace:(" ++ atom_to_list(Event) ++ "|\\*) .*\\[enabled",
+    match_all(Out, Pattern) =/= [].
+
+match_all(Text, Pattern) ->
+    case re:run(Text, Pattern, [global, {capture, all_but_first, list}]) of
+        {match, Ms} -> Ms;
+        nomatch -> []
+    end.
+
+%% The org_erlang_dyntrace events `lttng list -u' shows for process `OsPid'.
+listed_events(OsPid) ->
+    {0, Out} = lttng_session:cmd("lttng list -u"),
+    Sections = string:split(Out, "PID: ", all),
+    [Mine] = [S || S <- Sections, string:prefix(S, OsPid ++ " ") =/= nomatch],
+    [list_to_atom(N) || [N] <- match_all(Mine, "org_erlang_dyntrace:([a-z_]+) ")].
+
+destroy_sessions_of(Case) ->
+    {_, Out} = lttng_session:cmd("lttng list"),
+    Prefix = atom_to_list(Case) ++ "_" ++ os:getpid() ++ "_",
+    Base = os:getenv("DYNTRACE_TRACE_DIR", "/tmp/dyntrace-test-traces"),
+    [lttng_session:destroy(#{name => N, dir => filename:join(Base, N)})
+     || [N] <- match_all(Out, "[0-9]+\\) (\\S+) "),
+        string:prefix(N, Prefix) =/= nomatch],
+    ok.
+
+junk_result(F, Args) ->
+    try apply(dyntrace, F, Args)
+    catch error:badarg -> badarg
+    end.
+
+wait_until(Fun, 0) ->
+    case Fun() of
+        true -> ok;
+        false -> error(timeout)
+    end;
+wait_until(Fun, N) ->
+    case Fun() of
+        true -> ok;
+        false ->
+            timer:sleep(100),
+            wait_until(Fun, N - 1)
+    end.
