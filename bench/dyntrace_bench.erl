@@ -1,0 +1,713 @@
+%%% @doc `make bench': what tracing costs a node, dyntrace against the VM's
+%%% own ways of tracing, measured side by side in one run.
+%%%
+%%% Each workload is a real Erlang workload (message ping-pong, a tight loop
+%%% of traced calls, spawn/link/register/exit churn, sends of huge terms).
+%%% Each round runs it once per configuration, the configurations in a
+%%% rotating order so that a burst of load from elsewhere on the machine
+%%% does not always hit the same one:
+%%%
+%%% - `untraced': no tracing at all, the baseline;
+%%% - `floor_discard' / `floor_trace': `floor_tracer', a C tracer module
+%%%   that answers `discard' (or `trace') and writes nothing: the least a
+%%%   switched-off (or switched-on) tracer module can cost;
+%%% - `probe_off': dyntrace attached, its LTTng events not enabled;
+%%% - `probe_on': dyntrace attached, the events enabled in a running LTTng
+%%%   session (discard mode, default buffers);
+%%% - `dbg_port': `dbg:trace_port(file, ...)', the binary trace file port;
+%%% - `dbg_process': `dbg:tracer(process, ...)' with a handler that
+%%%   `io:format's every message (`~p') to `/dev/null'.
+%%%
+%%% Wall time is the workload's own time, from `go' to its last process
+%%% reporting done. A process tracer or a trace port may still be writing
+%%% then: the time until it has caught up is reported apart ("drain").
+%%%
+%%% Usage (the `bench' target of the Makefile does this):
+%%% ```
+%%% erl -noshell -pa _build/default/lib/dyntrace/ebin -pa _build/bench \
+%%%     -eval 'dyntrace_bench:main(["BENCHMARKS.md"])'
+%%% '''
+%%% `DYNTRACE_BENCH_ROUNDS' (default 7) and `DYNTRACE_BENCH_SCALE' (default
+%%% 1.0, multiplies the workload sizes) shorten a trial run.
+-module(dyntrace_bench).
+
+-export([main/1]).
+%%% PRIVATE EXPORTS %%%
+-export([churn_child/0]).
+
+-define(CONFIGS, [untraced, floor_discard, probe_off, floor_trace, probe_on,
+                  dbg_port, dbg_process]).
+%% Beyond this, the node's memory is the run's problem, not the figure:
+%% a process tracer over it is killed and its round marked capped.
+-define(MEMORY_LIMIT, (4 * 1024 * 1024 * 1024)).
+-define(SAMPLE_MS, 10).
+-define(MB, (1024 * 1024)).
+
+-type config() :: untraced | floor_discard | probe_off | floor_trace | probe_on
+                | dbg_port | dbg_process.
+-type workload() :: #{name := atom(), title := string(), events := [atom()],
+                      flags := [atom()], params := map(), rounds := pos_integer(),
+                      cap_ms := pos_integer(), round_cap_ms := pos_integer()}.
+-type run() :: #{wall_us := non_neg_integer(), drain_us := non_neg_integer(),
+                 peak := non_neg_integer(), at_done := non_neg_integer(),
+                 qmax := non_neg_integer(), count := non_neg_integer() | undefined,
+                 capped := boolean(), contaminated := boolean()}.
+
+%%%===================================================================
+%%% PUBLIC
+%%%===================================================================
+
+%% @doc Runs every workload in every configuration and writes the report
+%% to `Out' (also printed); halts the node, non-zero on failure.
+-spec main([string()]) -> no_return().
+main([Out]) ->
+    try
+        Start = erlang:monotonic_time(millisecond),
+        ok = lttng_session:ensure_daemon(),
+        {module, dyntrace} = code:ensure_loaded(dyntrace),
+        {module, floor_tracer} = code:ensure_loaded(floor_tracer),
+        {module, bench_callee} = code:ensure_loaded(bench_callee),
+        ok = lttng_session:wait_registered(),
+        Machine = machine(),
+        Results = [run_workload(W) || W <- workloads()],
+        Secs = (erlang:monotonic_time(millisecond) - Start) div 1000,
+        Report = report(Machine, Results, Secs),
+        ok = file:write_file(Out, Report),
+        io:put_chars(Report),
+        halt(0)
+    catch
+        Class:Reason:Stack ->
+            io:format(standard_error, "bench failed: ~p:~p~n~p~n", [Class, Reason, Stack]),
+            halt(1)
+    end.
+
+%% @doc A child of the spawn-churn workload: registers itself and exits.
+-spec churn_child() -> ok.
+churn_child() ->
+    true = register(bench_churn_child, self()),
+    ok.
+
+%%%===================================================================
+%%% WORKLOADS
+%%%===================================================================
+
+-spec workloads() -> [workload()].
+workloads() ->
+    Scale = scale(),
+    Rounds = rounds(),
+    N = fun(X) -> max(1, round(X * Scale)) end,
+    [#{name => send,
+       title => "send: 8 pairs ping-ponging a 100-byte binary",
+       events => [message_send], flags => [send],
+       params => #{pairs => 8, trips => N(10000)},
+       rounds => Rounds, cap_ms => 150000, round_cap_ms => 60000},
+     #{name => call,
+       title => "call: local calls to a traced function, exception_trace",
+       events => [function_call, function_return, function_exception],
+       flags => [call],
+       params => #{calls => N(100000)},
+       rounds => Rounds, cap_ms => 150000, round_cap_ms => 60000},
+     #{name => spawn,
+       title => "spawn: spawn_link, register, exit churn",
+       events => [process_spawn, process_link, process_exit, process_register],
+       flags => [procs, set_on_spawn],
+       params => #{children => N(10000)},
+       rounds => Rounds, cap_ms => 150000, round_cap_ms => 60000},
+     #{name => huge,
+       title => "huge: 3M-element list, 2M-deep nesting, 64 MiB binary",
+       events => [message_send], flags => [send],
+       params => #{list => 3000000, depth => 2000000, binary => 64 * ?MB},
+       rounds => min(Rounds, 5), cap_ms => 40000, round_cap_ms => 30000}].
+
+%% A started workload: its processes wait for `go'.
+start(send, #{pairs := Pairs, trips := Trips}) ->
+    Parent = self(),
+    Bin = binary:copy(<<"0123456789">>, 10),
+    Ps = [begin
+              Pong = spawn(fun() -> receive {peer, P} -> pong(P) end end),
+              Ping = spawn(fun() ->
+                                   receive go -> ok end,
+                                   ping(Pong, Trips, Bin),
+                                   done(Parent)
+                           end),
+              Pong ! {peer, Ping},
+              {Ping, Pong}
+          end || _ <- lists:seq(1, Pairs)],
+    Pings = [P || {P, _} <- Ps],
+    Pongs = [P || {_, P} <- Ps],
+    #{traced => Pings ++ Pongs, go => Pings, stop => Pongs};
+start(call, #{calls := Calls}) ->
+    Parent = self(),
+    W = spawn(fun() -> receive go -> ok end, call_loop(Calls), done(Parent) end),
+    #{traced => [W], go => [W], stop => []};
+start(spawn, #{children := Children}) ->
+    Parent = self(),
+    W = spawn(fun() ->
+                      process_flag(trap_exit, true),
+                      receive go -> ok end,
+                      churn(Children),
+                      done(Parent)
+              end),
+    #{traced => [W], go => [W], stop => []};
+start(huge, #{list := Len, depth := Depth, binary := Bytes}) ->
+    Parent = self(),
+    Sink = spawn(fun() -> receive {peer, P} -> sink(P) end end),
+    Sender = spawn(fun() ->
+                           Terms = [lists:seq(1, Len), nest(Depth, []), <<0:(Bytes * 8)>>],
+                           Parent ! {ready, self()},
+                           receive go -> ok end,
+                           _ = [begin Sink ! T, receive {ack, Sink} -> ok end end
+                                || T <- Terms],
+                           done(Parent)
+                   end),
+    Sink ! {peer, Sender},
+    receive {ready, Sender} -> ok end,
+    #{traced => [Sender], go => [Sender], stop => [Sink]}.
+
+ping(_Pong, 0, _Bin) -> ok;
+ping(Pong, K, Bin) ->
+    Pong ! Bin,
+    receive B when is_binary(B) -> ping(Pong, K - 1, Bin) end.
+
+pong(Peer) ->
+    receive
+        stop -> ok;
+        Msg -> Peer ! Msg, pong(Peer)
+    end.
+
+call_loop(0) -> ok;
+call_loop(I) ->
+    _ = try bench_callee:step(I) catch throw:_ -> ok end,
+    call_loop(I - 1).
+
+churn(0) -> ok;
+churn(K) ->
+    C = spawn_link(?MODULE, churn_child, []),
+    receive {'EXIT', C, _} -> churn(K - 1) end.
+
+sink(Peer) ->
+    receive
+        stop -> ok;
+        _ -> Peer ! {ack, self()}, sink(Peer)
+    end.
+
+nest(0, Acc) -> Acc;
+nest(D, Acc) -> nest(D - 1, [Acc]).
+
+%% Tracing stops before the report, so only the workload's events count.
+done(Parent) ->
+    _ = erlang:trace(self(), false, [all]),
+    Parent ! {done, self()}.
+
+%%%===================================================================
+%%% RUNNING
+%%%===================================================================
+
+run_workload(#{name := Name, events := Events, rounds := Rounds} = W) ->
+    log("~p: warm-up", [Name]),
+    _ = run_once(W, untraced, undefined),
+    Session = lttng_session:create("bench_" ++ atom_to_list(Name), Events),
+    try
+        Runs = run_rounds(W, Session, 1, Rounds, #{}),
+        {Recorded, Discarded} = count_lttng(Session),
+        log("~p: lttng recorded ~b, discarded ~b", [Name, Recorded, Discarded]),
+        #{workload => W, runs => Runs, recorded => Recorded, discarded => Discarded}
+    after
+        lttng_session:destroy(Session)
+    end.
+
+run_rounds(_W, _S, R, Rounds, Acc) when R > Rounds ->
+    maps:map(fun(_, Rs) -> lists:reverse(Rs) end, Acc);
+run_rounds(#{name := Name, cap_ms := Cap} = W, S, R, Rounds, Acc) ->
+    Order = rotate(?CONFIGS, R - 1),
+    Acc1 = lists:foldl(
+             fun(Config, A) ->
+                     Done = maps:get(Config, A, []),
+                     Spent = lists:sum([Wall + Drain || #{wall_us := Wall, drain_us := Drain} <- Done]) div 1000,
+                     case Done =/= [] andalso Spent > Cap of
+                         true ->
+                             A;
+                         false ->
+                             Run = run_once(W, Config, S),
+                             log("~p round ~b ~p: ~.1f ms (drain ~.1f ms)~s",
+                                 [Name, R, Config, maps:get(wall_us, Run) / 1000,
+                                  maps:get(drain_us, Run) / 1000,
+                                  [" CAPPED" || maps:get(capped, Run)]]),
+                             A#{Config => [Run | Done]}
+                     end
+             end, Acc, Order),
+    run_rounds(W, S, R + 1, Rounds, Acc1).
+
+rotate(L, N) ->
+    K = N rem length(L),
+    {A, B} = lists:split(K, L),
+    B ++ A.
+
+-spec run_once(workload(), config(), lttng_session:session() | undefined) -> run().
+run_once(#{name := Name, params := Params, flags := Flags, events := Events,
+           round_cap_ms := RoundCap}, Config, Session) ->
+    garbage_collect(),
+    Work = start(Name, Params),
+    Contaminated = prepare_lttng(Config, Session, Events),
+    Tracer = attach(Config, Name, Work, Flags),
+    Sampler = start_sampler(tracer_id(Tracer)),
+    T0 = erlang:monotonic_time(microsecond),
+    _ = [P ! go || P <- maps:get(go, Work)],
+    Capped = wait_done(maps:get(go, Work), RoundCap) =/= ok,
+    T1 = erlang:monotonic_time(microsecond),
+    AtDone = erlang:memory(total),
+    {DrainCapped, Count} = drain(Tracer, RoundCap),
+    T2 = erlang:monotonic_time(microsecond),
+    {Peak, QMax, Killed} = stop_sampler(Sampler),
+    detach(Config, Name, Work),
+    finish_lttng(Config, Session, Events),
+    #{wall_us => T1 - T0, drain_us => T2 - T1, peak => Peak, at_done => AtDone,
+      qmax => QMax, count => Count, capped => Capped orelse DrainCapped orelse Killed,
+      contaminated => Contaminated}.
+
+%% probe_on starts the session and waits for the node to see the events;
+%% every other configuration waits for them to be off (another run's
+%% session may still be winding down) and reports if they are not.
+prepare_lttng(probe_on, S, Events) ->
+    ok = lttng_session:start(S),
+    ok = lttng_session:wait_enabled(Events),
+    false;
+prepare_lttng(_, _, Events) ->
+    wait_disabled(Events, 30) =/= ok.
+
+finish_lttng(probe_on, S, Events) ->
+    ok = lttng_session:stop(S),
+    _ = wait_disabled(Events, 50),
+    ok;
+finish_lttng(_, _, _) ->
+    ok.
+
+wait_disabled(_Events, 0) ->
+    contaminated;
+wait_disabled(Events, N) ->
+    case [E || E <- dyntrace:enabled_events(), lists:member(E, Events)] of
+        [] -> ok;
+        _ -> timer:sleep(100), wait_disabled(Events, N - 1)
+    end.
+
+attach(untraced, _, _, _) ->
+    none;
+attach(Config, Name, #{traced := Pids}, Flags) ->
+    Tracer = tracer(Config),
+    _ = [erlang:trace(P, true, [tracer_flag(Tracer) | Flags]) || P <- Pids],
+    Name =:= call andalso
+        erlang:trace_pattern({bench_callee, '_', '_'}, [{'_', [], [{exception_trace}]}], [local]),
+    Tracer.
+
+tracer(probe_off) -> {module, dyntrace};
+tracer(probe_on) -> {module, dyntrace};
+tracer(floor_discard) -> ok = floor_tracer:set_answer(discard), _ = floor_tracer:take_count(), {floor, floor_tracer};
+tracer(floor_trace) -> ok = floor_tracer:set_answer(trace), _ = floor_tracer:take_count(), {floor, floor_tracer};
+tracer(dbg_port) ->
+    File = filename:join(trace_dir(), "dbg_port_" ++ os:getpid() ++ ".trace"),
+    _ = file:delete(File),
+    {ok, _} = dbg:tracer(port, dbg:trace_port(file, File)),
+    {ok, Port} = dbg:get_tracer(),
+    {port, Port, File};
+tracer(dbg_process) ->
+    {ok, Fd} = file:open("/dev/null", [write]),
+    C = counters:new(1, []),
+    Handler = fun(M, {F, Cs}) -> io:format(F, "~p~n", [M]), counters:add(Cs, 1, 1), {F, Cs} end,
+    {ok, _} = dbg:tracer(process, {Handler, {Fd, C}}),
+    {ok, Pid} = dbg:get_tracer(),
+    {process, Pid, Fd, C}.
+
+tracer_flag({module, M}) -> {tracer, M, []};
+tracer_flag({floor, M}) -> {tracer, M, []};
+tracer_flag({port, Port, _}) -> {tracer, Port};
+tracer_flag({process, Pid, _, _}) -> {tracer, Pid}.
+
+tracer_id({port, Port, _}) -> Port;
+tracer_id({process, Pid, _, _}) -> Pid;
+tracer_id(_) -> undefined.
+
+%% Waits until the tracer has written everything; the events it handled.
+drain(none, _) ->
+    {false, undefined};
+drain({module, _}, _) ->
+    {false, undefined};
+drain({floor, M}, _) ->
+    {false, M:take_count()};
+drain({port, Port, File}, Cap) ->
+    Self = self(),
+    F = spawn(fun() -> Self ! {flushed, self(), catch dbg:flush_trace_port()} end),
+    Capped = receive {flushed, F, _} -> false after Cap -> exit(F, kill), true end,
+    _ = Port,
+    dbg:stop(),
+    {Count, _Dropped} = count_trace_file(File),
+    _ = file:delete(File),
+    {Capped, Count};
+drain({process, Pid, Fd, C}, Cap) ->
+    Deadline = erlang:monotonic_time(millisecond) + Cap,
+    Capped = wait_idle(Pid, Deadline) =/= ok,
+    Capped andalso exit(Pid, kill),
+    dbg:stop(),
+    ok = file:close(Fd),
+    {Capped, counters:get(C, 1)}.
+
+wait_idle(Pid, Deadline) ->
+    case erlang:process_info(Pid, [message_queue_len, status]) of
+        undefined -> killed;
+        [{message_queue_len, 0}, {status, waiting}] -> ok;
+        _ ->
+            case erlang:monotonic_time(millisecond) > Deadline of
+                true -> timeout;
+                false -> timer:sleep(5), wait_idle(Pid, Deadline)
+            end
+    end.
+
+detach(Config, Name, #{traced := Traced, stop := Stop}) ->
+    _ = [catch erlang:trace(P, false, [all]) || P <- Traced],
+    Config =/= untraced andalso Name =:= call andalso
+        erlang:trace_pattern({bench_callee, '_', '_'}, false, [local]),
+    _ = [begin exit(P, kill) end || P <- Traced, not lists:member(P, Stop)],
+    _ = [P ! stop || P <- Stop],
+    ok.
+
+wait_done([], _) -> ok;
+wait_done([P | Ps], Cap) ->
+    receive
+        {done, P} -> wait_done(Ps, Cap)
+    after Cap ->
+            _ = [exit(Q, kill) || Q <- [P | Ps]],
+            timeout
+    end.
+
+%% The binary trace file: <<0, Size:32, Term/binary>> per message, or
+%% <<1, Dropped:32>> where the port dropped messages.
+count_trace_file(File) ->
+    case file:open(File, [read, raw, binary]) of
+        {ok, Fd} ->
+            try count_entries(Fd, 0, 0, 0) after file:close(Fd) end;
+        {error, _} ->
+            {0, 0}
+    end.
+
+count_entries(Fd, Pos, N, Dropped) ->
+    case file:pread(Fd, Pos, 5) of
+        {ok, <<0, Size:32>>} -> count_entries(Fd, Pos + 5 + Size, N + 1, Dropped);
+        {ok, <<1, D:32>>} -> count_entries(Fd, Pos + 5, N, Dropped + D);
+        _ -> {N, Dropped}
+    end.
+
+%% Events in the session's trace, and the events LTTng discarded. The
+%% counter sink is fast but counts discarded-events notices, not events:
+%% when there are any, babeltrace2's warnings give the events.
+count_lttng(#{dir := Dir} = S) ->
+    {_, Out} = lttng_session:cmd("babeltrace2 '" ++ Dir ++ "' -c sink.utils.counter"),
+    Recorded = counter_line(Out, "event messages"),
+    Discarded = case counter_line(Out, "discarded event messages") of
+                    0 -> 0;
+                    _ -> lttng_session:discarded(S)
+                end,
+    {Recorded, Discarded}.
+
+counter_line(Out, What) ->
+    case re:run(Out, "^\\s*([0-9]+)\\s+" ++ What ++ "\\s*$",
+                [multiline, caseless, {capture, all_but_first, list}]) of
+        {match, [N]} -> list_to_integer(N);
+        nomatch -> 0
+    end.
+
+%%%===================================================================
+%%% MEMORY SAMPLER
+%%%===================================================================
+
+start_sampler(Tracer) ->
+    Parent = self(),
+    spawn_link(fun() ->
+                       process_flag(priority, high),
+                       sample(Parent, Tracer, erlang:memory(total), 0, false)
+               end).
+
+sample(Parent, Tracer, Peak, QMax, Killed) ->
+    Mem = erlang:memory(total),
+    Q = queue_len(Tracer),
+    Kill = Mem > ?MEMORY_LIMIT andalso is_pid(Tracer) andalso not Killed,
+    Kill andalso exit(Tracer, kill),
+    receive
+        {stop, From} -> From ! {sampled, self(), max(Peak, Mem), max(QMax, Q), Killed orelse Kill}
+    after ?SAMPLE_MS ->
+            sample(Parent, Tracer, max(Peak, Mem), max(QMax, Q), Killed orelse Kill)
+    end.
+
+queue_len(Pid) when is_pid(Pid) ->
+    case erlang:process_info(Pid, message_queue_len) of
+        {message_queue_len, N} -> N;
+        undefined -> 0
+    end;
+queue_len(Port) when is_port(Port) ->
+    case erlang:port_info(Port, queue_size) of
+        {queue_size, N} -> N;
+        undefined -> 0
+    end;
+queue_len(_) ->
+    0.
+
+stop_sampler(S) ->
+    unlink(S),
+    S ! {stop, self()},
+    receive {sampled, S, Peak, QMax, Killed} -> {Peak, QMax, Killed} end.
+
+%%%===================================================================
+%%% REPORT
+%%%===================================================================
+
+report(Machine, Results, Secs) ->
+    [<<"# Benchmarks\n\n">>,
+     "Generated by `make bench` (`bench/run.sh`, `bench/dyntrace_bench.erl`); do not edit by hand.\n\n",
+     machine_md(Machine, Secs),
+     method_md(),
+     [workload_md(R) || R <- Results],
+     targets_md(Results)].
+
+machine_md(#{nproc := NProc, cpu := Cpu, otp := Otp, lttng := Lttng, bt := Bt,
+             kernel := Kernel, load := Load, sessions := Sessions, date := Date}, Secs) ->
+    io_lib:format(
+      "## Machine and command\n\n"
+      "- date: ~s\n- CPU: ~s, `nproc` = ~s\n- kernel: ~s\n- OTP ~s, ~s\n- ~s; ~s\n"
+      "- load average at start: ~s (the machine is shared: other work ran during the run)\n"
+      "- other LTTng recording sessions on the daemon at start: ~b\n"
+      "- command: `make bench` (rounds ~b, scale ~s); run time ~b s\n\n",
+      [Date, Cpu, NProc, Kernel, Otp, erlang:system_info(system_version) -- "\n",
+       Lttng, Bt, Load, Sessions, rounds(), float_to_list(scale(), [{decimals, 2}]), Secs]).
+
+method_md() ->
+    "## How to read the tables\n\n"
+    "Each round runs the workload once per configuration (order rotating per round); "
+    "a row gives the median wall time of its rounds and the min-max. "
+    "Wall time is the traced workload's own time; **drain** is the time a `dbg` tracer "
+    "needed afterwards to catch up (its mailbox or port queue empty, its file flushed). "
+    "LTTng's consumer daemon writes the trace outside the node and is not in either figure.\n\n"
+    "- `untraced`: no tracing. `floor_discard` / `floor_trace`: `bench/floor_tracer.c`, a NIF "
+    "tracer that answers `discard` / `trace` and writes nothing (the VM's own dispatch cost).\n"
+    "- `probe_off`: dyntrace attached, the LTTng events not enabled. `probe_on`: enabled in a "
+    "running session (discard mode, default channel).\n"
+    "- `dbg_port`: `dbg:tracer(port, dbg:trace_port(file, F))`. `dbg_process`: "
+    "`dbg:tracer(process, {fun(M, Fd) -> io:format(Fd, \"~p~n\", [M]), Fd end, Fd})` to `/dev/null`.\n"
+    "- **x untraced**: median / median of `untraced`. **ns/event**: (median - untraced median) / "
+    "trace events per round, the events being the `trace*` calls the VM made to `floor_trace` "
+    "(every configuration that traces sees the same events). `+drain` adds the drain time.\n"
+    "- **events**: per round, as each tracer saw them: `floor_trace` counts its calls, `dbg` "
+    "configurations the messages written; `probe_on` the events in the LTTng trace "
+    "(babeltrace2's `sink.utils.counter`) and LTTng's discarded count, over all rounds / rounds. "
+    "dyntrace writes no event for tags that map to none (`spawned`, for example), so it can "
+    "record fewer than the VM produced.\n"
+    "- memory: `erlang:memory(total)`, peak (sampled every 10 ms, drain included) and at the "
+    "end of the workload; **queue**: the largest tracer mailbox (`dbg_process`) or port queue "
+    "(`dbg_port`) seen.\n"
+    "- CAPPED: a round that hit the per-round time cap or the memory limit "
+    "(4 GiB; the tracer process is killed); a configuration stops after its time budget.\n\n".
+
+workload_md(#{workload := #{name := Name, title := Title, params := Params},
+              runs := Runs, recorded := Recorded, discarded := Discarded}) ->
+    Base = median_wall(maps:get(untraced, Runs, [])),
+    Events = events_per_round(Runs),
+    OnRounds = length(maps:get(probe_on, Runs, [])),
+    Header = io_lib:format(
+               "## ~s\n\nParameters: `~0p`. Trace events per round (VM): ~s.\n\n"
+               "| configuration | rounds | wall ms median (min-max) | x untraced | ns/event | "
+               "+drain ns/event | drain ms | events/round | peak MB | end MB | queue |\n"
+               "|---|---|---|---|---|---|---|---|---|---|---|\n",
+               [Title, Params, fmt_int(Events)]),
+    Rows = [row(C, maps:get(C, Runs, []), Base, Events, {Recorded, Discarded, OnRounds})
+            || C <- ?CONFIGS],
+    Extra = case Name of
+                huge -> huge_md(Runs, Base);
+                _ -> ""
+            end,
+    [Header, Rows, "\n", Extra].
+
+row(Config, [], _, _, _) ->
+    io_lib:format("| ~p | 0 | - | - | - | - | - | - | - | - | - |\n", [Config]);
+row(Config, Runs, Base, Events, Lttng) ->
+    Walls = [W || #{wall_us := W} <- Runs],
+    Totals = [W + D || #{wall_us := W, drain_us := D} <- Runs],
+    Med = median(Walls),
+    MedTotal = median(Totals),
+    Ratio = case Base of undefined -> "-"; _ -> fmt(Med / Base, 2) end,
+    PerEvent = per_event(Med, Base, Events),
+    PerEventTotal = case Config of
+                        dbg_port -> per_event(MedTotal, Base, Events);
+                        dbg_process -> per_event(MedTotal, Base, Events);
+                        _ -> "-"
+                    end,
+    Drain = case Config of
+                dbg_port -> fmt(median([D || #{drain_us := D} <- Runs]) / 1000, 1);
+                dbg_process -> fmt(median([D || #{drain_us := D} <- Runs]) / 1000, 1);
+                _ -> "-"
+            end,
+    Flags = [" CAPPED" || lists:any(fun(#{capped := C}) -> C end, Runs)]
+        ++ [" (event enabled elsewhere)" || lists:any(fun(#{contaminated := C}) -> C end, Runs),
+                                            Config =:= probe_off],
+    io_lib:format("| ~p~s | ~b | ~s (~s-~s) | ~s | ~s | ~s | ~s | ~s | ~s | ~s | ~s |\n",
+                  [Config, Flags, length(Runs), fmt(Med / 1000, 1),
+                   fmt(lists:min(Walls) / 1000, 1), fmt(lists:max(Walls) / 1000, 1),
+                   Ratio, PerEvent, PerEventTotal, Drain, events_cell(Config, Runs, Lttng),
+                   fmt(median([P || #{peak := P} <- Runs]) / ?MB, 0),
+                   fmt(median([A || #{at_done := A} <- Runs]) / ?MB, 0),
+                   queue_cell(Config, Runs)]).
+
+events_cell(probe_on, _Runs, {Recorded, Discarded, Rounds}) when Rounds > 0 ->
+    io_lib:format("~s recorded, ~s discarded",
+                  [fmt_int(Recorded div Rounds), fmt_int(Discarded div Rounds)]);
+events_cell(_, Runs, _) ->
+    case [C || #{count := C} <- Runs, C =/= undefined] of
+        [] -> "-";
+        Cs -> fmt_int(median(Cs))
+    end.
+
+queue_cell(Config, Runs) when Config =:= dbg_process; Config =:= dbg_port ->
+    fmt_int(lists:max([Q || #{qmax := Q} <- Runs]));
+queue_cell(_, _) ->
+    "-".
+
+huge_md(Runs, Base) ->
+    Lines = [io_lib:format("- ~p: ~s ms extra per traced send (~s incl. drain)\n",
+                           [C, per_send(maps:get(C, Runs, []), Base, wall_us),
+                            per_send(maps:get(C, Runs, []), Base, total)])
+             || C <- [floor_trace, probe_on, dbg_port, dbg_process]],
+    ["Extra time per traced send (3 sends a round), median over rounds:\n\n", Lines, "\n"].
+
+per_send([], _, _) -> "-";
+per_send(_, undefined, _) -> "-";
+per_send(Runs, Base, wall_us) ->
+    fmt((median([W || #{wall_us := W} <- Runs]) - Base) / 3000, 1);
+per_send(Runs, Base, total) ->
+    fmt((median([W + D || #{wall_us := W, drain_us := D} <- Runs]) - Base) / 3000, 1).
+
+targets_md(Results) ->
+    ByName = maps:from_list([{maps:get(name, W), R} || #{workload := W} = R <- Results]),
+    Off = [begin
+               #{runs := Runs} = maps:get(N, ByName),
+               {N, ratio(Runs, probe_off, floor_discard)}
+           end || N <- [send, call, spawn], maps:is_key(N, ByName)],
+    On = [begin
+              #{runs := Runs} = R = maps:get(N, ByName),
+              Base = median_wall(maps:get(untraced, Runs, [])),
+              Ev = events_per_round(Runs),
+              _ = R,
+              {N, added(Runs, probe_on, Base, Ev, wall_us), added(Runs, dbg_process, Base, Ev, wall_us),
+               added(Runs, dbg_process, Base, Ev, total), added(Runs, floor_trace, Base, Ev, wall_us)}
+          end || N <- [send, call, spawn], maps:is_key(N, ByName)],
+    ["## Against the targets\n\n",
+     "Probe off, dyntrace / `floor_discard` median wall time (target <= 1.05):\n\n",
+     [io_lib:format("- ~p: ~s\n", [N, fmt_opt(X, 3)]) || {N, X} <- Off],
+     "\nProbe on, added ns per event: dyntrace vs OTP's C backend (~1100 ns/event, target <= 550) "
+     "and vs the `dbg` process tracer (target <= 0.6x), with the VM's own dispatch "
+     "(`floor_trace`) for reference:\n\n",
+     [io_lib:format("- ~p: dyntrace ~s ns; dbg process ~s ns (~s with drain), ratio ~s (~s); floor ~s ns\n",
+                    [N, fmt_opt(P, 0), fmt_opt(D, 0), fmt_opt(DT, 0),
+                     fmt_opt(safe_div(P, D), 2), fmt_opt(safe_div(P, DT), 2), fmt_opt(F, 0)])
+      || {N, P, D, DT, F} <- On],
+     memory_md(maps:get(send, ByName, undefined)),
+     "\n"].
+
+memory_md(undefined) -> "";
+memory_md(#{runs := Runs}) ->
+    Line = fun(C) ->
+                   case maps:get(C, Runs, []) of
+                       [] -> "";
+                       Rs -> io_lib:format("- ~p: peak ~s MB (max over rounds ~s MB), tracer queue max ~s\n",
+                                           [C, fmt(median([P || #{peak := P} <- Rs]) / ?MB, 0),
+                                            fmt(lists:max([P || #{peak := P} <- Rs]) / ?MB, 0),
+                                            fmt_int(lists:max([Q || #{qmax := Q} <- Rs]))])
+                   end
+           end,
+    ["\nMemory in the send workload (`erlang:memory(total)`):\n\n",
+     [Line(C) || C <- [untraced, probe_on, dbg_port, dbg_process]]].
+
+ratio(Runs, A, B) ->
+    case {median_wall(maps:get(A, Runs, [])), median_wall(maps:get(B, Runs, []))} of
+        {X, Y} when is_number(X), is_number(Y), Y > 0 -> X / Y;
+        _ -> undefined
+    end.
+
+added(Runs, Config, Base, Events, Which) when is_number(Base), is_integer(Events), Events > 0 ->
+    case maps:get(Config, Runs, []) of
+        [] -> undefined;
+        Rs ->
+            Med = case Which of
+                      wall_us -> median([W || #{wall_us := W} <- Rs]);
+                      total -> median([W + D || #{wall_us := W, drain_us := D} <- Rs])
+                  end,
+            (Med - Base) * 1000 / Events
+    end;
+added(_, _, _, _, _) ->
+    undefined.
+
+safe_div(A, B) when is_number(A), is_number(B), B > 0 -> A / B;
+safe_div(_, _) -> undefined.
+
+events_per_round(Runs) ->
+    case [C || #{count := C} <- maps:get(floor_trace, Runs, []), is_integer(C)] of
+        [] -> undefined;
+        Cs -> median(Cs)
+    end.
+
+per_event(_Med, undefined, _) -> "-";
+per_event(_Med, _Base, undefined) -> "-";
+per_event(_Med, _Base, 0) -> "-";
+per_event(Med, Base, Events) -> fmt((Med - Base) * 1000 / Events, 0).
+
+median_wall([]) -> undefined;
+median_wall(Runs) -> median([W || #{wall_us := W} <- Runs]).
+
+median(L) ->
+    S = lists:sort(L),
+    N = length(S),
+    case N rem 2 of
+        1 -> lists:nth(N div 2 + 1, S);
+        0 -> (lists:nth(N div 2, S) + lists:nth(N div 2 + 1, S)) / 2
+    end.
+
+fmt_opt(undefined, _) -> "-";
+fmt_opt(X, D) -> fmt(X, D).
+
+fmt(X, 0) -> integer_to_list(round(X));
+fmt(X, D) -> float_to_list(float(X), [{decimals, D}]).
+
+fmt_int(undefined) -> "-";
+fmt_int(N) when is_float(N) -> fmt_int(round(N));
+fmt_int(N) -> integer_to_list(N).
+
+%%%===================================================================
+%%% MACHINE
+%%%===================================================================
+
+machine() ->
+    Sh = fun(C) -> string:trim(os:cmd(C)) end,
+    #{nproc => Sh("nproc"),
+      cpu => Sh("grep -m1 'model name' /proc/cpuinfo | cut -d: -f2-"),
+      kernel => Sh("uname -srm"),
+      otp => erlang:system_info(otp_release) ++ " (erts " ++ erlang:system_info(version) ++ ")",
+      lttng => Sh("lttng --version"),
+      bt => Sh("babeltrace2 --version | head -1"),
+      load => Sh("cut -d' ' -f1-3 /proc/loadavg"),
+      sessions => list_to_integer(Sh("lttng list | grep -c '\\[active\\]' || true")),
+      date => Sh("date -u '+%Y-%m-%d %H:%M UTC'")}.
+
+rounds() ->
+    case os:getenv("DYNTRACE_BENCH_ROUNDS") of
+        false -> 7;
+        R -> list_to_integer(R)
+    end.
+
+scale() ->
+    case os:getenv("DYNTRACE_BENCH_SCALE") of
+        false -> 1.0;
+        S -> try list_to_float(S) catch error:badarg -> float(list_to_integer(S)) end
+    end.
+
+trace_dir() ->
+    Dir = "/tmp/dyntrace-bench",
+    ok = filelib:ensure_dir(filename:join(Dir, "x")),
+    Dir.
+
+log(Fmt, Args) ->
+    io:format(standard_error, "[bench] " ++ Fmt ++ "~n", Args).

@@ -1,0 +1,21 @@
+#!/bin/sh
+# `make bench`: builds the project and the benchmark's pieces into
+# _build/bench, runs every workload in every configuration and writes
+# BENCHMARKS.md (printed too). Needs root and LTTng, as the tests do.
+set -eu
+cd "$(dirname "$0")/.."
+OUT=_build/bench
+mkdir -p "$OUT"
+rebar3 compile
+ERL_INCLUDE=$(erl -noshell -eval 'io:format("~s/erts-~s/include", [code:root_dir(), erlang:system_info(version)]), halt().')
+cc -shared -fPIC -O2 -Wall -Wextra -I"$ERL_INCLUDE" -o "$OUT/floor_tracer.so" bench/floor_tracer.c
+erlc -Werror +warn_missing_spec -o "$OUT" bench/floor_tracer.erl bench/bench_callee.erl bench/dyntrace_bench.erl
+erlc -o "$OUT" test/lttng_session.erl
+erl -noshell -pa _build/default/lib/dyntrace/ebin -pa "$OUT" \
+    -eval 'dyntrace_bench:main(["BENCHMARKS.md"])'
+if [ -x bench/profile.sh ]; then
+    bench/profile.sh >>BENCHMARKS.md
+fi
+if [ -f bench/format_bench.escript ]; then
+    escript bench/format_bench.escript >>BENCHMARKS.md
+fi
