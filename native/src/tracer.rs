@@ -129,9 +129,12 @@ impl<'a> Event<'a> {
         s.c.clear();
         let event = self.route.event;
         let tracee = self.tracee;
+        if !tracee_fits(event, tracee) {
+            return Err(Malformed);
+        }
         match event {
             EventId::ProcessSpawn => {
-                identifier(self.term, &mut s.a)?;
+                pid(self.term, &mut s.a)?;
                 identifier(tracee, &mut s.b)?;
                 self.mfa(self.extra()?, &mut s.c);
                 lttng::emit_s3(event, c_str(&mut s.a), c_str(&mut s.b), c_str(&mut s.c));
@@ -164,7 +167,7 @@ impl<'a> Event<'a> {
                 lttng::emit_s3(event, c_str(&mut s.a), c_str(&mut s.b), c_str(&mut s.c));
             }
             EventId::PortOpen => {
-                identifier(self.term, &mut s.a)?;
+                pid(self.term, &mut s.a)?;
                 self.term_text(self.extra()?, &mut s.b);
                 identifier(tracee, &mut s.c)?;
                 lttng::emit_s3(event, c_str(&mut s.a), c_str(&mut s.b), c_str(&mut s.c));
@@ -333,6 +336,29 @@ struct GcInfo {
     size: u64,
     heap: u64,
     old_heap: u64,
+}
+
+/// Whether `tracee` is of the kind `event` is about: a process event's
+/// `pid` never holds a port, nor a port event's `port` a pid. Ports send
+/// and receive messages too.
+fn tracee_fits(event: EventId, tracee: Term) -> bool {
+    match event {
+        EventId::PortOpen | EventId::PortExit | EventId::PortLink | EventId::PortScheduled => {
+            tracee.is_port()
+        }
+        EventId::MessageSend | EventId::MessageReceive => tracee.is_pid() || tracee.is_port(),
+        _ => tracee.is_pid(),
+    }
+}
+
+/// A pid, exactly and in full; anything else is not a process here.
+fn pid(term: Term, out: &mut Vec<u8>) -> Result<(), Malformed> {
+    if term.is_pid() {
+        format_identifier(term, out);
+        Ok(())
+    } else {
+        Err(Malformed)
+    }
 }
 
 /// Pids and ports, exactly and in full; anything else is not an identifier.
