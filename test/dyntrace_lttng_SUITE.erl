@@ -14,6 +14,7 @@
          t_ports/1,
          t_running_process/1,
          t_running_port/1,
+         t_port_messages/1,
          t_call/1,
          t_call_return_to/1,
          t_call_exception/1,
@@ -41,6 +42,7 @@ all() ->
      t_ports,
      t_running_process,
      t_running_port,
+     t_port_messages,
      t_call,
      t_call_return_to,
      t_call_exception,
@@ -189,8 +191,28 @@ t_running_process(_Config) ->
     _ = run(A, fun() -> dyntrace_test_mod:work(10) end),
     _ = run(A, fun() -> erlang:yield() end),
     dyntrace_test_mod:stop(A),
-    Events = [fields(E) || E <- lttng_session:select(process_scheduled, read(S, [A]))],
-    ct:log("~p", [Events]),
+    %% Killed while waiting, and owning a big table: freeing it takes
+    %% the exiting process more than one time slice.
+    B = actor(),
+    run(B, fun() ->
+                   T = ets:new(big, []),
+                   ets:insert(T, [{N, N} || N <- lists:seq(1, 200000)])
+           end),
+    trace(B, [running, exiting]),
+    BRef = monitor(process, B),
+    exit(B, kill),
+    receive {'DOWN', BRef, process, B, killed} -> ok end,
+    All = [fields(E) || E <- lttng_session:select(process_scheduled, read(S, [A, B]))],
+    [Events, BEvents] = [[E || #{<<"pid">> := P} = E <- All, P =:= text(X)] || X <- [A, B]],
+    ct:log("~p", [BEvents]),
+    BTypes = [T || #{<<"type">> := T} <- BEvents],
+    ?assertEqual(<<"out_exited">>, lists:last(BTypes)),
+    ?assert(lists:member(<<"in_exiting">>, BTypes)),
+    ?assert(lists:member(<<"out_exiting">>, BTypes)),
+    %% An exiting process runs no function any more.
+    ?assertEqual([<<"undefined">>],
+                 lists:usort([En || #{<<"type">> := <<"in_exiting">>, <<"entry">> := En}
+                                        <- BEvents])),
     ?assert(length(Events) >= 4),
     ?assert(lists:all(fun(#{<<"pid">> := P}) -> P =:= text(A) end, Events)),
     Types = lists:usort([T || #{<<"type">> := T} <- Events]),
@@ -229,6 +251,32 @@ t_running_port(_Config) ->
     ?assert(lists:member(<<"command">>, Entries)),
     lists:foreach(fun(E) -> ?assertMatch({match, _}, re:run(E, "^[a-z_]+$")) end,
                   Entries).
+
+%% Ports send and receive messages too: `from'/`to' hold the port.
+t_port_messages(_Config) ->
+    S = start_session(t_port_messages, [message_send, message_receive]),
+    A = actor(),
+    Port = run(A, fun() -> open_port({spawn, "cat"}, [binary]) end),
+    trace(Port, [send, 'receive']),
+    <<"ping">> = run(A, fun() ->
+                                Port ! {self(), {command, <<"ping">>}},
+                                receive {Port, {data, D}} -> D end
+                        end),
+    true = run(A, fun() -> port_close(Port) end),
+    Events = read(S, [Port]),
+    Receives = [fields(E) || E <- lttng_session:select(message_receive, Events)],
+    ?assertEqual([#{<<"to">> => text(Port),
+                    <<"message">> => iolist_to_binary(["{", text(A),
+                                                       ",{command,<<\"ping\">>}}"])},
+                  %% port_close/1 reaches the port as a close message.
+                  #{<<"to">> => text(Port),
+                    <<"message">> => iolist_to_binary(["{", text(A), ",close}"])}],
+                 Receives),
+    Sends = [fields(E) || E <- lttng_session:select(message_send, Events)],
+    ?assertEqual([#{<<"from">> => text(Port), <<"to">> => text(A),
+                    <<"message">> => iolist_to_binary(["{", text(Port),
+                                                       ",{data,<<\"ping\">>}}"])}],
+                 Sends).
 
 %% function_call: entry and depth 0.
 t_call(_Config) ->
