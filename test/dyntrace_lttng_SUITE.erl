@@ -22,6 +22,7 @@
          t_send/1,
          t_receive/1,
          t_garbage_collection/1,
+         t_garbage_collection_info_order/1,
          t_disabled_event/1,
          t_documented_order/1,
          t_options/1,
@@ -31,7 +32,8 @@
 -import(dyntrace_test_mod, [actor/0, run/2]).
 
 -define(SINK, dyntrace_ct_sink).
--define(WORKER_NAME, dyntrace_ct_worker).
+%% A name the VM's printer quotes.
+-define(WORKER_NAME, 'dyntrace ct-worker').
 
 suite() ->
     [{timetrap, {minutes, 2}}].
@@ -50,6 +52,7 @@ all() ->
      t_send,
      t_receive,
      t_garbage_collection,
+     t_garbage_collection_info_order,
      t_disabled_event,
      t_documented_order,
      t_options,
@@ -93,26 +96,37 @@ t_procs(_Config) ->
     A = actor(),
     Other = spawn(fun() -> link_unlink_on_request() end),
     trace(A, [procs, set_on_spawn]),
-    Child = run(A, fun() ->
-                           C = spawn(dyntrace_test_mod, wait, [{shutdown, x}]),
-                           true = link(C),
-                           true = unlink(C),
-                           true = register(?WORKER_NAME, self()),
-                           true = unregister(?WORKER_NAME),
-                           C
-                   end),
+    %% The child's side of a spawn and seq_trace are no events.
+    ?assertEqual(trace, dyntrace:enabled_procs(spawn, [], A)),
+    ?assertEqual(discard, dyntrace:enabled_procs(spawned, [], A)),
+    ?assertEqual(discard, dyntrace:enabled(seq_trace, [], A)),
+    {Child, FunChild} =
+        run(A, fun() ->
+                       C = spawn(dyntrace_test_mod, wait, [{shutdown, x}]),
+                       true = link(C),
+                       true = unlink(C),
+                       true = register(?WORKER_NAME, self()),
+                       true = unregister(?WORKER_NAME),
+                       {C, spawn(fun() -> receive never -> ok end end)}
+               end),
     Other ! {link_unlink, A, self()},
     receive {Other, done} -> ok end,
     ChildRef = monitor(process, Child),
     Child ! go,
     receive {'DOWN', ChildRef, process, Child, _} -> ok end,
+    FunRef = monitor(process, FunChild),
+    exit(FunChild, kill),
+    receive {'DOWN', FunRef, process, FunChild, _} -> ok end,
     dyntrace_test_mod:stop(A),
-    Events = read(S, [A, Child, Other]),
+    Events = read(S, [A, Child, Other, FunChild]),
 
-    [Spawn] = lttng_session:select(process_spawn, Events),
-    ?assertEqual(#{<<"pid">> => text(Child), <<"parent">> => text(A),
-                   <<"entry">> => <<"dyntrace_test_mod:wait/1">>},
-                 fields(Spawn)),
+    %% One event per spawn (the child's `spawned' writes none); a fun is
+    %% started by erlang:apply/2, as the runtime reports it.
+    ?assertEqual([#{<<"pid">> => text(Child), <<"parent">> => text(A),
+                    <<"entry">> => <<"dyntrace_test_mod:wait/1">>},
+                  #{<<"pid">> => text(FunChild), <<"parent">> => text(A),
+                    <<"entry">> => <<"erlang:apply/2">>}],
+                 [fields(E) || E <- lttng_session:select(process_spawn, Events)]),
 
     Links = [fields(E) || E <- lttng_session:select(process_link, Events)],
     Link = fun(From, To, Type) ->
@@ -129,13 +143,14 @@ t_procs(_Config) ->
     ?assertEqual(0, count(Link(A, Other, <<"link">>), Links)),
 
     Registers = [fields(E) || E <- lttng_session:select(process_register, Events)],
-    Name = atom_to_binary(?WORKER_NAME),
+    Name = <<"'dyntrace ct-worker'">>,
     ?assertEqual([#{<<"pid">> => text(A), <<"name">> => Name, <<"type">> => <<"register">>},
                   #{<<"pid">> => text(A), <<"name">> => Name, <<"type">> => <<"unregister">>}],
                  Registers),
 
     Exits = [fields(E) || E <- lttng_session:select(process_exit, Events)],
     ?assertEqual([#{<<"pid">> => text(Child), <<"reason">> => <<"{shutdown,x}">>},
+                  #{<<"pid">> => text(FunChild), <<"reason">> => <<"killed">>},
                   #{<<"pid">> => text(A), <<"reason">> => <<"normal">>}],
                  Exits).
 
@@ -284,10 +299,14 @@ t_call(_Config) ->
     A = actor(),
     1 = erlang:trace_pattern({dyntrace_test_mod, work, 1}, true, [local]),
     trace(A, [call]),
+    %% With `arity' the runtime hands {M,F,Arity} instead of the arguments.
+    B = actor(),
+    trace(B, [call, arity]),
     {acc, [1, 2, 3]} = run(A, fun() -> dyntrace_test_mod:work(3) end),
-    Events = [fields(E) || E <- lttng_session:select(function_call, read(S, [A]))],
-    ?assertEqual([#{<<"pid">> => text(A), <<"entry">> => <<"dyntrace_test_mod:work/1">>,
-                    <<"depth">> => 0}],
+    {acc, [1]} = run(B, fun() -> dyntrace_test_mod:work(1) end),
+    Events = [fields(E) || E <- lttng_session:select(function_call, read(S, [A, B]))],
+    ?assertEqual([call_fields(A, <<"dyntrace_test_mod:work/1">>),
+                  call_fields(B, <<"dyntrace_test_mod:work/1">>)],
                  Events).
 
 %% function_return from return_from and return_to.
@@ -432,6 +451,21 @@ t_garbage_collection(_Config) ->
     %% Minor collections reclaim the garbage of the loop.
     ?assert(lists:any(fun(E) -> lttng_session:field(<<"reclaimed">>, E) > 0 end,
                       lttng_session:select(gc_minor_end, Events))).
+
+%% GC sizes are read by key, whatever the order of the info list.
+t_garbage_collection_info_order(_Config) ->
+    S = start_session(t_garbage_collection_info_order, [gc_minor_start, gc_major_end]),
+    Me = self(),
+    Info = [{heap_block_size, 610}, {mbuf_size, 1}, {recent_size, 2},
+            {old_heap_block_size, 987}, {bin_vheap_size, 3}, {wordsize, 42}],
+    ok = dyntrace:trace_garbage_collection(gc_minor_start, [], Me, Info, #{}),
+    ok = dyntrace:trace_garbage_collection(gc_major_end, [], Me, lists:reverse(Info), #{}),
+    Events = read(S, [Me]),
+    ?assertEqual([{gc_minor_start, #{<<"pid">> => text(Me), <<"need">> => 42,
+                                     <<"heap">> => 610, <<"old_heap">> => 987}},
+                  {gc_major_end, #{<<"pid">> => text(Me), <<"reclaimed">> => 42,
+                                   <<"heap">> => 610, <<"old_heap">> => 987}}],
+                 [{N, F} || #{name := N, fields := F} <- Events]).
 
 %% An event that no session enables is answered `discard' and not written.
 t_disabled_event(_Config) ->
