@@ -27,7 +27,8 @@
          t_documented_order/1,
          t_options/1,
          t_junk_callbacks/1,
-         t_reload/1]).
+         t_reload/1,
+         t_all/1]).
 
 -import(dyntrace_test_mod, [actor/0, run/2]).
 
@@ -57,7 +58,8 @@ all() ->
      t_documented_order,
      t_options,
      t_junk_callbacks,
-     t_reload].
+     t_reload,
+     t_all].
 
 init_per_suite(Config) ->
     ok = lttng_session:ensure_daemon(),
@@ -624,6 +626,36 @@ t_reload(_Config) ->
                    lttng_session:field(<<"to">>, E) =:= text(A)],
     ?assertEqual([<<"before_reload">>, <<"after_first_reload">>,
                   <<"after_second_reload">>], Messages).
+
+%% Everything at once on one actor and its port: all 18 events appear,
+%% each with identifiers of the right kind.
+t_all(_Config) ->
+    S = start_session(t_all, all_events()),
+    A = actor(),
+    1 = erlang:trace_pattern({dyntrace_test_mod, fail, 1},
+                             [{'_', [], [{exception_trace}]}], [local]),
+    trace(A, [all]),
+    %% `all' includes `silent', which would hide the call events.
+    1 = erlang:trace(A, false, [silent]),
+    erlang:trace(new_ports, true, [all, {tracer, dyntrace, []}]),
+    {Port, Child} =
+        run(A, fun() ->
+                       P = open_port({spawn, "cat"}, [binary]),
+                       true = port_command(P, <<"x">>),
+                       receive {P, {data, _}} -> ok end,
+                       true = port_close(P),
+                       C = spawn_link(dyntrace_test_mod, wait, [normal]),
+                       true = register(?WORKER_NAME, C),
+                       C ! go,
+                       throw = catch_class(throw),
+                       _ = dyntrace_test_mod:grow_and_collect(500),
+                       {P, C}
+               end),
+    dyntrace_test_mod:stop(A),
+    Events = read(S, [A, Port, Child]),
+    ?assertEqual(lists:sort(all_events()),
+                 lists:usort([N || #{name := N} <- Events])),
+    [?assertEqual(ok, kinds_ok(E), E) || E <- Events].
 
 %%%===================================================================
 %%% Helpers
