@@ -5,6 +5,7 @@
 -module(dyntrace_test_mod).
 
 -export([work/1, outer/1, fail/1, unmute/0, mute/0,
+         a_function_whose_code_location_is_longer_than_the_smallest_byte_limit/0,
          grow_and_collect/1,
          actor/0, run/2, stop/1, stop/2, wait/1]).
 
@@ -22,6 +23,10 @@ outer(N) ->
 fail(error) -> erlang:error({failed, error});
 fail(throw) -> erlang:throw({failed, throw});
 fail(exit) -> erlang:exit({failed, exit}).
+
+%% @doc A code location longer than 64 bytes, which is never cut.
+a_function_whose_code_location_is_longer_than_the_smallest_byte_limit() ->
+    ok.
 
 %% @doc Match-spec hook of the silent case: its pattern says `{silent,false}'.
 unmute() -> ok.
