@@ -38,8 +38,10 @@
 -define(CONFIGS, [untraced, floor_discard, probe_off, floor_trace, probe_on,
                   dbg_port, dbg_process]).
 %% Beyond this, the node's memory is the run's problem, not the figure:
-%% a process tracer over it is killed and its round marked capped.
--define(MEMORY_LIMIT, (4 * 1024 * 1024 * 1024)).
+%% a process tracer over it is killed (with the io server it writes
+%% through, which is where `io:format' does its formatting) and its round
+%% marked capped.
+-define(MEMORY_LIMIT, (2 * 1024 * 1024 * 1024)).
 -define(SAMPLE_MS, 10).
 -define(MB, (1024 * 1024)).
 
@@ -250,7 +252,7 @@ run_once(#{name := Name, params := Params, flags := Flags, events := Events,
     Work = start(Name, Params),
     Contaminated = prepare_lttng(Config, Session, Events),
     Tracer = attach(Config, Name, Work, Flags),
-    Sampler = start_sampler(tracer_id(Tracer)),
+    Sampler = start_sampler(tracer_id(Tracer), tracer_pids(Tracer)),
     T0 = erlang:monotonic_time(microsecond),
     _ = [P ! go || P <- maps:get(go, Work)],
     Capped = wait_done(maps:get(go, Work), RoundCap) =/= ok,
@@ -326,6 +328,9 @@ tracer_id({port, Port, _}) -> Port;
 tracer_id({process, Pid, _, _}) -> Pid;
 tracer_id(_) -> undefined.
 
+tracer_pids({process, Pid, Fd, _}) -> [Pid, Fd];
+tracer_pids(_) -> [].
+
 %% Waits until the tracer has written everything; the events it handled.
 drain(none, _) ->
     {false, undefined};
@@ -345,19 +350,22 @@ drain({port, Port, File}, Cap) ->
 drain({process, Pid, Fd, C}, Cap) ->
     Deadline = erlang:monotonic_time(millisecond) + Cap,
     Capped = wait_idle(Pid, Deadline) =/= ok,
-    Capped andalso exit(Pid, kill),
+    Capped andalso [exit(P, kill) || P <- [Pid, Fd]],
     dbg:stop(),
-    ok = file:close(Fd),
+    _ = file:close(Fd),
     {Capped, counters:get(C, 1)}.
 
+%% dbg's tracer takes its whole mailbox at once, then writes it: it is idle
+%% when its mailbox is empty and it waits in its receive.
 wait_idle(Pid, Deadline) ->
-    case erlang:process_info(Pid, [message_queue_len, status]) of
+    case erlang:process_info(Pid, [message_queue_len, status, current_function]) of
         undefined -> killed;
-        [{message_queue_len, 0}, {status, waiting}] -> ok;
+        [{message_queue_len, 0}, {status, waiting},
+         {current_function, {dbg, recv_all_traces, 3}}] -> ok;
         _ ->
             case erlang:monotonic_time(millisecond) > Deadline of
                 true -> timeout;
-                false -> timer:sleep(5), wait_idle(Pid, Deadline)
+                false -> timer:sleep(2), wait_idle(Pid, Deadline)
             end
     end.
 
@@ -418,22 +426,21 @@ counter_line(Out, What) ->
 %%% MEMORY SAMPLER
 %%%===================================================================
 
-start_sampler(Tracer) ->
-    Parent = self(),
+start_sampler(Tracer, Victims) ->
     spawn_link(fun() ->
-                       process_flag(priority, high),
-                       sample(Parent, Tracer, erlang:memory(total), 0, false)
+                       process_flag(priority, max),
+                       sample(Tracer, Victims, erlang:memory(total), 0, false)
                end).
 
-sample(Parent, Tracer, Peak, QMax, Killed) ->
+sample(Tracer, Victims, Peak, QMax, Killed) ->
     Mem = erlang:memory(total),
     Q = queue_len(Tracer),
-    Kill = Mem > ?MEMORY_LIMIT andalso is_pid(Tracer) andalso not Killed,
-    Kill andalso exit(Tracer, kill),
+    Kill = Mem > ?MEMORY_LIMIT andalso Victims =/= [] andalso not Killed,
+    Kill andalso [exit(P, kill) || P <- Victims],
     receive
         {stop, From} -> From ! {sampled, self(), max(Peak, Mem), max(QMax, Q), Killed orelse Kill}
     after ?SAMPLE_MS ->
-            sample(Parent, Tracer, max(Peak, Mem), max(QMax, Q), Killed orelse Kill)
+            sample(Tracer, Victims, max(Peak, Mem), max(QMax, Q), Killed orelse Kill)
     end.
 
 queue_len(Pid) when is_pid(Pid) ->
@@ -502,7 +509,7 @@ method_md() ->
     "end of the workload; **queue**: the largest tracer mailbox (`dbg_process`) or port queue "
     "(`dbg_port`) seen.\n"
     "- CAPPED: a round that hit the per-round time cap or the memory limit "
-    "(4 GiB; the tracer process is killed); a configuration stops after its time budget.\n\n".
+    "(2 GiB; the tracer process and its io server are killed); a configuration stops after its time budget.\n\n".
 
 workload_md(#{workload := #{name := Name, title := Title, params := Params},
               runs := Runs, recorded := Recorded, discarded := Discarded}) ->
