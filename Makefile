@@ -10,6 +10,9 @@ demo:
 test:
 	./scripts/test.sh
 
+bench:
+	./bench/run.sh
+
 lint:
 	cargo fmt --all -- --check
 	cargo clippy --release -- -D warnings
