@@ -20,6 +20,7 @@
          t_call_exception/1,
          t_call_silent/1,
          t_send/1,
+         t_send_remote/1,
          t_receive/1,
          t_garbage_collection/1,
          t_garbage_collection_info_order/1,
@@ -52,6 +53,7 @@ all() ->
      t_call_exception,
      t_call_silent,
      t_send,
+     t_send_remote,
      t_receive,
      t_garbage_collection,
      t_garbage_collection_info_order,
@@ -417,6 +419,51 @@ t_send(_Config) ->
     %% A send to a registered name: the runtime hands the name, as written.
     ?assertEqual(1, count(Send(atom_to_binary(?SINK), <<"{by_name,\"text\"}">>), Events)),
     ?assertEqual(1, count(Send(text(Dead), <<"to_the_dead">>), Events)).
+
+%% Sends to another node: remote pids as the VM numbers them, and a
+%% {Name, Node} destination as written.
+t_send_remote(_Config) ->
+    case start_distribution() of
+        ok ->
+            try
+                send_remote()
+            after
+                net_kernel:stop()
+            end;
+        {error, Why} ->
+            {skip, io_lib:format("no distribution: ~p", [Why])}
+    end.
+
+send_remote() ->
+    {ok, Peer, Node} = peer:start_link(#{name => peer:random_name(dyntrace_ct)}),
+    try
+        Remote = erpc:call(Node, erlang, spawn, [timer, sleep, [infinity]]),
+        RemoteText = text(Remote),
+        ?assertMatch({match, _}, re:run(RemoteText, "^<[1-9][0-9]*\\.[0-9]+\\.[0-9]+>$")),
+        S = start_session(t_send_remote, [message_send]),
+        A = actor(),
+        trace(A, [send]),
+        ok = run(A, fun() ->
+                            Remote ! {remote, 1},
+                            {nobody_here, Node} ! {remote, 2},
+                            ok
+                    end),
+        Events = [fields(E) || E <- lttng_session:select(message_send, read(S, [A]))],
+        ?assertEqual(1, count(#{<<"from">> => text(A), <<"to">> => RemoteText,
+                                <<"message">> => <<"{remote,1}">>}, Events)),
+        ?assertEqual(1, count(#{<<"from">> => text(A),
+                                <<"to">> => iolist_to_binary(io_lib:format("~w", [{nobody_here, Node}])),
+                                <<"message">> => <<"{remote,2}">>}, Events))
+    after
+        peer:stop(Peer)
+    end.
+
+start_distribution() ->
+    _ = os:cmd("epmd -daemon"),
+    case net_kernel:start([list_to_atom("dyntrace_ct_" ++ os:getpid()), shortnames]) of
+        {ok, _} -> ok;
+        {error, Why} -> {error, Why}
+    end.
 
 %% message_receive: the receiver and the message.
 t_receive(_Config) ->
