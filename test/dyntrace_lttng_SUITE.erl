@@ -698,10 +698,16 @@ t_junk_callbacks(_Config) ->
             {trace_garbage_collection, [gc_minor_start, [], Me, [a, b | c], #{}]},
             {trace_garbage_collection, [gc_major_end, [], Me,
                                         [{heap_block_size, -1}, {wordsize, 1 bsl 70}], #{}]}],
+    #{bad_arguments := BadBefore} = dyntrace:stats(),
     Results = [{F, Args, junk_result(F, Args)} || {F, Args} <- Junk],
+    #{bad_arguments := BadAfter} = dyntrace:stats(),
     ct:log("~p", [Results]),
     [?assert(lists:member(R, [ok, trace, discard, badarg]), {F, Args, R})
      || {F, Args, R} <- Results],
+    %% Each rejected call is counted.
+    Rejected = [R || {_, _, badarg = R} <- Results],
+    ?assert(length(Rejected) >= 5),
+    ?assertEqual(length(Rejected), BadAfter - BadBefore),
     %% The node still traces: a real event appears.
     A = actor(),
     trace(A, [send]),
