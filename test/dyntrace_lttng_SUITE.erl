@@ -68,7 +68,10 @@ all() ->
 init_per_suite(Config) ->
     ok = lttng_session:ensure_daemon(),
     {module, dyntrace} = code:ensure_loaded(dyntrace),
-    %% OTP's runtime_tools has a dyntrace module too, without these.
+    %% OTP's runtime_tools has a dyntrace module too, without these: ours
+    %% must come first in the code path.
+    Which = code:which(dyntrace),
+    nomatch = string:find(Which, "runtime_tools"),
     Events = dyntrace:enabled_events(),
     true = is_list(Events),
     ok = lttng_session:wait_registered(),
