@@ -10,6 +10,7 @@
 -export([all/0, suite/0, init_per_suite/1, end_per_suite/1,
          init_per_testcase/2, end_per_testcase/2]).
 -export([t_lttng_list/1,
+         t_event_fields/1,
          t_procs/1,
          t_ports/1,
          t_running_process/1,
@@ -43,6 +44,7 @@ suite() ->
 
 all() ->
     [t_lttng_list,
+     t_event_fields,
      t_procs,
      t_ports,
      t_running_process,
@@ -99,6 +101,61 @@ end_per_testcase(Case, _Config) ->
 t_lttng_list(_Config) ->
     Expected = lists:sort(all_events()),
     ?assertEqual(Expected, lists:sort(listed_events(os:getpid()))).
+
+%% The trace's own metadata declares each event's fields in SPEC.md's
+%% order and types: strings, `depth' unsigned 32-bit, GC sizes unsigned
+%% 64-bit. Tools written for OTP's LTTng build read these declarations.
+t_event_fields(_Config) ->
+    S = start_session(t_event_fields, all_events()),
+    ok = dyntrace:trace_send(send, [], self(), declared, #{extra => self()}),
+    lttng_session:stop(S),
+    #{dir := Dir} = S,
+    [Metadata | _] = filelib:wildcard(filename:join(Dir, "**/metadata")),
+    Text = lttng_session:cmd_ok("babeltrace2 --output-format=ctf-metadata '"
+                                ++ filename:dirname(Metadata) ++ "'"),
+    lttng_session:destroy(S),
+    Declared = maps:from_list(
+                 [{list_to_atom(Name), declared_fields(Body)}
+                  || [Name, Body] <- match_all(Text, "(?s)name = \"org_erlang_dyntrace:"
+                                               "([a-z_]+)\";.*?fields := struct \\{"
+                                               "(.*?)\\};")]),
+    Str = fun(Names) -> [{string, N} || N <- Names] end,
+    Call = Str(["pid", "entry"]) ++ [{{unsigned, 32}, "depth"}],
+    Gc = fun(Size) -> Str(["pid"]) ++ [{{unsigned, 64}, F} || F <- [Size, "heap", "old_heap"]] end,
+    Expected = #{process_spawn => Str(["pid", "parent", "entry"]),
+                 process_link => Str(["from", "to", "type"]),
+                 process_exit => Str(["pid", "reason"]),
+                 process_register => Str(["pid", "name", "type"]),
+                 process_scheduled => Str(["pid", "entry", "type"]),
+                 port_open => Str(["pid", "driver", "port"]),
+                 port_exit => Str(["port", "reason"]),
+                 port_link => Str(["from", "to", "type"]),
+                 port_scheduled => Str(["pid", "entry", "type"]),
+                 function_call => Call,
+                 function_return => Call,
+                 function_exception => Str(["pid", "entry", "class"]),
+                 message_send => Str(["from", "to", "message"]),
+                 message_receive => Str(["to", "message"]),
+                 gc_minor_start => Gc("need"),
+                 gc_minor_end => Gc("reclaimed"),
+                 gc_major_start => Gc("need"),
+                 gc_major_end => Gc("reclaimed")},
+    ?assertEqual(lists:sort(all_events()), lists:sort(maps:keys(Expected))),
+    ?assertEqual(Expected, Declared).
+
+%% `string _pid;' and `integer { size = 32; ... signed = 0; ... } _depth;'
+declared_fields(Body) ->
+    [case Type of
+         "string" -> {string, Name};
+         _ ->
+             [[Size]] = match_all(Type, "size = ([0-9]+);"),
+             Sign = case match_all(Type, "signed = (0|false);") of
+                        [] -> signed;
+                        _ -> unsigned
+                    end,
+             {{Sign, list_to_integer(Size)}, Name}
+     end
+     || [Type, Name] <- match_all(Body, "(string|integer \\{[^}]*\\}) _([a-z_]+);")].
 
 %% spawn, link/unlink on both sides, register/unregister, exit.
 t_procs(_Config) ->
