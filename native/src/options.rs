@@ -20,15 +20,18 @@ pub fn max_term_bytes_of(state: Term) -> usize {
         return DEFAULT_MAX_TERM_BYTES;
     }
     if state.is_map() {
+        // `max_term_bytes` is the only key: a map with any other is invalid.
+        let size = state.map_size().unwrap_or(usize::MAX);
         match state.map_get(max_term_bytes()) {
-            Err(_) => return DEFAULT_MAX_TERM_BYTES,
-            Ok(value) => {
+            Err(_) if size == 0 => return DEFAULT_MAX_TERM_BYTES,
+            Ok(value) if size == 1 => {
                 if let Ok(n) = value.decode::<usize>() {
                     if (MIN_MAX_TERM_BYTES..=MAX_MAX_TERM_BYTES).contains(&n) {
                         return n;
                     }
                 }
             }
+            _ => {}
         }
     }
     stats::count_bad_tracer_state();
