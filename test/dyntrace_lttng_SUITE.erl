@@ -240,7 +240,6 @@ t_ports(_Config) ->
     dyntrace_test_mod:stop(B, {shutdown, y}),
     wait_port_gone(Port2),
     Events = read(S, [Port, Port2]),
-    ct:log("~p", [Events]),
 
     Opens = [fields(E) || E <- lttng_session:select(port_open, Events)],
     ?assertEqual([#{<<"pid">> => text(A), <<"driver">> => atom_text(Name),
@@ -326,7 +325,6 @@ t_running_port(_Config) ->
     ?assertEqual(trace, dyntrace:enabled(in, [], Port)),
     ok = wait_discard(fun() -> dyntrace:enabled(in, [], self()) end, process_scheduled),
     Events = [fields(E) || E <- lttng_session:select(port_scheduled, read(S, [Port]))],
-    ct:log("~p", [Events]),
     ?assert(length(Events) >= 2),
     ?assert(lists:all(fun(#{<<"pid">> := P}) -> P =:= text(Port) end, Events)),
     Types = lists:usort([T || #{<<"type">> := T} <- Events]),
@@ -391,7 +389,6 @@ t_call_return_to(_Config) ->
     trace(A, [call, return_to]),
     {outer, {acc, [1, 2]}} = run(A, fun() -> dyntrace_test_mod:outer(2) end),
     Events = read(S, [A]),
-    ct:log("~p", [Events]),
     Calls = [fields(E) || E <- lttng_session:select(function_call, Events)],
     ?assertEqual([call_fields(A, <<"dyntrace_test_mod:outer/1">>),
                   call_fields(A, <<"dyntrace_test_mod:work/1">>)],
@@ -442,7 +439,6 @@ t_call_silent(_Config) ->
                        dyntrace_test_mod:work(3)
                end),
     Events = read(S, [A]),
-    ct:log("~p", [Events]),
     Work = <<"dyntrace_test_mod:work/1">>,
     Calls = [fields(E) || E <- lttng_session:select(function_call, Events)],
     %% The match spec runs before the event is written: the call that says
@@ -471,7 +467,6 @@ t_send(_Config) ->
                    ok
            end),
     Events = [fields(E) || E <- lttng_session:select(message_send, read(S, [A]))],
-    ct:log("~p", [Events]),
     Send = fun(To, Msg) ->
                    #{<<"from">> => text(A), <<"to">> => To, <<"message">> => Msg}
            end,
@@ -533,7 +528,6 @@ t_receive(_Config) ->
     A ! {acc, [1, 2, 3]},
     {acc, [1, 2, 3]} = run(A, fun() -> receive {acc, _} = M -> M end end),
     Events = [fields(E) || E <- lttng_session:select(message_receive, read(S, [A]))],
-    ct:log("~p", [Events]),
     ?assertEqual(1, count(#{<<"to">> => text(A), <<"message">> => <<"{acc,[1,2,3]}">>},
                           Events)),
     ?assert(lists:all(fun(#{<<"to">> := To}) -> To =:= text(A) end, Events)).
