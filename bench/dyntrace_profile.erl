@@ -33,7 +33,7 @@ workload(Trips) ->
     _ = [erlang:trace(P, false, [all]) || P <- [self(), Echo]],
     ok = lttng_session:stop(S),
     #{dir := Dir} = S,
-    Out = os:cmd("babeltrace2 '" ++ Dir ++ "' -c sink.utils.counter"),
+    Out = os:cmd("babeltrace2 '" ++ Dir ++ "' -c sink.utils.counter -p step=+0"),
     io:format(standard_error, "~s~n", [Out]),
     {match, [N]} = re:run(Out, "^\\s*([0-9]+)\\s+event messages", [multiline, caseless, {capture, all_but_first, list}]),
     io:format("events ~s~n", [N]),
