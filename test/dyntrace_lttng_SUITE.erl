@@ -168,14 +168,17 @@ t_procs(_Config) ->
     ?assertEqual(trace, dyntrace:enabled_procs(spawn, [], A)),
     ?assertEqual(discard, dyntrace:enabled_procs(spawned, [], A)),
     ?assertEqual(discard, dyntrace:enabled(seq_trace, [], A)),
-    {Child, FunChild} =
+    {Child, FunChild, Port} =
         run(A, fun() ->
                        C = spawn(dyntrace_test_mod, wait, [{shutdown, x}]),
                        true = link(C),
                        true = unlink(C),
                        true = register(?WORKER_NAME, self()),
                        true = unregister(?WORKER_NAME),
-                       {C, spawn(fun() -> receive never -> ok end end)}
+                       P = open_port({spawn, "cat"}, []),
+                       true = unlink(P),
+                       true = port_close(P),
+                       {C, spawn(fun() -> receive never -> ok end end), P}
                end),
     Other ! {link_unlink, A, self()},
     receive {Other, done} -> ok end,
@@ -209,6 +212,10 @@ t_procs(_Config) ->
     ?assertEqual(1, count(Link(Other, A, <<"link">>), Links)),
     ?assertEqual(1, count(Link(Other, A, <<"unlink">>), Links)),
     ?assertEqual(0, count(Link(A, Other, <<"link">>), Links)),
+    %% A process's links to ports are process_link events too: open_port/2
+    %% links the opener to the port.
+    ?assertEqual([Link(A, Port, <<"link">>), Link(A, Port, <<"unlink">>)],
+                 [L || #{<<"to">> := To} = L <- Links, To =:= text(Port)]),
 
     Registers = [fields(E) || E <- lttng_session:select(process_register, Events)],
     Name = <<"'dyntrace ct-worker'">>,
