@@ -131,14 +131,20 @@ load_times() ->
 
 %% @doc The wall time of `l(dyntrace)' in a fresh node, median of `Runs'
 %% runs, in ms: with no daemon, a running one, a SIGSTOPped one, and a
-%% SIGSTOPped one with `LTTNG_UST_REGISTER_TIMEOUT=3000' set by the
-%% operator. Also prints them.
+%% SIGSTOPped one with `LTTNG_UST_REGISTER_TIMEOUT' set to 3000 or 0 in
+%% the VM's environment by the operator. Also prints them. From the top
+%% directory, after `rebar3 ct' (or `erlc -o DIR test/*.erl'):
+%% ```
+%% erl -noshell -pa _build/test/lib/dyntrace/ebin -pa _build/test/lib/dyntrace/test \
+%%     -eval 'dyntrace_rel_node:load_times(5), halt().'
+%% '''
 -spec load_times(pos_integer()) -> [{atom(), float()}].
 load_times(Runs) ->
     Cases = [{no_daemon, none, []},
              {running_daemon, running, []},
              {stopped_daemon, stopped, []},
-             {stopped_daemon_timeout_3000, stopped, [{"LTTNG_UST_REGISTER_TIMEOUT", "3000"}]}],
+             {stopped_daemon_timeout_3000, stopped, [{"LTTNG_UST_REGISTER_TIMEOUT", "3000"}]},
+             {stopped_daemon_timeout_0, stopped, [{"LTTNG_UST_REGISTER_TIMEOUT", "0"}]}],
     Figures = [{Name, median([load_time(Daemon, Env) || _ <- lists:seq(1, Runs)])}
                || {Name, Daemon, Env} <- Cases],
     [io:format("~-30s ~9.1f ms~n", [Name, Ms]) || {Name, Ms} <- Figures],
