@@ -1,72 +1,26 @@
 //! `dyntrace`: an `erl_tracer` module that writes LTTng-UST events.
 //!
-//! The NIF entry points live here; the event table is `events`, the tag
-//! lookup `routes`, the callbacks `tracer`, the term printer `format`, the
-//! C provider's interface `lttng`.
+//! The library entry and the utility NIFs live here; the 18 tracer
+//! callbacks are raw NIFs in `callbacks`, their logic in `tracer`. The
+//! event table is `events`, the tag lookup `routes`, the term printer
+//! `format` (pid texts cached in `ident_cache`), the C provider's
+//! interface `lttng`.
 
+mod callbacks;
 mod events;
 mod format;
+mod ident_cache;
 mod lttng;
 mod options;
 mod routes;
 mod stats;
 mod tracer;
 
-use events::{Class, EventId};
+use events::EventId;
 use rustler::codegen_runtime::{ErlNifEntry, ErlNifEnv, ErlNifFunc, ErlNifTerm};
 use rustler::types::binary::NewBinary;
 use rustler::{Atom, Binary, Encoder, Env, NifResult, Term};
 use std::ffi::{c_int, c_void};
-
-/// One `enabled_<class>/3` + `trace_<class>/5` pair per trace class.
-macro_rules! class_callbacks {
-    ($($class:ident: $enabled:ident, $trace:ident;)*) => {$(
-        #[rustler::nif]
-        fn $enabled<'a>(tag: Term<'a>, _state: Term<'a>, tracee: Term<'a>) -> Atom {
-            tracer::enabled(Some(Class::$class), tag, tracee)
-        }
-
-        #[rustler::nif]
-        fn $trace<'a>(
-            env: Env<'a>,
-            tag: Term<'a>,
-            state: Term<'a>,
-            tracee: Term<'a>,
-            term: Term<'a>,
-            opts: Term<'a>,
-        ) -> NifResult<Atom> {
-            tracer::emit(env, Some(Class::$class), tag, state, tracee, term, opts)
-        }
-    )*};
-}
-
-class_callbacks! {
-    Procs: enabled_procs, trace_procs;
-    Ports: enabled_ports, trace_ports;
-    RunningProcs: enabled_running_procs, trace_running_procs;
-    RunningPorts: enabled_running_ports, trace_running_ports;
-    Call: enabled_call, trace_call;
-    Send: enabled_send, trace_send;
-    Receive: enabled_receive, trace_receive;
-    GarbageCollection: enabled_garbage_collection, trace_garbage_collection;
-}
-
-#[rustler::nif]
-fn enabled<'a>(tag: Term<'a>, _state: Term<'a>, tracee: Term<'a>) -> Atom {
-    tracer::enabled(None, tag, tracee)
-}
-
-#[rustler::nif]
-fn trace<'a>(
-    env: Env<'a>,
-    tag: Term<'a>,
-    state: Term<'a>,
-    tracee: Term<'a>,
-    term: Term<'a>,
-    opts: Term<'a>,
-) -> NifResult<Atom> {
-    tracer::emit(env, None, tag, state, tracee, term, opts)
-}
 
 /// The text a `message`/`reason` field would hold for `term` under the
 /// byte limit `max_term_bytes`.
@@ -158,9 +112,11 @@ static ENTRY: once_cell::sync::OnceCell<Entry> = once_cell::sync::OnceCell::new(
 pub unsafe extern "C" fn nif_init() -> *const ErlNifEntry {
     rustler::codegen_runtime::internal_write_symbols();
     let entry = ENTRY.get_or_init(|| {
-        let funcs: Vec<ErlNifFunc> = rustler::codegen_runtime::inventory::iter::<rustler::Nif>()
-            .map(rustler::Nif::get_def)
-            .collect();
+        let mut funcs: Vec<ErlNifFunc> =
+            rustler::codegen_runtime::inventory::iter::<rustler::Nif>()
+                .map(rustler::Nif::get_def)
+                .collect();
+        funcs.extend(callbacks::table());
         let funcs: &'static [ErlNifFunc] = Box::leak(funcs.into_boxed_slice());
         let mut entry = ErlNifEntry::new(c"dyntrace", funcs, nif_load);
         entry.upgrade = Some(nif_upgrade);

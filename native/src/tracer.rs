@@ -2,7 +2,8 @@
 //! event from the terms the runtime hands over.
 
 use crate::events::{Class, EventId, LinkSide, Route};
-use crate::format::{format_atom, format_identifier, format_term_bounded};
+use crate::format::{format_atom, format_term_bounded};
+use crate::ident_cache::write_identifier;
 use crate::{lttng, options, routes, stats};
 use rustler::sys::{enif_get_list_cell, enif_get_tuple, ErlNifTerm as ERL_NIF_TERM};
 use rustler::{Atom, Env, Error, NifResult, Term};
@@ -31,13 +32,17 @@ const UNDEFINED: &[u8] = b"undefined";
 /// a started LTTng session, `discard` otherwise. `trace_status` keeps the
 /// tracer attached whatever LTTng's state, so that `lttng enable-event`
 /// and `lttng start` after `erlang:trace/3` take effect at once.
+///
+/// The runtime asks `enabled(trace_status, ...)` before every event, so
+/// that question is answered first, before any route lookup.
 #[inline]
 pub fn enabled(class: Option<Class>, tag: Term, tracee: Term) -> Atom {
+    if trace_status() == tag {
+        return trace();
+    }
     match find_route(class, tag, tracee) {
         Some(route) if lttng::is_enabled(route.event) => trace(),
-        Some(_) => discard(),
-        None if trace_status() == tag => trace(),
-        None => discard(),
+        _ => discard(),
     }
 }
 
@@ -354,7 +359,7 @@ fn tracee_fits(event: EventId, tracee: Term) -> bool {
 /// A pid, exactly and in full; anything else is not a process here.
 fn pid(term: Term, out: &mut Vec<u8>) -> Result<(), Malformed> {
     if term.is_pid() {
-        format_identifier(term, out);
+        write_identifier(term, out);
         Ok(())
     } else {
         Err(Malformed)
@@ -364,7 +369,7 @@ fn pid(term: Term, out: &mut Vec<u8>) -> Result<(), Malformed> {
 /// Pids and ports, exactly and in full; anything else is not an identifier.
 fn identifier(term: Term, out: &mut Vec<u8>) -> Result<(), Malformed> {
     if term.is_pid() || term.is_port() {
-        format_identifier(term, out);
+        write_identifier(term, out);
         Ok(())
     } else {
         Err(Malformed)

@@ -1,0 +1,105 @@
+//! The 18 `erl_tracer` callbacks, as raw NIFs.
+//!
+//! They run on every trace event of every traced process: rustler's
+//! `#[nif]` wrapper would allocate an argument vector per call, before the
+//! enabled check even looks at the tag. These take the runtime's argument
+//! array as it comes and allocate nothing.
+
+use crate::events::Class;
+use crate::tracer;
+use rustler::codegen_runtime::{ErlNifEnv, ErlNifFunc, ErlNifTerm};
+use rustler::{Env, Term};
+use std::ffi::c_int;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+/// Runs a callback body over the call's `N` arguments. A body that answers
+/// `None`, or panics, raises `badarg`: nothing unwinds into the VM.
+///
+/// # Safety
+/// `env` and `argv` are what the runtime passed for a function of arity `N`
+/// (the table below registers each callback with its arity).
+#[inline(always)]
+unsafe fn run<const N: usize, F>(
+    env: *mut ErlNifEnv,
+    argc: c_int,
+    argv: *const ErlNifTerm,
+    body: F,
+) -> ErlNifTerm
+where
+    F: for<'a> FnOnce(Env<'a>, [Term<'a>; N]) -> Option<ErlNifTerm>,
+{
+    if argc as usize != N {
+        return rustler::sys::enif_make_badarg(env);
+    }
+    let answer = catch_unwind(AssertUnwindSafe(|| {
+        let marker = ();
+        let env = Env::new(&marker, env);
+        let args = std::array::from_fn(|i| Term::new(env, *argv.add(i)));
+        body(env, args)
+    }));
+    match answer {
+        Ok(Some(term)) => term,
+        _ => rustler::sys::enif_make_badarg(env),
+    }
+}
+
+/// One `enabled*/3` + `trace*/5` pair per trace class, plus the generic
+/// pair (`None`: the class follows from the tag and the tracee).
+macro_rules! callbacks {
+    ($($class:expr => $enabled:ident, $trace:ident;)*) => {
+        $(
+            unsafe extern "C" fn $enabled(
+                env: *mut ErlNifEnv,
+                argc: c_int,
+                argv: *const ErlNifTerm,
+            ) -> ErlNifTerm {
+                run(env, argc, argv, |_, [tag, _state, tracee]| {
+                    Some(tracer::enabled($class, tag, tracee).as_c_arg())
+                })
+            }
+
+            unsafe extern "C" fn $trace(
+                env: *mut ErlNifEnv,
+                argc: c_int,
+                argv: *const ErlNifTerm,
+            ) -> ErlNifTerm {
+                run(env, argc, argv, |env, [tag, state, tracee, term, opts]| {
+                    tracer::emit(env, $class, tag, state, tracee, term, opts)
+                        .ok()
+                        .map(|ok| ok.as_c_arg())
+                })
+            }
+        )*
+
+        /// The callbacks' entries for the library's function table.
+        pub fn table() -> Vec<ErlNifFunc> {
+            vec![$(
+                entry(concat!(stringify!($enabled), "\0"), 3, $enabled),
+                entry(concat!(stringify!($trace), "\0"), 5, $trace),
+            )*]
+        }
+    };
+}
+
+callbacks! {
+    None => enabled, trace;
+    Some(Class::Procs) => enabled_procs, trace_procs;
+    Some(Class::Ports) => enabled_ports, trace_ports;
+    Some(Class::RunningProcs) => enabled_running_procs, trace_running_procs;
+    Some(Class::RunningPorts) => enabled_running_ports, trace_running_ports;
+    Some(Class::Call) => enabled_call, trace_call;
+    Some(Class::Send) => enabled_send, trace_send;
+    Some(Class::Receive) => enabled_receive, trace_receive;
+    Some(Class::GarbageCollection) => enabled_garbage_collection, trace_garbage_collection;
+}
+
+type RawNif = unsafe extern "C" fn(*mut ErlNifEnv, c_int, *const ErlNifTerm) -> ErlNifTerm;
+
+fn entry(name: &'static str, arity: u32, function: RawNif) -> ErlNifFunc {
+    ErlNifFunc {
+        name: name.as_ptr().cast(),
+        arity,
+        function,
+        flags: 0,
+    }
+}
