@@ -22,6 +22,7 @@
          t_call_silent/1,
          t_send/1,
          t_send_remote/1,
+         t_send_many_pids/1,
          t_receive/1,
          t_garbage_collection/1,
          t_garbage_collection_info_order/1,
@@ -56,6 +57,7 @@ all() ->
      t_call_silent,
      t_send,
      t_send_remote,
+     t_send_many_pids,
      t_receive,
      t_garbage_collection,
      t_garbage_collection_info_order,
@@ -481,6 +483,28 @@ t_send(_Config) ->
     %% A send to a registered name: the runtime hands the name, as written.
     ?assertEqual(1, count(Send(atom_to_binary(?SINK), <<"{by_name,\"text\"}">>), Events)),
     ?assertEqual(1, count(Send(text(Dead), <<"to_the_dead">>), Events)).
+
+%% Many senders, more than any cache of pid texts holds, on every
+%% scheduler: each event's `from' is the sender's own pid, which the
+%% message also carries.
+t_send_many_pids(_Config) ->
+    S = start_session(t_send_many_pids, [message_send]),
+    A = actor(),
+    trace(A, [send, set_on_spawn]),
+    Count = 2000,
+    Senders = run(A, fun() ->
+                             Me = self(),
+                             Ps = [spawn(fun() -> Me ! {hello, self()} end)
+                                   || _ <- lists:seq(1, Count)],
+                             [receive {hello, P} -> P end || P <- Ps]
+                     end),
+    Events = read(S, [A | Senders]),
+    Hellos = [{From, Msg} || #{<<"from">> := From, <<"message">> := <<"{hello,", _/binary>> = Msg}
+                                 <- [fields(E) || E <- lttng_session:select(message_send, Events)]],
+    ?assertEqual(Count, length(Hellos)),
+    ?assertEqual(lists:sort([iolist_to_binary(["{hello,", text(P), "}"]) || P <- Senders]),
+                 lists:sort([Msg || {_, Msg} <- Hellos])),
+    [?assertEqual(<<"{hello,", From/binary, "}">>, Msg) || {From, Msg} <- Hellos].
 
 %% Sends to another node: remote pids as the VM numbers them, and a
 %% {Name, Node} destination as written.
