@@ -13,6 +13,10 @@ test:
 bench:
 	./bench/run.sh
 
+# 60 s at the highest event rate in an isolated node: memory must stay flat.
+soak:
+	rebar3 ct --suite test/dyntrace_reliability_SUITE --case soak_long
+
 lint:
 	cargo fmt --all -- --check
 	cargo clippy --release -- -D warnings
