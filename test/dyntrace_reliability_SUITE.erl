@@ -149,7 +149,10 @@ daemon_stopped(_Config) ->
 %% The module turns LTTng-UST's registration wait off unless the operator
 %% set LTTNG_UST_REGISTER_TIMEOUT (SPEC: loading never holds a scheduler
 %% for long, even with a hung daemon), so a load next to a hung daemon
-%% holds no scheduler noticeably.
+%% holds no scheduler noticeably. (Fails while the module sets the variable
+%% with os:putenv/2: OTP keeps its own copy of the environment, which
+%% getenv(3) in liblttng-ust's constructor does not see, and erlang:load_nif
+%% holds every scheduler during those 3 s.)
 daemon_stopped_load_does_not_wait(_Config) ->
     N = node_start(#{daemon => true}),
     ok = dyntrace_rel_node:stop_daemon(N),
