@@ -13,14 +13,18 @@
 //!   (for maps over 32 keys `%T` prints its internal hash-trie nodes).
 //!
 //! Beyond the budget (each only changes *which* cut text a term gets, when
-//! its full text could not fit anyway; the result is always a prefix of the
-//! full text, ending in `...`, within the budget):
-//! - A list is a printable string when its first N elements are printable
-//!   characters, N = the bytes left in the budget + 1; elements after those
-//!   are not looked at. `%T` writes such a list as `[97,...]` if a later
-//!   element is not printable; either text is longer than the budget.
-//! - Likewise a binary is written `<<"...` when its first N bytes are
-//!   printable ASCII.
+//! its full text could not fit anyway; the result is always within the
+//! budget and ends in `...`):
+//! - A list of more than N elements, N = the budget (`max`) + 1, is written
+//!   as a string when its first N elements are printable characters;
+//!   elements after those are not looked at. `%T` writes it as `[97,...]`
+//!   if a later element is not printable or its tail is improper. Either
+//!   text is longer than the budget, but ours is then not a prefix of the
+//!   VM's. Lists of at most `max` + 1 elements are exact.
+//! - Likewise a binary of more than N bytes is written `<<"...` when its
+//!   first N bytes are printable ASCII. Scans stay within twice the text
+//!   written plus N: a scanned list or binary is then printed, at least
+//!   one byte per element scanned.
 //! - An integer whose decimal text is known, from its magnitude and without
 //!   converting it, to be over twice what is left of the budget (plus 64
 //!   bytes) is not written at all: the text is cut (`...`) just before it. Converting a huge bignum costs

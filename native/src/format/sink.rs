@@ -10,6 +10,7 @@ pub struct Sink<'a> {
     start: usize,
     /// Index in `out` where the text must end at the latest.
     end: usize,
+    max: usize,
     full: bool,
 }
 
@@ -20,6 +21,7 @@ impl<'a> Sink<'a> {
             out,
             start,
             end: start.saturating_add(max.max(ELLIPSIS.len())),
+            max,
             full: false,
         }
     }
@@ -33,6 +35,15 @@ impl<'a> Sink<'a> {
     #[inline]
     pub fn room(&self) -> usize {
         self.end.saturating_sub(self.out.len())
+    }
+
+    /// How many list elements or binary bytes to look at when deciding
+    /// whether a list or binary prints as text: one more than the whole
+    /// budget. A longer one that is printable that far is written as text,
+    /// cut; this bounds the scan and keeps it below twice the output.
+    #[inline]
+    pub fn scan_bound(&self) -> usize {
+        self.max.saturating_add(1)
     }
 
     /// Writes `bytes`; the first byte past the budget marks the text cut

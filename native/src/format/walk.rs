@@ -189,7 +189,7 @@ fn list_start(env: *mut ErlNifEnv, list: ErlNifTerm, sink: &mut Sink, work: &mut
         sink.put(b"[]");
         return;
     };
-    if is_printable_list(env, list, sink.room() + 1) {
+    if is_printable_list(env, list, sink.scan_bound()) {
         write_string(env, list, sink);
         return;
     }
@@ -281,7 +281,7 @@ fn write_binary(env: *mut ErlNifEnv, term: ErlNifTerm, sink: &mut Sink) {
         // SAFETY: `data` points to `size` readable bytes.
         unsafe { std::slice::from_raw_parts(bin.data, bin.size) }
     };
-    let scanned = &bytes[..bytes.len().min(sink.room() + 1)];
+    let scanned = &bytes[..bytes.len().min(sink.scan_bound())];
     let printable = !bytes.is_empty() && scanned.iter().all(|b| (b' '..0x7F).contains(b));
     if printable {
         sink.put(b"<<\"");
