@@ -105,7 +105,19 @@ t_numbers(_Config) ->
     <<"4.940656e-324">> = fmt(5.0e-324),
     same_as_vm([0, 1 bsl 59, 1 bsl 60, -(1 bsl 60), 1 bsl 63, 1 bsl 64, -(1 bsl 64),
                 12345678901234567890123, Huge, -Huge, 0.0, -0.0, 1.0e300,
-                -1.0e-300, 5.0e-324, 0.1, 123456789.0]).
+                -1.0e-300, 5.0e-324, 0.1, 123456789.0, 9.9999995, 9.9999996e99,
+                1.7976931348623157e308, 2.2250738585072014e-308]),
+    %% Halfway cases round to even, as the VM's printf does.
+    <<"1.234568e+06">> = fmt(1234567.5),
+    <<"1.234568e+06">> = fmt(1234568.5),
+    <<"1.234568e+07">> = fmt(12345675.0),
+    <<"1.234568e+07">> = fmt(12345685.0),
+    same_as_vm([float(N) + 0.5 || N <- lists:seq(1000000, 1000100)]
+               ++ [float(N * 5) || N <- lists:seq(2000000, 2000200)]),
+    %% Floats from random bit patterns, every exponent.
+    _ = rand:seed(exsss, 20261122),
+    same_as_vm([F || _ <- lists:seq(1, 20000),
+                     <<F/float>> <- [<<(rand:uniform(1 bsl 64) - 1):64>>]]).
 
 t_identifiers(_Config) ->
     Port = hd(erlang:ports()),
@@ -245,7 +257,7 @@ quickcheck(Prop, Cases) ->
     quickcheck(Prop, Cases, []).
 
 quickcheck(Prop, Cases, Opts) ->
-    Result = proper:quickcheck(Prop, [{numtests, Cases}, {to_file, user}, long_result | Opts]),
+    Result = proper:quickcheck(Prop, [{numtests, Cases}, quiet, long_result | Opts]),
     ct:pal("~w cases: ~p", [Cases, Result]),
     true = Result.
 

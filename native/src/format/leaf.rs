@@ -7,9 +7,17 @@ use rustler::sys::ErlNifTerm;
 use std::ffi::c_char;
 use std::sync::OnceLock;
 
-/// Room for any pid, port, ref, float or fun: a fun names two atoms of at
-/// most 255 characters, each written in at most 4 bytes, plus quotes.
+/// Room for any pid, port or ref (at most 5 numbers of 10 digits).
+const IDENTIFIER_BUF: usize = 128;
+
+/// Room for anything else: a fun names two atoms of at most 255
+/// characters, each written in at most 4 bytes, plus quotes.
 const LEAF_BUF: usize = 4096;
+
+/// Writes the `%T` text of a pid, port or reference.
+pub fn write_identifier(term: ErlNifTerm, sink: &mut Sink) {
+    snprintf(term, None, IDENTIFIER_BUF, sink);
+}
 
 /// Writes the `%T` text of one leaf term (what fits in the budget).
 pub fn write_leaf(term: ErlNifTerm, sink: &mut Sink) {

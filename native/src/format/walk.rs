@@ -7,13 +7,14 @@
 //! event.
 
 use super::atom::write_atom;
-use super::leaf::{write_bignum, write_bitstring, write_leaf};
+use super::leaf::{write_bignum, write_bitstring, write_identifier, write_leaf};
 use super::sink::Sink;
 use rustler::sys::{
     ErlNifBinary, ErlNifEnv, ErlNifMapIterator, ErlNifMapIteratorEntry, ErlNifTerm,
 };
 use std::cell::RefCell;
 use std::ffi::c_int;
+use std::io::Write;
 use std::mem::MaybeUninit;
 
 /// What is left to do, innermost last.
@@ -45,9 +46,13 @@ thread_local! {
 // a value this code does not know is not undefined behaviour.
 const TYPE_ATOM: c_int = 1;
 const TYPE_BITSTRING: c_int = 2;
+const TYPE_FLOAT: c_int = 3;
 const TYPE_INTEGER: c_int = 5;
 const TYPE_LIST: c_int = 6;
 const TYPE_MAP: c_int = 7;
+const TYPE_PID: c_int = 8;
+const TYPE_PORT: c_int = 9;
+const TYPE_REFERENCE: c_int = 10;
 const TYPE_TUPLE: c_int = 11;
 
 extern "C" {
@@ -132,6 +137,7 @@ fn term_start(
             write_atom(env, term, sink);
         }
         TYPE_INTEGER => write_integer(env, term, sink),
+        TYPE_FLOAT => write_float(env, term, sink),
         TYPE_LIST => list_start(env, term, sink, work),
         TYPE_TUPLE => {
             let mut arity: c_int = 0;
@@ -154,6 +160,7 @@ fn term_start(
         }
         TYPE_MAP => map_start(env, term, sink, work, iters),
         TYPE_BITSTRING => write_binary(env, term, sink),
+        TYPE_PID | TYPE_PORT | TYPE_REFERENCE => write_identifier(term, sink),
         _ => write_leaf(term, sink),
     }
 }
@@ -189,7 +196,7 @@ fn list_start(env: *mut ErlNifEnv, list: ErlNifTerm, sink: &mut Sink, work: &mut
         sink.put(b"[]");
         return;
     };
-    if is_printable_list(env, list, sink.scan_bound()) {
+    if list_char(env, head).is_some() && is_printable_list(env, tail, sink.scan_bound() - 1) {
         write_string(env, list, sink);
         return;
     }
@@ -199,9 +206,9 @@ fn list_start(env: *mut ErlNifEnv, list: ErlNifTerm, sink: &mut Sink, work: &mut
     work.push(Work::Term(head));
 }
 
-/// A non-empty proper list of printable characters, looking at `bound`
-/// elements at most: a longer list whose first `bound` are printable counts
-/// as printable (its text is cut within them anyway).
+/// A proper list of printable characters (the rest of a list whose head
+/// is one), looking at `bound` elements at most: a longer list whose first
+/// `bound` are printable counts as printable.
 fn is_printable_list(env: *mut ErlNifEnv, mut list: ErlNifTerm, bound: usize) -> bool {
     for _ in 0..bound {
         match cell(env, list) {
@@ -246,6 +253,42 @@ fn write_integer(env: *mut ErlNifEnv, term: ErlNifTerm, sink: &mut Sink) {
     } else {
         write_bignum(term, sink);
     }
+}
+
+/// `%.6e` with an exponent of at least two digits, as the VM (C's printf)
+/// writes it: `1.500000e+00`. Rust's `{:.6e}` rounds the exact binary value
+/// to nearest, ties to even, as glibc's printf does; it writes the exponent
+/// bare (`1.500000e0`).
+fn write_float(env: *mut ErlNifEnv, term: ErlNifTerm, sink: &mut Sink) {
+    let mut x = 0f64;
+    // SAFETY: out-pointer to a local.
+    if unsafe { rustler::sys::enif_get_double(env, term, &mut x) } == 0 {
+        write_leaf(term, sink);
+        return;
+    }
+    let mut buf = [0u8; 64];
+    let mut cursor = std::io::Cursor::new(&mut buf[..]);
+    if write!(cursor, "{x:.6e}").is_err() {
+        write_leaf(term, sink);
+        return;
+    }
+    let len = cursor.position() as usize;
+    let text = &buf[..len];
+    let Some(e) = text.iter().position(|b| *b == b'e') else {
+        write_leaf(term, sink);
+        return;
+    };
+    let (mantissa, exponent) = (&text[..e], &text[e + 1..]);
+    let (sign, digits) = match exponent.split_first() {
+        Some((b'-', digits)) => (b'-', digits),
+        _ => (b'+', exponent),
+    };
+    sink.put(mantissa);
+    sink.put(&[b'e', sign]);
+    if digits.len() < 2 {
+        sink.byte(b'0');
+    }
+    sink.put(digits);
 }
 
 fn write_decimal(negative: bool, mut n: u64, sink: &mut Sink) {
