@@ -1,7 +1,8 @@
 #!/usr/bin/env escript
-%% Cost of dyntrace:format_term/2: a typical message, and huge terms at the
-%% default budget next to a term that just fills it. Prints a Markdown
-%% section for BENCHMARKS.md. Run from the repo top after `rebar3 compile`:
+%% Cost of dyntrace:format_term/2 at the default budget: a typical message,
+%% and huge terms next to a term of the same shape that just fills the
+%% budget. Prints a Markdown section for BENCHMARKS.md. Run from the repo
+%% top after `rebar3 compile`:
 %%     escript bench/format_bench.escript
 -mode(compile).
 
@@ -12,33 +13,56 @@ main(_) ->
     Top = filename:dirname(filename:dirname(filename:absname(escript:script_name()))),
     true = code:add_patha(filename:join(Top, "_build/default/lib/dyntrace/ebin")),
     {module, dyntrace} = code:ensure_loaded(dyntrace),
-    Message = {request, self(), make_ref(), {get, <<"user:1234">>, [{timeout, 5000}, verbose]},
-               "a short string", 3.25},
-    Fill = lists:seq(1, 300),
-    Huge = [{"3,000,000-element list", lists:seq(1, 3000000)},
-            {"2,000,000-deep nesting", lists:foldl(fun(_, A) -> [A] end, [], lists:seq(1, 2000000))},
-            {"64 MiB binary", binary:copy(<<7>>, 64 * 1024 * 1024)},
-            {"1,000,000-key map", maps:from_list([{K, K} || K <- lists:seq(1, 1000000)])}],
-    MsgNs = per_call_ns(Message, 200000),
-    FillNs = per_call_ns(Fill, 20000),
+    Message = {request, self(), make_ref(), {get, <<"user:1234">>, [{timeout, 5000}]}, "hi"},
+    Shapes =
+        [{"3,000,000-element list", 3000000, fun(N) -> lists:seq(1, N) end},
+         {"2,000,000-deep nesting", 2000000, fun(N) -> nest(N) end},
+         {"64 MiB binary", 64 * 1024 * 1024, fun(N) -> binary:copy(<<7>>, N) end},
+         {"3,000,000-character string", 3000000, fun(N) -> lists:duplicate(N, $a) end},
+         {"1,000,000-key map", 1000000,
+          fun(N) -> maps:from_list([{K, K} || K <- lists:seq(1, N)]) end}],
     io:format("## Term formatter~n~n"),
-    io:format("`escript bench/format_bench.escript` (after `rebar3 compile`); "
-              "median of ~w rounds, [min-max]; budget ~w bytes.~n~n", [?ROUNDS, ?BUDGET]),
-    io:format("| term | text bytes | time per call | vs. budget-filling term |~n"),
-    io:format("|---|---:|---:|---:|~n"),
-    row(io_lib:format("~w-byte message", [byte_size(dyntrace:format_term(Message, ?BUDGET))]),
-        Message, MsgNs, FillNs),
-    row("budget-filling list (`lists:seq(1, 300)`)", Fill, FillNs, FillNs),
-    [row(Name, Term, per_call_ns(Term, 2000), FillNs) || {Name, Term} <- Huge],
+    io:format("`escript bench/format_bench.escript` (after `rebar3 compile`): ns per "
+              "`dyntrace:format_term(Term, ~w)` call, median of ~w rounds [min-max]. "
+              "Each huge term is compared with the term of the same shape whose text "
+              "just fills the ~w-byte budget.~n~n", [?BUDGET, ?ROUNDS, ?BUDGET]),
+    io:format("| term | text bytes | time per call | same shape, just filling the budget "
+              "| its time | ratio |~n"),
+    io:format("|---|---:|---:|---|---:|---:|~n"),
+    io:format("| ~w-byte message | ~w | ~s | | | |~n",
+              [text_size(Message), text_size(Message), timing(Message, 200000)]),
+    [row(Name, Huge, Make) || {Name, Huge, Make} <- Shapes],
     ok.
 
-row(Name, Term, {Med, Min, Max}, {FillMed, _, _}) ->
-    io:format("| ~s | ~w | ~s [~s-~s] | ~.2fx |~n",
-              [Name, byte_size(dyntrace:format_term(Term, ?BUDGET)), ns(Med), ns(Min), ns(Max),
-               Med / FillMed]).
+row(Name, HugeN, Make) ->
+    Huge = Make(HugeN),
+    FillN = fill(Make, 1, HugeN),
+    Fill = Make(FillN),
+    {HugeMed, _, _} = HugeTime = per_call_ns(Huge, 2000),
+    {FillMed, _, _} = FillTime = per_call_ns(Fill, 2000),
+    io:format("| ~s | ~w | ~s | N = ~w (~w bytes) | ~s | ~.2fx |~n",
+              [Name, text_size(Huge), format_timing(HugeTime), FillN, text_size(Fill),
+               format_timing(FillTime), HugeMed / FillMed]).
+
+%% The largest N in [Lo, Hi] whose term's whole text fits in the budget.
+fill(_Make, Lo, Hi) when Lo >= Hi -> Lo;
+fill(Make, Lo, Hi) ->
+    Mid = (Lo + Hi + 1) div 2,
+    case byte_size(dyntrace:format_term(Make(Mid), 65536)) =< ?BUDGET of
+        true -> fill(Make, Mid, Hi);
+        false -> fill(Make, Lo, Mid - 1)
+    end.
+
+nest(N) -> lists:foldl(fun(_, Acc) -> [Acc] end, [], lists:seq(1, N)).
+
+text_size(Term) -> byte_size(dyntrace:format_term(Term, ?BUDGET)).
+
+timing(Term, Calls) -> format_timing(per_call_ns(Term, Calls)).
+
+format_timing({Med, Min, Max}) -> io_lib:format("~s [~s-~s]", [ns(Med), ns(Min), ns(Max)]).
 
 ns(N) when N >= 1000000 -> io_lib:format("~.2f ms", [N / 1000000]);
-ns(N) when N >= 1000 -> io_lib:format("~.2f us", [N / 1000]);
+ns(N) when N >= 10000 -> io_lib:format("~.1f us", [N / 1000]);
 ns(N) -> io_lib:format("~w ns", [round(N)]).
 
 %% Median, min and max over rounds of the mean ns per call.

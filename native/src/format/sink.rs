@@ -67,6 +67,19 @@ impl<'a> Sink<'a> {
         self.put(&[byte]);
     }
 
+    /// Where the text ends now, for `rollback`; only while not full.
+    #[inline]
+    pub fn mark(&self) -> usize {
+        self.out.len()
+    }
+
+    /// Forgets everything written since `mark` (the text was not full
+    /// then), full or not.
+    pub fn rollback(&mut self, mark: usize) {
+        self.out.truncate(mark);
+        self.full = false;
+    }
+
     /// Stops the text here: what follows could not fit.
     pub fn stop(&mut self) {
         self.full = true;

@@ -191,56 +191,70 @@ fn list_char(env: *mut ErlNifEnv, elem: ErlNifTerm) -> Option<u8> {
     printable.then_some(c)
 }
 
+/// A list: a string if it is a non-empty proper list of printable
+/// characters, else `[...]`. One pass: the string is written while the
+/// list is checked, and taken back at the first element that is not a
+/// printable character. Once the text is full, the check goes on alone up
+/// to `scan_bound` elements; a list printable that far stays a string.
 fn list_start(env: *mut ErlNifEnv, list: ErlNifTerm, sink: &mut Sink, work: &mut Vec<Work>) {
     let Some((head, tail)) = cell(env, list) else {
         sink.put(b"[]");
         return;
     };
-    if list_char(env, head).is_some() && is_printable_list(env, tail, sink.scan_bound() - 1) {
-        write_string(env, list, sink);
-        return;
+    if list_char(env, head).is_none() {
+        return open_list(env, head, tail, sink, work);
     }
+    let mark = sink.mark();
+    let bound = sink.scan_bound();
+    let mut rest = list;
+    let mut seen = 0usize;
+    sink.byte(b'"');
+    loop {
+        let Some((elem, next)) = cell(env, rest) else {
+            if is_nil(env, rest) {
+                sink.byte(b'"');
+                return;
+            }
+            break;
+        };
+        let Some(c) = list_char(env, elem) else {
+            break;
+        };
+        seen += 1;
+        if !sink.is_full() {
+            write_char(c, sink);
+        } else if seen >= bound {
+            return;
+        }
+        rest = next;
+    }
+    sink.rollback(mark);
+    open_list(env, head, tail, sink, work);
+}
+
+fn open_list(
+    env: *mut ErlNifEnv,
+    head: ErlNifTerm,
+    tail: ErlNifTerm,
+    sink: &mut Sink,
+    work: &mut Vec<Work>,
+) {
     sink.byte(b'[');
     work.push(Work::Text(b"]"));
-    work.push(Work::ListTail(tail));
+    if !is_nil(env, tail) {
+        work.push(Work::ListTail(tail));
+    }
     work.push(Work::Term(head));
 }
 
-/// A proper list of printable characters (the rest of a list whose head
-/// is one), looking at `bound` elements at most: a longer list whose first
-/// `bound` are printable counts as printable.
-fn is_printable_list(env: *mut ErlNifEnv, mut list: ErlNifTerm, bound: usize) -> bool {
-    for _ in 0..bound {
-        match cell(env, list) {
-            Some((head, tail)) => {
-                if list_char(env, head).is_none() {
-                    return false;
-                }
-                list = tail;
-            }
-            None => return is_nil(env, list),
-        }
+#[inline]
+fn write_char(c: u8, sink: &mut Sink) {
+    match c {
+        b'"' => sink.put(b"\\\""),
+        b'\n' => sink.put(b"\\n"),
+        0x80.. => sink.put(&[0xC0 | (c >> 6), 0x80 | (c & 0x3F)]),
+        _ => sink.byte(c),
     }
-    true
-}
-
-fn write_string(env: *mut ErlNifEnv, mut list: ErlNifTerm, sink: &mut Sink) {
-    sink.byte(b'"');
-    while !sink.is_full() {
-        let Some((head, tail)) = cell(env, list) else {
-            break;
-        };
-        match list_char(env, head) {
-            Some(b'"') => sink.put(b"\\\""),
-            Some(b'\n') => sink.put(b"\\n"),
-            Some(c @ 0x80..) => sink.put(&[0xC0 | (c >> 6), 0x80 | (c & 0x3F)]),
-            Some(c) => sink.byte(c),
-            // Past the scanned prefix: the text is cut before this.
-            None => sink.stop(),
-        }
-        list = tail;
-    }
-    sink.byte(b'"');
 }
 
 fn write_integer(env: *mut ErlNifEnv, term: ErlNifTerm, sink: &mut Sink) {
