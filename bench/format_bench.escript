@@ -7,7 +7,7 @@
 -mode(compile).
 
 -define(BUDGET, 1024).
--define(ROUNDS, 7).
+-define(ROUNDS, 11).
 
 main(_) ->
     Top = filename:dirname(filename:dirname(filename:absname(escript:script_name()))),
@@ -25,7 +25,9 @@ main(_) ->
     io:format("`escript bench/format_bench.escript` (after `rebar3 compile`): ns per "
               "`dyntrace:format_term(Term, ~w)` call, median of ~w rounds [min-max]. "
               "Each huge term is compared with the term of the same shape whose text "
-              "just fills the ~w-byte budget.~n~n", [?BUDGET, ?ROUNDS, ?BUDGET]),
+              "just fills the ~w-byte budget (rounds interleaved). OTP ~s, ~w schedulers.~n~n",
+              [?BUDGET, ?ROUNDS, ?BUDGET, erlang:system_info(otp_release),
+               erlang:system_info(schedulers)]),
     io:format("| term | text bytes | time per call | same shape, just filling the budget "
               "| its time | ratio |~n"),
     io:format("|---|---:|---:|---|---:|---:|~n"),
@@ -38,8 +40,9 @@ row(Name, HugeN, Make) ->
     Huge = Make(HugeN),
     FillN = fill(Make, 1, HugeN),
     Fill = Make(FillN),
-    {HugeMed, _, _} = HugeTime = per_call_ns(Huge, 2000),
-    {FillMed, _, _} = FillTime = per_call_ns(Fill, 2000),
+    {HugeTime, FillTime} = paired_ns(Huge, Fill, 2000),
+    {HugeMed, _, _} = HugeTime,
+    {FillMed, _, _} = FillTime,
     io:format("| ~s | ~w | ~s | N = ~w (~w bytes) | ~s | ~.2fx |~n",
               [Name, text_size(Huge), format_timing(HugeTime), FillN, text_size(Fill),
                format_timing(FillTime), HugeMed / FillMed]).
@@ -65,11 +68,21 @@ ns(N) when N >= 1000000 -> io_lib:format("~.2f ms", [N / 1000000]);
 ns(N) when N >= 10000 -> io_lib:format("~.1f us", [N / 1000]);
 ns(N) -> io_lib:format("~w ns", [round(N)]).
 
+%% Both terms' timings, their rounds interleaved so that a busy machine
+%% weighs on both alike.
+paired_ns(A, B, Calls) ->
+    _ = {dyntrace:format_term(A, ?BUDGET), dyntrace:format_term(B, ?BUDGET)},
+    Pairs = [{round_ns(A, Calls), round_ns(B, Calls)} || _ <- lists:seq(1, ?ROUNDS)],
+    {stats([X || {X, _} <- Pairs]), stats([Y || {_, Y} <- Pairs])}.
+
+stats(Rounds) ->
+    Sorted = lists:sort(Rounds),
+    {lists:nth((length(Sorted) + 1) div 2, Sorted), hd(Sorted), lists:last(Sorted)}.
+
 %% Median, min and max over rounds of the mean ns per call.
 per_call_ns(Term, Calls) ->
     _ = dyntrace:format_term(Term, ?BUDGET),
-    Rounds = lists:sort([round_ns(Term, Calls) || _ <- lists:seq(1, ?ROUNDS)]),
-    {lists:nth((?ROUNDS + 1) div 2, Rounds), hd(Rounds), lists:last(Rounds)}.
+    stats([round_ns(Term, Calls) || _ <- lists:seq(1, ?ROUNDS)]).
 
 round_ns(Term, Calls) ->
     T0 = erlang:monotonic_time(nanosecond),

@@ -1,42 +1,49 @@
 //! Term to text, as the VM's `%T` writes it, within a byte budget.
 //!
-//! The walk over containers is ours, with an explicit work stack, so that it
-//! stops the moment the budget is spent: a term costs what its printed
-//! prefix costs, whatever its size or depth. Leaves whose text only the VM
-//! knows (pids, ports, refs, funs, floats, bignums) go through
-//! `enif_snprintf("%T")` one at a time (`leaf`).
+//! The walk over containers is ours, with an explicit work stack (no
+//! recursion), so that it stops the moment the budget is spent: a term
+//! costs what its printed prefix costs, whatever its size or depth. Atoms,
+//! integers, floats, strings and binaries are written here; leaves whose
+//! text only the VM knows (pids, ports, refs, funs, bignums, atoms with
+//! characters above 255, bitstrings) go through `enif_snprintf("%T")` one
+//! leaf at a time (`leaf`).
 //!
 //! Where the text differs from `%T` (SPEC.md):
 //! - UTF-8 throughout: characters 160-255 of printable lists, which `%T`
-//!   writes as raw Latin-1 bytes, are written UTF-8 encoded.
-//! - Every map is written flat, `#{K=>V,...}`, in the enif iterator's order
-//!   (for maps over 32 keys `%T` prints its internal hash-trie nodes).
+//!   writes as raw Latin-1 bytes, are written UTF-8 encoded (atoms are
+//!   UTF-8 in `%T` already).
+//! - Every map is written flat, `#{K=>V,...}`, in the enif iterator's order:
+//!   for maps up to 32 keys that is `%T`'s text; over 32 keys `%T` prints
+//!   its internal hash-trie nodes.
 //!
 //! Beyond the budget (each only changes *which* cut text a term gets, when
-//! its full text could not fit anyway; the result is always within the
-//! budget and ends in `...`):
+//! its full text cannot fit anyway; the result is always within the budget
+//! and ends in `...`):
 //! - A list of more than N elements, N = the budget (`max`) + 1, is written
 //!   as a string when its first N elements are printable characters;
 //!   elements after those are not looked at. `%T` writes it as `[97,...]`
 //!   if a later element is not printable or its tail is improper. Either
 //!   text is longer than the budget, but ours is then not a prefix of the
-//!   VM's. Lists of at most `max` + 1 elements are exact.
+//!   VM's. Lists of at most N elements are exact.
 //! - Likewise a binary of more than N bytes is written `<<"...` when its
 //!   first N bytes are printable ASCII. Scans stay within twice the text
 //!   written plus N: a scanned list or binary is then printed, at least
 //!   one byte per element scanned.
 //! - An integer whose decimal text is known, from its magnitude and without
-//!   converting it, to be over twice what is left of the budget (plus 64
-//!   bytes) is not written at all: the text is cut (`...`) just before it. Converting a huge bignum costs
-//!   time quadratic in its size; this keeps the cost bounded by the budget.
+//!   converting it, to be over twice what is left of the budget plus 64
+//!   bytes is not written at all: the text is cut (`...`) just before it.
+//!   Converting a bignum costs time quadratic in its size; this keeps the
+//!   cost bounded by the budget. Smaller ones are written up to the cut.
 //!
-//! Costs that the budget does not bound (documented, rare in traces):
-//! - A bitstring whose size is not a multiple of 8 is printed by the VM with
-//!   a precision of the budget, so the VM stops after about budget elements.
-//! - A sub-binary that does not start on a byte boundary is copied by
-//!   `enif_inspect_binary` before we read it (O(its size)).
+//! Costs the budget does not bound (rare in traces):
+//! - A sub-binary that does not start on a byte boundary (`<<_:3,
+//!   Rest/binary>>`) is copied by `enif_inspect_binary` before we read it:
+//!   O(its size).
 //! - A map over 32 keys costs one small allocation inside the VM (its
 //!   iterator's stack).
+//!
+//! Memory: the work stack and the map iterators live in per-thread buffers
+//! reused from call to call; they hold O(budget) items at most.
 
 mod atom;
 mod leaf;
@@ -46,8 +53,7 @@ mod walk;
 use rustler::Term;
 use sink::Sink;
 
-/// The largest budget callers may ask for; also the bound used for texts
-/// that are never cut.
+/// The budget of texts that are never cut (identifiers, atoms).
 const UNBOUNDED: usize = usize::MAX / 2;
 
 /// Appends `term` as `%T` text, at most `max` bytes; a cut text ends in

@@ -62,16 +62,17 @@ extern "C" {
 
 /// Writes `root` into `sink` until done or full.
 pub fn walk(env: *mut ErlNifEnv, root: ErlNifTerm, sink: &mut Sink) {
-    let done = SCRATCH.with(|scratch| match scratch.try_borrow_mut() {
-        Ok(mut scratch) => {
+    let mut done = false;
+    let _ = SCRATCH.try_with(|scratch| {
+        if let Ok(mut scratch) = scratch.try_borrow_mut() {
             let Scratch { work, iters } = &mut *scratch;
             run(env, root, sink, work, iters);
-            true
+            done = true;
         }
-        Err(_) => false,
     });
     if !done {
-        // Only if re-entered on this thread: fresh buffers for this call.
+        // Re-entered on this thread, or its buffers are gone (thread exit):
+        // fresh buffers for this call.
         run(env, root, sink, &mut Vec::new(), &mut Vec::new());
     }
 }
