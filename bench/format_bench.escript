@@ -20,7 +20,11 @@ main(_) ->
          {"64 MiB binary", 64 * 1024 * 1024, fun(N) -> binary:copy(<<7>>, N) end},
          {"3,000,000-character string", 3000000, fun(N) -> lists:duplicate(N, $a) end},
          {"1,000,000-key map", 1000000,
-          fun(N) -> maps:from_list([{K, K} || K <- lists:seq(1, N)]) end}],
+          fun(N) -> maps:from_list([{K, K} || K <- lists:seq(1, N)]) end},
+         %% Integers of 2^4096 and more are cut before, not converted; the
+         %% largest written integer is compared with one filling the budget.
+         {"2^1,000,000", 1000000, fun(N) -> 1 bsl N end, 3400},
+         {"2^4096 - 1 (largest written)", 4096, fun(N) -> (1 bsl N) - 1 end, 3400}],
     io:format("## Term formatter~n~n"),
     io:format("`escript bench/format_bench.escript` (after `rebar3 compile`): ns per "
               "`dyntrace:format_term(Term, ~w)` call, median of ~w rounds [min-max]. "
@@ -33,12 +37,14 @@ main(_) ->
     io:format("|---|---:|---:|---|---:|---:|~n"),
     io:format("| ~w-byte message | ~w | ~s | | | |~n",
               [text_size(Message), text_size(Message), timing(Message, 200000)]),
-    [row(Name, Huge, Make) || {Name, Huge, Make} <- Shapes],
+    [case Shape of
+         {Name, Huge, Make} -> row(Name, Huge, Make, fill(Make, 1, Huge));
+         {Name, Huge, Make, FillN} -> row(Name, Huge, Make, FillN)
+     end || Shape <- Shapes],
     ok.
 
-row(Name, HugeN, Make) ->
+row(Name, HugeN, Make, FillN) ->
     Huge = Make(HugeN),
-    FillN = fill(Make, 1, HugeN),
     Fill = Make(FillN),
     {HugeTime, FillTime} = paired_ns(Huge, Fill, 2000),
     {HugeMed, _, _} = HugeTime,
