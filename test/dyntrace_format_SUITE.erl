@@ -188,6 +188,15 @@ t_huge_terms(_Config) ->
     <<"#{100000=>#{99999=>", _/binary>> = DeepMapText = fmt(DeepMap),
     true = byte_size(DeepMapText) =< 1024,
     [<<"[#{", _/binary>> = fmt([Map, DeepMap]) || _ <- lists:seq(1, 1000)],
+    %% Big maps inside big maps, their iterators live at once.
+    Inner = maps:from_list([{K, K} || K <- lists:seq(1, 33)]),
+    Outer = maps:from_list([{{k, K}, Inner} || K <- lists:seq(1, 33)]),
+    OuterText = fmt(Outer, ?BIG),
+    {match, Arrows} = re:run(OuterText, "=>", [global]),
+    true = length(Arrows) =:= 33 + 33 * 33,
+    Nested = lists:foldl(fun(D, Acc) -> maps:from_list([{{D, K}, Acc} || K <- lists:seq(1, 40)]) end,
+                         Inner, lists:seq(1, 3)),
+    [?BIG = byte_size(fmt(Nested, ?BIG)) || _ <- lists:seq(1, 20)],
     %% The largest budget, as deep as it goes.
     MaxBrackets = binary:copy(<<"[">>, 65533),
     <<MaxBrackets:65533/binary, "...">> = fmt(Deep, 65536),

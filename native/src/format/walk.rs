@@ -35,7 +35,50 @@ enum Work {
 #[derive(Default)]
 struct Scratch {
     work: Vec<Work>,
-    iters: Vec<ErlNifMapIterator>,
+    iters: Iters,
+}
+
+/// The iterators of the maps being written, innermost last. Each one is
+/// boxed, so that it never moves while the VM uses it; boxes are kept for
+/// the next calls (`live` of them are in use).
+#[derive(Default)]
+struct Iters {
+    // Boxed on purpose: a Vec that grows moves its items.
+    #[allow(clippy::vec_box)]
+    pool: Vec<Box<ErlNifMapIterator>>,
+    live: usize,
+}
+
+impl Iters {
+    /// A fresh (zeroed) iterator on top of the stack.
+    fn push(&mut self) -> &mut ErlNifMapIterator {
+        if self.live == self.pool.len() {
+            // SAFETY: an all-zero iterator is plain data; create fills it.
+            self.pool.push(Box::new(unsafe { std::mem::zeroed() }));
+        }
+        self.live += 1;
+        &mut self.pool[self.live - 1]
+    }
+
+    fn top(&mut self) -> Option<&mut ErlNifMapIterator> {
+        let live = self.live;
+        self.pool
+            .get_mut(live.checked_sub(1)?)
+            .map(|iter| &mut **iter)
+    }
+
+    fn pop(&mut self) {
+        self.live = self.live.saturating_sub(1);
+    }
+
+    /// Destroys the iterators still in use (a walk cut short).
+    fn destroy_all(&mut self, env: *mut ErlNifEnv) {
+        for iter in self.pool.iter_mut().take(self.live) {
+            // SAFETY: a live iterator was created and not destroyed.
+            unsafe { rustler::sys::enif_map_iterator_destroy(env, &mut **iter) };
+        }
+        self.live = 0;
+    }
 }
 
 thread_local! {
@@ -73,7 +116,7 @@ pub fn walk(env: *mut ErlNifEnv, root: ErlNifTerm, sink: &mut Sink) {
     if !done {
         // Re-entered on this thread, or its buffers are gone (thread exit):
         // fresh buffers for this call.
-        run(env, root, sink, &mut Vec::new(), &mut Vec::new());
+        run(env, root, sink, &mut Vec::new(), &mut Iters::default());
     }
 }
 
@@ -82,7 +125,7 @@ fn run(
     root: ErlNifTerm,
     sink: &mut Sink,
     work: &mut Vec<Work>,
-    iters: &mut Vec<ErlNifMapIterator>,
+    iters: &mut Iters,
 ) {
     work.clear();
     work.push(Work::Term(root));
@@ -118,11 +161,7 @@ fn run(
         }
     }
     work.clear();
-    for iter in iters.iter_mut() {
-        // SAFETY: every iterator on the stack was created and not destroyed.
-        unsafe { rustler::sys::enif_map_iterator_destroy(env, iter) };
-    }
-    iters.clear();
+    iters.destroy_all(env);
 }
 
 fn term_start(
@@ -130,7 +169,7 @@ fn term_start(
     term: ErlNifTerm,
     sink: &mut Sink,
     work: &mut Vec<Work>,
-    iters: &mut Vec<ErlNifMapIterator>,
+    iters: &mut Iters,
 ) {
     // SAFETY: `term` is a valid term of `env`.
     match unsafe { term_type(env, term) } {
@@ -374,7 +413,7 @@ fn map_start(
     map: ErlNifTerm,
     sink: &mut Sink,
     work: &mut Vec<Work>,
-    iters: &mut Vec<ErlNifMapIterator>,
+    iters: &mut Iters,
 ) {
     let mut size = 0;
     // SAFETY: out-pointer to a local.
@@ -387,11 +426,7 @@ fn map_start(
         sink.byte(b'}');
         return;
     }
-    // SAFETY: an all-zero iterator is plain data; create fills it in.
-    iters.push(unsafe { std::mem::zeroed() });
-    let Some(iter) = iters.last_mut() else {
-        return;
-    };
+    let iter = iters.push();
     let head = ErlNifMapIteratorEntry::ERL_NIF_MAP_ITERATOR_HEAD;
     // SAFETY: `iter` is ours until destroyed in `map_next` or `run`.
     if unsafe { rustler::sys::enif_map_iterator_create(env, map, iter, head) } == 0 {
@@ -408,9 +443,9 @@ fn map_next(
     first: bool,
     sink: &mut Sink,
     work: &mut Vec<Work>,
-    iters: &mut Vec<ErlNifMapIterator>,
+    iters: &mut Iters,
 ) {
-    let Some(iter) = iters.last_mut() else {
+    let Some(iter) = iters.top() else {
         return;
     };
     let (mut key, mut value) = (ErlNifTerm::default(), ErlNifTerm::default());
