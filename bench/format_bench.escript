@@ -1,0 +1,101 @@
+#!/usr/bin/env escript
+%% Cost of dyntrace:format_term/2 at the default budget: a typical message,
+%% and huge terms next to a term of the same shape that just fills the
+%% budget. Prints a Markdown section for BENCHMARKS.md. Run from the repo
+%% top after `rebar3 compile`:
+%%     escript bench/format_bench.escript
+-mode(compile).
+
+-define(BUDGET, 1024).
+-define(ROUNDS, 11).
+
+main(_) ->
+    Top = filename:dirname(filename:dirname(filename:absname(escript:script_name()))),
+    true = code:add_patha(filename:join(Top, "_build/default/lib/dyntrace/ebin")),
+    {module, dyntrace} = code:ensure_loaded(dyntrace),
+    Message = {request, self(), make_ref(), {get, <<"user:1234">>, [{timeout, 5000}]}, "hi"},
+    Shapes =
+        [{"3,000,000-element list", 3000000, fun(N) -> lists:seq(1, N) end},
+         {"2,000,000-deep nesting", 2000000, fun(N) -> nest(N) end},
+         {"64 MiB binary", 64 * 1024 * 1024, fun(N) -> binary:copy(<<7>>, N) end},
+         {"3,000,000-character string", 3000000, fun(N) -> lists:duplicate(N, $a) end},
+         {"1,000,000-key map", 1000000,
+          fun(N) -> maps:from_list([{K, K} || K <- lists:seq(1, N)]) end},
+         %% Integers of 2^4096 and more are cut before, not converted; the
+         %% largest written integer is compared with one filling the budget.
+         {"2^1,000,000", 1000000, fun(N) -> 1 bsl N end, 3400},
+         {"2^4096 - 1 (largest written)", 4096, fun(N) -> (1 bsl N) - 1 end, 3400}],
+    io:format("## Term formatter~n~n"),
+    io:format("`escript bench/format_bench.escript` (after `rebar3 compile`): ns per "
+              "`dyntrace:format_term(Term, ~w)` call, median of ~w rounds [min-max]. "
+              "Each huge term is compared with the term of the same shape whose text "
+              "just fills the ~w-byte budget (rounds interleaved). OTP ~s, ~w schedulers.~n~n",
+              [?BUDGET, ?ROUNDS, ?BUDGET, erlang:system_info(otp_release),
+               erlang:system_info(schedulers)]),
+    io:format("| term | text bytes | time per call | same shape, just filling the budget "
+              "| its time | ratio |~n"),
+    io:format("|---|---:|---:|---|---:|---:|~n"),
+    io:format("| ~w-byte message | ~w | ~s | | | |~n",
+              [text_size(Message), text_size(Message), timing(Message, 200000)]),
+    [case Shape of
+         {Name, Huge, Make} -> row(Name, Huge, Make, fill(Make, 1, Huge));
+         {Name, Huge, Make, FillN} -> row(Name, Huge, Make, FillN)
+     end || Shape <- Shapes],
+    ok.
+
+row(Name, HugeN, Make, FillN) ->
+    Huge = Make(HugeN),
+    Fill = Make(FillN),
+    {HugeTime, FillTime} = paired_ns(Huge, Fill, 2000),
+    {HugeMed, _, _} = HugeTime,
+    {FillMed, _, _} = FillTime,
+    io:format("| ~s | ~w | ~s | N = ~w (~w bytes) | ~s | ~.2fx |~n",
+              [Name, text_size(Huge), format_timing(HugeTime), FillN, text_size(Fill),
+               format_timing(FillTime), HugeMed / FillMed]).
+
+%% The largest N in [Lo, Hi] whose term's whole text fits in the budget.
+fill(_Make, Lo, Hi) when Lo >= Hi -> Lo;
+fill(Make, Lo, Hi) ->
+    Mid = (Lo + Hi + 1) div 2,
+    case byte_size(dyntrace:format_term(Make(Mid), 65536)) =< ?BUDGET of
+        true -> fill(Make, Mid, Hi);
+        false -> fill(Make, Lo, Mid - 1)
+    end.
+
+nest(N) -> lists:foldl(fun(_, Acc) -> [Acc] end, [], lists:seq(1, N)).
+
+text_size(Term) -> byte_size(dyntrace:format_term(Term, ?BUDGET)).
+
+timing(Term, Calls) -> format_timing(per_call_ns(Term, Calls)).
+
+format_timing({Med, Min, Max}) -> io_lib:format("~s [~s-~s]", [ns(Med), ns(Min), ns(Max)]).
+
+ns(N) when N >= 1000000 -> io_lib:format("~.2f ms", [N / 1000000]);
+ns(N) when N >= 10000 -> io_lib:format("~.1f us", [N / 1000]);
+ns(N) -> io_lib:format("~w ns", [round(N)]).
+
+%% Both terms' timings, their rounds interleaved so that a busy machine
+%% weighs on both alike.
+paired_ns(A, B, Calls) ->
+    _ = {dyntrace:format_term(A, ?BUDGET), dyntrace:format_term(B, ?BUDGET)},
+    Pairs = [{round_ns(A, Calls), round_ns(B, Calls)} || _ <- lists:seq(1, ?ROUNDS)],
+    {stats([X || {X, _} <- Pairs]), stats([Y || {_, Y} <- Pairs])}.
+
+stats(Rounds) ->
+    Sorted = lists:sort(Rounds),
+    {lists:nth((length(Sorted) + 1) div 2, Sorted), hd(Sorted), lists:last(Sorted)}.
+
+%% Median, min and max over rounds of the mean ns per call.
+per_call_ns(Term, Calls) ->
+    _ = dyntrace:format_term(Term, ?BUDGET),
+    stats([round_ns(Term, Calls) || _ <- lists:seq(1, ?ROUNDS)]).
+
+round_ns(Term, Calls) ->
+    T0 = erlang:monotonic_time(nanosecond),
+    loop(Term, Calls),
+    (erlang:monotonic_time(nanosecond) - T0) / Calls.
+
+loop(_Term, 0) -> ok;
+loop(Term, N) ->
+    _ = dyntrace:format_term(Term, ?BUDGET),
+    loop(Term, N - 1).

@@ -1,0 +1,93 @@
+//! Atoms, quoted and escaped exactly as the VM's printer does.
+//!
+//! An atom is left bare when its first character is a Latin-1 lowercase
+//! letter and every other one a Latin-1 letter, a digit or `_`; reserved
+//! words stay bare too, as `%T` leaves them. ASCII controls and 128-159 are
+//! written as escapes, 160-255 UTF-8 encoded (as the VM writes them).
+//! OTP 25's enif reads atom names as Latin-1 only: an atom with a character
+//! above 255 (always quoted) is written by the VM itself.
+
+use super::leaf::write_leaf;
+use super::sink::Sink;
+use rustler::sys::{ErlNifCharEncoding, ErlNifEnv, ErlNifTerm};
+use std::ffi::c_char;
+
+/// 255 Latin-1 characters and the NUL.
+const ATOM_BUF: usize = 256;
+
+/// Writes the atom `term`.
+pub fn write_atom(env: *mut ErlNifEnv, term: ErlNifTerm, sink: &mut Sink) {
+    let mut buf = [0u8; ATOM_BUF];
+    // SAFETY: `buf` holds ATOM_BUF bytes; the VM writes at most that many.
+    let len = unsafe {
+        rustler::sys::enif_get_atom(
+            env,
+            term,
+            buf.as_mut_ptr() as *mut c_char,
+            ATOM_BUF as u32,
+            ErlNifCharEncoding::ERL_NIF_LATIN1,
+        )
+    };
+    match usize::try_from(len) {
+        Ok(len) if len > 0 => write_name(buf.get(..len - 1).unwrap_or(&[]), sink),
+        _ => write_leaf(term, sink),
+    }
+}
+
+/// `name` in Latin-1.
+fn write_name(name: &[u8], sink: &mut Sink) {
+    if name.is_empty() {
+        sink.put(b"''");
+        return;
+    }
+    let quote = needs_quotes(name);
+    if quote {
+        sink.byte(b'\'');
+    }
+    for &c in name {
+        match c {
+            b'\'' => sink.put(b"\\'"),
+            b'\\' => sink.put(b"\\\\"),
+            b'\n' => sink.put(b"\\n"),
+            0x0C => sink.put(b"\\f"),
+            b'\t' => sink.put(b"\\t"),
+            b'\r' => sink.put(b"\\r"),
+            0x08 => sink.put(b"\\b"),
+            0x0B => sink.put(b"\\v"),
+            0..=0x1F | 0x80..=0x9F => octal_escape(c, sink),
+            0xA0.. => sink.put(&[0xC0 | (c >> 6), 0x80 | (c & 0x3F)]),
+            _ => sink.byte(c),
+        }
+    }
+    if quote {
+        sink.byte(b'\'');
+    }
+}
+
+fn octal_escape(c: u8, sink: &mut Sink) {
+    sink.put(&[
+        b'\\',
+        b'0' + (c >> 6),
+        b'0' + ((c >> 3) & 7),
+        b'0' + (c & 7),
+    ]);
+}
+
+/// The VM's rule, on Latin-1 code points.
+fn needs_quotes(name: &[u8]) -> bool {
+    let Some((&first, rest)) = name.split_first() else {
+        return true;
+    };
+    !is_lower(first)
+        || rest
+            .iter()
+            .any(|&c| !(is_lower(c) || is_upper(c) || c.is_ascii_digit() || c == b'_'))
+}
+
+fn is_lower(c: u8) -> bool {
+    c.is_ascii_lowercase() || (c >= 223 && c != 247)
+}
+
+fn is_upper(c: u8) -> bool {
+    c.is_ascii_uppercase() || ((192..=222).contains(&c) && c != 215)
+}

@@ -1,0 +1,466 @@
+//! The walk over a term: an explicit work stack, no recursion, stopped as
+//! soon as the budget is spent.
+//!
+//! Each container writes at least one byte before it pushes its children,
+//! so the stack holds O(budget) items whatever the term's depth. The stack
+//! and the map iterators live in per-thread buffers, reused from event to
+//! event.
+
+use super::atom::write_atom;
+use super::leaf::{write_bignum, write_bitstring, write_identifier, write_leaf};
+use super::sink::Sink;
+use rustler::sys::{
+    ErlNifBinary, ErlNifEnv, ErlNifMapIterator, ErlNifMapIteratorEntry, ErlNifTerm,
+};
+use std::cell::RefCell;
+use std::ffi::c_int;
+use std::io::Write;
+use std::mem::MaybeUninit;
+
+/// What is left to do, innermost last.
+#[derive(Clone, Copy)]
+enum Work {
+    Term(ErlNifTerm),
+    Text(&'static [u8]),
+    /// The rest of a list after an element: `,` and the next element, `|`
+    /// and an improper tail, or nothing.
+    ListTail(ErlNifTerm),
+    /// The remaining elements of a tuple, each after a `,`.
+    Tuple(*const ErlNifTerm, usize),
+    /// The next pair of the map whose iterator is on top of the iterator
+    /// stack; `true` for the first pair.
+    MapNext(bool),
+}
+
+#[derive(Default)]
+struct Scratch {
+    work: Vec<Work>,
+    iters: Iters,
+}
+
+/// The iterators of the maps being written, innermost last. Each one is
+/// boxed, so that it never moves while the VM uses it; boxes are kept for
+/// the next calls (`live` of them are in use).
+#[derive(Default)]
+struct Iters {
+    // Boxed on purpose: a Vec that grows moves its items.
+    #[allow(clippy::vec_box)]
+    pool: Vec<Box<ErlNifMapIterator>>,
+    live: usize,
+}
+
+impl Iters {
+    /// A fresh (zeroed) iterator on top of the stack.
+    fn push(&mut self) -> &mut ErlNifMapIterator {
+        if self.live == self.pool.len() {
+            // SAFETY: an all-zero iterator is plain data; create fills it.
+            self.pool.push(Box::new(unsafe { std::mem::zeroed() }));
+        }
+        self.live += 1;
+        &mut self.pool[self.live - 1]
+    }
+
+    fn top(&mut self) -> Option<&mut ErlNifMapIterator> {
+        let live = self.live;
+        self.pool
+            .get_mut(live.checked_sub(1)?)
+            .map(|iter| &mut **iter)
+    }
+
+    fn pop(&mut self) {
+        self.live = self.live.saturating_sub(1);
+    }
+
+    /// Destroys the iterators still in use (a walk cut short).
+    fn destroy_all(&mut self, env: *mut ErlNifEnv) {
+        for iter in self.pool.iter_mut().take(self.live) {
+            // SAFETY: a live iterator was created and not destroyed.
+            unsafe { rustler::sys::enif_map_iterator_destroy(env, &mut **iter) };
+        }
+        self.live = 0;
+    }
+}
+
+thread_local! {
+    static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
+}
+
+// `enif_term_type` values (erl_nif.h); declared here as a plain int so that
+// a value this code does not know is not undefined behaviour.
+const TYPE_ATOM: c_int = 1;
+const TYPE_BITSTRING: c_int = 2;
+const TYPE_FLOAT: c_int = 3;
+const TYPE_INTEGER: c_int = 5;
+const TYPE_LIST: c_int = 6;
+const TYPE_MAP: c_int = 7;
+const TYPE_PID: c_int = 8;
+const TYPE_PORT: c_int = 9;
+const TYPE_REFERENCE: c_int = 10;
+const TYPE_TUPLE: c_int = 11;
+
+extern "C" {
+    #[link_name = "enif_term_type"]
+    fn term_type(env: *mut ErlNifEnv, term: ErlNifTerm) -> c_int;
+}
+
+/// Writes `root` into `sink` until done or full.
+pub fn walk(env: *mut ErlNifEnv, root: ErlNifTerm, sink: &mut Sink) {
+    let mut done = false;
+    let _ = SCRATCH.try_with(|scratch| {
+        if let Ok(mut scratch) = scratch.try_borrow_mut() {
+            let Scratch { work, iters } = &mut *scratch;
+            run(env, root, sink, work, iters);
+            done = true;
+        }
+    });
+    if !done {
+        // Re-entered on this thread, or its buffers are gone (thread exit):
+        // fresh buffers for this call.
+        run(env, root, sink, &mut Vec::new(), &mut Iters::default());
+    }
+}
+
+fn run(
+    env: *mut ErlNifEnv,
+    root: ErlNifTerm,
+    sink: &mut Sink,
+    work: &mut Vec<Work>,
+    iters: &mut Iters,
+) {
+    work.clear();
+    work.push(Work::Term(root));
+    while let Some(item) = work.pop() {
+        if sink.is_full() {
+            break;
+        }
+        match item {
+            Work::Term(term) => term_start(env, term, sink, work, iters),
+            Work::Text(text) => sink.put(text),
+            Work::ListTail(tail) => match cell(env, tail) {
+                Some((head, tail)) => {
+                    sink.byte(b',');
+                    work.push(Work::ListTail(tail));
+                    work.push(Work::Term(head));
+                }
+                None if is_nil(env, tail) => {}
+                None => {
+                    sink.byte(b'|');
+                    work.push(Work::Term(tail));
+                }
+            },
+            Work::Tuple(elems, left) => {
+                sink.byte(b',');
+                // SAFETY: `left` more elements follow `elems` in the tuple.
+                let elem = unsafe { *elems };
+                if left > 1 {
+                    work.push(Work::Tuple(unsafe { elems.add(1) }, left - 1));
+                }
+                work.push(Work::Term(elem));
+            }
+            Work::MapNext(first) => map_next(env, first, sink, work, iters),
+        }
+    }
+    work.clear();
+    iters.destroy_all(env);
+}
+
+fn term_start(
+    env: *mut ErlNifEnv,
+    term: ErlNifTerm,
+    sink: &mut Sink,
+    work: &mut Vec<Work>,
+    iters: &mut Iters,
+) {
+    // SAFETY: `term` is a valid term of `env`.
+    match unsafe { term_type(env, term) } {
+        TYPE_ATOM => {
+            write_atom(env, term, sink);
+        }
+        TYPE_INTEGER => write_integer(env, term, sink),
+        TYPE_FLOAT => write_float(env, term, sink),
+        TYPE_LIST => list_start(env, term, sink, work),
+        TYPE_TUPLE => {
+            let mut arity: c_int = 0;
+            let mut elems: *const ErlNifTerm = std::ptr::null();
+            // SAFETY: out-pointers to locals.
+            if unsafe { rustler::sys::enif_get_tuple(env, term, &mut arity, &mut elems) } == 0 {
+                write_leaf(term, sink);
+                return;
+            }
+            sink.byte(b'{');
+            work.push(Work::Text(b"}"));
+            if arity > 0 {
+                if arity > 1 {
+                    // SAFETY: the tuple has `arity` elements.
+                    work.push(Work::Tuple(unsafe { elems.add(1) }, arity as usize - 1));
+                }
+                // SAFETY: as above, arity > 0.
+                work.push(Work::Term(unsafe { *elems }));
+            }
+        }
+        TYPE_MAP => map_start(env, term, sink, work, iters),
+        TYPE_BITSTRING => write_binary(env, term, sink),
+        TYPE_PID | TYPE_PORT | TYPE_REFERENCE => write_identifier(term, sink),
+        _ => write_leaf(term, sink),
+    }
+}
+
+fn cell(env: *mut ErlNifEnv, list: ErlNifTerm) -> Option<(ErlNifTerm, ErlNifTerm)> {
+    let (mut head, mut tail) = (ErlNifTerm::default(), ErlNifTerm::default());
+    // SAFETY: out-pointers to locals.
+    let found = unsafe { rustler::sys::enif_get_list_cell(env, list, &mut head, &mut tail) };
+    (found != 0).then_some((head, tail))
+}
+
+fn is_nil(env: *mut ErlNifEnv, term: ErlNifTerm) -> bool {
+    // SAFETY: a valid term.
+    unsafe { rustler::sys::enif_is_empty_list(env, term) != 0 }
+}
+
+/// The character a list element stands for in a printable string.
+fn list_char(env: *mut ErlNifEnv, elem: ErlNifTerm) -> Option<u8> {
+    let mut c: c_int = 0;
+    // SAFETY: out-pointer to a local.
+    if unsafe { rustler::sys::enif_get_int(env, elem, &mut c) } == 0 {
+        return None;
+    }
+    let c = u8::try_from(c).ok()?;
+    // The VM's rule: Latin-1 characters that are not controls, and the
+    // four spaces ' ', '\n', '\t', '\r'.
+    let printable = matches!(c, b' '..=0x7E | 0xA0..=0xFF | b'\n' | b'\t' | b'\r');
+    printable.then_some(c)
+}
+
+/// A list: a string if it is a non-empty proper list of printable
+/// characters, else `[...]`. One pass: the string is written while the
+/// list is checked, and taken back at the first element that is not a
+/// printable character. Once the text is full, the check goes on alone up
+/// to `scan_bound` elements; a list printable that far stays a string.
+fn list_start(env: *mut ErlNifEnv, list: ErlNifTerm, sink: &mut Sink, work: &mut Vec<Work>) {
+    let Some((head, tail)) = cell(env, list) else {
+        sink.put(b"[]");
+        return;
+    };
+    if list_char(env, head).is_none() {
+        return open_list(env, head, tail, sink, work);
+    }
+    let mark = sink.mark();
+    let bound = sink.scan_bound();
+    let mut rest = list;
+    let mut seen = 0usize;
+    sink.byte(b'"');
+    loop {
+        let Some((elem, next)) = cell(env, rest) else {
+            if is_nil(env, rest) {
+                sink.byte(b'"');
+                return;
+            }
+            break;
+        };
+        let Some(c) = list_char(env, elem) else {
+            break;
+        };
+        seen += 1;
+        if !sink.is_full() {
+            write_char(c, sink);
+        } else if seen >= bound {
+            return;
+        }
+        rest = next;
+    }
+    sink.rollback(mark);
+    open_list(env, head, tail, sink, work);
+}
+
+fn open_list(
+    env: *mut ErlNifEnv,
+    head: ErlNifTerm,
+    tail: ErlNifTerm,
+    sink: &mut Sink,
+    work: &mut Vec<Work>,
+) {
+    sink.byte(b'[');
+    work.push(Work::Text(b"]"));
+    if !is_nil(env, tail) {
+        work.push(Work::ListTail(tail));
+    }
+    work.push(Work::Term(head));
+}
+
+#[inline]
+fn write_char(c: u8, sink: &mut Sink) {
+    match c {
+        b'"' => sink.put(b"\\\""),
+        b'\n' => sink.put(b"\\n"),
+        0x80.. => sink.put(&[0xC0 | (c >> 6), 0x80 | (c & 0x3F)]),
+        _ => sink.byte(c),
+    }
+}
+
+fn write_integer(env: *mut ErlNifEnv, term: ErlNifTerm, sink: &mut Sink) {
+    let (mut small, mut unsigned) = (0i64, 0u64);
+    // SAFETY: out-pointers to locals.
+    if unsafe { rustler::sys::enif_get_int64(env, term, &mut small) } != 0 {
+        write_decimal(small < 0, small.unsigned_abs(), sink);
+    } else if unsafe { rustler::sys::enif_get_uint64(env, term, &mut unsigned) } != 0 {
+        write_decimal(false, unsigned, sink);
+    } else {
+        write_bignum(term, sink);
+    }
+}
+
+/// `%.6e` with an exponent of at least two digits, as the VM (C's printf)
+/// writes it: `1.500000e+00`. Rust's `{:.6e}` rounds the exact binary value
+/// to nearest, ties to even, as glibc's printf does; it writes the exponent
+/// bare (`1.500000e0`).
+fn write_float(env: *mut ErlNifEnv, term: ErlNifTerm, sink: &mut Sink) {
+    let mut x = 0f64;
+    // SAFETY: out-pointer to a local.
+    if unsafe { rustler::sys::enif_get_double(env, term, &mut x) } == 0 {
+        write_leaf(term, sink);
+        return;
+    }
+    let mut buf = [0u8; 64];
+    let mut cursor = std::io::Cursor::new(&mut buf[..]);
+    if write!(cursor, "{x:.6e}").is_err() {
+        write_leaf(term, sink);
+        return;
+    }
+    let len = cursor.position() as usize;
+    let text = &buf[..len];
+    let Some(e) = text.iter().position(|b| *b == b'e') else {
+        write_leaf(term, sink);
+        return;
+    };
+    let (mantissa, exponent) = (&text[..e], &text[e + 1..]);
+    let (sign, digits) = match exponent.split_first() {
+        Some((b'-', digits)) => (b'-', digits),
+        _ => (b'+', exponent),
+    };
+    sink.put(mantissa);
+    sink.put(&[b'e', sign]);
+    if digits.len() < 2 {
+        sink.byte(b'0');
+    }
+    sink.put(digits);
+}
+
+fn write_decimal(negative: bool, mut n: u64, sink: &mut Sink) {
+    let mut buf = [0u8; 21];
+    let mut at = buf.len();
+    loop {
+        at -= 1;
+        buf[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    if negative {
+        at -= 1;
+        buf[at] = b'-';
+    }
+    sink.put(&buf[at..]);
+}
+
+fn write_binary(env: *mut ErlNifEnv, term: ErlNifTerm, sink: &mut Sink) {
+    let mut bin = MaybeUninit::<ErlNifBinary>::uninit();
+    // SAFETY: on success the VM fills `bin`; its bytes live as long as the
+    // term, which outlives this call.
+    if unsafe { rustler::sys::enif_inspect_binary(env, term, bin.as_mut_ptr()) } == 0 {
+        write_bitstring(term, sink);
+        return;
+    }
+    let bin = unsafe { bin.assume_init() };
+    let bytes: &[u8] = if bin.size == 0 {
+        &[]
+    } else {
+        // SAFETY: `data` points to `size` readable bytes.
+        unsafe { std::slice::from_raw_parts(bin.data, bin.size) }
+    };
+    let scanned = &bytes[..bytes.len().min(sink.scan_bound())];
+    let printable = !bytes.is_empty() && scanned.iter().all(|b| (b' '..0x7F).contains(b));
+    if printable {
+        sink.put(b"<<\"");
+        for &b in bytes {
+            if sink.is_full() {
+                return;
+            }
+            if b == b'"' {
+                sink.put(b"\\\"");
+            } else {
+                sink.byte(b);
+            }
+        }
+        sink.put(b"\">>");
+    } else {
+        sink.put(b"<<");
+        for (i, &b) in bytes.iter().enumerate() {
+            if sink.is_full() {
+                return;
+            }
+            if i > 0 {
+                sink.byte(b',');
+            }
+            write_decimal(false, u64::from(b), sink);
+        }
+        sink.put(b">>");
+    }
+}
+
+fn map_start(
+    env: *mut ErlNifEnv,
+    map: ErlNifTerm,
+    sink: &mut Sink,
+    work: &mut Vec<Work>,
+    iters: &mut Iters,
+) {
+    let mut size = 0;
+    // SAFETY: out-pointer to a local.
+    if unsafe { rustler::sys::enif_get_map_size(env, map, &mut size) } == 0 {
+        write_leaf(map, sink);
+        return;
+    }
+    sink.put(b"#{");
+    if size == 0 {
+        sink.byte(b'}');
+        return;
+    }
+    let iter = iters.push();
+    let head = ErlNifMapIteratorEntry::ERL_NIF_MAP_ITERATOR_HEAD;
+    // SAFETY: `iter` is ours until destroyed in `map_next` or `run`.
+    if unsafe { rustler::sys::enif_map_iterator_create(env, map, iter, head) } == 0 {
+        iters.pop();
+        sink.stop();
+        return;
+    }
+    work.push(Work::Text(b"}"));
+    work.push(Work::MapNext(true));
+}
+
+fn map_next(
+    env: *mut ErlNifEnv,
+    first: bool,
+    sink: &mut Sink,
+    work: &mut Vec<Work>,
+    iters: &mut Iters,
+) {
+    let Some(iter) = iters.top() else {
+        return;
+    };
+    let (mut key, mut value) = (ErlNifTerm::default(), ErlNifTerm::default());
+    // SAFETY: `iter` is a live iterator of this walk.
+    if unsafe { rustler::sys::enif_map_iterator_get_pair(env, iter, &mut key, &mut value) } == 0 {
+        unsafe { rustler::sys::enif_map_iterator_destroy(env, iter) };
+        iters.pop();
+        return;
+    }
+    unsafe { rustler::sys::enif_map_iterator_next(env, iter) };
+    if !first {
+        sink.byte(b',');
+    }
+    work.push(Work::MapNext(false));
+    work.push(Work::Term(value));
+    work.push(Work::Text(b"=>"));
+    work.push(Work::Term(key));
+}

@@ -1,0 +1,549 @@
+%% The term formatter: `dyntrace:format_term/2' writes what the VM's `%T'
+%% writes (the text a trace script greps for), cut within the byte limit.
+%%
+%% The reference is the VM itself: format_oracle, a test-only NIF that
+%% returns `enif_snprintf("%T")' of a term. SPEC.md's two deliberate
+%% differences are applied to its text: UTF-8 for the Latin-1 characters of
+%% printable strings, and maps over 32 keys written flat.
+-module(dyntrace_format_SUITE).
+
+-export([all/0, init_per_suite/1, end_per_suite/1]).
+-export([t_leaves/1, t_containers/1, t_strings/1, t_atoms/1, t_numbers/1,
+         t_identifiers/1, t_binaries/1, t_cut_utf8/1, t_huge_terms/1,
+         t_beyond_scan_bound/1,
+         prop_matches_vm/1, prop_unicode_atoms/1, prop_big_maps/1]).
+
+%% PropEr's macros, spelled out: only its runtime is installed here.
+-define(FORALL(X, Gen, Prop), proper:forall(Gen, fun(X) -> Prop end)).
+-define(LET(X, Gen, Expr), proper_types:bind(Gen, fun(X) -> Expr end, false)).
+-define(SIZED(S, Gen), proper_types:sized(fun(S) -> Gen end)).
+-define(LAZY(Gen), proper_types:lazy(fun() -> Gen end)).
+-define(WHENFAIL(Action, Prop), proper:whenfail(fun() -> Action end, fun() -> Prop end)).
+
+-define(BIG, 65536).
+-define(PROPERTY_CASES, 20000).
+
+all() ->
+    [t_leaves, t_containers, t_strings, t_atoms, t_numbers, t_identifiers,
+     t_binaries, t_cut_utf8, t_huge_terms, t_beyond_scan_bound,
+     prop_matches_vm, prop_unicode_atoms, prop_big_maps].
+
+init_per_suite(Config) ->
+    ok = format_oracle:build(proplists:get_value(priv_dir, Config)),
+    {module, dyntrace} = code:ensure_loaded(dyntrace),
+    Config.
+
+end_per_suite(_Config) ->
+    ok.
+
+%%% UNIT CASES %%%
+
+t_leaves(_Config) ->
+    same_as_vm([[], {}, #{}, <<>>, "", a, 0, -1, 1.5]),
+    <<"[]">> = fmt([]),
+    <<"{}">> = fmt({}),
+    <<"#{}">> = fmt(#{}),
+    <<"<<>>">> = fmt(<<>>),
+    <<"[]">> = fmt(""),
+    <<"1.500000e+00">> = fmt(1.5).
+
+t_containers(_Config) ->
+    <<"{acc,[1,2,3]}">> = fmt({acc, [1, 2, 3]}),
+    <<"[1|2]">> = fmt([1 | 2]),
+    <<"[a,98,99]">> = fmt([a | "bc"]),
+    <<"[97|98]">> = fmt([$a | $b]),
+    <<"[1,2|<<>>]">> = fmt([1, 2 | <<>>]),
+    <<"#{a=>1,\"b\"=>[]}">> = fmt(#{a => 1, "b" => []}),
+    <<"[[],{[]},{{}}]">> = fmt([[], {[]}, {{}}]),
+    same_as_vm([{acc, [1, 2, 3]}, [1 | 2], [a | "bc"], [[[[]]]], {{{a}}},
+                #{{k} => [#{}], [1] => <<1>>}, [#{a => [1 | 2]} | {x}]]).
+
+t_strings(_Config) ->
+    %% Quote escaped, backslash raw, newline as \n, tab and CR raw.
+    <<"\"a\\\"b\\c\\nd\te\"">> = fmt("a\"b\\c\nd\te"),
+    <<"\"a\rb\"">> = fmt("a\rb"),
+    %% Not printable: a form feed, a control in 128..159, a char > 255.
+    <<"[97,12]">> = fmt([$a, $\f]),
+    <<"[128]">> = fmt([128]),
+    <<"[97,256]">> = fmt([$a, 256]),
+    <<"[97,-1]">> = fmt([$a, -1]),
+    %% Latin-1 160..255: printable, written UTF-8 (the VM writes raw bytes).
+    <<"\"é ÿ\""/utf8>> = fmt([233, 32, 255]),
+    <<"\"", 194, 160, "\"">> = fmt([160]),
+    same_as_vm(["a\"b\\c\nd\te", "a\rb", [$a, $\f], [128], "x'y", [$a, 0], "\t"]).
+
+t_atoms(_Config) ->
+    <<"'Quoted Atom'">> = fmt('Quoted Atom'),
+    <<"'-t_call/1-fun-1-'">> = fmt('-t_call/1-fun-1-'),
+    <<"''">> = fmt(''),
+    <<"'/bin/sh -s unix:cmd'">> = fmt('/bin/sh -s unix:cmd'),
+    <<"and">> = fmt('and'),
+    <<"'a@b'">> = fmt('a@b'),
+    <<"aB_9">> = fmt(aB_9),
+    <<"'don\\'t'">> = fmt('don\'t'),
+    <<"'a\\tb'">> = fmt('a\tb'),
+    <<"'a\\001'">> = fmt('a\x{1}'),
+    <<"'a\\200b'">> = fmt('a\x{80}b'),
+    <<"étÉ"/utf8>> = fmt('étÉ'),
+    <<"'Ét'"/utf8>> = fmt('Ét'),
+    <<"'a×'"/utf8>> = fmt('a×'),
+    <<"'α'"/utf8>> = fmt('α'),
+    same_as_vm(['Quoted Atom', '-t_call/1-fun-1-', '', 'and', 'a@b', 'don\'t', 'a\\b',
+                'a\tb', 'a\x{1}', 'a\x{7f}', 'a\x{80}b', 'étÉ', 'Ét', 'a×', 'aª', 'ß',
+                'α', 'aα', '日本', 'A', '_a', '9a', 'a9', 'ÿ÷', 'a\nb\fc\rd\be\vf']).
+
+t_numbers(_Config) ->
+    <<"-42">> = fmt(-42),
+    <<"18446744073709551616">> = fmt(1 bsl 64),
+    <<"-9223372036854775808">> = fmt(-(1 bsl 63)),
+    Huge = 1 bsl 3000,
+    Text = integer_to_binary(Huge),
+    Text = fmt(Huge),
+    <<"-", Text/binary>> = fmt(-Huge),
+    <<"-0.000000e+00">> = fmt(-0.0),
+    <<"1.000000e+300">> = fmt(1.0e300),
+    <<"4.940656e-324">> = fmt(5.0e-324),
+    same_as_vm([0, 1 bsl 59, 1 bsl 60, -(1 bsl 60), 1 bsl 63, 1 bsl 64, -(1 bsl 64),
+                12345678901234567890123, Huge, -Huge, 0.0, -0.0, 1.0e300,
+                -1.0e-300, 5.0e-324, 0.1, 123456789.0, 9.9999995, 9.9999996e99,
+                1.7976931348623157e308, 2.2250738585072014e-308]),
+    %% Halfway cases round to even, as the VM's printf does.
+    <<"1.234568e+06">> = fmt(1234567.5),
+    <<"1.234568e+06">> = fmt(1234568.5),
+    <<"1.234568e+07">> = fmt(12345675.0),
+    <<"1.234568e+07">> = fmt(12345685.0),
+    same_as_vm([float(N) + 0.5 || N <- lists:seq(1000000, 1000100)]
+               ++ [float(N * 5) || N <- lists:seq(2000000, 2000200)]),
+    %% Floats from random bit patterns, every exponent.
+    _ = rand:seed(exsss, 20261122),
+    same_as_vm([F || _ <- lists:seq(1, 20000),
+                     <<F/float>> <- [<<(rand:uniform(1 bsl 64) - 1):64>>]]).
+
+t_identifiers(_Config) ->
+    Port = hd(erlang:ports()),
+    RemotePid = remote_pid(),
+    RemotePort = remote_port(),
+    RemoteRef = remote_ref(),
+    same_as_vm([self(), Port, make_ref(), RemotePid, RemotePort, RemoteRef,
+                fun lists:reverse/1, fun() -> ok end, fun(X) -> X end,
+                fun 'Quoted Atom':'b c'/0, fun 'ét':f/1,
+                {self(), [RemotePid | Port], #{RemoteRef => RemotePort}}]),
+    <<"fun lists:reverse/1">> = fmt(fun lists:reverse/1),
+    {match, _} = re:run(fmt(RemotePid), "^<[1-9][0-9]*\\.42\\.7>$"),
+    {match, _} = re:run(fmt(RemotePort), "^#Port<[1-9][0-9]*\\.42>$").
+
+t_binaries(_Config) ->
+    <<"<<\"abc\">>">> = fmt(<<"abc">>),
+    <<"<<1,2,3>>">> = fmt(<<1, 2, 3>>),
+    <<"<<97,1:5>>">> = fmt(<<97, 1:5>>),
+    <<"<<1:1>>">> = fmt(<<1:1>>),
+    <<"<<\"a\\\"b\\\">>">> = fmt(<<"a\"b\\">>),
+    <<"<<233>>">> = fmt(<<233>>),
+    <<_:3, Unaligned/bitstring>> = <<0:3, "hello">>,
+    <<"<<\"hello\">>">> = fmt(Unaligned),
+    same_as_vm([<<"abc">>, <<1, 2, 3>>, <<97, 1:5>>, <<1:1>>, <<"a\"b\\">>, <<"a\n">>,
+                <<127>>, <<126>>, <<32>>, Unaligned, <<0:3>>, <<255, 7:3>>]).
+
+%% A budget that ends inside a multi-byte character cuts before it.
+t_cut_utf8(_Config) ->
+    String = lists:duplicate(100, 233),
+    [begin
+         Text = fmt(String, Max),
+         true = byte_size(Text) =< Max,
+         ok = utf8_cut_of(Text, expected(String))
+     end || Max <- lists:seq(64, 80)],
+    <<"\"", _/binary>> = fmt(String, 64),
+    Atom = list_to_atom(lists:duplicate(100, $é)),
+    [begin
+         Text = fmt(Atom, Max),
+         true = byte_size(Text) =< Max,
+         ok = utf8_cut_of(Text, format_oracle:text(Atom))
+     end || Max <- lists:seq(64, 80)],
+    %% 63 bytes of text then a 2-byte character: the cut drops all of it.
+    Odd = [$a | lists:duplicate(100, 233)],
+    <<"\"a", Rest/binary>> = fmt(Odd, 64),
+    61 = byte_size(Rest),
+    <<_:58/binary, "...">> = Rest.
+
+%% Terms far over the budget cost about what the budget costs, and give a
+%% cut text within it (timings are in bench/format_bench.escript).
+t_huge_terms(_Config) ->
+    List = lists:seq(1, 3000000),
+    ok = cut_of(fmt(List), expected(lists:sublist(List, 1000))),
+    Deep = lists:foldl(fun(_, Acc) -> [Acc] end, [], lists:seq(1, 2000000)),
+    Brackets = binary:copy(<<"[">>, 1021),
+    <<Brackets:1021/binary, "...">> = fmt(Deep),
+    DeepTuple = lists:foldl(fun(_, Acc) -> {Acc} end, {}, lists:seq(1, 2000000)),
+    Braces = binary:copy(<<"{">>, 1021),
+    <<Braces:1021/binary, "...">> = fmt(DeepTuple),
+    Bin = binary:copy(<<0>>, 64 * 1024 * 1024),
+    ok = cut_of(fmt(Bin), expected(binary:part(Bin, 0, 1000))),
+    Text = binary:copy(<<"a">>, 64 * 1024 * 1024),
+    ok = cut_of(fmt(Text), expected(binary:part(Text, 0, 2000))),
+    Map = maps:from_list([{K, K} || K <- lists:seq(1, 1000000)]),
+    <<"#{", _/binary>> = MapText = fmt(Map),
+    1024 = byte_size(MapText),
+    %% Maps left half-written: their iterators are released.
+    DeepMap = lists:foldl(fun(K, Acc) -> #{K => Acc} end, #{}, lists:seq(1, 100000)),
+    <<"#{100000=>#{99999=>", _/binary>> = DeepMapText = fmt(DeepMap),
+    true = byte_size(DeepMapText) =< 1024,
+    [<<"[#{", _/binary>> = fmt([Map, DeepMap]) || _ <- lists:seq(1, 1000)],
+    %% Big maps inside big maps, their iterators live at once.
+    Inner = maps:from_list([{K, K} || K <- lists:seq(1, 33)]),
+    Outer = maps:from_list([{{k, K}, Inner} || K <- lists:seq(1, 33)]),
+    OuterText = fmt(Outer, ?BIG),
+    {match, Arrows} = re:run(OuterText, "=>", [global]),
+    true = length(Arrows) =:= 33 + 33 * 33,
+    Nested = lists:foldl(fun(D, Acc) -> maps:from_list([{{D, K}, Acc} || K <- lists:seq(1, 40)]) end,
+                         Inner, lists:seq(1, 3)),
+    [?BIG = byte_size(fmt(Nested, ?BIG)) || _ <- lists:seq(1, 20)],
+    %% The largest budget, as deep as it goes.
+    MaxBrackets = binary:copy(<<"[">>, 65533),
+    <<MaxBrackets:65533/binary, "...">> = fmt(Deep, 65536),
+    LongString = lists:duplicate(3000000, $a),
+    ok = cut_of(fmt(LongString), expected(lists:sublist(LongString, 1100))),
+    %% An integer of 2^4096 or more is not converted (quadratic cost): the
+    %% text is cut just before it, whatever the budget.
+    <<"{ok,...">> = fmt({ok, 1 bsl 1000000}),
+    <<"...">> = fmt(-(1 bsl 100000), 64),
+    <<"[1,...">> = fmt([1, 1 bsl 4096], ?BIG),
+    <<"[1,...">> = fmt([1, -(1 bsl 4096)], ?BIG),
+    Below = (1 bsl 4096) - 1,
+    BelowText = integer_to_binary(Below),
+    BelowText = fmt(Below, ?BIG),
+    <<"-", BelowText/binary>> = fmt(-Below, ?BIG),
+    %% Smaller ones are written up to the cut.
+    ok = cut_of(fmt(1 bsl 300, 64), integer_to_binary(1 bsl 300), 64),
+    ok = cut_of(fmt(Below), BelowText).
+
+%% Lists and binaries are scanned for printability up to the budget + 1
+%% elements only (documented deviation, for terms beyond the bounds).
+t_beyond_scan_bound(_Config) ->
+    NotString = lists:duplicate(1025, $a) ++ [0],
+    <<"\"aaa", _/binary>> = Cut = fmt(NotString),
+    1024 = byte_size(Cut),
+    <<"[97,97,", _/binary>> = format_oracle:text(NotString),
+    NotText = <<(binary:copy(<<"a">>, 1025))/binary, 0>>,
+    <<"<<\"aaa", _/binary>> = fmt(NotText),
+    %% Within the bound, the VM's choice.
+    Short = lists:duplicate(1024, $a) ++ [0],
+    ok = cut_of(fmt(Short), format_oracle:text(Short)),
+    ShortBin = <<(binary:copy(<<"a">>, 1024))/binary, 0>>,
+    ok = cut_of(fmt(ShortBin), format_oracle:text(ShortBin)).
+
+%%% PROPERTIES %%%
+
+%% Random nested terms of every type: the full text is the VM's (after
+%% SPEC's UTF-8 difference), a cut text is its prefix within the budget.
+%% PropEr draws a seed and a budget; the term is built from the seed with
+%% `rand' (much faster than PropEr's own generators, and a failing seed
+%% rebuilds its term: `random_term(Seed)').
+prop_matches_vm(_Config) ->
+    Prop = ?FORALL({Seed, Max}, {seed_g(), proper_types:choose(64, 2048)},
+                   begin
+                       Term = random_term(Seed),
+                       ?WHENFAIL(ct:pal("seed ~w: random_term(~w)", [Seed, Seed]),
+                                 check_term(Term, Max))
+                   end),
+    quickcheck(Prop, ?PROPERTY_CASES, [noshrink]).
+
+%% Atoms of any characters, which the VM writes in UTF-8 itself.
+prop_unicode_atoms(_Config) ->
+    Char = proper_types:oneof([proper_types:choose(0, 255), proper_types:choose(256, 2100),
+                               proper_types:choose(16#3040, 16#30FF),
+                               proper_types:choose(16#1F600, 16#1F64F)]),
+    Atom = ?LET(Chars, proper_types:list(Char), list_to_atom(lists:sublist(Chars, 255))),
+    Prop = ?FORALL({A, Max}, {Atom, proper_types:choose(64, 300)},
+                   begin
+                       Term = {A, [A, A]},
+                       Expected = format_oracle:text(Term),
+                       ?WHENFAIL(ct:pal("atom ~w (~w), budget ~w", [A, atom_to_list(A), Max]),
+                                 fmt(Term, ?BIG) =:= Expected
+                                 andalso check_cut(Expected, fmt(Term, Max), Max))
+                   end),
+    quickcheck(Prop, 2000).
+
+%% Maps over 32 keys: written flat, `#{K=>V,...}', each pair as the VM
+%% writes K and V, every pair once, in the VM's iteration order.
+prop_big_maps(_Config) ->
+    Gen = ?LET({N, Values}, {proper_types:choose(33, 150),
+                             proper_types:vector(150, leaf_g())},
+               maps:from_list(lists:zip(lists:seq(1, N), lists:sublist(Values, N)))),
+    Prop = ?FORALL(Map, Gen,
+                   begin
+                       Text = fmt(Map, ?BIG),
+                       ?WHENFAIL(ct:pal("map ~w~ngot ~s", [Map, Text]),
+                                 flat_map_text(Map, Text))
+                   end),
+    quickcheck(Prop, 300).
+
+quickcheck(Prop, Cases) ->
+    quickcheck(Prop, Cases, []).
+
+quickcheck(Prop, Cases, Opts) ->
+    Result = proper:quickcheck(Prop, [{numtests, Cases}, quiet, long_result | Opts]),
+    ct:pal("~w cases: ~p", [Cases, Result]),
+    true = Result.
+
+check_term(Term, Max) ->
+    Expected = expected(Term),
+    Full = fmt(Term, ?BIG),
+    Cut = fmt(Term, Max),
+    ?WHENFAIL(ct:pal("term ~w~nbudget ~w~nexpected ~w~nfull ~w~ncut ~w",
+                     [Term, Max, Expected, Full, Cut]),
+              check_cut(Expected, Full, ?BIG) andalso check_cut(Expected, Cut, Max)).
+
+%% Text is Expected if that fits in Max, else a prefix of it ending in
+%% `...', within Max, valid UTF-8, cut at most one character early.
+check_cut(Expected, Text, Max) when byte_size(Expected) =< Max ->
+    Text =:= Expected;
+check_cut(Expected, Text, Max) ->
+    Size = byte_size(Text),
+    Size =< Max andalso utf8_cut_of(Text, Expected) =:= ok
+        andalso Size >= Max - 3.
+
+%%% RANDOM TERMS (from a seed) %%%
+
+%% 48 uniform bits (PropEr's wide integer ranges stay near its size).
+seed_g() ->
+    Part = proper_types:choose(0, 65535),
+    ?LET({A, B, C}, {Part, Part, Part}, (A bsl 32) bor (B bsl 16) bor C).
+
+%% A nested term of every type, depth 1 to 5, up to 6 children each. Uses
+%% the process's `rand' state, which PropEr uses too: put back after.
+random_term(Seed) ->
+    Saved = rand:export_seed(),
+    _ = rand:seed(exsss, Seed),
+    Term = r_term(rand:uniform(5)),
+    _ = Saved =/= undefined andalso rand:seed(Saved),
+    Term.
+
+r_term(0) ->
+    r_leaf();
+r_term(Depth) ->
+    Sub = fun() -> r_term(Depth - 1) end,
+    case rand:uniform(9) of
+        N when N =< 3 -> r_leaf();
+        N when N =< 5 -> r_list(Sub);
+        6 -> list_to_tuple(r_list(Sub));
+        7 -> maps:from_list(r_list(fun() -> {Sub(), Sub()} end));
+        8 -> [Sub() | r_list(Sub)] ++ improper(r_leaf());
+        9 -> [r_leaf() | r_leaf()]
+    end.
+
+improper(Tail) when is_list(Tail) -> {Tail};
+improper(Tail) -> Tail.
+
+r_list(Gen) ->
+    [Gen() || _ <- lists:seq(1, rand:uniform(7) - 1)].
+
+r_leaf() ->
+    case rand:uniform(16) of
+        1 -> r_atom();
+        2 -> rand:uniform(2001) - 1001;
+        3 -> (rand:uniform(1 bsl 62) - (1 bsl 61)) * rand:uniform(64);
+        4 -> r_sign() * ((1 bsl (58 + rand:uniform(640))) + rand:uniform(1 bsl 60));
+        5 -> r_float();
+        6 -> r_string();
+        7 -> r_chars(fun() -> rand:uniform(301) - 1 end);
+        8 -> list_to_binary(r_chars(fun() -> rand:uniform(256) - 1 end));
+        9 -> list_to_binary([$x | r_chars(fun() -> 31 + rand:uniform(95) end)]);
+        10 -> <<(list_to_binary(r_chars(fun() -> rand:uniform(256) - 1 end)))/binary,
+                (rand:uniform(128)):(rand:uniform(7))>>;
+        11 -> unaligned(list_to_binary(r_chars(fun() -> 31 + rand:uniform(95) end)));
+        12 -> r_pick([self(), hd(erlang:ports()), make_ref(), remote_pid(), remote_port(),
+                      remote_ref()]);
+        13 -> r_pick([fun lists:reverse/1, fun() -> ok end, fun(X) -> {X} end,
+                      fun 'Quoted Atom':'b c'/0]);
+        14 -> r_pick([[], {}, #{}, <<>>, "", [[]], {{}}]);
+        15 -> r_chars(fun() -> r_pick([$a, $\n, $\t, $\r, $", $\\, 233, 160, 255, 0, 12, 127, 128, 256]) end);
+        16 -> lists:duplicate(rand:uniform(60), $a) ++ r_pick(["", [0], "b", [300]])
+    end.
+
+r_atom() ->
+    case rand:uniform(3) of
+        1 -> r_pick(['Quoted Atom', '-t_call/1-fun-1-', '', 'and', 'a@b', ok, 'don\'t',
+                     'a\\b', 'A', '_', 'a\tb', 'a\x{7f}', aB_9, 'a\x{1}']);
+        2 -> list_to_atom(r_chars(fun() -> $a + rand:uniform(26) - 1 end));
+        3 -> list_to_atom(r_chars(fun() -> rand:uniform(128) - 1 end))
+    end.
+
+r_float() ->
+    case rand:uniform(3) of
+        1 -> r_pick([0.0, -0.0, 1.0e300, -1.0e-300, 5.0e-324, 0.1, 1.5, 123456789.0,
+                     1.7976931348623157e308]);
+        2 -> (rand:uniform() - 0.5) * 1.0e6;
+        3 -> r_sign() * rand:uniform() * math:pow(10, rand:uniform(600) - 300)
+    end.
+
+%% Printable Latin-1, with the characters that need care.
+r_string() ->
+    [$s | r_chars(fun() ->
+                          case rand:uniform(4) of
+                              1 -> 159 + rand:uniform(97);
+                              2 -> r_pick([$\n, $\t, $\r, $", $\\, $']);
+                              _ -> 31 + rand:uniform(95)
+                          end
+                  end)].
+
+r_chars(Gen) ->
+    [Gen() || _ <- lists:seq(1, rand:uniform(40) - 1)].
+
+r_pick(List) ->
+    lists:nth(rand:uniform(length(List)), List).
+
+r_sign() ->
+    r_pick([1, -1]).
+
+unaligned(Bin) ->
+    Offset = rand:uniform(7),
+    <<_:Offset, Rest/bitstring>> = <<0:Offset, Bin/binary>>,
+    Rest.
+
+%%% GENERATORS %%%
+
+leaf_g() ->
+    proper_types:oneof(
+      [atom_g(), proper_types:integer(), bignum_g(), float_g(), string_g(),
+       proper_types:list(proper_types:choose(0, 300)), proper_types:binary(),
+       printable_binary_g(), bitstring_g(), unaligned_g(), identifier_g(),
+       proper_types:elements([[], {}, #{}, <<>>, "", fun lists:reverse/1,
+                              fun() -> ok end, fun(X) -> {X} end])]).
+
+%% ASCII atoms only: the rest of the oracle's text is then Latin-1, and
+%% converts to UTF-8 as a whole (prop_unicode_atoms covers the others).
+atom_g() ->
+    proper_types:oneof(
+      [proper_types:elements(['Quoted Atom', '-t_call/1-fun-1-', '', 'and', 'a@b', ok,
+                              'don\'t', 'a\\b', 'A', '_', 'a\tb', 'a\x{7f}']),
+       ?LET(Chars, proper_types:list(proper_types:choose($a, $z)), list_to_atom(Chars)),
+       ?LET(Chars, proper_types:list(proper_types:choose(0, 127)), list_to_atom(Chars))]).
+
+bignum_g() ->
+    ?LET({Sign, Bits, Low}, {proper_types:elements([1, -1]), proper_types:choose(59, 700),
+                             proper_types:non_neg_integer()},
+         Sign * ((1 bsl Bits) + Low)).
+
+float_g() ->
+    proper_types:oneof([proper_types:float(),
+                        proper_types:elements([0.0, -0.0, 1.0e300, -1.0e-300, 5.0e-324,
+                                               0.1, 1.5, 123456789.0])]).
+
+string_g() ->
+    Char = proper_types:oneof([proper_types:choose(32, 126), proper_types:choose(160, 255),
+                               proper_types:elements([$\n, $\t, $\r, $", $\\, $'])]),
+    proper_types:non_empty(proper_types:list(Char)).
+
+printable_binary_g() ->
+    ?LET(Chars, proper_types:non_empty(proper_types:list(proper_types:choose(32, 126))),
+         list_to_binary(Chars)).
+
+bitstring_g() ->
+    ?LET({Bin, Bits, Value}, {proper_types:binary(), proper_types:choose(1, 7),
+                              proper_types:non_neg_integer()},
+         <<Bin/binary, Value:Bits>>).
+
+%% A binary that does not start on a byte boundary of its parent.
+unaligned_g() ->
+    ?LET({Bin, Offset}, {proper_types:binary(), proper_types:choose(1, 7)},
+         begin
+             <<_:Offset, Rest/bitstring>> = <<0:Offset, Bin/binary>>,
+             Rest
+         end).
+
+identifier_g() ->
+    proper_types:elements([self(), hd(erlang:ports()), make_ref(), remote_pid(),
+                           remote_port(), remote_ref()]).
+
+%%% HELPERS %%%
+
+fmt(Term) -> dyntrace:format_term(Term, 1024).
+
+fmt(Term, Max) -> dyntrace:format_term(Term, Max).
+
+%% The VM's text with SPEC's UTF-8 difference applied: in terms whose atoms
+%% are ASCII, the only bytes over 127 are Latin-1 characters of strings.
+expected(Term) ->
+    unicode:characters_to_binary(format_oracle:text(Term), latin1, utf8).
+
+same_as_vm(Terms) ->
+    [case {fmt(T, ?BIG), expected_any(T)} of
+         {Same, Same} -> ok;
+         {Got, Want} -> ct:fail({differs, T, {got, Got}, {vm, Want}})
+     end || T <- Terms],
+    ok.
+
+%% For hand-picked terms: convert only when the term has no non-ASCII atom.
+expected_any(Term) ->
+    case has_unicode_atom(Term) of
+        true -> format_oracle:text(Term);
+        false -> expected(Term)
+    end.
+
+has_unicode_atom(A) when is_atom(A) -> lists:any(fun(C) -> C > 127 end, atom_to_list(A));
+has_unicode_atom(F) when is_function(F) ->
+    {module, M} = erlang:fun_info(F, module),
+    {name, N} = erlang:fun_info(F, name),
+    has_unicode_atom(M) orelse has_unicode_atom(N);
+has_unicode_atom(T) -> lists:any(fun has_unicode_atom/1, children(T)).
+
+children([H | T]) -> [H, T];
+children(T) when is_tuple(T) -> tuple_to_list(T);
+children(M) when is_map(M) -> maps:keys(M) ++ maps:values(M);
+children(_) -> [].
+
+%% Text ends in `...', what precedes is a prefix of Full, valid UTF-8.
+utf8_cut_of(Text, Full) ->
+    Size = byte_size(Text) - 3,
+    case Text of
+        <<Prefix:Size/binary, "...">> ->
+            case {binary:longest_common_prefix([Prefix, Full]),
+                  unicode:characters_to_binary(Text)} of
+                {Size, Text} -> ok;
+                Other -> {not_a_utf8_prefix, Other}
+            end;
+        _ ->
+            {no_ellipsis, Text}
+    end.
+
+cut_of(Text, Full) ->
+    cut_of(Text, Full, 1024).
+
+cut_of(Text, Full, Max) ->
+    true = byte_size(Text) =< Max andalso byte_size(Text) >= Max - 3,
+    ok = utf8_cut_of(Text, Full).
+
+%% `#{' pair (`,' pair)* `}', each pair `K=>V' once, K and V as the VM
+%% writes them. Keys are distinct integers, so `K=>' finds the pair.
+flat_map_text(Map, <<"#{", Rest/binary>>) ->
+    Pairs = maps:from_list([{iolist_to_binary([expected(K), "=>"]), expected(V)}
+                            || {K, V} <- maps:to_list(Map)]),
+    flat_pairs(Rest, Pairs);
+flat_map_text(_Map, _Text) ->
+    false.
+
+flat_pairs(<<"}">>, Pairs) ->
+    map_size(Pairs) =:= 0;
+flat_pairs(Text, Pairs) ->
+    [KeyText] = [K || K <- maps:keys(Pairs), binary:longest_common_prefix([K, Text]) =:= byte_size(K)],
+    Value = maps:get(KeyText, Pairs),
+    KSize = byte_size(KeyText),
+    VSize = byte_size(Value),
+    case Text of
+        <<KeyText:KSize/binary, Value:VSize/binary, ",", Rest/binary>> ->
+            flat_pairs(Rest, maps:remove(KeyText, Pairs));
+        <<KeyText:KSize/binary, Value:VSize/binary, "}">> ->
+            flat_pairs(<<"}">>, maps:remove(KeyText, Pairs));
+        _ ->
+            false
+    end.
+
+%% Terms from another node, made from their external format.
+remote_pid() ->
+    binary_to_term(<<131, 88, 100, 10:16, "other@host", 42:32, 7:32, 1:32>>).
+
+remote_port() ->
+    binary_to_term(<<131, 89, 100, 10:16, "other@host", 42:32, 1:32>>).
+
+remote_ref() ->
+    binary_to_term(<<131, 90, 3:16, 100, 10:16, "other@host", 1:32, 1:32, 2:32, 3:32>>).
