@@ -830,6 +830,7 @@ t_all(_Config) ->
     A = actor(),
     1 = erlang:trace_pattern({dyntrace_test_mod, fail, 1},
                              [{'_', [], [{exception_trace}]}], [local]),
+    #{bad_arguments := BadBefore} = dyntrace:stats(),
     trace(A, [all]),
     %% `all' includes `silent', which would hide the call events.
     1 = erlang:trace(A, false, [silent]),
@@ -848,6 +849,8 @@ t_all(_Config) ->
                        {P, C}
                end),
     dyntrace_test_mod:stop(A),
+    %% No call the runtime made was rejected.
+    ?assertMatch(#{bad_arguments := BadBefore}, dyntrace:stats()),
     Events = read(S, [A, Port, Child]),
     ?assertEqual(lists:sort(all_events()),
                  lists:usort([N || #{name := N} <- Events])),
