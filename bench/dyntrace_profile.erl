@@ -8,7 +8,7 @@
 %%% and the ring buffer's atomics cost more time than their share of Ir.
 -module(dyntrace_profile).
 
--export([workload/1, report/3]).
+-export([workload/1, workload_off/1, report/4]).
 
 %%%===================================================================
 %%% PUBLIC
@@ -23,6 +23,9 @@ workload(Trips) ->
     {module, dyntrace} = code:ensure_loaded(dyntrace),
     ok = lttng_session:wait_registered(),
     S = lttng_session:create(bench_profile, [message_send]),
+    #{name := Name} = S,
+    %% Only this node: other nodes tracing sends would write into it too.
+    _ = lttng_session:cmd_ok("lttng track -u -s " ++ Name ++ " --vpid=" ++ os:getpid()),
     ok = lttng_session:start(S),
     ok = lttng_session:wait_enabled([message_send]),
     Bin = binary:copy(<<"0123456789">>, 10),
@@ -40,20 +43,47 @@ workload(Trips) ->
     lttng_session:destroy(S),
     halt(0).
 
-%% @doc Reads `callgrind_annotate --tree=calling --inclusive=yes' output
-%% and prints the Markdown breakdown of one event. `Events' is the number
-%% of events the profiled run wrote; `Command' the command that ran it.
--spec report(file:filename(), string(), string()) -> no_return().
-report(AnnotateFile, EventsText, Command) ->
-    {ok, Bin} = file:read_file(AnnotateFile),
-    Blocks = parse(Bin),
+%% @doc The probe-off path: `Calls' calls of a traced function with
+%% exception trace, first with dyntrace attached and its events off, then
+%% with `floor_tracer' answering `discard'; halts.
+-spec workload_off(pos_integer()) -> no_return().
+workload_off(Calls) ->
+    {module, dyntrace} = code:ensure_loaded(dyntrace),
+    {module, floor_tracer} = code:ensure_loaded(floor_tracer),
+    {module, bench_callee} = code:ensure_loaded(bench_callee),
+    ok = floor_tracer:set_answer(discard),
+    _ = [call_traced(Tracer, Calls) || Tracer <- [dyntrace, floor_tracer]],
+    halt(0).
+
+%% @doc Reads the `callgrind_annotate --tree=calling --inclusive=yes' output
+%% of the probe-on run (`SendFile') and of the probe-off run (`OffFile',
+%% `Calls' traced calls) and prints the Markdown breakdown.
+-spec report(file:filename(), file:filename(), string(), string()) -> no_return().
+report(SendFile, OffFile, CallsText, EventsText) ->
+    Send = parse_file(SendFile),
+    Off = parse_file(OffFile),
+    Calls = list_to_integer(string:trim(CallsText)),
     Events = list_to_integer(string:trim(EventsText)),
-    io:put_chars(markdown(Blocks, Events, Command)),
+    io:put_chars([send_md(Send, Events), off_md(Off, Calls)]),
     halt(0).
 
 %%%===================================================================
 %%% PRIVATE
 %%%===================================================================
+
+call_traced(Tracer, Calls) ->
+    W = spawn(fun() ->
+                      receive go -> ok end,
+                      _ = [catch bench_callee:step(I) || I <- lists:seq(1, Calls)],
+                      ok
+              end),
+    1 = erlang:trace(W, true, [call, {tracer, Tracer, []}]),
+    _ = erlang:trace_pattern({bench_callee, '_', '_'}, [{'_', [], [{exception_trace}]}], [local]),
+    Ref = monitor(process, W),
+    W ! go,
+    receive {'DOWN', Ref, process, W, _} -> ok end,
+    _ = erlang:trace_pattern({bench_callee, '_', '_'}, false, [local]),
+    ok.
 
 echo(Peer) ->
     receive
@@ -100,61 +130,82 @@ incl(Blocks, Fn) ->
         undefined -> 0
     end.
 
-callee(Blocks, Fn, Callee) ->
-    case maps:get(Fn, Blocks, undefined) of
-        {_, Cs} -> maps:get(Callee, Cs, {0, 0});
-        undefined -> {0, 0}
-    end.
+-define(CALLBACKS, "dyntrace_nif::callbacks::").
+-define(EMIT, <<"dyntrace_nif::tracer::emit">>).
 
-markdown(Blocks, Events, Command) ->
-    NifFunc = <<"dyntrace_nif::_::__INVENTORY::nif_func">>,
-    Emit = <<"dyntrace_nif::tracer::emit">>,
-    NifIncl = incl(Blocks, NifFunc),
-    {EmitIncl, EmitCalls} = callee(Blocks, NifFunc, Emit),
-    {_, NifCalls} = callee(Blocks, NifFunc, <<"rustler::codegen_runtime::handle_nif_result">>),
-    {Malloc, _} = callee(Blocks, NifFunc, <<"malloc">>),
-    {Free, _} = callee(Blocks, NifFunc, <<"free">>),
-    Part = fun(Name) -> element(1, callee(Blocks, Emit, Name)) end,
-    Message = Part(<<"dyntrace_nif::format::format_term_bounded">>),
-    Pids = Part(<<"dyntrace_nif::tracer::identifier">>),
-    Tracepoint = Part(<<"dyntrace_emit_s3">>),
-    CStr = Part(<<"dyntrace_nif::tracer::c_str">>),
-    Extra = Part(<<"dyntrace_nif::tracer::Event::extra">>),
-    Rest = EmitIncl - Message - Pids - Tracepoint - CStr - Extra,
-    OutsideEmit = NifIncl - EmitIncl,
-    VmTraceSend = incl(Blocks, <<"trace_send">>),
-    PerEv = fun(X) -> fmt_int(X / max(1, EmitCalls)) end,
-    Total = EmitIncl + OutsideEmit,
+%% What the parts of the profile are, where the name alone does not say.
+describe(<<"dyntrace_nif::format::format_term_bounded">>) -> "the message text";
+describe(<<"dyntrace_emit_s3">>) -> "the tracepoint: LTTng-UST probe, ring buffer reserve/copy/commit";
+describe(<<"dyntrace_nif::tracer::identifier">>) -> "pid texts (cached)";
+describe(<<"dyntrace_nif::ident_cache::write_identifier">>) -> "pid texts (cached)";
+describe(<<"dyntrace_nif::tracer::c_str">>) -> "NUL-terminating the fields";
+describe(<<"dyntrace_nif::tracer::Event::extra">>) -> "the `extra` lookup in the options map";
+describe(<<"enif_snprintf">>) -> "the VM's `%T` printer";
+describe(_) -> "".
+
+send_md(Blocks, TraceEvents) ->
+    Events = calls_to(Blocks, ?EMIT),
+    PerEv = fun(X) -> fmt_int(X / max(1, Events)) end,
+    Callbacks = callbacks(Blocks),
+    Total = lists:sum([I || {_, I} <- Callbacks]),
     Pct = fun(X) -> fmt_pct(X, Total) end,
-    Row = fun(Label, X) ->
-                  io_lib:format("| ~s | ~s | ~s |\n", [Label, PerEv(X), Pct(X)])
-          end,
-    [io_lib:format(
-       "## Profile: one enabled `message_send`\n\n"
-       "`valgrind --tool=callgrind` (hardware counters are not available to `perf` in this VM), "
-       "a 100-byte binary ping-pong, both processes traced by dyntrace into a running "
-       "LTTng session. Figures are instructions (Ir) per event, from "
-       "`callgrind_annotate --inclusive=yes --tree=calling`; they are exact and repeatable, and "
-       "show where the work is, not how long each part takes.\n\n"
-       "Command: `~s`\n\n"
-       "| part | Ir per event | share |\n|---|---|---|\n",
-       [Command]),
-     Row("NIF entry and exit outside the event (rustler wrapper: argument `Vec` malloc/free, "
-         "catch_unwind, result), tag lookup and enabled load, over all `enabled_*`/`trace_*` calls", OutsideEmit),
-     Row("&nbsp;&nbsp;of which malloc + free (rustler's argument vector)", Malloc + Free),
-     Row("message text: `format_term_bounded` (enif_snprintf `%T` today)", Message),
-     Row("two pids: `identifier` -> `format_identifier` (enif_snprintf `%T`)", Pids),
-     Row("tracepoint: `dyntrace_emit_s3` (LTTng-UST probe, ring buffer reserve/copy/commit, RCU)", Tracepoint),
-     Row("NUL-terminating the three fields (`c_str`, a scan per field)", CStr),
-     Row("`extra` lookup in the options map", Extra),
-     Row("the rest of `emit` (route lookup, enabled re-check, max_term_bytes, scratch buffers)", Rest),
-     io_lib:format(
-       "| **dyntrace total** (~s NIF calls per event) | **~s** | 100% |\n"
-       "| for scale: the VM's `trace_send`, inclusive of the tracer NIFs it calls | ~s | |\n\n",
-       [fmt(NifCalls / max(1, EmitCalls), 2), PerEv(Total), PerEv(VmTraceSend)]),
-     io_lib:format("Per event = divided by the ~s calls of `emit`; the trace holds ~s events "
-                   "(babeltrace2's counter; the difference is what LTTng discarded).\n\n",
-                   [fmt_int(EmitCalls), fmt_int(Events)])].
+    Row = fun(Label, X) -> io_lib:format("| ~s | ~s | ~s |\n", [Label, PerEv(X), Pct(X)]) end,
+    {EmitIncl, EmitCallees} = maps:get(?EMIT, Blocks, {0, #{}}),
+    Parts = lists:reverse(lists:keysort(2, [{F, I} || {F, {I, _}} <- maps:to_list(EmitCallees)])),
+    Own = EmitIncl - lists:sum([I || {_, I} <- Parts]),
+    ["## Profile: one enabled `message_send`\n\n"
+     "`valgrind --tool=callgrind --smc-check=all` on the emulator (`perf` has no hardware "
+     "counters in this VM): a 100-byte binary ping-pong between two processes, both traced "
+     "(`send`) by dyntrace into a running LTTng session (`bench/profile.sh`, "
+     "`dyntrace_profile:workload/1`). Instructions (Ir) per event, inclusive, from "
+     "`callgrind_annotate --inclusive=yes --tree=calling`: exact and repeatable on a noisy "
+     "machine; they show where the work is, not how long each part takes (cache misses and "
+     "the ring buffer's atomics cost more time than their share).\n\n"
+     "| part | Ir per event | share |\n|---|---|---|\n",
+     [Row(io_lib:format("`~s` (~s calls per event)", [F, fmt(C / max(1, Events), 2)]), I)
+      || {F, I} <- Callbacks, C <- [calls_to(Blocks, F)]],
+     [Row(io_lib:format("&nbsp;&nbsp;in `emit`: `~s` ~s", [F, describe(F)]), I) || {F, I} <- Parts],
+     Row("&nbsp;&nbsp;in `emit`: its own instructions (route, enabled re-check, options, buffers)", Own),
+     io_lib:format("| **all tracer callbacks** | **~s** | 100% |\n"
+                   "| for scale: the VM's `trace_send`, inclusive of the callbacks it calls | ~s | |\n\n",
+                   [PerEv(Total), PerEv(incl(Blocks, <<"trace_send">>))]),
+     io_lib:format("Per event: divided by the ~s calls of `emit`. The trace holds ~s events "
+                   "(babeltrace2's counter).\n\n", [fmt_int(Events), fmt_int(TraceEvents)])].
+
+%% The probe-off path: what the enabled callbacks cost per traced call,
+%% dyntrace against the floor tracer (whose callbacks are one C function).
+off_md(Blocks, Calls) ->
+    Dyn = [{F, I} || {F, I} <- callbacks(Blocks),
+                     string:prefix(binary_to_list(F), ?CALLBACKS "enabled") =/= nomatch],
+    FloorIncl = incl(Blocks, <<"enabled">>),
+    FloorCalls = calls_to(Blocks, <<"enabled">>),
+    PerCall = fun(X) -> fmt(X / max(1, Calls), 1) end,
+    ["## Profile: the probe off\n\n"
+     "The same way, ", fmt_int(Calls), " calls of a traced function (`call` trace, "
+     "`exception_trace`) with dyntrace attached and its events off, then with `floor_tracer` "
+     "answering `discard` (`dyntrace_profile:workload_off/1`). Ir per traced call in the "
+     "tracer's `enabled*` callbacks (the VM asks `enabled(trace_status)` and `enabled_call`):\n\n"
+     "| callback | calls per traced call | Ir per traced call |\n|---|---|---|\n",
+     [io_lib:format("| `~s` | ~s | ~s |\n", [F, fmt(calls_to(Blocks, F) / max(1, Calls), 2), PerCall(I)])
+      || {F, I} <- Dyn],
+     io_lib:format("| **dyntrace, all** | | **~s** |\n"
+                   "| `floor_tracer` `enabled` (C, one function for all) | ~s | ~s |\n\n",
+                   [PerCall(lists:sum([I || {_, I} <- Dyn])),
+                    fmt(FloorCalls / max(1, Calls), 2), PerCall(FloorIncl)])].
+
+parse_file(File) ->
+    {ok, Bin} = file:read_file(File),
+    parse(Bin).
+
+%% The tracer's NIF callbacks that ran, with their inclusive Ir.
+callbacks(Blocks) ->
+    lists:reverse(lists:keysort(2, [{F, I} || {F, {I, _}} <- maps:to_list(Blocks),
+                                             string:prefix(binary_to_list(F), ?CALLBACKS) =/= nomatch,
+                                             I > 0])).
+
+%% All calls to `Fn', over all its callers.
+calls_to(Blocks, Fn) ->
+    lists:sum([C || {_, {_, #{Fn := {_, C}}}} <- maps:to_list(Blocks)]).
 
 fmt_int(X) -> integer_to_list(round(X)).
 
