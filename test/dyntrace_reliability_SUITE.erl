@@ -67,16 +67,16 @@ end_per_testcase(_Case, _Config) ->
 %% returning, nothing stalls, and a new daemon's new session gets events.
 daemon_killed(_Config) ->
     N = node_start(#{daemon => true}),
-    in(N, fun() ->
-                  {module, dyntrace} = c:l(dyntrace),
-                  ok = lttng_session:wait_registered(),
-                  S = lttng_session:create(killed_before, [message_send]),
-                  ok = lttng_session:start(S),
-                  ok = lttng_session:wait_enabled([message_send]),
-                  heartbeat_start(),
-                  workload_start(4, [send, 'receive']),
-                  ok
-          end),
+    Old = in(N, fun() ->
+                        {module, dyntrace} = c:l(dyntrace),
+                        ok = lttng_session:wait_registered(),
+                        S = lttng_session:create(killed_before, [message_send]),
+                        ok = lttng_session:start(S),
+                        ok = lttng_session:wait_enabled([message_send]),
+                        heartbeat_start(),
+                        workload_start(4, [send, 'receive']),
+                        S
+                end),
     timer:sleep(1000),
     Before = in(N, fun dyntrace_rel_node:workload_count/0),
     ok = dyntrace_rel_node:kill_daemon(N),
@@ -95,7 +95,9 @@ daemon_killed(_Config) ->
                       ok = lttng_session:start(S),
                       ok = lttng_session:wait_enabled([message_send]),
                       timer:sleep(1000),
-                      {Waited, lttng_session:stop_and_read(S)}
+                      Events = lttng_session:stop_and_read(S),
+                      [lttng_session:destroy(X) || X <- [S, Old]],
+                      {Waited, Events}
               end),
     Workers = in(N, fun() -> [pid_text(W) || W <- persistent_term:get(rel_workers)] end),
     FromWorkers = [E || E <- lttng_session:select(message_send, Events),
@@ -134,7 +136,9 @@ daemon_stopped(_Config) ->
                            ok = lttng_session:start(S),
                            ok = lttng_session:wait_enabled([message_send]),
                            timer:sleep(500),
-                           lttng_session:stop_and_read(S)
+                           Events = lttng_session:stop_and_read(S),
+                           lttng_session:destroy(S),
+                           Events
                    end),
     figure("daemon_stopped: l(dyntrace) took ~.1f ms (worst heartbeat gap during the "
            "load ~.1f ms); then 2 s of tracing: ~b calls, worst gap ~.1f ms; after "
@@ -214,7 +218,8 @@ buffer_overrun(_Config) ->
                       Worst = heartbeat_worst(),
                       ok = lttng_session:stop(S),
                       Discarded = lttng_discarded(S),
-                      Events = length(lttng_session:read(S)),
+                      Events = count_events(S),
+                      lttng_session:destroy(S),
                       #{untraced => Untraced, no_session => NoSession, traced => Traced,
                         recorded => Events, discarded => Discarded, worst => Worst}
               end),
@@ -236,6 +241,12 @@ lttng_discarded(#{name := Name}) ->
     {match, Counts} = re:run(Out, "Discarded events: ([0-9]+)",
                              [global, {capture, all_but_first, list}]),
     lists:sum([list_to_integer(C) || [C] <- Counts]).
+
+%% The number of events in the trace, counted by babeltrace2 without
+%% parsing them here.
+count_events(#{dir := Dir}) ->
+    Out = lttng_session:cmd_ok("babeltrace2 '" ++ Dir ++ "' 2>/dev/null | wc -l"),
+    list_to_integer(string:trim(Out)).
 
 %% One self-sending process per scheduler for `Ms'; the sends completed.
 flood(Ms, Traced) ->
@@ -411,6 +422,7 @@ reload() ->
     Alive = length([W || W <- Workers, is_process_alive(W)]),
     [exit(W, kill) || W <- Workers],
     Events = lttng_session:stop_and_read(S),
+    lttng_session:destroy(S),
     Texts = [pid_text(W) || W <- Workers],
     Count = fun(M) ->
                     Text = iolist_to_binary(["{", atom_to_list(M), ",<"]),
@@ -588,6 +600,7 @@ bad_states() ->
     Sent = [{State, Send(State)} || State <- ?BAD_STATES],
     {GoodPid, GoodCounted} = Send(#{max_term_bytes => 100}),
     Events = lttng_session:stop_and_read(S),
+    lttng_session:destroy(S),
     Message = fun(Pid) ->
                       [M] = [lttng_session:field("message", E)
                              || E <- lttng_session:select(message_send, Events),
