@@ -703,23 +703,6 @@ t_options(_Config) ->
 %% The byte limit cuts terms (reasons, names), never identifiers (code
 %% locations, pids).
 t_options_identifiers(_Config) ->
-    case silently_cut_atoms() of
-        true ->
-            {skip, "native/src/format.rs is the placeholder that cuts texts over "
-             "63 bytes without \"...\" (the bounded formatter replaces it)"};
-        false ->
-            options_identifiers()
-    end.
-
-%% The placeholder formatter's symptom: a 100-byte atom comes back short
-%% and not marked as cut.
-silently_cut_atoms() ->
-    Atom = list_to_atom(lists:duplicate(100, $n)),
-    Text = dyntrace:format_term(Atom, 1024),
-    Text =/= atom_to_binary(Atom)
-        andalso binary:part(Text, byte_size(Text), -3) =/= <<"...">>.
-
-options_identifiers() ->
     S = start_session(t_options_identifiers, [function_call, process_register,
                                               process_exit]),
     Long = a_function_whose_code_location_is_longer_than_the_smallest_byte_limit,
