@@ -12,7 +12,8 @@
 -include_lib("common_test/include/ct.hrl").
 -include_lib("stdlib/include/assert.hrl").
 
--export([all/0, groups/0, suite/0, init_per_testcase/2, end_per_testcase/2]).
+-export([all/0, groups/0, suite/0, init_per_suite/1, end_per_suite/1,
+         init_per_testcase/2, end_per_testcase/2]).
 -export([daemon_killed/1,
          daemon_stopped/1,
          daemon_stopped_load_does_not_wait/1,
@@ -50,6 +51,20 @@ all() ->
 groups() ->
     [{daemon_faults, [], [daemon_killed, daemon_stopped,
                           daemon_stopped_load_does_not_wait, no_daemon]}].
+
+%% The isolated nodes need private mount and PID namespaces (root, or a
+%% user namespace that allows them) and LTTng's tools.
+init_per_suite(Config) ->
+    Probe = "unshare --pid --fork --mount-proc --mount --propagation private "
+        "sh -c 'mount -t tmpfs tmpfs /var/run/lttng && mount -t tmpfs tmpfs /dev/shm' "
+        "&& command -v lttng-sessiond && command -v babeltrace2",
+    case lttng_session:cmd(Probe) of
+        {0, _} -> Config;
+        {_, Out} -> {skip, "cannot isolate a node with its own LTTng daemon: " ++ Out}
+    end.
+
+end_per_suite(_Config) ->
+    ok.
 
 init_per_testcase(_Case, Config) ->
     Config.
