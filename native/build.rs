@@ -1,5 +1,14 @@
-//! Builds the LTTng-UST tracepoint provider (C) and links the NIF against
-//! the system's liblttng-ust.
+//! Builds the C side of the tracer with the `cc` crate:
+//! - `org_erlang_dyntrace.c`, linked into the NIF: the tracepoints, their
+//!   enable states and emitters, and the provider loader;
+//! - `libdyntrace_lttng.so`, the probe provider, linked with the system's
+//!   liblttng-ust. It is a library of its own so that LTTng-UST's start-up
+//!   runs when the NIF opens it, not inside `erlang:load_nif/2` (see the C
+//!   file). It is written next to the NIF library in the target directory,
+//!   where `scripts/build-nif.sh` picks both up.
+use std::env;
+use std::path::PathBuf;
+
 fn main() {
     println!("cargo:rerun-if-changed=c_src");
     cc::Build::new()
@@ -14,6 +23,29 @@ fn main() {
     // __start_/__stop_lttng_ust_tracepoints_ptrs; lld would drop the
     // section under --gc-sections and no event could ever be enabled.
     println!("cargo:rustc-cdylib-link-arg=-Wl,-z,nostart-stop-gc");
-    println!("cargo:rustc-link-lib=dylib=lttng-ust");
     println!("cargo:rustc-link-lib=dylib=dl");
+    build_provider();
+}
+
+fn build_provider() {
+    let out_dir = PathBuf::from(env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
+    let provider = out_dir.join("libdyntrace_lttng.so");
+    let compiler = cc::Build::new().get_compiler();
+    let status = compiler
+        .to_command()
+        .args(["-shared", "-fPIC", "-O2", "-Wall", "-Ic_src"])
+        .arg("c_src/org_erlang_dyntrace_provider.c")
+        .arg("-o")
+        .arg(&provider)
+        .args(["-llttng-ust", "-ldl"])
+        .status()
+        .expect("the C compiler runs");
+    assert!(
+        status.success(),
+        "building the LTTng-UST probe provider failed"
+    );
+    // OUT_DIR is <target>/<profile>/build/<package>-<hash>/out.
+    if let Some(profile_dir) = out_dir.ancestors().nth(3) {
+        let _ = std::fs::copy(&provider, profile_dir.join("libdyntrace_lttng.so"));
+    }
 }

@@ -5,6 +5,9 @@ set -eu
 cd "$(dirname "$0")/.."
 cargo build --release --quiet
 mkdir -p priv
-cp -f target/release/libdyntrace_nif.so priv/libdyntrace_nif.so.tmp
-# Rename into place so a running node never sees a half-written library.
-mv -f priv/libdyntrace_nif.so.tmp priv/libdyntrace_nif.so
+# The NIF and its LTTng-UST probe provider (see native/build.rs). Rename
+# into place so a running node never sees a half-written library.
+for lib in libdyntrace_nif.so libdyntrace_lttng.so; do
+    cp -f "target/release/$lib" "priv/$lib.tmp"
+    mv -f "priv/$lib.tmp" "priv/$lib"
+done

@@ -68,6 +68,7 @@
 -on_load(load_nif/0).
 
 -define(LIBRARY, "libdyntrace_nif").
+-define(PROVIDER, "libdyntrace_lttng.so").
 -define(MIN_TERM_BYTES, 64).
 -define(MAX_TERM_BYTES, 65536).
 
@@ -381,28 +382,31 @@ user_probe(Label, Args) ->
 %%% NIF LOADING
 %%%===================================================================
 
-%% LTTng-UST registers with the session daemon while the library loads,
-%% inside erlang:load_nif/2, and by default waits up to 3 s for it: with a
-%% hung daemon that would hold the loading scheduler. Registration goes on
-%% in LTTng-UST's own thread without the wait, so we turn the wait off
-%% unless the operator chose a value.
+%% The NIF library does not link LTTng-UST: it opens the probe provider
+%% library itself (from its load callback) after turning off LTTng-UST's
+%% wait of up to 3 s for the session daemon, so that loading never holds
+%% the schedulers on a hung daemon. Registration goes on in LTTng-UST's own
+%% thread. An operator's own LTTNG_UST_REGISTER_TIMEOUT is kept.
 -spec load_nif() -> ok | {error, term()}.
 load_nif() ->
-    case os:getenv("LTTNG_UST_REGISTER_TIMEOUT") of
-        false -> os:putenv("LTTNG_UST_REGISTER_TIMEOUT", "0");
-        _ -> true
-    end,
-    Library = filename:join(priv_dir(), ?LIBRARY),
-    case erlang:load_nif(Library, 0) of
+    Priv = priv_dir(),
+    Library = filename:join(Priv, ?LIBRARY),
+    Provider = filename:join(Priv, ?PROVIDER),
+    case filelib:is_regular(Provider) andalso erlang:load_nif(Library, list_to_binary(Provider)) of
         ok ->
             ok;
+        false ->
+            not_loaded(Library, {missing, Provider}, "no probe provider library");
         {error, {Reason, Text}} ->
-            logger:error("dyntrace: cannot load the NIF library ~ts.so (~p: ~ts).~n"
-                         "Build it in the dyntrace source tree with `rebar3 compile` "
-                         "(needs cargo and liblttng-ust-dev), or see README.md.",
-                         [Library, Reason, Text]),
-            {error, {nif_not_loaded, Reason}}
+            not_loaded(Library, Reason, Text)
     end.
+
+not_loaded(Library, Reason, Text) ->
+    logger:error("dyntrace: cannot load the NIF library ~ts.so (~p: ~ts).~n"
+                 "Build it in the dyntrace source tree with `rebar3 compile` "
+                 "(needs cargo and liblttng-ust-dev), or see README.md.",
+                 [Library, Reason, Text]),
+    {error, {nif_not_loaded, Reason}}.
 
 priv_dir() ->
     case code:priv_dir(?MODULE) of

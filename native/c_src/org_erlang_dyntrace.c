@@ -1,12 +1,25 @@
 /*
- * The tracepoint provider and the few C entry points the Rust NIF needs:
- * a table of pointers to each event's enable state (the hot-path check
- * is one relaxed load of it) and one emitter per argument shape.
+ * The tracepoints and the few C entry points the Rust NIF needs: a table
+ * of pointers to each event's enable state (the hot-path check is one
+ * relaxed load of it), one emitter per argument shape, and the loader of
+ * the probe provider.
+ *
+ * The NIF does not link liblttng-ust: its constructor registers with the
+ * session daemon and waits up to LTTNG_UST_REGISTER_TIMEOUT ms (3 s by
+ * default) for the answer, and a constructor of a library the NIF links
+ * would run inside erlang:load_nif/2, holding schedulers, before any code
+ * of ours could change that. So the probes live in their own library
+ * (org_erlang_dyntrace_provider.c), which dyntrace_load_provider() opens
+ * once the wait is turned off; until then every event reads disabled.
  */
-#define LTTNG_UST_TRACEPOINT_CREATE_PROBES
 #define LTTNG_UST_TRACEPOINT_DEFINE
+#define LTTNG_UST_TRACEPOINT_PROBE_DYNAMIC_LINKAGE
 #include "org_erlang_dyntrace_tp.h"
 #include "dyntrace_events.h"
+
+#include <dlfcn.h>
+#include <stdlib.h>
+#include <string.h>
 
 #define DYNTRACE_TP(name) lttng_ust_tracepoint_org_erlang_dyntrace___##name
 
@@ -101,4 +114,26 @@ void dyntrace_emit_gc(unsigned event, const char *pid, unsigned long size,
     default:
         break;
     }
+}
+
+#define REGISTER_TIMEOUT "LTTNG_UST_REGISTER_TIMEOUT"
+
+/*
+ * Opens the probe provider library at `path`, with LTTng-UST's wait for
+ * the session daemon turned off unless the operator set it. Registration
+ * goes on in LTTng-UST's own thread. Returns NULL on success, else the
+ * reason (dlerror's text, valid until the next dl call).
+ */
+const char *dyntrace_load_provider(const char *path)
+{
+    /* The real C environment: the VM's os:putenv/2 keeps its own copy,
+     * which liblttng-ust's getenv(3) does not see. */
+    int ours = getenv(REGISTER_TIMEOUT) == NULL;
+    if (ours)
+        setenv(REGISTER_TIMEOUT, "0", 0);
+    /* Never unloaded: LTTng-UST probes must outlive every event. */
+    void *provider = dlopen(path, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
+    if (ours)
+        unsetenv(REGISTER_TIMEOUT);
+    return provider ? NULL : dlerror();
 }

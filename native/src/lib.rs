@@ -20,7 +20,7 @@ use events::EventId;
 use rustler::codegen_runtime::{ErlNifEntry, ErlNifEnv, ErlNifFunc, ErlNifTerm};
 use rustler::types::binary::NewBinary;
 use rustler::{Atom, Binary, Encoder, Env, NifResult, Term};
-use std::ffi::{c_int, c_void};
+use std::ffi::{c_int, c_void, CString};
 
 /// The text a `message`/`reason` field would hold for `term` under the
 /// byte limit `max_term_bytes`.
@@ -66,35 +66,52 @@ fn stats(env: Env) -> NifResult<Term> {
 // Library entry. rustler's `init!` leaves the `upgrade` callback unset, and
 // then a second `l(dyntrace)` fails ("upgrade not supported"); ours sets it.
 
-fn on_load(env: Env) -> bool {
+/// Load and upgrade: the load info is the path of the probe provider
+/// library, which the module passes from its `priv/` directory.
+fn on_load(env: Env, load_info: Term) -> bool {
     if let Err(why) = lttng::check_provider() {
         eprintln!("dyntrace: tracepoint provider mismatch: {why}");
         return false;
     }
     routes::init(env);
-    true
+    let Some(path) = load_info
+        .decode_as_binary()
+        .ok()
+        .and_then(|bin| CString::new(bin.as_slice()).ok())
+    else {
+        eprintln!("dyntrace: the load info must be the provider library's path");
+        return false;
+    };
+    match lttng::load_provider(&path) {
+        Ok(()) => true,
+        Err(why) => {
+            eprintln!("dyntrace: cannot open {path:?}: {why}");
+            false
+        }
+    }
 }
 
-fn guarded_load(env: *mut ErlNifEnv) -> c_int {
+fn guarded_load(env: *mut ErlNifEnv, load_info: ErlNifTerm) -> c_int {
     std::panic::catch_unwind(|| {
-        // SAFETY: `env` is the load environment the runtime passed us.
+        // SAFETY: `env` and `load_info` are what the runtime passed us.
         let env = unsafe { Env::new_init_env(&env, env) };
-        on_load(env)
+        let load_info = unsafe { Term::new(env, load_info) };
+        on_load(env, load_info)
     })
     .map_or(1, |loaded| c_int::from(!loaded))
 }
 
-extern "C" fn nif_load(env: *mut ErlNifEnv, _priv: *mut *mut c_void, _info: ErlNifTerm) -> c_int {
-    guarded_load(env)
+extern "C" fn nif_load(env: *mut ErlNifEnv, _priv: *mut *mut c_void, info: ErlNifTerm) -> c_int {
+    guarded_load(env, info)
 }
 
 extern "C" fn nif_upgrade(
     env: *mut ErlNifEnv,
     _priv: *mut *mut c_void,
     _old_priv: *mut *mut c_void,
-    _info: ErlNifTerm,
+    info: ErlNifTerm,
 ) -> c_int {
-    guarded_load(env)
+    guarded_load(env, info)
 }
 
 struct Entry(ErlNifEntry);

@@ -10,6 +10,7 @@ extern "C" {
     static dyntrace_event_state: [*const c_int; EVENT_COUNT];
     static dyntrace_event_name: [*const c_char; EVENT_COUNT];
     static dyntrace_event_count: c_uint;
+    fn dyntrace_load_provider(path: *const c_char) -> *const c_char;
     fn dyntrace_emit_s3(event: c_uint, a: *const c_char, b: *const c_char, c: *const c_char);
     fn dyntrace_emit_s2(event: c_uint, a: *const c_char, b: *const c_char);
     fn dyntrace_emit_call(event: c_uint, pid: *const c_char, entry: *const c_char, depth: c_uint);
@@ -78,4 +79,21 @@ pub fn emit_call(event: EventId, pid: &CStr, entry: &CStr, depth: u32) {
 pub fn emit_gc(event: EventId, pid: &CStr, size: u64, heap: u64, old_heap: u64) {
     // SAFETY: as above; c_ulong is 64 bits on the LP64 targets LTTng runs on.
     unsafe { dyntrace_emit_gc(event as c_uint, pid.as_ptr(), size, heap, old_heap) }
+}
+
+/// Opens the probe provider library (`libdyntrace_lttng.so`), which starts
+/// LTTng-UST in this process without waiting on the session daemon. Until
+/// it is open, every event reads disabled. Opening it again is harmless.
+pub fn load_provider(path: &CStr) -> Result<(), String> {
+    // SAFETY: a NUL-terminated path; the answer is NULL or dlerror's text.
+    let why = unsafe { dyntrace_load_provider(path.as_ptr()) };
+    if why.is_null() {
+        Ok(())
+    } else {
+        // SAFETY: dlerror's NUL-terminated message, read before any other
+        // dl call on this thread.
+        Err(unsafe { CStr::from_ptr(why) }
+            .to_string_lossy()
+            .into_owned())
+    }
 }
