@@ -688,12 +688,18 @@ t_options(_Config) ->
     ?assertMatch(<<"{medium,[1,2,3,", _/binary>>, Cut),
     ?assertEqual(<<"...">>, binary:part(Cut, byte_size(Cut), -3)),
     ?assertEqual(dyntrace:format_term(Medium, 64), Cut),
+    %% A cut text is the start of the full one.
+    CutPrefix = binary:part(Cut, 0, byte_size(Cut) - 3),
+    ?assertEqual(CutPrefix, binary:part(MediumText, 0, byte_size(CutPrefix))),
     %% The invalid state means the default limit, 1024 bytes.
     [BadMedium, BadLong] = Message(Bad),
     ?assertEqual(dyntrace:format_term(Medium, 1024), BadMedium),
+    ?assertEqual(MediumText, BadMedium),
     ?assert(byte_size(BadMedium) > 64),
     ?assertMatch(<<"{medium,[1,2,3,", _/binary>>, BadMedium),
     ?assertEqual(dyntrace:format_term(Long, 1024), BadLong),
+    BadLongPrefix = binary:part(BadLong, 0, byte_size(BadLong) - 3),
+    ?assertEqual(BadLongPrefix, binary:part(LongText, 0, byte_size(BadLongPrefix))),
     ?assert(byte_size(BadLong) =< 1024 andalso byte_size(BadLong) > 64),
     ?assertEqual(<<"...">>, binary:part(BadLong, byte_size(BadLong), -3)),
     %% Every event written with the defaults for that reason is counted
