@@ -43,7 +43,7 @@ run(Calls) ->
     %% mostly dropped, so the trace stays small on disk.
     S = lttng_session:create(fuzz, ?EVENTS, #{subbuf_size => 8192, num_subbuf => 2}),
     ok = lttng_session:start(S),
-    ok = lttng_session:wait_enabled(?EVENTS),
+    ok = dyntrace_rel_node:wait_enabled(?EVENTS),
     Seed = {erlang:unique_integer([positive]), erlang:phash2(os:timestamp()), 17},
     rand:seed(exsss, Seed),
     Pool = pool(),
@@ -66,7 +66,7 @@ callbacks() ->
 real_event() ->
     S = lttng_session:create(after_fuzz, [message_send]),
     ok = lttng_session:start(S),
-    ok = lttng_session:wait_enabled([message_send]),
+    ok = dyntrace_rel_node:wait_enabled([message_send]),
     Sink = spawn(fun() -> receive stop -> ok end end),
     Me = self(),
     P = spawn(fun() -> receive go -> Sink ! {after_fuzz, 42}, Me ! done end end),

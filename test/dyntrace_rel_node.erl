@@ -24,7 +24,7 @@
          load_times/0, load_times/1]).
 -export([heartbeat_start/0, heartbeat_worst/0, heartbeat_reset/0,
          workload_start/2, workload_count/0, workload_stop/0,
-         rss_bytes/0, median/1]).
+         wait_enabled/1, rss_bytes/0, median/1]).
 
 -type node_ref() :: #{peer := pid(), home := string()}.
 -export_type([node_ref/0]).
@@ -242,6 +242,12 @@ workload_count() ->
 workload_stop() ->
     [exit(W, kill) || W <- persistent_term:get(rel_workers)],
     ok.
+
+%% @doc As lttng_session:wait_enabled/1, with 30 s of patience: a loaded
+%% CI machine can take seconds to run the `lttng' commands of a setup.
+-spec wait_enabled([atom()]) -> ok.
+wait_enabled(Events) ->
+    wait(fun() -> Events -- dyntrace:enabled_events() =:= [] end, 300).
 
 %% @doc This VM's resident set size (VmRSS), in bytes.
 -spec rss_bytes() -> non_neg_integer().

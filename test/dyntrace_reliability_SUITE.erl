@@ -87,7 +87,7 @@ daemon_killed(_Config) ->
                         ok = lttng_session:wait_registered(),
                         S = lttng_session:create(killed_before, [message_send]),
                         ok = lttng_session:start(S),
-                        ok = lttng_session:wait_enabled([message_send]),
+                        ok = dyntrace_rel_node:wait_enabled([message_send]),
                         heartbeat_start(),
                         workload_start(4, [send, 'receive']),
                         S
@@ -108,7 +108,7 @@ daemon_killed(_Config) ->
                       Waited = erlang:monotonic_time(millisecond) - T0,
                       S = lttng_session:create(killed_after, [message_send]),
                       ok = lttng_session:start(S),
-                      ok = lttng_session:wait_enabled([message_send]),
+                      ok = dyntrace_rel_node:wait_enabled([message_send]),
                       timer:sleep(1000),
                       Events = lttng_session:stop_and_read(S),
                       [lttng_session:destroy(X) || X <- [S, Old]],
@@ -149,7 +149,7 @@ daemon_stopped(_Config) ->
                            ok = wait_registered(30),
                            S = lttng_session:create(stopped_after, [message_send]),
                            ok = lttng_session:start(S),
-                           ok = lttng_session:wait_enabled([message_send]),
+                           ok = dyntrace_rel_node:wait_enabled([message_send]),
                            timer:sleep(500),
                            Events = lttng_session:stop_and_read(S),
                            lttng_session:destroy(S),
@@ -168,10 +168,8 @@ daemon_stopped(_Config) ->
 %% The module turns LTTng-UST's registration wait off unless the operator
 %% set LTTNG_UST_REGISTER_TIMEOUT (SPEC: loading never holds a scheduler
 %% for long, even with a hung daemon), so a load next to a hung daemon
-%% holds no scheduler noticeably. (Fails while the module sets the variable
-%% with os:putenv/2: OTP keeps its own copy of the environment, which
-%% getenv(3) in liblttng-ust's constructor does not see, and erlang:load_nif
-%% holds every scheduler during those 3 s.)
+%% holds no scheduler noticeably. (erlang:load_nif/2 holds every scheduler
+%% while library constructors run: a 3 s wait there stops the whole node.)
 daemon_stopped_load_does_not_wait(_Config) ->
     N = node_start(#{daemon => true}),
     ok = dyntrace_rel_node:stop_daemon(N),
@@ -227,7 +225,7 @@ buffer_overrun(_Config) ->
                       S = lttng_session:create(overrun, [message_send, message_receive],
                                                #{subbuf_size => 4096, num_subbuf => 2}),
                       ok = lttng_session:start(S),
-                      ok = lttng_session:wait_enabled([message_send, message_receive]),
+                      ok = dyntrace_rel_node:wait_enabled([message_send, message_receive]),
                       heartbeat_start(),
                       Traced = flood(2000, true),
                       Worst = heartbeat_worst(),
@@ -314,7 +312,7 @@ concurrency(Ms) ->
     ok = lttng_session:wait_registered(),
     S = lttng_session:create(conc, ?CONC_EVENTS),
     ok = lttng_session:start(S),
-    ok = lttng_session:wait_enabled(?CONC_EVENTS),
+    ok = dyntrace_rel_node:wait_enabled(?CONC_EVENTS),
     Sink = spawn(fun sink/0),
     1 = erlang:trace_pattern({?MODULE, conc_step, 1},
                              [{'_', [], [{return_trace}, {exception_trace}]}], [local]),
@@ -423,7 +421,7 @@ reload() ->
     ok = lttng_session:wait_registered(),
     S = lttng_session:create(reload, [message_send]),
     ok = lttng_session:start(S),
-    ok = lttng_session:wait_enabled([message_send]),
+    ok = dyntrace_rel_node:wait_enabled([message_send]),
     Sink = spawn(fun sink/0),
     Workers = [spawn(fun() -> reload_worker(Sink) end) || _ <- lists:seq(1, 8)],
     [erlang:trace(W, true, [send, dyntrace:tracer()]) || W <- Workers],
@@ -516,7 +514,7 @@ soak_run(Ms) ->
     S = #{name => Name, dir => Dir},
     ok = lttng_session:enable(S, [message_send, message_receive]),
     ok = lttng_session:start(S),
-    ok = lttng_session:wait_enabled([message_send, message_receive]),
+    ok = dyntrace_rel_node:wait_enabled([message_send, message_receive]),
     Big = lists:seq(1, 5000),
     Counter = counters:new(1, [write_concurrency]),
     Deadline = erlang:monotonic_time(millisecond) + Ms,
@@ -604,7 +602,7 @@ bad_states() ->
     ok = lttng_session:wait_registered(),
     S = lttng_session:create(bad_state, [message_send]),
     ok = lttng_session:start(S),
-    ok = lttng_session:wait_enabled([message_send]),
+    ok = dyntrace_rel_node:wait_enabled([message_send]),
     Sink = spawn(fun sink/0),
     Long = lists:duplicate(5000, $x),
     Send = fun(State) ->
