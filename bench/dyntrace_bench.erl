@@ -605,8 +605,14 @@ row(Config, Runs, Base, Events, Lttng) ->
     Med = median(Walls),
     MedTotal = median(Totals),
     Ratio = case Base of undefined -> "-"; _ -> fmt(Med / Base, 2) end,
-    PerEvent = per_event(Med, Base, Events),
+    %% A handful of events a round: ns per event would only restate the
+    %% noise of copying huge terms (the per-send table says it right).
+    PerEvent = case Events of
+                   N when is_number(N), N < 100 -> "-";
+                   _ -> per_event(Med, Base, Events)
+               end,
     PerEventTotal = case Config of
+                        _ when PerEvent =:= "-" -> "-";
                         dbg_port -> per_event(MedTotal, Base, Events);
                         dbg_process -> per_event(MedTotal, Base, Events);
                         _ -> "-"

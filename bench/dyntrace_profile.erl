@@ -8,7 +8,7 @@
 %%% and the ring buffer's atomics cost more time than their share of Ir.
 -module(dyntrace_profile).
 
--export([workload/1, workload_off/1, report/4]).
+-export([workload/1, workload_off/1, workload_procs_off/1, report/5]).
 
 %%%===================================================================
 %%% PUBLIC
@@ -55,16 +55,39 @@ workload_off(Calls) ->
     _ = [call_traced(Tracer, Calls) || Tracer <- [dyntrace, floor_tracer]],
     halt(0).
 
+%% @doc The probe-off path for process events: `Children' processes
+%% spawned, linked, registered and exiting under `procs' and `set_on_spawn'
+%% tracing, first by dyntrace with its events off, then by `floor_tracer'
+%% answering `discard'; halts.
+-spec workload_procs_off(pos_integer()) -> no_return().
+workload_procs_off(Children) ->
+    {module, dyntrace} = code:ensure_loaded(dyntrace),
+    {module, floor_tracer} = code:ensure_loaded(floor_tracer),
+    {module, dyntrace_bench} = code:ensure_loaded(dyntrace_bench),
+    ok = floor_tracer:set_answer(discard),
+    _ = [churn_traced(Tracer, Children) || Tracer <- [dyntrace, floor_tracer]],
+    halt(0).
+
 %% @doc Reads the `callgrind_annotate --tree=calling --inclusive=yes' output
-%% of the probe-on run (`SendFile') and of the probe-off run (`OffFile',
-%% `Calls' traced calls) and prints the Markdown breakdown.
--spec report(file:filename(), file:filename(), string(), string()) -> no_return().
-report(SendFile, OffFile, CallsText, EventsText) ->
-    Send = parse_file(SendFile),
-    Off = parse_file(OffFile),
+%% of the probe-on run (`SendFile') and of the probe-off runs (`OffFile',
+%% `Calls' traced calls; `ProcsFile', `Calls' children) and prints the
+%% Markdown breakdown.
+-spec report(file:filename(), file:filename(), file:filename(), string(), string()) -> no_return().
+report(SendFile, OffFile, ProcsFile, CallsText, EventsText) ->
     Calls = list_to_integer(string:trim(CallsText)),
     Events = list_to_integer(string:trim(EventsText)),
-    io:put_chars([send_md(Send, Events), off_md(Off, Calls)]),
+    io:put_chars([send_md(parse_file(SendFile), Events),
+                  "## Profile: the probe off\n\n"
+                  "The same way, with dyntrace attached and its events off, then with "
+                  "`floor_tracer` answering `discard`: the Ir of the tracers' `enabled*` "
+                  "callbacks, which is all a switched-off tracer adds (the VM's own work is "
+                  "the same for both).\n\n",
+                  off_md(parse_file(OffFile), Calls, "traced call",
+                         "calls of a traced function (`call` trace, `exception_trace`; "
+                         "`dyntrace_profile:workload_off/1`)"),
+                  off_md(parse_file(ProcsFile), Calls, "child",
+                         "children spawned, linked, registered and exiting (`procs`, "
+                         "`set_on_spawn`; `dyntrace_profile:workload_procs_off/1`)")]),
     halt(0).
 
 %%%===================================================================
@@ -84,6 +107,22 @@ call_traced(Tracer, Calls) ->
     receive {'DOWN', Ref, process, W, _} -> ok end,
     _ = erlang:trace_pattern({bench_callee, '_', '_'}, false, [local]),
     ok.
+
+churn_traced(Tracer, Children) ->
+    W = spawn(fun() ->
+                      process_flag(trap_exit, true),
+                      receive go -> ok end,
+                      churn(Children)
+              end),
+    1 = erlang:trace(W, true, [procs, set_on_spawn, {tracer, Tracer, []}]),
+    Ref = monitor(process, W),
+    W ! go,
+    receive {'DOWN', Ref, process, W, _} -> ok end.
+
+churn(0) -> ok;
+churn(K) ->
+    C = spawn_link(dyntrace_bench, churn_child, []),
+    receive {'EXIT', C, _} -> churn(K - 1) end.
 
 echo(Peer) ->
     receive
@@ -174,24 +213,18 @@ send_md(Blocks, TraceEvents) ->
 
 %% The probe-off path: what the enabled callbacks cost per traced call,
 %% dyntrace against the floor tracer (whose callbacks are one C function).
-off_md(Blocks, Calls) ->
+off_md(Blocks, N, Unit, What) ->
     Dyn = [{F, I} || {F, I} <- callbacks(Blocks),
                      string:prefix(binary_to_list(F), ?CALLBACKS "enabled") =/= nomatch],
     FloorIncl = incl(Blocks, <<"enabled">>),
     FloorCalls = calls_to(Blocks, <<"enabled">>),
-    PerCall = fun(X) -> fmt(X / max(1, Calls), 1) end,
-    ["## Profile: the probe off\n\n"
-     "The same way, ", fmt_int(Calls), " calls of a traced function (`call` trace, "
-     "`exception_trace`) with dyntrace attached and its events off, then with `floor_tracer` "
-     "answering `discard` (`dyntrace_profile:workload_off/1`). Ir per traced call in the "
-     "tracer's `enabled*` callbacks (the VM asks `enabled(trace_status)` and `enabled_call`):\n\n"
-     "| callback | calls per traced call | Ir per traced call |\n|---|---|---|\n",
-     [io_lib:format("| `~s` | ~s | ~s |\n", [F, fmt(calls_to(Blocks, F) / max(1, Calls), 2), PerCall(I)])
-      || {F, I} <- Dyn],
+    Per = fun(X) -> fmt(X / max(1, N), 1) end,
+    [fmt_int(N), " ", What, ":\n\n",
+     io_lib:format("| callback | calls per ~s | Ir per ~s |\n|---|---|---|\n", [Unit, Unit]),
+     [io_lib:format("| `~s` | ~s | ~s |\n", [F, Per(calls_to(Blocks, F)), Per(I)]) || {F, I} <- Dyn],
      io_lib:format("| **dyntrace, all** | | **~s** |\n"
                    "| `floor_tracer` `enabled` (C, one function for all) | ~s | ~s |\n\n",
-                   [PerCall(lists:sum([I || {_, I} <- Dyn])),
-                    fmt(FloorCalls / max(1, Calls), 2), PerCall(FloorIncl)])].
+                   [Per(lists:sum([I || {_, I} <- Dyn])), Per(FloorCalls), Per(FloorIncl)])].
 
 parse_file(File) ->
     {ok, Bin} = file:read_file(File),

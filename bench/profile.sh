@@ -6,7 +6,7 @@ set -eu
 cd "$(dirname "$0")/.."
 OUT=_build/bench
 TRIPS=${DYNTRACE_PROFILE_TRIPS:-10000}
-CALLS=${DYNTRACE_PROFILE_CALLS:-20000}
+CALLS=${DYNTRACE_PROFILE_CALLS:-10000}
 if ! command -v valgrind >/dev/null 2>&1; then
     printf '## Profile\n\nvalgrind is not installed: no profile.\n\n'
     exit 0
@@ -29,6 +29,7 @@ profile() {
 }
 profile send "dyntrace_profile:workload($TRIPS)"
 profile off "dyntrace_profile:workload_off($CALLS)"
+profile procs "dyntrace_profile:workload_procs_off($CALLS)"
 EVENTS=$(sed -n 's/^events //p' "$OUT/profile.send.stdout")
 erl -noshell -pa "$OUT" -eval \
-    "dyntrace_profile:report(\"$OUT/callgrind.send.txt\", \"$OUT/callgrind.off.txt\", \"$CALLS\", \"$EVENTS\")"
+    "dyntrace_profile:report(\"$OUT/callgrind.send.txt\", \"$OUT/callgrind.off.txt\", \"$OUT/callgrind.procs.txt\", \"$CALLS\", \"$EVENTS\")"
