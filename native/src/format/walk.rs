@@ -378,34 +378,83 @@ fn write_binary(env: *mut ErlNifEnv, term: ErlNifTerm, sink: &mut Sink) {
         // SAFETY: `data` points to `size` readable bytes.
         unsafe { std::slice::from_raw_parts(bin.data, bin.size) }
     };
+    // Each byte writes at least one byte of text, so no more than the scan
+    // bound can be written before the text is full.
     let scanned = &bytes[..bytes.len().min(sink.scan_bound())];
     let printable = !bytes.is_empty() && scanned.iter().all(|b| (b' '..0x7F).contains(b));
     if printable {
         sink.put(b"<<\"");
-        for &b in bytes {
+        for (i, run) in scanned.split(|b| *b == b'"').enumerate() {
+            if i > 0 {
+                sink.put(b"\\\"");
+            }
+            sink.put(run);
             if sink.is_full() {
                 return;
             }
-            if b == b'"' {
-                sink.put(b"\\\"");
-            } else {
-                sink.byte(b);
-            }
         }
-        sink.put(b"\">>");
     } else {
         sink.put(b"<<");
-        for (i, &b) in bytes.iter().enumerate() {
-            if sink.is_full() {
-                return;
+        if let Some((first, rest)) = scanned.split_first() {
+            sink.put(&BYTE_TEXT[usize::from(*first)].comma_text()[1..]);
+            for &b in rest {
+                if sink.is_full() {
+                    return;
+                }
+                sink.put(BYTE_TEXT[usize::from(b)].comma_text());
             }
-            if i > 0 {
-                sink.byte(b',');
-            }
-            write_decimal(false, u64::from(b), sink);
         }
-        sink.put(b">>");
     }
+    if scanned.len() < bytes.len() {
+        // Not reached: the text filled up within the scanned bytes.
+        sink.stop();
+        return;
+    }
+    sink.put(if printable { b"\">>" } else { b">>" });
+}
+
+/// `,N` for a byte N: the text of a binary's elements after the first.
+#[derive(Clone, Copy)]
+struct ByteText {
+    text: [u8; 4],
+    len: u8,
+}
+
+impl ByteText {
+    fn comma_text(&self) -> &[u8] {
+        &self.text[..usize::from(self.len)]
+    }
+}
+
+static BYTE_TEXT: [ByteText; 256] = byte_texts();
+
+const fn byte_texts() -> [ByteText; 256] {
+    let mut table = [ByteText {
+        text: [0; 4],
+        len: 0,
+    }; 256];
+    let mut n = 0;
+    while n < 256 {
+        let (h, t, u) = ((n / 100) as u8, ((n / 10) % 10) as u8, (n % 10) as u8);
+        table[n] = if n >= 100 {
+            ByteText {
+                text: [b',', b'0' + h, b'0' + t, b'0' + u],
+                len: 4,
+            }
+        } else if n >= 10 {
+            ByteText {
+                text: [b',', b'0' + t, b'0' + u, 0],
+                len: 3,
+            }
+        } else {
+            ByteText {
+                text: [b',', b'0' + u, 0, 0],
+                len: 2,
+            }
+        };
+        n += 1;
+    }
+    table
 }
 
 fn map_start(
