@@ -6,8 +6,10 @@ cd "$(dirname "$0")/.."
 cargo build --release --quiet
 mkdir -p priv
 # The NIF and its LTTng-UST probe provider (see native/build.rs). Rename
-# into place so a running node never sees a half-written library.
+# into place so a running node never sees a half-written library (a temp
+# name per build: two builds may run at once).
 for lib in libdyntrace_nif.so libdyntrace_lttng.so; do
-    cp -f "target/release/$lib" "priv/$lib.tmp"
-    mv -f "priv/$lib.tmp" "priv/$lib"
+    tmp="priv/$lib.$$.tmp"
+    cp -f "target/release/$lib" "$tmp"
+    mv -f "$tmp" "priv/$lib"
 done

@@ -101,9 +101,10 @@ tracer() ->
     {tracer, ?MODULE, []}.
 
 %% @doc The `{tracer, dyntrace, Options}' element of `erlang:trace/3' flags,
-%% checked: an unknown key or a value out of range raises
+%% checked (`[]' means the defaults): an unknown key or a value out of range
+%% raises
 %% `error({badarg, {Key, Value}})'.
--spec tracer(options()) -> {tracer, dyntrace, tracer_state()}.
+-spec tracer(tracer_state()) -> {tracer, dyntrace, tracer_state()}.
 tracer(Options) ->
     {tracer, ?MODULE, validate_options(Options)}.
 
@@ -351,6 +352,8 @@ restore_tag(T) -> erlang:dt_restore_tag(T).
 %%%===================================================================
 
 -spec validate_options(term()) -> tracer_state().
+validate_options([]) ->
+    [];
 validate_options(Options) when is_map(Options) ->
     maps:foreach(fun validate_option/2, Options),
     Options;

@@ -15,7 +15,7 @@
 
 -export([ensure_daemon/0, wait_registered/0,
          create/2, create/3, enable/2, start/1, wait_enabled/1, stop/1, destroy/1,
-         read/1, read_all/1, stop_and_read/1, discarded/1,
+         read/1, read_all/1, stop_and_read/1, discarded/1, recorded/1,
          select/2, field/2, cmd/1, cmd_ok/1, parse_line/1]).
 
 -define(PROVIDER, "org_erlang_dyntrace").
@@ -142,13 +142,28 @@ read_all(#{dir := Dir}) ->
             []
     end.
 
-%% @doc The number of events LTTng discarded, as babeltrace2 reports it.
+%% @doc The number of events LTTng discarded in the session, from the
+%% session daemon's channel statistics (`lttng list SESSION'; the session
+%% must still exist). LTTng 2.13 has been seen to report it with a spurious
+%% top bit (2^63 + N) for small per-UID buffers, and babeltrace2's
+%% per-packet counts wrap when a session is stopped and started again, so
+%% this reads the statistic and clears that bit.
 -spec discarded(session()) -> non_neg_integer().
-discarded(#{dir := Dir}) ->
-    Out = os:cmd("babeltrace2 '" ++ Dir ++ "' 2>&1 >/dev/null"),
-    Counts = re:run(Out, "discarded ([0-9]+) events", [global, {capture, all_but_first, list}]),
-    case Counts of
-        {match, Ms} -> lists:sum([list_to_integer(M) || [M] <- Ms]);
+discarded(#{name := Name}) ->
+    Out = cmd_ok("lttng list " ++ Name),
+    case re:run(Out, "Discarded events: ([0-9]+)", [global, {capture, all_but_first, list}]) of
+        {match, Counts} -> lists:sum([list_to_integer(C) band ((1 bsl 63) - 1) || [C] <- Counts]);
+        nomatch -> 0
+    end.
+
+%% @doc The number of events in the session's trace, counted by
+%% babeltrace2's counter sink (no parsing here).
+-spec recorded(session()) -> non_neg_integer().
+recorded(#{dir := Dir}) ->
+    {_, Out} = cmd("babeltrace2 '" ++ Dir ++ "' -c sink.utils.counter -p step=+0"),
+    case re:run(Out, "^\\s*([0-9]+)\\s+event messages\\s*$",
+                [multiline, caseless, {capture, all_but_first, list}]) of
+        {match, [N]} -> list_to_integer(N);
         nomatch -> 0
     end.
 
