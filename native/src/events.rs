@@ -92,7 +92,17 @@ pub enum Class {
 }
 
 impl Class {
-    pub const COUNT: usize = 8;
+    pub const ALL: [Class; 8] = [
+        Class::Procs,
+        Class::Ports,
+        Class::RunningProcs,
+        Class::RunningPorts,
+        Class::Call,
+        Class::Send,
+        Class::Receive,
+        Class::GarbageCollection,
+    ];
+    pub const COUNT: usize = Class::ALL.len();
 }
 
 /// Which side of a link event the tracee is on.

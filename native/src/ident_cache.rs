@@ -9,6 +9,7 @@
 //! always printed.
 
 use crate::format::format_identifier;
+use crate::term_word;
 use rustler::Term;
 use std::cell::RefCell;
 
@@ -38,7 +39,7 @@ thread_local! {
 
 /// Appends the text of a pid or port, as `format_identifier` writes it.
 pub fn write_identifier(term: Term, out: &mut Vec<u8>) {
-    let word = term_word(term);
+    let word = term_word(term.as_c_arg());
     if word & IMMEDIATE_TAG != IMMEDIATE_TAG {
         return format_identifier(term, out);
     }
@@ -61,9 +62,4 @@ pub fn write_identifier(term: Term, out: &mut Vec<u8>) {
             slot.word = word;
         }
     })
-}
-
-fn term_word(term: Term) -> usize {
-    // SAFETY: ErlNifTerm is a repr(transparent) wrapper of the term word.
-    unsafe { std::mem::transmute::<_, usize>(term.as_c_arg()) }
 }

@@ -22,6 +22,12 @@ use rustler::types::binary::NewBinary;
 use rustler::{Atom, Binary, Encoder, Env, NifResult, Term};
 use std::ffi::{c_int, c_void, CString};
 
+/// The machine word of a term: what the VM compares for immediates.
+pub(crate) fn term_word(term: ErlNifTerm) -> usize {
+    // SAFETY: ErlNifTerm is a repr(transparent) wrapper of the term word.
+    unsafe { std::mem::transmute::<ErlNifTerm, usize>(term) }
+}
+
 /// The text a `message`/`reason` field would hold for `term` under the
 /// byte limit `max_term_bytes`.
 #[rustler::nif]

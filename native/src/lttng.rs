@@ -61,24 +61,41 @@ pub fn check_provider() -> Result<(), String> {
     Ok(())
 }
 
-pub fn emit_s3(event: EventId, a: &CStr, b: &CStr, c: &CStr) {
-    // SAFETY: NUL-terminated strings that outlive the call.
-    unsafe { dyntrace_emit_s3(event as c_uint, a.as_ptr(), b.as_ptr(), c.as_ptr()) }
+/// A field's text, NUL-terminated for the C side: made by ending a field
+/// buffer with NUL, so no scan is needed. (The texts hold no NUL of their
+/// own; if one did, C would read the field up to it.)
+#[derive(Clone, Copy)]
+pub struct Text<'a>(&'a [u8]);
+
+impl<'a> Text<'a> {
+    pub fn terminate(buf: &'a mut Vec<u8>) -> Self {
+        buf.push(0);
+        Text(buf)
+    }
+
+    fn ptr(self) -> *const c_char {
+        self.0.as_ptr().cast()
+    }
 }
 
-pub fn emit_s2(event: EventId, a: &CStr, b: &CStr) {
+pub fn emit_s3(event: EventId, a: Text, b: Text, c: Text) {
+    // SAFETY: NUL-terminated texts that outlive the call.
+    unsafe { dyntrace_emit_s3(event as c_uint, a.ptr(), b.ptr(), c.ptr()) }
+}
+
+pub fn emit_s2(event: EventId, a: Text, b: Text) {
     // SAFETY: as above.
-    unsafe { dyntrace_emit_s2(event as c_uint, a.as_ptr(), b.as_ptr()) }
+    unsafe { dyntrace_emit_s2(event as c_uint, a.ptr(), b.ptr()) }
 }
 
-pub fn emit_call(event: EventId, pid: &CStr, entry: &CStr, depth: u32) {
+pub fn emit_call(event: EventId, pid: Text, entry: Text, depth: u32) {
     // SAFETY: as above.
-    unsafe { dyntrace_emit_call(event as c_uint, pid.as_ptr(), entry.as_ptr(), depth) }
+    unsafe { dyntrace_emit_call(event as c_uint, pid.ptr(), entry.ptr(), depth) }
 }
 
-pub fn emit_gc(event: EventId, pid: &CStr, size: u64, heap: u64, old_heap: u64) {
+pub fn emit_gc(event: EventId, pid: Text, size: u64, heap: u64, old_heap: u64) {
     // SAFETY: as above; c_ulong is 64 bits on the LP64 targets LTTng runs on.
-    unsafe { dyntrace_emit_gc(event as c_uint, pid.as_ptr(), size, heap, old_heap) }
+    unsafe { dyntrace_emit_gc(event as c_uint, pid.ptr(), size, heap, old_heap) }
 }
 
 /// Opens the probe provider library (`libdyntrace_lttng.so`), which starts

@@ -4,11 +4,12 @@
 use crate::events::{Class, EventId, LinkSide, Route};
 use crate::format::{format_atom, format_term_bounded};
 use crate::ident_cache::write_identifier;
-use crate::{lttng, options, routes, stats};
+use crate::lttng::{self, Text};
+use crate::{options, routes, stats};
 use rustler::sys::{enif_get_list_cell, enif_get_tuple, ErlNifTerm as ERL_NIF_TERM};
 use rustler::{Atom, Env, Error, NifResult, Term};
 use std::cell::RefCell;
-use std::ffi::{c_int, CStr};
+use std::ffi::c_int;
 
 rustler::atoms! {
     ok,
@@ -111,11 +112,24 @@ thread_local! {
     static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
 }
 
-/// Ends a field buffer with NUL and borrows it as a C string. Texts hold no
-/// NUL of their own; if one did, the field would end there.
-fn c_str(buf: &mut Vec<u8>) -> &CStr {
-    buf.push(0);
-    CStr::from_bytes_until_nul(buf).unwrap_or(c"")
+impl Scratch {
+    fn emit3(&mut self, event: EventId) {
+        let (a, b, c) = (&mut self.a, &mut self.b, &mut self.c);
+        lttng::emit_s3(
+            event,
+            Text::terminate(a),
+            Text::terminate(b),
+            Text::terminate(c),
+        );
+    }
+
+    fn emit2(&mut self, event: EventId) {
+        lttng::emit_s2(
+            event,
+            Text::terminate(&mut self.a),
+            Text::terminate(&mut self.b),
+        );
+    }
 }
 
 struct Event<'a> {
@@ -142,7 +156,7 @@ impl<'a> Event<'a> {
                 pid(self.term, &mut s.a)?;
                 identifier(tracee, &mut s.b)?;
                 self.mfa(self.extra()?, &mut s.c);
-                lttng::emit_s3(event, c_str(&mut s.a), c_str(&mut s.b), c_str(&mut s.c));
+                s.emit3(event);
             }
             EventId::ProcessLink | EventId::PortLink => {
                 let (from, to) = match self.route.side {
@@ -152,30 +166,30 @@ impl<'a> Event<'a> {
                 identifier(from, &mut s.a)?;
                 identifier(to, &mut s.b)?;
                 s.c.extend_from_slice(self.route.kind.as_bytes());
-                lttng::emit_s3(event, c_str(&mut s.a), c_str(&mut s.b), c_str(&mut s.c));
+                s.emit3(event);
             }
             EventId::ProcessExit | EventId::PortExit => {
                 identifier(tracee, &mut s.a)?;
                 self.term_text(self.term, &mut s.b);
-                lttng::emit_s2(event, c_str(&mut s.a), c_str(&mut s.b));
+                s.emit2(event);
             }
             EventId::ProcessRegister => {
                 identifier(tracee, &mut s.a)?;
                 self.term_text(self.term, &mut s.b);
                 s.c.extend_from_slice(self.route.kind.as_bytes());
-                lttng::emit_s3(event, c_str(&mut s.a), c_str(&mut s.b), c_str(&mut s.c));
+                s.emit3(event);
             }
             EventId::ProcessScheduled => {
                 identifier(tracee, &mut s.a)?;
                 self.mfa(self.term, &mut s.b);
                 s.c.extend_from_slice(self.route.kind.as_bytes());
-                lttng::emit_s3(event, c_str(&mut s.a), c_str(&mut s.b), c_str(&mut s.c));
+                s.emit3(event);
             }
             EventId::PortOpen => {
                 pid(self.term, &mut s.a)?;
                 self.term_text(self.extra()?, &mut s.b);
                 identifier(tracee, &mut s.c)?;
-                lttng::emit_s3(event, c_str(&mut s.a), c_str(&mut s.b), c_str(&mut s.c));
+                s.emit3(event);
             }
             EventId::PortScheduled => {
                 identifier(tracee, &mut s.a)?;
@@ -185,13 +199,18 @@ impl<'a> Event<'a> {
                     s.b.extend_from_slice(UNDEFINED);
                 }
                 s.c.extend_from_slice(self.route.kind.as_bytes());
-                lttng::emit_s3(event, c_str(&mut s.a), c_str(&mut s.b), c_str(&mut s.c));
+                s.emit3(event);
             }
             EventId::FunctionCall | EventId::FunctionReturn => {
                 identifier(tracee, &mut s.a)?;
                 self.mfa(self.term, &mut s.b);
                 // The runtime passes no call depth; OTP's backend writes 0 too.
-                lttng::emit_call(event, c_str(&mut s.a), c_str(&mut s.b), 0);
+                lttng::emit_call(
+                    event,
+                    Text::terminate(&mut s.a),
+                    Text::terminate(&mut s.b),
+                    0,
+                );
             }
             EventId::FunctionException => {
                 identifier(tracee, &mut s.a)?;
@@ -202,7 +221,7 @@ impl<'a> Event<'a> {
                     }
                     _ => return Err(Malformed),
                 }
-                lttng::emit_s3(event, c_str(&mut s.a), c_str(&mut s.b), c_str(&mut s.c));
+                s.emit3(event);
             }
             EventId::MessageSend => {
                 identifier(tracee, &mut s.a)?;
@@ -212,12 +231,12 @@ impl<'a> Event<'a> {
                     self.term_text(to, &mut s.b);
                 }
                 self.term_text(self.term, &mut s.c);
-                lttng::emit_s3(event, c_str(&mut s.a), c_str(&mut s.b), c_str(&mut s.c));
+                s.emit3(event);
             }
             EventId::MessageReceive => {
                 identifier(tracee, &mut s.a)?;
                 self.term_text(self.term, &mut s.b);
-                lttng::emit_s2(event, c_str(&mut s.a), c_str(&mut s.b));
+                s.emit2(event);
             }
             EventId::GcMinorStart
             | EventId::GcMinorEnd
@@ -225,7 +244,13 @@ impl<'a> Event<'a> {
             | EventId::GcMajorEnd => {
                 identifier(tracee, &mut s.a)?;
                 let info = self.gc_info(self.term)?;
-                lttng::emit_gc(event, c_str(&mut s.a), info.size, info.heap, info.old_heap);
+                lttng::emit_gc(
+                    event,
+                    Text::terminate(&mut s.a),
+                    info.size,
+                    info.heap,
+                    info.old_heap,
+                );
             }
         }
         Ok(())
