@@ -464,28 +464,10 @@ count_entries(Fd, Pos, N, Dropped) ->
         _ -> {N, Dropped}
     end.
 
-%% Events in the session's trace (babeltrace2's counter sink; `step=+0',
-%% an unsigned zero: one block of counts, at the end), and the events LTTng
-%% discarded, from the session daemon's own channel statistics: the
-%% per-packet counts babeltrace2 reports wrap around when a session is
-%% stopped and started again, as this one is every round.
-count_lttng(#{dir := Dir, name := Name}) ->
-    {_, Out} = lttng_session:cmd("babeltrace2 '" ++ Dir ++ "' -c sink.utils.counter -p step=+0"),
-    Recorded = counter_line(Out, "event messages"),
-    List = lttng_session:cmd_ok("lttng list " ++ Name),
-    Discarded = case re:run(List, "Discarded events: ([0-9]+)",
-                            [global, {capture, all_but_first, list}]) of
-                    {match, Ms} -> lists:sum([list_to_integer(M) || [M] <- Ms]);
-                    nomatch -> 0
-                end,
-    {Recorded, Discarded}.
-
-counter_line(Out, What) ->
-    case re:run(Out, "^\\s*([0-9]+)\\s+" ++ What ++ "\\s*$",
-                [multiline, caseless, {capture, all_but_first, list}]) of
-        {match, [N]} -> list_to_integer(N);
-        nomatch -> 0
-    end.
+%% Events in the session's trace and the events LTTng discarded (see
+%% lttng_session:recorded/1 and discarded/1).
+count_lttng(S) ->
+    {lttng_session:recorded(S), lttng_session:discarded(S)}.
 
 %%%===================================================================
 %%% MEMORY SAMPLER

@@ -6,7 +6,9 @@ set -eu
 cd "$(dirname "$0")/.."
 OUT=_build/bench
 mkdir -p "$OUT"
-rebar3 compile
+# Packages, session daemon and build as for the tests, plus valgrind for
+# the instruction profile.
+EXTRA_PACKAGES=valgrind ./scripts/setup.sh
 ERL_INCLUDE=$(erl -noshell -eval 'io:format("~s/erts-~s/include", [code:root_dir(), erlang:system_info(version)]), halt().')
 cc -shared -fPIC -O2 -Wall -Wextra -I"$ERL_INCLUDE" -o "$OUT/floor_tracer.so" bench/floor_tracer.c
 erlc -Werror +warn_missing_spec -o "$OUT" bench/floor_tracer.erl bench/bench_callee.erl bench/dyntrace_bench.erl
