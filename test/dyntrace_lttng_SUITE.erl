@@ -973,14 +973,14 @@ sink() ->
     end.
 
 wait_port_gone(Port) ->
-    wait_until(fun() -> erlang:port_info(Port) =:= undefined end, 100).
+    lttng_session:wait_until(fun() -> erlang:port_info(Port) =:= undefined end, 100).
 
 %% Waits until `Check' answers `discard'. Another user's started session
 %% that enables `Event' keeps it `trace' on this node: that is LTTng's
 %% state, not ours, and the case says so instead of failing.
 wait_discard(Check, Event) ->
     try
-        wait_until(fun() -> Check() =:= discard end, 50)
+        lttng_session:wait_until(fun() -> Check() =:= discard end, 50)
     catch
         error:timeout ->
             case other_sessions_enable(Event) of
@@ -1032,15 +1032,3 @@ junk_result(F, Args) ->
     catch error:badarg -> badarg
     end.
 
-wait_until(Fun, 0) ->
-    case Fun() of
-        true -> ok;
-        false -> error(timeout)
-    end;
-wait_until(Fun, N) ->
-    case Fun() of
-        true -> ok;
-        false ->
-            timer:sleep(100),
-            wait_until(Fun, N - 1)
-    end.

@@ -83,7 +83,7 @@ call(#{peer := Peer}, M, F, A, Timeout) ->
 -spec start_daemon(node_ref()) -> ok.
 start_daemon(Node) ->
     sh(Node, "lttng-sessiond --daemonize --no-kernel >/dev/null 2>&1"),
-    wait(fun() -> sh(Node, "lttng list >/dev/null 2>&1 && echo up") =:= "up\n" end, 100).
+    lttng_session:wait_until(fun() -> sh(Node, "lttng list >/dev/null 2>&1 && echo up") =:= "up\n" end, 100).
 
 %% @doc SIGKILLs the node's session daemon and every process it started
 %% (consumer daemons), as a crash would.
@@ -247,7 +247,7 @@ workload_stop() ->
 %% CI machine can take seconds to run the `lttng' commands of a setup.
 -spec wait_enabled([atom()]) -> ok.
 wait_enabled(Events) ->
-    wait(fun() -> Events -- dyntrace:enabled_events() =:= [] end, 300).
+    lttng_session:wait_until(fun() -> Events -- dyntrace:enabled_events() =:= [] end, 300).
 
 %% @doc This VM's resident set size (VmRSS), in bytes.
 -spec rss_bytes() -> non_neg_integer().
@@ -268,15 +268,3 @@ median(Xs) ->
 now_us() ->
     erlang:monotonic_time(microsecond).
 
-wait(Fun, 0) ->
-    case Fun() of
-        true -> ok;
-        false -> error(timeout)
-    end;
-wait(Fun, N) ->
-    case Fun() of
-        true -> ok;
-        false ->
-            timer:sleep(100),
-            wait(Fun, N - 1)
-    end.

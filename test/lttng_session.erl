@@ -16,7 +16,7 @@
 -export([ensure_daemon/0, wait_registered/0,
          create/2, create/3, enable/2, start/1, wait_enabled/1, stop/1, destroy/1,
          read/1, read_all/1, stop_and_read/1, discarded/1, recorded/1,
-         select/2, field/2, cmd/1, cmd_ok/1, parse_line/1]).
+         select/2, field/2, cmd/1, cmd_ok/1, parse_line/1, wait_until/2]).
 
 -define(PROVIDER, "org_erlang_dyntrace").
 
@@ -291,6 +291,9 @@ collect(Port, Acc) ->
 escape_quote(S) ->
     lists:flatmap(fun($') -> "'\\''"; (C) -> [C] end, S).
 
+%% @doc Calls `Fun' every 100 ms until it answers `true', at most `N' more
+%% times; then raises `timeout'.
+-spec wait_until(fun(() -> boolean()), non_neg_integer()) -> ok.
 wait_until(Fun, 0) ->
     case Fun() of
         true -> ok;
