@@ -51,6 +51,7 @@ mod walk;
 
 use rustler::Term;
 use sink::Sink;
+pub use walk::{decimal, DECIMAL_MAX};
 
 /// The budget of texts that are never cut (identifiers, atoms).
 const UNBOUNDED: usize = usize::MAX / 2;

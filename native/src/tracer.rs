@@ -2,7 +2,7 @@
 //! event from the terms the runtime hands over.
 
 use crate::events::{Class, EventId, LinkSide, Route};
-use crate::format::{format_atom, format_term_bounded};
+use crate::format::{decimal, format_atom, format_term_bounded, DECIMAL_MAX};
 use crate::ident_cache::write_identifier;
 use crate::lttng::{self, Text};
 use crate::{options, routes, stats};
@@ -308,7 +308,7 @@ impl<'a> Event<'a> {
                 out.push(b':');
                 format_atom(f, out);
                 out.push(b'/');
-                push_decimal(out, u64::from(arity));
+                out.extend_from_slice(decimal(u64::from(arity), &mut [0; DECIMAL_MAX]));
                 Some(())
             }
             _ => None,
@@ -399,18 +399,4 @@ fn identifier(term: Term, out: &mut Vec<u8>) -> Result<(), Malformed> {
     } else {
         Err(Malformed)
     }
-}
-
-fn push_decimal(out: &mut Vec<u8>, mut n: u64) {
-    let mut digits = [0u8; 20];
-    let mut i = digits.len();
-    loop {
-        i -= 1;
-        digits[i] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    out.extend_from_slice(&digits[i..]);
 }

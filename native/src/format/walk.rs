@@ -345,22 +345,29 @@ fn write_float(env: *mut ErlNifEnv, term: ErlNifTerm, sink: &mut Sink) {
     sink.put(digits);
 }
 
-fn write_decimal(negative: bool, mut n: u64, sink: &mut Sink) {
-    let mut buf = [0u8; 21];
+fn write_decimal(negative: bool, n: u64, sink: &mut Sink) {
+    let mut buf = [0u8; DECIMAL_MAX];
+    let digits = decimal(n, &mut buf);
+    if negative {
+        sink.byte(b'-');
+    }
+    sink.put(digits);
+}
+
+/// The most digits a u64 has.
+pub const DECIMAL_MAX: usize = 20;
+
+/// The decimal digits of `n`, written at the end of `buf`.
+pub fn decimal(mut n: u64, buf: &mut [u8; DECIMAL_MAX]) -> &[u8] {
     let mut at = buf.len();
     loop {
         at -= 1;
         buf[at] = b'0' + (n % 10) as u8;
         n /= 10;
         if n == 0 {
-            break;
+            return &buf[at..];
         }
     }
-    if negative {
-        at -= 1;
-        buf[at] = b'-';
-    }
-    sink.put(&buf[at..]);
 }
 
 fn write_binary(env: *mut ErlNifEnv, term: ErlNifTerm, sink: &mut Sink) {
