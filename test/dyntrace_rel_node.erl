@@ -24,7 +24,7 @@
          load_times/0, load_times/1]).
 -export([heartbeat_start/0, heartbeat_worst/0, heartbeat_reset/0,
          workload_start/2, workload_count/0, workload_stop/0,
-         wait_enabled/1, rss_bytes/0, median/1]).
+         wait_enabled/1, traced_session/2, rss_bytes/0, median/1]).
 
 -type node_ref() :: #{peer := pid(), home := string()}.
 -export_type([node_ref/0]).
@@ -242,6 +242,17 @@ workload_count() ->
 workload_stop() ->
     [exit(W, kill) || W <- persistent_term:get(rel_workers)],
     ok.
+
+%% @doc In the node: loads dyntrace, waits until it is registered, and
+%% returns a started session with `Events' enabled and seen by the node.
+-spec traced_session(atom(), [atom()]) -> lttng_session:session().
+traced_session(Name, Events) ->
+    {module, dyntrace} = c:l(dyntrace),
+    ok = lttng_session:wait_registered(),
+    S = lttng_session:create(Name, Events),
+    ok = lttng_session:start(S),
+    ok = wait_enabled(Events),
+    S.
 
 %% @doc As lttng_session:wait_enabled/1, with 30 s of patience: a loaded
 %% CI machine can take seconds to run the `lttng' commands of a setup.

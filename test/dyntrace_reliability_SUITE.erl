@@ -83,11 +83,7 @@ end_per_testcase(_Case, _Config) ->
 daemon_killed(_Config) ->
     N = node_start(#{daemon => true}),
     Old = in(N, fun() ->
-                        {module, dyntrace} = c:l(dyntrace),
-                        ok = lttng_session:wait_registered(),
-                        S = lttng_session:create(killed_before, [message_send]),
-                        ok = lttng_session:start(S),
-                        ok = dyntrace_rel_node:wait_enabled([message_send]),
+                        S = dyntrace_rel_node:traced_session(killed_before, [message_send]),
                         heartbeat_start(),
                         workload_start(4, [send, 'receive']),
                         S
@@ -297,11 +293,7 @@ all_schedulers_all_flags(_Config) ->
     ?assert(maps:get(seq_checked, R) > 1000).
 
 concurrency(Ms) ->
-    {module, dyntrace} = c:l(dyntrace),
-    ok = lttng_session:wait_registered(),
-    S = lttng_session:create(conc, ?CONC_EVENTS),
-    ok = lttng_session:start(S),
-    ok = dyntrace_rel_node:wait_enabled(?CONC_EVENTS),
+    S = dyntrace_rel_node:traced_session(conc, ?CONC_EVENTS),
     Sink = spawn(fun sink/0),
     1 = erlang:trace_pattern({?MODULE, conc_step, 1},
                              [{'_', [], [{return_trace}, {exception_trace}]}], [local]),
@@ -406,11 +398,7 @@ reload_under_load(_Config) ->
     ?assert(maps:get(during_reloads, R) > 0).
 
 reload() ->
-    {module, dyntrace} = c:l(dyntrace),
-    ok = lttng_session:wait_registered(),
-    S = lttng_session:create(reload, [message_send]),
-    ok = lttng_session:start(S),
-    ok = dyntrace_rel_node:wait_enabled([message_send]),
+    S = dyntrace_rel_node:traced_session(reload, [message_send]),
     Sink = spawn(fun sink/0),
     Workers = [spawn(fun() -> reload_worker(Sink) end) || _ <- lists:seq(1, 8)],
     [erlang:trace(W, true, [send, dyntrace:tracer()]) || W <- Workers],
@@ -587,11 +575,7 @@ expected_badarg(State) ->
     {badarg, {options, State}}.
 
 bad_states() ->
-    {module, dyntrace} = c:l(dyntrace),
-    ok = lttng_session:wait_registered(),
-    S = lttng_session:create(bad_state, [message_send]),
-    ok = lttng_session:start(S),
-    ok = dyntrace_rel_node:wait_enabled([message_send]),
+    S = dyntrace_rel_node:traced_session(bad_state, [message_send]),
     Sink = spawn(fun sink/0),
     Long = lists:duplicate(5000, $x),
     Send = fun(State) ->
