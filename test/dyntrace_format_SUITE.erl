@@ -2,8 +2,8 @@
 %% writes (the text a trace script greps for), cut within the byte limit.
 %%
 %% The reference is the VM itself: format_oracle, a test-only NIF that
-%% returns `enif_snprintf("%T")' of a term. SPEC.md's two deliberate
-%% differences are applied to its text: UTF-8 for the Latin-1 characters of
+%% returns `enif_snprintf("%T")' of a term. The two deliberate differences
+%% (README, "Term text") are applied to its text: UTF-8 for the Latin-1 characters of
 %% printable strings, and maps over 32 keys written flat.
 -module(dyntrace_format_SUITE).
 
@@ -234,7 +234,7 @@ t_beyond_scan_bound(_Config) ->
 %%% PROPERTIES %%%
 
 %% Random nested terms of every type: the full text is the VM's (after
-%% SPEC's UTF-8 difference), a cut text is its prefix within the budget.
+%% the UTF-8 difference), a cut text is its prefix within the budget.
 %% PropEr draws a seed and a budget; the term is built from the seed with
 %% `rand' (much faster than PropEr's own generators, and a failing seed
 %% rebuilds its term: `random_term(Seed)').
@@ -461,7 +461,7 @@ fmt(Term) -> dyntrace:format_term(Term, 1024).
 
 fmt(Term, Max) -> dyntrace:format_term(Term, Max).
 
-%% The VM's text with SPEC's UTF-8 difference applied: in terms whose atoms
+%% The VM's text with the UTF-8 difference applied: in terms whose atoms
 %% are ASCII, the only bytes over 127 are Latin-1 characters of strings.
 expected(Term) ->
     unicode:characters_to_binary(format_oracle:text(Term), latin1, utf8).

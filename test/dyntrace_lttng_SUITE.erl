@@ -1,7 +1,7 @@
 %%% End-to-end: each case attaches dyntrace to processes or ports it owns,
 %%% enables only the LTTng events it needs in its own session, does real
 %%% work, reads the trace back with babeltrace2 and checks the field values
-%%% a user would grep for. Every event of SPEC.md's table is checked here.
+%%% a user would grep for. Every event of the README's table is checked here.
 -module(dyntrace_lttng_SUITE).
 
 -include_lib("common_test/include/ct.hrl").
@@ -104,7 +104,7 @@ t_lttng_list(_Config) ->
     Expected = lists:sort(all_events()),
     ?assertEqual(Expected, lists:sort(listed_events(os:getpid()))).
 
-%% The trace's own metadata declares each event's fields in SPEC.md's
+%% The trace's own metadata declares each event's fields in the README's
 %% order and types: strings, `depth' unsigned 32-bit, GC sizes unsigned
 %% 64-bit. Tools written for OTP's LTTng build read these declarations.
 t_event_fields(_Config) ->

@@ -162,7 +162,7 @@ daemon_stopped(_Config) ->
     ?assertNotEqual([], lttng_session:select(message_send, Events)).
 
 %% The module turns LTTng-UST's registration wait off unless the operator
-%% set LTTNG_UST_REGISTER_TIMEOUT (SPEC: loading never holds a scheduler
+%% set LTTNG_UST_REGISTER_TIMEOUT (the contract: loading never holds a scheduler
 %% for long, even with a hung daemon), so a load next to a hung daemon
 %% holds no scheduler noticeably. (erlang:load_nif/2 holds every scheduler
 %% while library constructors run: a 3 s wait there stops the whole node.)

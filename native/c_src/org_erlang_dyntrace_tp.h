@@ -1,6 +1,6 @@
 /*
  * LTTng-UST tracepoint provider org_erlang_dyntrace: the contract of
- * shared SPEC.md. Field names, order and types are those of OTP's
+ * README.md (Events). Field names, order and types are those of OTP's
  * --with-dynamic-trace=lttng build, so its scripts keep working.
  */
 #undef LTTNG_UST_TRACEPOINT_PROVIDER

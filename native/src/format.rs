@@ -8,7 +8,7 @@
 //! characters above 255, bitstrings) go through `enif_snprintf("%T")` one
 //! leaf at a time (`leaf`).
 //!
-//! Where the text differs from `%T` (SPEC.md):
+//! Where the text differs from `%T` (README, "Term text"):
 //! - UTF-8 throughout: characters 160-255 of printable lists, which `%T`
 //!   writes as raw Latin-1 bytes, are written UTF-8 encoded (atoms are
 //!   UTF-8 in `%T` already).
