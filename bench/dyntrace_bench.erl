@@ -233,7 +233,7 @@ run_workload(#{name := Name, events := Events, rounds := Rounds} = W) ->
     log("~p: warm-up", [Name]),
     _ = run_once(W, untraced, undefined),
     Session = lttng_session:create("bench_" ++ atom_to_list(Name), Events),
-    track_self(Session),
+    ok = lttng_session:track_self(Session),
     try
         Runs = run_rounds(W, Session, 1, Rounds, #{}),
         {Recorded, Discarded} = count_lttng(Session),
@@ -264,12 +264,6 @@ run_rounds(#{name := Name, cap_ms := Cap} = W, S, R, Rounds, Acc) ->
                      end
              end, Acc, Order),
     run_rounds(W, S, R + 1, Rounds, Acc1).
-
-%% The session records this node only: other nodes on the machine that
-%% trace with dyntrace would otherwise write into it too.
-track_self(#{name := Name}) ->
-    _ = lttng_session:cmd_ok("lttng track -u -s " ++ Name ++ " --vpid=" ++ os:getpid()),
-    ok.
 
 rotate(L, N) ->
     K = N rem length(L),

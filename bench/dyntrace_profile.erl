@@ -23,9 +23,8 @@ workload(Trips) ->
     {module, dyntrace} = code:ensure_loaded(dyntrace),
     ok = lttng_session:wait_registered(),
     S = lttng_session:create(bench_profile, [message_send]),
-    #{name := Name} = S,
     %% Only this node: other nodes tracing sends would write into it too.
-    _ = lttng_session:cmd_ok("lttng track -u -s " ++ Name ++ " --vpid=" ++ os:getpid()),
+    ok = lttng_session:track_self(S),
     ok = lttng_session:start(S),
     ok = lttng_session:wait_enabled([message_send]),
     Bin = binary:copy(<<"0123456789">>, 10),
@@ -35,11 +34,7 @@ workload(Trips) ->
     ping(Echo, Trips, Bin),
     _ = [erlang:trace(P, false, [all]) || P <- [self(), Echo]],
     ok = lttng_session:stop(S),
-    #{dir := Dir} = S,
-    Out = os:cmd("babeltrace2 '" ++ Dir ++ "' -c sink.utils.counter -p step=+0"),
-    io:format(standard_error, "~s~n", [Out]),
-    {match, [N]} = re:run(Out, "^\\s*([0-9]+)\\s+event messages", [multiline, caseless, {capture, all_but_first, list}]),
-    io:format("events ~s~n", [N]),
+    io:format("events ~b~n", [lttng_session:recorded(S)]),
     lttng_session:destroy(S),
     halt(0).
 

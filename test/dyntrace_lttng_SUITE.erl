@@ -306,11 +306,7 @@ t_running_process(_Config) ->
                                         <- BEvents])),
     ?assert(length(Events) >= 4),
     ?assert(lists:all(fun(#{<<"pid">> := P}) -> P =:= text(A) end, Events)),
-    Types = lists:usort([T || #{<<"type">> := T} <- Events]),
-    ?assertEqual([], Types -- [<<"in">>, <<"out">>, <<"in_exiting">>,
-                               <<"out_exiting">>, <<"out_exited">>]),
-    ?assert(lists:member(<<"in">>, Types)),
-    ?assert(lists:member(<<"out">>, Types)),
+    Types = assert_scheduling_types(Events),
     ?assert(lists:member(<<"out_exited">>, Types)),
     lists:foreach(fun(#{<<"entry">> := Entry}) -> assert_entry(Entry) end, Events),
     %% Waiting for the next job, the actor is out in its receive loop.
@@ -336,11 +332,7 @@ t_running_port(_Config) ->
     Events = [fields(E) || E <- lttng_session:select(port_scheduled, read(S, [Port]))],
     ?assert(length(Events) >= 2),
     ?assert(lists:all(fun(#{<<"pid">> := P}) -> P =:= text(Port) end, Events)),
-    Types = lists:usort([T || #{<<"type">> := T} <- Events]),
-    ?assertEqual([], Types -- [<<"in">>, <<"out">>, <<"in_exiting">>,
-                               <<"out_exiting">>, <<"out_exited">>]),
-    ?assert(lists:member(<<"in">>, Types)),
-    ?assert(lists:member(<<"out">>, Types)),
+    _ = assert_scheduling_types(Events),
     Entries = lists:usort([E || #{<<"entry">> := E} <- Events]),
     ?assert(lists:member(<<"command">>, Entries)),
     lists:foreach(fun(E) -> ?assertMatch({match, _}, re:run(E, "^[a-z_]+$")) end,
@@ -847,6 +839,16 @@ t_all(_Config) ->
 
 %%%===================================================================
 %%% Helpers
+
+%% The `type' of scheduling events: only the five kinds, `in' and `out'
+%% among them. Returns the kinds seen.
+assert_scheduling_types(Events) ->
+    Types = lists:usort([T || #{<<"type">> := T} <- Events]),
+    ?assertEqual([], Types -- [<<"in">>, <<"out">>, <<"in_exiting">>,
+                               <<"out_exiting">>, <<"out_exited">>]),
+    ?assert(lists:member(<<"in">>, Types)),
+    ?assert(lists:member(<<"out">>, Types)),
+    Types.
 %%%===================================================================
 
 %% The fields of each event that must hold a pid, and those that must

@@ -14,7 +14,7 @@
 -module(lttng_session).
 
 -export([ensure_daemon/0, wait_registered/0,
-         create/2, create/3, enable/2, start/1, wait_enabled/1, stop/1, destroy/1,
+         create/2, create/3, enable/2, track_self/1, start/1, wait_enabled/1, stop/1, destroy/1,
          read/1, read_all/1, stop_and_read/1, discarded/1, recorded/1,
          select/2, field/2, cmd/1, cmd_ok/1, parse_line/1, wait_until/2]).
 
@@ -90,6 +90,13 @@ enable(#{name := N} = S, Events) ->
                   C -> " -c " ++ C
               end,
     cmd_ok("lttng enable-event -u -s " ++ N ++ Channel ++ " " ++ List),
+    ok.
+
+%% @doc Records only this node's events in the session: user-space
+%% sessions otherwise take events from every registered process.
+-spec track_self(session()) -> ok.
+track_self(#{name := N}) ->
+    cmd_ok("lttng track -u -s " ++ N ++ " --vpid=" ++ os:getpid()),
     ok.
 
 %% @doc Starts recording. LTTng-UST enables the events in this node a few
