@@ -36,11 +36,7 @@ fn format_term<'a>(
     term: Term<'a>,
     max_term_bytes: Term<'a>,
 ) -> NifResult<Binary<'a>> {
-    let max = max_term_bytes
-        .decode::<usize>()
-        .ok()
-        .filter(|n| (options::MIN_MAX_TERM_BYTES..=options::MAX_MAX_TERM_BYTES).contains(n))
-        .ok_or(rustler::Error::BadArg)?;
+    let max = options::valid_max_term_bytes(max_term_bytes).ok_or(rustler::Error::BadArg)?;
     let mut text = Vec::with_capacity(max);
     format::format_term_bounded(term, max, &mut text);
     let mut bin = NewBinary::new(env, text.len());

@@ -25,10 +25,8 @@ pub fn max_term_bytes_of(state: Term) -> usize {
         match state.map_get(max_term_bytes()) {
             Err(_) if size == 0 => return DEFAULT_MAX_TERM_BYTES,
             Ok(value) if size == 1 => {
-                if let Ok(n) = value.decode::<usize>() {
-                    if (MIN_MAX_TERM_BYTES..=MAX_MAX_TERM_BYTES).contains(&n) {
-                        return n;
-                    }
+                if let Some(n) = valid_max_term_bytes(value) {
+                    return n;
                 }
             }
             _ => {}
@@ -36,4 +34,12 @@ pub fn max_term_bytes_of(state: Term) -> usize {
     }
     stats::count_bad_tracer_state();
     DEFAULT_MAX_TERM_BYTES
+}
+
+/// A byte limit given as a term, if it is an integer in 64..=65536.
+pub fn valid_max_term_bytes(value: Term) -> Option<usize> {
+    value
+        .decode::<usize>()
+        .ok()
+        .filter(|n| (MIN_MAX_TERM_BYTES..=MAX_MAX_TERM_BYTES).contains(n))
 }
