@@ -1,7 +1,9 @@
 #!/bin/bash
 # Runs every test: lints (cargo fmt, clippy -D warnings, Erlang compiled
-# with warnings_as_errors), then the Common Test suites against the real
-# LTTng session daemon. Ends with an "N passed, N failed" line.
+# with warnings_as_errors), then each Common Test suite against an LTTng
+# session daemon of its own (scripts/isolated.sh), so that no other
+# recording session on the machine can disturb it. Ends with an
+# "N passed, N failed" line. Arguments go to `rebar3 ct` (one isolated run).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/setup.sh
@@ -10,12 +12,22 @@ echo "==> cargo fmt --check, cargo clippy -D warnings"
 cargo fmt --all -- --check
 cargo clippy --release --quiet -- -D warnings
 
-echo "==> rebar3 ct"
 log=$(mktemp)
+trap 'rm -f "$log"' EXIT
 status=0
-rebar3 ct "$@" 2>&1 | tee "$log" || status=$?
-passed=$(grep -oE '(All|Passed) [0-9]+ tests?' "$log" | grep -oE '[0-9]+' | tail -1 || true)
-failed=$(grep -oE 'Failed [0-9]+ tests?' "$log" | grep -oE '[0-9]+' | tail -1 || true)
-rm -f "$log"
+if [ $# -gt 0 ]; then
+    echo "==> rebar3 ct $*"
+    scripts/isolated.sh rebar3 ct "$@" 2>&1 | tee -a "$log" || status=$?
+else
+    for suite in test/*_SUITE.erl; do
+        echo "==> rebar3 ct --suite $suite (own session daemon)"
+        scripts/isolated.sh rebar3 ct --suite "$suite" 2>&1 | tee -a "$log" || status=$?
+    done
+fi
+# rebar3 prints "All N tests passed." or "Failed N tests. Passed M tests."
+# once per run; add them up.
+sum() { grep -oE "$1" "$log" | grep -oE '[0-9]+' | awk '{ n += $1 } END { print n + 0 }'; }
+passed=$(sum '(All|Passed) [0-9]+ tests?')
+failed=$(sum 'Failed [0-9]+ tests?')
 echo "${passed:-0} passed, ${failed:-0} failed"
 exit "$status"

@@ -1,0 +1,32 @@
+#!/bin/bash
+# Runs a command with an LTTng session daemon of its own, which nothing else
+# on the machine can see or disturb: private PID and mount namespaces, fresh
+# tmpfs mounts on /var/run/lttng (where applications and the `lttng` client
+# find the root daemon) and /dev/shm (LTTng-UST's shared memory), and a
+# fresh LTTNG_HOME. Every process started inside, the daemon included, dies
+# with the command. Exits with the command's status.
+#
+#   scripts/isolated.sh rebar3 ct --suite test/dyntrace_lttng_SUITE
+set -euo pipefail
+[ $# -gt 0 ] || { echo "usage: $0 COMMAND [ARG...]" >&2; exit 2; }
+[ "$(id -u)" = 0 ] || { echo "$0: needs root (namespaces, tmpfs mounts)" >&2; exit 2; }
+
+if [ "${DYNTRACE_ISOLATED:-}" != inside ]; then
+    exec unshare --pid --fork --mount-proc --mount --propagation private \
+        env DYNTRACE_ISOLATED=inside "$0" "$@"
+fi
+
+mkdir -p /var/run/lttng
+mount -t tmpfs tmpfs /var/run/lttng
+mount -t tmpfs tmpfs /dev/shm
+LTTNG_HOME=$(mktemp -d /tmp/dyntrace-isolated.XXXXXX)
+export LTTNG_HOME
+trap 'rm -rf "$LTTNG_HOME"' EXIT
+
+lttng-sessiond --daemonize --no-kernel >/dev/null 2>&1
+for _ in $(seq 100); do lttng list >/dev/null 2>&1 && break; sleep 0.1; done
+lttng list >/dev/null 2>&1 || { echo "$0: the private session daemon did not start" >&2; exit 1; }
+
+status=0
+"$@" || status=$?
+exit "$status"
