@@ -9,7 +9,7 @@
 
 -export([all/0, init_per_suite/1, end_per_suite/1]).
 -export([t_leaves/1, t_containers/1, t_strings/1, t_atoms/1, t_numbers/1,
-         t_identifiers/1, t_binaries/1, t_cut_utf8/1, t_huge_terms/1,
+         t_identifiers/1, t_binaries/1, t_leaf_lists/1, t_cut_utf8/1, t_huge_terms/1,
          t_beyond_scan_bound/1,
          prop_matches_vm/1, prop_unicode_atoms/1, prop_big_maps/1]).
 
@@ -25,7 +25,7 @@
 
 all() ->
     [t_leaves, t_containers, t_strings, t_atoms, t_numbers, t_identifiers,
-     t_binaries, t_cut_utf8, t_huge_terms, t_beyond_scan_bound,
+     t_binaries, t_leaf_lists, t_cut_utf8, t_huge_terms, t_beyond_scan_bound,
      prop_matches_vm, prop_unicode_atoms, prop_big_maps].
 
 init_per_suite(Config) ->
@@ -143,6 +143,18 @@ t_binaries(_Config) ->
     <<"<<\"hello\">>">> = fmt(Unaligned),
     same_as_vm([<<"abc">>, <<1, 2, 3>>, <<97, 1:5>>, <<1:1>>, <<"a\"b\\">>, <<"a\n">>,
                 <<127>>, <<126>>, <<32>>, Unaligned, <<0:3>>, <<255, 7:3>>]).
+
+%% Long lists of leaves the VM's printer writes (bits that are not whole
+%% bytes, funs, identifiers): the text, and its cut at every budget, is the
+%% VM's. Each leaf is written into room that is not zeroed, and only its
+%% own text is kept.
+t_leaf_lists(_Config) ->
+    [begin
+         List = lists:duplicate(20000, Leaf),
+         Expected = expected(List),
+         [true = check_cut(Expected, fmt(List, Max), Max) || Max <- [64, 1000, 1024, ?BIG]]
+     end || Leaf <- [<<1:3>>, <<255, 7:3>>, fun lists:reverse/1, fun() -> ok end,
+                     make_ref(), self(), 1000]].
 
 %% A budget that ends inside a multi-byte character cuts before it.
 t_cut_utf8(_Config) ->
