@@ -1,6 +1,7 @@
 #!/bin/bash
 # Runs every test: lints (cargo fmt, clippy -D warnings, Erlang compiled
-# with warnings_as_errors), then each Common Test suite against an LTTng
+# with warnings_as_errors), the Rust unit tests (cargo test), then each
+# Common Test suite against an LTTng
 # session daemon of its own (scripts/isolated.sh), so that no other
 # recording session on the machine can disturb it. Ends with an
 # "N passed, N failed" line. Arguments go to `rebar3 ct` (one isolated run).
@@ -10,11 +11,13 @@ cd "$(dirname "$0")/.."
 
 echo "==> cargo fmt --check, cargo clippy -D warnings"
 cargo fmt --all -- --check
-cargo clippy --release --quiet -- -D warnings
+cargo clippy --release --quiet --all-targets -- -D warnings
 
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 status=0
+echo "==> cargo test (Rust unit tests, no VM)"
+cargo test --release --quiet 2>&1 | tee -a "$log" || status=$?
 if [ $# -gt 0 ]; then
     echo "==> rebar3 ct $*"
     scripts/isolated.sh rebar3 ct "$@" 2>&1 | tee -a "$log" || status=$?
@@ -25,9 +28,9 @@ else
     done
 fi
 # rebar3 prints "All N tests passed." or "Failed N tests. Passed M tests."
-# once per run; add them up.
+# once per run, cargo "test result: ... N passed; M failed"; add them up.
 sum() { grep -oE "$1" "$log" | grep -oE '[0-9]+' | awk '{ n += $1 } END { print n + 0 }'; }
-passed=$(sum '(All|Passed) [0-9]+ tests?')
-failed=$(sum 'Failed [0-9]+ tests?')
+passed=$(sum '(All|Passed) [0-9]+ tests?|[0-9]+ passed;')
+failed=$(sum 'Failed [0-9]+ tests?|[0-9]+ failed;')
 echo "${passed:-0} passed, ${failed:-0} failed"
 exit "$status"
