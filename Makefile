@@ -19,7 +19,8 @@ soak:
 
 lint:
 	cargo fmt --all -- --check
-	cargo clippy --release -- -D warnings
+	cargo clippy --release --all-targets -- -D warnings
+	cargo test --release
 
 clean:
 	cargo clean
