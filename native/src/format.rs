@@ -45,12 +45,17 @@
 //! reused from call to call; they hold O(budget) items at most.
 
 mod atom;
+mod field;
 mod leaf;
+mod shape;
 mod sink;
+mod size;
 mod walk;
 
+pub use field::{format_field, FieldKind, Payload, Redact, TermOptions};
 use rustler::Term;
 use sink::Sink;
+use walk::Style;
 pub use walk::{decimal, DECIMAL_MAX};
 
 /// The budget of texts that are never cut (identifiers, atoms).
@@ -61,7 +66,7 @@ const UNBOUNDED: usize = usize::MAX / 2;
 pub fn format_term_bounded(term: Term, max: usize, out: &mut Vec<u8>) {
     let env = term.get_env().as_c_arg();
     let mut sink = Sink::new(out, max);
-    walk::walk(env, term.as_c_arg(), &mut sink);
+    walk::walk(env, term.as_c_arg(), &mut sink, &Style::EXACT);
     sink.finish();
 }
 
@@ -69,7 +74,7 @@ pub fn format_term_bounded(term: Term, max: usize, out: &mut Vec<u8>) {
 pub fn format_identifier(term: Term, out: &mut Vec<u8>) {
     let env = term.get_env().as_c_arg();
     let mut sink = Sink::new(out, UNBOUNDED);
-    walk::walk(env, term.as_c_arg(), &mut sink);
+    walk::walk(env, term.as_c_arg(), &mut sink, &Style::EXACT);
     sink.finish();
 }
 

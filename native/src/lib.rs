@@ -39,9 +39,29 @@ fn format_term<'a>(
     let max = options::valid_max_term_bytes(max_term_bytes).ok_or(rustler::Error::BadArg)?;
     let mut text = Vec::with_capacity(max);
     format::format_term_bounded(term, max, &mut text);
+    Ok(binary(env, &text))
+}
+
+/// The text a field of kind `kind` gets for `term` under the tracer
+/// options `options` (`dyntrace:format_term/3` checks both first).
+#[rustler::nif]
+fn format_field<'a>(
+    env: Env<'a>,
+    term: Term<'a>,
+    kind: Term<'a>,
+    options: Term<'a>,
+) -> NifResult<Binary<'a>> {
+    let kind = options::kind_of(kind).ok_or(rustler::Error::BadArg)?;
+    let options = options::parse_options(options).ok_or(rustler::Error::BadArg)?;
+    let mut text = Vec::new();
+    format::format_field(term, &options, kind, &mut text);
+    Ok(binary(env, &text))
+}
+
+fn binary<'a>(env: Env<'a>, text: &[u8]) -> Binary<'a> {
     let mut bin = NewBinary::new(env, text.len());
-    bin.as_mut_slice().copy_from_slice(&text);
-    Ok(bin.into())
+    bin.as_mut_slice().copy_from_slice(text);
+    bin.into()
 }
 
 /// The events enabled in a started LTTng session right now.

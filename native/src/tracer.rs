@@ -2,7 +2,7 @@
 //! event from the terms the runtime hands over.
 
 use crate::events::{Class, EventId, LinkSide, Route};
-use crate::format::{decimal, format_atom, format_term_bounded, DECIMAL_MAX};
+use crate::format::{decimal, format_atom, format_field, FieldKind, TermOptions, DECIMAL_MAX};
 use crate::ident_cache::write_identifier;
 use crate::lttng::{self, Text};
 use crate::{options, routes, stats};
@@ -69,7 +69,7 @@ pub fn emit<'a>(
     let event = Event {
         env,
         route,
-        max_term_bytes: options::max_term_bytes_of(state),
+        options: options::term_options_of(state),
         tracee,
         term,
         opts,
@@ -135,7 +135,7 @@ impl Scratch {
 struct Event<'a> {
     env: Env<'a>,
     route: &'static Route,
-    max_term_bytes: usize,
+    options: TermOptions<'a>,
     tracee: Term<'a>,
     term: Term<'a>,
     opts: Term<'a>,
@@ -170,12 +170,12 @@ impl<'a> Event<'a> {
             }
             EventId::ProcessExit | EventId::PortExit => {
                 identifier(tracee, &mut s.a)?;
-                self.term_text(self.term, &mut s.b);
+                self.term_text(FieldKind::Reason, self.term, &mut s.b);
                 s.emit2(event);
             }
             EventId::ProcessRegister => {
                 identifier(tracee, &mut s.a)?;
-                self.term_text(self.term, &mut s.b);
+                self.term_text(FieldKind::Name, self.term, &mut s.b);
                 s.c.extend_from_slice(self.route.kind.as_bytes());
                 s.emit3(event);
             }
@@ -187,14 +187,14 @@ impl<'a> Event<'a> {
             }
             EventId::PortOpen => {
                 pid(self.term, &mut s.a)?;
-                self.term_text(self.extra()?, &mut s.b);
+                self.term_text(FieldKind::Driver, self.extra()?, &mut s.b);
                 identifier(tracee, &mut s.c)?;
                 s.emit3(event);
             }
             EventId::PortScheduled => {
                 identifier(tracee, &mut s.a)?;
                 if self.term.is_atom() {
-                    self.term_text(self.term, &mut s.b);
+                    self.term_text(FieldKind::Callback, self.term, &mut s.b);
                 } else {
                     s.b.extend_from_slice(UNDEFINED);
                 }
@@ -228,14 +228,14 @@ impl<'a> Event<'a> {
                 // A send to a name that is not registered has the name here.
                 let to = self.extra()?;
                 if identifier(to, &mut s.b).is_err() {
-                    self.term_text(to, &mut s.b);
+                    self.term_text(FieldKind::Name, to, &mut s.b);
                 }
-                self.term_text(self.term, &mut s.c);
+                self.term_text(FieldKind::Message, self.term, &mut s.c);
                 s.emit3(event);
             }
             EventId::MessageReceive => {
                 identifier(tracee, &mut s.a)?;
-                self.term_text(self.term, &mut s.b);
+                self.term_text(FieldKind::Message, self.term, &mut s.b);
                 s.emit2(event);
             }
             EventId::GcMinorStart
@@ -289,8 +289,8 @@ impl<'a> Event<'a> {
         self.opts.map_get(extra()).map_err(|_| Malformed)
     }
 
-    fn term_text(&self, term: Term, out: &mut Vec<u8>) {
-        format_term_bounded(term, self.max_term_bytes, out);
+    fn term_text(&self, kind: FieldKind, term: Term, out: &mut Vec<u8>) {
+        format_field(term, &self.options, kind, out);
     }
 
     /// `Module:Function/Arity`, the arity being the length when the runtime

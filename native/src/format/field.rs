@@ -1,0 +1,150 @@
+//! What one term field gets under the tracer's options: its payload mode
+//! (`full`, `shape`, `size`, `none`) per field kind, and the keys whose
+//! values are never read (`redact`).
+
+use super::sink::Sink;
+use super::size;
+use super::walk::{self, Style};
+use rustler::sys::ErlNifTerm;
+use rustler::Term;
+use std::marker::PhantomData;
+
+/// How much of a term reaches the trace.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Payload {
+    /// The `%T` text, cut at the byte limit.
+    Full,
+    /// The outline: containers, atoms and identifiers; other leaves as
+    /// their type and size.
+    Shape,
+    /// The length of the `full` text, or `>N` past the byte limit.
+    Size,
+    /// An empty text.
+    None,
+}
+
+/// The term fields of the events, each with its own payload mode.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum FieldKind {
+    /// `message` of message_send and message_receive.
+    Message = 0,
+    /// `reason` of process_exit and port_exit.
+    Reason,
+    /// `name` of process_register, and message_send's `to` when it is a
+    /// name.
+    Name,
+    /// `driver` of port_open.
+    Driver,
+    /// `entry` of port_scheduled (the port callback).
+    Callback,
+}
+
+impl FieldKind {
+    pub const COUNT: usize = 5;
+    pub const ALL: [FieldKind; FieldKind::COUNT] = [
+        FieldKind::Message,
+        FieldKind::Reason,
+        FieldKind::Name,
+        FieldKind::Driver,
+        FieldKind::Callback,
+    ];
+}
+
+/// The keys whose values are written as `<redacted>`: terms of the
+/// event's environment, valid for this call only.
+#[derive(Clone, Copy)]
+pub struct Redact<'a> {
+    keys: [ErlNifTerm; Redact::MAX_KEYS],
+    len: usize,
+    env: PhantomData<Term<'a>>,
+}
+
+impl Default for Redact<'_> {
+    fn default() -> Self {
+        Redact {
+            keys: [ErlNifTerm::default(); Redact::MAX_KEYS],
+            len: 0,
+            env: PhantomData,
+        }
+    }
+}
+
+impl<'a> Redact<'a> {
+    pub const MAX_KEYS: usize = 32;
+
+    /// Adds a key; false when there are already `MAX_KEYS`.
+    pub fn push(&mut self, key: Term<'a>) -> bool {
+        let Some(slot) = self.keys.get_mut(self.len) else {
+            return false;
+        };
+        *slot = key.as_c_arg();
+        self.len += 1;
+        true
+    }
+
+    pub fn keys(&self) -> &[ErlNifTerm] {
+        &self.keys[..self.len]
+    }
+}
+
+/// The options for the term fields of one event.
+#[derive(Clone, Copy)]
+pub struct TermOptions<'a> {
+    pub max_term_bytes: usize,
+    pub payload: [Payload; FieldKind::COUNT],
+    pub redact: Redact<'a>,
+}
+
+impl Default for TermOptions<'_> {
+    fn default() -> Self {
+        TermOptions {
+            max_term_bytes: crate::options::DEFAULT_MAX_TERM_BYTES,
+            payload: [Payload::Full; FieldKind::COUNT],
+            redact: Redact::default(),
+        }
+    }
+}
+
+impl TermOptions<'_> {
+    /// Every field empty: what a state that fails to say what to hide gets.
+    pub fn hiding_all() -> Self {
+        TermOptions {
+            payload: [Payload::None; FieldKind::COUNT],
+            ..TermOptions::default()
+        }
+    }
+}
+
+/// Appends the text field `kind` gets for `term` under `options`: at most
+/// `max_term_bytes`, a cut text ends in `...` and stays valid UTF-8.
+pub fn format_field(term: Term, options: &TermOptions, kind: FieldKind, out: &mut Vec<u8>) {
+    let env = term.get_env().as_c_arg();
+    let max = options.max_term_bytes;
+    let style = |shape| Style {
+        shape,
+        redact: options.redact.keys(),
+    };
+    match options.payload[kind as usize] {
+        Payload::None => {}
+        Payload::Full => {
+            write(env, term.as_c_arg(), max, &style(false), out);
+        }
+        Payload::Shape => {
+            write(env, term.as_c_arg(), max, &style(true), out);
+        }
+        Payload::Size => size::write_size(env, term.as_c_arg(), max, &style(false), out),
+    }
+}
+
+/// Appends `term` in `style`, at most `max` bytes; true if it was cut.
+pub(super) fn write(
+    env: *mut rustler::sys::ErlNifEnv,
+    term: ErlNifTerm,
+    max: usize,
+    style: &Style,
+    out: &mut Vec<u8>,
+) -> bool {
+    let mut sink = Sink::new(out, max);
+    walk::walk(env, term, &mut sink, style);
+    sink.finish()
+}
