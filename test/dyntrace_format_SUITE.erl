@@ -243,7 +243,7 @@ t_payload_texts(_Config) ->
     <<"{login,<<\"alice\">>,#{password=><<\"hunter2\">>,tries=>3}}">> = mode(Login, full),
     <<"{login,<<_:5/binary>>,#{password=><<_:7/binary>>,tries=><int:1>}}">> = mode(Login, shape),
     <<"55">> = mode(Login, size),
-    <<>> = mode(Login, none),
+    <<"-">> = mode(Login, none),
     Redact = #{redact => [password]},
     <<"{login,<<\"alice\">>,#{password=><redacted>,tries=>3}}">> = fmt3(Login, Redact),
     <<"{login,<<_:5/binary>>,#{password=><redacted>,tries=><int:1>}}">> =
@@ -272,9 +272,9 @@ t_payload_texts(_Config) ->
     %% `payload => Mode' leaves registered names alone; a map sets kinds.
     Atom = 'my name',
     <<"'my name'">> = fmt3(Atom, name, #{payload => none}),
-    <<>> = fmt3(Atom, driver, #{payload => none}),
-    <<>> = fmt3(Atom, callback, #{payload => none}),
-    <<>> = fmt3(Atom, name, #{payload => #{name => none}}),
+    <<"-">> = fmt3(Atom, driver, #{payload => none}),
+    <<"-">> = fmt3(Atom, callback, #{payload => none}),
+    <<"-">> = fmt3(Atom, name, #{payload => #{name => none}}),
     PerKind = #{payload => #{message => shape, reason => size}},
     <<"{<int:2>}">> = fmt3({42}, message, PerKind),
     <<"4">> = fmt3({42}, reason, PerKind),
@@ -370,7 +370,7 @@ prop_payload_model(_Config) ->
                        Full = model(Term, full, Keys, ?BIG),
                        Got = [fmt3(Term, Options#{payload => M}) || M <- [full, shape, size, none]],
                        Want = [Full, model(Term, shape, Keys, ?BIG),
-                               integer_to_binary(byte_size(Full)), <<>>],
+                               integer_to_binary(byte_size(Full)), <<"-">>],
                        ?WHENFAIL(ct:pal("seed ~w, keys ~w~ngot  ~p~nwant ~p",
                                         [Seed, Keys, Got, Want]),
                                  Got =:= Want)
@@ -412,15 +412,15 @@ prop_secrets_hidden(_Config) ->
                   {list_to_binary(Chars), Int}),
     Prop = ?FORALL({Seed, {Bin, Int}}, {seed_g(), Secret},
                    begin
-                       Keyed = keyed_secrets(Bin, Int),
-                       Bare = {random_term(Seed), bare_secrets(Bin, Int), Keyed,
+                       Keyed = payload_secrets:keyed(Bin, Int),
+                       Bare = {random_term(Seed), payload_secrets:bare(Bin, Int), Keyed,
                                random_term(Seed + 1)},
                        Texts = [fmt3(Bare, #{payload => M, max_term_bytes => ?BIG}) || M <- [shape, size, none]]
                            ++ [fmt3({random_term(Seed), Keyed}, #{redact => [password], max_term_bytes => ?BIG})],
-                       Shown = [T || T <- Texts, shows_secret(T, Bin, Int)],
+                       Shown = [T || T <- Texts, payload_secrets:shown(T, Bin, Int)],
                        ?WHENFAIL(ct:pal("seed ~w, secret ~s ~w: ~p", [Seed, Bin, Int, Shown]),
                                  Shown =:= []
-                                 andalso shows_secret(fmt3(Bare, #{max_term_bytes => ?BIG}), Bin, Int))
+                                 andalso payload_secrets:shown(fmt3(Bare, #{max_term_bytes => ?BIG}), Bin, Int))
                    end),
     quickcheck(Prop, 2000, [noshrink]).
 
@@ -718,25 +718,6 @@ pick_keys(Term, Picks) ->
 
 subterms(Term) ->
     [Term | lists:flatmap(fun subterms/1, children(Term))].
-
-%% Secrets only under the key `password' (maps, proplists, a 2-tuple),
-%% in a record, a list and 50 levels deep.
-keyed_secrets(Bin, Int) ->
-    Deep = lists:foldl(fun(_, Acc) -> {wrap, [Acc]} end, #{password => Bin},
-                       lists:seq(1, 50)),
-    {session, alice, #{password => Bin, user => bob},
-     [{password, binary_to_list(Bin)}, {password, Int}], {password, #{nested => Bin}}, Deep}.
-
-%% Secrets as plain values: binaries, strings, integers, map values.
-bare_secrets(Bin, Int) ->
-    Deep = lists:foldl(fun(_, Acc) -> [Acc] end, {Bin, Int}, lists:seq(1, 50)),
-    {user, Bin, binary_to_list(Bin), Int, -Int, #{token => Bin, Bin => x, n => Int},
-     [Bin, [binary_to_list(Bin)]], <<0, Bin/binary>>, Deep}.
-
-shows_secret(Text, Bin, Int) ->
-    Forms = [Bin, integer_to_binary(Int),
-             iolist_to_binary(lists:join(",", [integer_to_list(B) || <<B>> <= Bin]))],
-    binary:match(Text, Forms) =/= nomatch.
 
 mode(Term, Mode) ->
     fmt3(Term, #{payload => Mode}).

@@ -19,7 +19,8 @@ pub enum Payload {
     Shape,
     /// The length of the `full` text, or `>N` past the byte limit.
     Size,
-    /// An empty text.
+    /// `-`: no part of the term. Not an empty text: babeltrace2 up to
+    /// 2.0.4 shows an empty string field with the text of an earlier event.
     None,
 }
 
@@ -106,7 +107,7 @@ impl Default for TermOptions<'_> {
 }
 
 impl TermOptions<'_> {
-    /// Every field empty: what a state that fails to say what to hide gets.
+    /// Every field `none`: what a state that fails to say what to hide gets.
     pub fn hiding_all() -> Self {
         TermOptions {
             payload: [Payload::None; FieldKind::COUNT],
@@ -125,7 +126,7 @@ pub fn format_field(term: Term, options: &TermOptions, kind: FieldKind, out: &mu
         redact: options.redact.keys(),
     };
     match options.payload[kind as usize] {
-        Payload::None => {}
+        Payload::None => out.push(b'-'),
         Payload::Full => {
             write(env, term.as_c_arg(), max, &style(false), out);
         }
