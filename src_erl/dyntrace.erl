@@ -157,7 +157,8 @@ enabled_events() ->
     erlang:nif_error(nif_not_loaded).
 
 %% @doc Counters of what the tracer could not do as asked: events written
-%% with the default options because the tracer state was invalid
+%% with the default options (or, for a state naming `payload' or `redact',
+%% with every term field `-') because the tracer state was invalid
 %% (`bad_tracer_state') and callback calls rejected with `badarg'
 %% (`bad_arguments'). Events LTTng drops are counted by LTTng
 %% (`lttng view' and `babeltrace2' report them).

@@ -41,6 +41,11 @@
 //! - A map over 32 keys costs one small allocation inside the VM (its
 //!   iterator's stack).
 //!
+//! Payload modes (`field`): the same walk writes `shape` (leaves as their
+//! type and size, `shape`) and skips the values under redacted keys;
+//! `size` measures the `full` text (`size`). `format_field` is the entry
+//! point for every term field of an event.
+//!
 //! Memory: the work stack and the map iterators live in per-thread buffers
 //! reused from call to call; they hold O(budget) items at most.
 
