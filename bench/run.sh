@@ -11,10 +11,14 @@ mkdir -p "$OUT"
 EXTRA_PACKAGES=valgrind ./scripts/setup.sh
 ERL_INCLUDE=$(erl -noshell -eval 'io:format("~s/erts-~s/include", [code:root_dir(), erlang:system_info(version)]), halt().')
 cc -shared -fPIC -O2 -Wall -Wextra -I"$ERL_INCLUDE" -o "$OUT/floor_tracer.so" bench/floor_tracer.c
-erlc -Werror +warn_missing_spec -o "$OUT" bench/floor_tracer.erl bench/bench_callee.erl bench/dyntrace_bench.erl
+erlc -Werror +warn_missing_spec -o "$OUT" bench/floor_tracer.erl bench/bench_callee.erl bench/dyntrace_bench.erl \
+    bench/payload_bench.erl
 erlc -o "$OUT" test/lttng_session.erl
 erl -noshell -pa _build/default/lib/dyntrace/ebin -pa "$OUT" \
     -eval 'dyntrace_bench:main(["BENCHMARKS.md"])'
+erl -noshell -pa _build/default/lib/dyntrace/ebin -pa "$OUT" \
+    -eval 'payload_bench:main(["'"$OUT"'/payload.md"])'
+cat "$OUT/payload.md" >>BENCHMARKS.md
 if [ -x bench/profile.sh ]; then
     bench/profile.sh >>BENCHMARKS.md
 fi

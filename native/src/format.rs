@@ -60,7 +60,6 @@ mod walk;
 pub use field::{format_field, FieldKind, Payload, Redact, TermOptions};
 use rustler::Term;
 use sink::Sink;
-use walk::Style;
 pub use walk::{decimal, DECIMAL_MAX};
 
 /// The budget of texts that are never cut (identifiers, atoms).
@@ -71,7 +70,7 @@ const UNBOUNDED: usize = usize::MAX / 2;
 pub fn format_term_bounded(term: Term, max: usize, out: &mut Vec<u8>) {
     let env = term.get_env().as_c_arg();
     let mut sink = Sink::new(out, max);
-    walk::walk(env, term.as_c_arg(), &mut sink, &Style::EXACT);
+    walk::walk(env, term.as_c_arg(), &mut sink, false, &Redact::default());
     sink.finish();
 }
 
@@ -79,7 +78,7 @@ pub fn format_term_bounded(term: Term, max: usize, out: &mut Vec<u8>) {
 pub fn format_identifier(term: Term, out: &mut Vec<u8>) {
     let env = term.get_env().as_c_arg();
     let mut sink = Sink::new(out, UNBOUNDED);
-    walk::walk(env, term.as_c_arg(), &mut sink, &Style::EXACT);
+    walk::walk(env, term.as_c_arg(), &mut sink, false, &Redact::default());
     sink.finish();
 }
 

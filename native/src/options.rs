@@ -3,6 +3,7 @@
 
 use crate::format::{FieldKind, Payload, Redact, TermOptions};
 use crate::stats;
+use rustler::sys::ErlNifTerm;
 use rustler::{Atom, Term};
 
 pub const DEFAULT_MAX_TERM_BYTES: usize = 1024;
@@ -68,20 +69,20 @@ fn parse_map<'a>(state: Term<'a>) -> Result<TermOptions<'a>, Bad> {
     let mut options = TermOptions::default();
     let mut found = 0;
     let mut hides = false;
-    if let Ok(value) = state.map_get(payload()) {
+    if let Some(value) = map_value(state, payload()) {
         found += 1;
         hides = true;
         options.payload = payloads(value).ok_or(Bad { hides })?;
     }
     if found < size {
-        if let Ok(value) = state.map_get(redact()) {
+        if let Some(value) = map_value(state, redact()) {
             found += 1;
             hides = true;
-            options.redact = redact_keys(value).ok_or(Bad { hides })?;
+            options.redact = Redact::from_list(value).ok_or(Bad { hides })?;
         }
     }
     if found < size {
-        if let Ok(value) = state.map_get(max_term_bytes()) {
+        if let Some(value) = map_value(state, max_term_bytes()) {
             found += 1;
             options.max_term_bytes = valid_max_term_bytes(value).ok_or(Bad { hides })?;
         }
@@ -92,6 +93,25 @@ fn parse_map<'a>(state: Term<'a>) -> Result<TermOptions<'a>, Bad> {
     } else {
         Err(Bad { hides })
     }
+}
+
+/// The value under `key` in `map`. Straight from the enif call: the state
+/// is read on every event, and a missing key is common.
+#[inline]
+fn map_value<'a>(map: Term<'a>, key: Atom) -> Option<Term<'a>> {
+    let env = map.get_env();
+    let mut value = ErlNifTerm::default();
+    // SAFETY: valid terms of `env`; `value` is an out-pointer to a local.
+    let found = unsafe {
+        rustler::sys::enif_get_map_value(
+            env.as_c_arg(),
+            map.as_c_arg(),
+            key.to_term(env).as_c_arg(),
+            &mut value,
+        )
+    };
+    // SAFETY: on success `value` is a term of `env`.
+    (found != 0).then(|| unsafe { Term::new(env, value) })
 }
 
 /// A byte limit given as a term, if it is an integer in 64..=65536.
@@ -117,7 +137,7 @@ fn payloads(value: Term) -> Option<[Payload; FieldKind::COUNT]> {
         if found == size {
             break;
         }
-        if let Ok(mode) = value.map_get(kind_atom(kind)) {
+        if let Some(mode) = map_value(value, kind_atom(kind)) {
             modes[kind as usize] = payload_mode(mode)?;
             found += 1;
         }
@@ -156,17 +176,4 @@ pub fn kind_of(term: Term) -> Option<FieldKind> {
     FieldKind::ALL
         .into_iter()
         .find(|kind| kind_atom(*kind) == term)
-}
-
-/// A proper list of at most `Redact::MAX_KEYS` keys.
-fn redact_keys<'a>(mut list: Term<'a>) -> Option<Redact<'a>> {
-    let mut keys = Redact::default();
-    while !list.is_empty_list() {
-        let (head, tail) = list.list_get_cell().ok()?;
-        if !keys.push(head) {
-            return None;
-        }
-        list = tail;
-    }
-    Some(keys)
 }

@@ -4,10 +4,9 @@
 
 use super::sink::Sink;
 use super::size;
-use super::walk::{self, Style};
+use super::walk;
 use rustler::sys::ErlNifTerm;
 use rustler::Term;
-use std::marker::PhantomData;
 
 /// How much of a term reaches the trace.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -51,40 +50,29 @@ impl FieldKind {
     ];
 }
 
-/// The keys whose values are written as `<redacted>`: terms of the
-/// event's environment, valid for this call only.
-#[derive(Clone, Copy)]
+/// The keys whose values are written as `<redacted>`: the list from the
+/// tracer state, kept as it is (reading the state stays cheap) and read by
+/// a walk that needs it.
+#[derive(Clone, Copy, Default)]
 pub struct Redact<'a> {
-    keys: [ErlNifTerm; Redact::MAX_KEYS],
-    len: usize,
-    env: PhantomData<Term<'a>>,
-}
-
-impl Default for Redact<'_> {
-    fn default() -> Self {
-        Redact {
-            keys: [ErlNifTerm::default(); Redact::MAX_KEYS],
-            len: 0,
-            env: PhantomData,
-        }
-    }
+    /// A non-empty proper list of at most `MAX_KEYS` terms.
+    list: Option<Term<'a>>,
 }
 
 impl<'a> Redact<'a> {
     pub const MAX_KEYS: usize = 32;
 
-    /// Adds a key; false when there are already `MAX_KEYS`.
-    pub fn push(&mut self, key: Term<'a>) -> bool {
-        let Some(slot) = self.keys.get_mut(self.len) else {
-            return false;
-        };
-        *slot = key.as_c_arg();
-        self.len += 1;
-        true
+    /// The keys of `list`, if it is a proper list of at most `MAX_KEYS`.
+    pub fn from_list(list: Term<'a>) -> Option<Self> {
+        let len = list.list_length().ok()?;
+        (len <= Self::MAX_KEYS).then_some(Redact {
+            list: (len > 0).then_some(list),
+        })
     }
 
-    pub fn keys(&self) -> &[ErlNifTerm] {
-        &self.keys[..self.len]
+    /// The list of keys, if any.
+    pub(super) fn list(&self) -> Option<Term<'a>> {
+        self.list
     }
 }
 
@@ -121,31 +109,30 @@ impl TermOptions<'_> {
 pub fn format_field(term: Term, options: &TermOptions, kind: FieldKind, out: &mut Vec<u8>) {
     let env = term.get_env().as_c_arg();
     let max = options.max_term_bytes;
-    let style = |shape| Style {
-        shape,
-        redact: options.redact.keys(),
-    };
+    let redact = &options.redact;
     match options.payload[kind as usize] {
         Payload::None => out.push(b'-'),
         Payload::Full => {
-            write(env, term.as_c_arg(), max, &style(false), out);
+            write(env, term.as_c_arg(), max, false, redact, out);
         }
         Payload::Shape => {
-            write(env, term.as_c_arg(), max, &style(true), out);
+            write(env, term.as_c_arg(), max, true, redact, out);
         }
-        Payload::Size => size::write_size(env, term.as_c_arg(), max, &style(false), out),
+        Payload::Size => size::write_size(env, term.as_c_arg(), max, redact, out),
     }
 }
 
-/// Appends `term` in `style`, at most `max` bytes; true if it was cut.
+/// Appends `term` as `%T` text or its shape, at most `max` bytes; true if
+/// it was cut.
 pub(super) fn write(
     env: *mut rustler::sys::ErlNifEnv,
     term: ErlNifTerm,
     max: usize,
-    style: &Style,
+    shape: bool,
+    redact: &Redact,
     out: &mut Vec<u8>,
 ) -> bool {
     let mut sink = Sink::new(out, max);
-    walk::walk(env, term, &mut sink, style);
+    walk::walk(env, term, &mut sink, shape, redact);
     sink.finish()
 }

@@ -3,8 +3,8 @@
 //! The text is written to a per-thread buffer and dropped, so the work is
 //! bounded by the limit exactly as for `full`.
 
-use super::field::write;
-use super::walk::{decimal, Style, DECIMAL_MAX};
+use super::field::{write, Redact};
+use super::walk::{decimal, DECIMAL_MAX};
 use rustler::sys::{ErlNifEnv, ErlNifTerm};
 use std::cell::RefCell;
 
@@ -17,12 +17,12 @@ pub fn write_size(
     env: *mut ErlNifEnv,
     term: ErlNifTerm,
     max: usize,
-    style: &Style,
+    redact: &Redact,
     out: &mut Vec<u8>,
 ) {
     let measure = |text: &mut Vec<u8>| {
         text.clear();
-        let cut = write(env, term, max, style, text);
+        let cut = write(env, term, max, false, redact, text);
         let len = text.len();
         text.clear();
         (cut, len)

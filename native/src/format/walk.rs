@@ -12,6 +12,7 @@
 //! written `<redacted>` and never looked at.
 
 use super::atom::write_atom;
+use super::field::Redact;
 use super::leaf::{write_bignum, write_bitstring, write_identifier, write_leaf};
 use super::shape;
 use super::sink::Sink;
@@ -42,6 +43,7 @@ enum Work {
 struct Scratch {
     work: Vec<Work>,
     iters: Iters,
+    keys: Vec<ErlNifTerm>,
 }
 
 /// The iterators of the maps being written, innermost last. Each one is
@@ -88,18 +90,12 @@ impl Iters {
 }
 
 /// How a walk writes: `%T` text or shape, and the keys it redacts.
-pub struct Style<'a> {
-    pub shape: bool,
-    pub redact: &'a [ErlNifTerm],
+struct Style<'a> {
+    shape: bool,
+    redact: &'a [ErlNifTerm],
 }
 
 impl Style<'_> {
-    /// `%T` text, nothing redacted: identifiers and atoms.
-    pub const EXACT: Style<'static> = Style {
-        shape: false,
-        redact: &[],
-    };
-
     /// Whether `key` is one of the redacted keys: identical terms only
     /// (`1` is not `1.0`). Immediates (atoms, small integers) are equal
     /// exactly when their words are, so only boxed keys need the VM.
@@ -144,27 +140,52 @@ extern "C" {
     fn term_type(env: *mut ErlNifEnv, term: ErlNifTerm) -> c_int;
 }
 
-/// Writes `root` into `sink` until done or full.
-pub fn walk(env: *mut ErlNifEnv, root: ErlNifTerm, sink: &mut Sink, style: &Style) {
+/// Writes `root` into `sink` until done or full: its `%T` text, or its
+/// shape, with the values under `redact`'s keys left out.
+pub fn walk(env: *mut ErlNifEnv, root: ErlNifTerm, sink: &mut Sink, shape: bool, redact: &Redact) {
     let mut done = false;
     let _ = SCRATCH.try_with(|scratch| {
         if let Ok(mut scratch) = scratch.try_borrow_mut() {
-            let Scratch { work, iters } = &mut *scratch;
-            run(env, root, sink, style, work, iters);
+            let Scratch { work, iters, keys } = &mut *scratch;
+            keys.clear();
+            append_keys(env, redact, keys);
+            let style = Style {
+                shape,
+                redact: keys,
+            };
+            run(env, root, sink, &style, work, iters);
             done = true;
         }
     });
     if !done {
         // Re-entered on this thread, or its buffers are gone (thread exit):
         // fresh buffers for this call.
+        let mut keys = Vec::new();
+        append_keys(env, redact, &mut keys);
+        let style = Style {
+            shape,
+            redact: &keys,
+        };
         run(
             env,
             root,
             sink,
-            style,
+            &style,
             &mut Vec::new(),
             &mut Iters::default(),
         );
+    }
+}
+
+/// Appends the redacted keys to `out`.
+fn append_keys(env: *mut ErlNifEnv, redact: &Redact, out: &mut Vec<ErlNifTerm>) {
+    let Some(list) = redact.list() else {
+        return;
+    };
+    let mut list = list.as_c_arg();
+    while let Some((key, tail)) = cell(env, list) {
+        out.push(key);
+        list = tail;
     }
 }
 
