@@ -53,6 +53,7 @@ pub fn write_binary(env: *mut ErlNifEnv, term: ErlNifTerm, sink: &mut Sink) {
         sink.put(b"<<_/bitstring>>");
         return;
     }
+    // SAFETY: the call succeeded, so the VM filled `bin`.
     let size = unsafe { bin.assume_init() }.size;
     sink.put(b"<<_:");
     sink.put(decimal(size as u64, &mut [0; DECIMAL_MAX]));
