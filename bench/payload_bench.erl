@@ -1,8 +1,10 @@
 %%% @doc `make bench', payload modes: what one enabled `message_send'
 %%% costs under each `payload' mode and with `redact', side by side in one
-%%% run, against the VM's tracer dispatch alone (`floor_trace') and, when
-%%% it is built, a C tracer that writes the same tracepoint with constant
-%%% texts (`limit_trace', the least an LTTng tracer can cost).
+%%% run, against the VM's tracer dispatch alone (`floor_trace') and
+%%% `limit_tracer', a C tracer that writes the same tracepoint with
+%%% constant texts, the least an LTTng tracer can cost: `limit_none' with
+%%% the texts `none' writes (the two pids and `-'), `limit_full' with those
+%%% `full' writes.
 %%%
 %%% A process sends a term to itself and receives it, `sends' times, traced
 %%% with `send' only; its own loop time is the figure. Each round runs every
@@ -44,6 +46,7 @@ measure() ->
     ok = lttng_session:ensure_daemon(),
     {module, dyntrace} = code:ensure_loaded(dyntrace),
     {module, floor_tracer} = code:ensure_loaded(floor_tracer),
+    {module, limit_tracer} = code:ensure_loaded(limit_tracer),
     ok = lttng_session:wait_registered(),
     ok = floor_tracer:set_answer(trace),
     Session = snapshot_session(),
@@ -57,8 +60,7 @@ messages() ->
     [{"a 100-byte binary", ?BINARY}, {"an order tuple with a map, a proplist and the binary", ?STRUCT}].
 
 configs() ->
-    Limit = [limit_trace || code:ensure_loaded(limit_tracer) =:= {module, limit_tracer}],
-    [untraced, floor_trace] ++ Limit ++ [full, shape, size, none, redact].
+    [untraced, floor_trace, limit_none, limit_full, full, shape, size, none, redact].
 
 %% The dyntrace tracer state of each configuration.
 state(full) -> [];
@@ -68,8 +70,20 @@ state(none) -> #{payload => none};
 state(redact) -> #{redact => [password, secret, token]}.
 
 tracer(floor_trace) -> {tracer, floor_tracer, []};
-tracer(limit_trace) -> {tracer, limit_tracer, []};
+tracer(limit_none) -> {tracer, limit_tracer, []};
+tracer(limit_full) -> {tracer, limit_tracer, []};
 tracer(Config) -> dyntrace:tracer(state(Config)).
+
+%% The limit tracer's texts: what dyntrace writes for this sender and
+%% message under `none', or under `full'.
+limit_texts(limit_none, Pid, Term) ->
+    Pids = pid_to_list(Pid),
+    limit_tracer:set_texts(Pids, Pids, dyntrace:format_term(Term, message, #{payload => none}));
+limit_texts(limit_full, Pid, Term) ->
+    Pids = pid_to_list(Pid),
+    limit_tracer:set_texts(Pids, Pids, dyntrace:format_term(Term, 1024));
+limit_texts(_, _, _) ->
+    ok.
 
 snapshot_session() ->
     Name = "payload_bench_" ++ os:getpid(),
@@ -79,6 +93,7 @@ snapshot_session() ->
     lttng_session:cmd_ok("lttng track -u -s " ++ Name ++ " --vpid=" ++ os:getpid()),
     lttng_session:cmd_ok("lttng start " ++ Name),
     ok = lttng_session:wait_enabled([message_send]),
+    ok = lttng_session:wait_until(fun limit_tracer:is_enabled/0, 100),
     Name.
 
 %% #{Config => [ns per send of each round]}.
@@ -104,6 +119,7 @@ run_once(Config, Term, Sends) ->
                         T1 = erlang:monotonic_time(nanosecond),
                         Parent ! {done, self(), (T1 - T0) / Sends}
                 end),
+    ok = limit_texts(Config, Pid, Term),
     Config =/= untraced andalso erlang:trace(Pid, true, [send, tracer(Config)]),
     Pid ! go,
     receive {done, Pid, Ns} -> Ns end.
@@ -129,8 +145,9 @@ report(Results) ->
                    "ns per send is the loop's median time over the rounds (min-max), **added** "
                    "the median minus `untraced`'s. The LTTng session is a snapshot session "
                    "(nothing written to disk). `floor_trace`: `bench/floor_tracer.c` (the VM's "
-                   "dispatch, nothing written); `limit_trace`: a C tracer writing the same "
-                   "tracepoint with constant texts of the real length; `redact`: "
+                   "dispatch, nothing written); `limit_none` / `limit_full`: `bench/limit_tracer.c`, "
+                   "a C tracer writing the same tracepoint with constant texts, those `none` writes "
+                   "(the pids and `-`) / those `full` writes; `redact`: "
                    "`redact => [password, secret, token]`, keys the message does not hold.\n\n",
                    [rounds(), sends(), sh("uname -srm"), sh("nproc"),
                     sh("cut -d' ' -f1-3 /proc/loadavg")]),
@@ -154,21 +171,16 @@ message_md(Name, Runs) ->
 targets_md(Results) ->
     Line = fun(Name, Runs) ->
                    R = fun(A, B) -> median(maps:get(A, Runs)) / median(maps:get(B, Runs)) end,
-                   Limit = case maps:is_key(limit_trace, Runs) of
-                               true ->
-                                   X = R(none, limit_trace),
-                                   io_lib:format("none ~s x limit_trace (target <= 1.10: ~s)",
-                                                 [fmt(X, 2), verdict(X, 1.10)]);
-                               false ->
-                                   io_lib:format("none ~s x floor_trace (limit_trace not built)",
-                                                 [fmt(R(none, floor_trace), 2)])
-                           end,
+                   None = R(none, limit_none),
                    Shape = R(shape, full),
                    Redact = R(redact, full),
-                   io_lib:format("- ~s: ~s; shape ~s x full (target <= 1.00: ~s); "
-                                 "redact ~s x full (target <= 1.10: ~s)\n",
-                                 [Name, Limit, fmt(Shape, 2), verdict(Shape, 1.0),
-                                  fmt(Redact, 2), verdict(Redact, 1.10)])
+                   io_lib:format("- ~s: none ~s x limit_none (target <= 1.10: ~s); "
+                                 "shape ~s x full (target <= 1.00: ~s); "
+                                 "redact ~s x full (target <= 1.10: ~s); "
+                                 "full ~s x limit_full\n",
+                                 [Name, fmt(None, 2), verdict(None, 1.10), fmt(Shape, 2),
+                                  verdict(Shape, 1.0), fmt(Redact, 2), verdict(Redact, 1.10),
+                                  fmt(R(full, limit_full), 2)])
            end,
     ["**Against the targets** (median ns per send):\n\n",
      [Line(Name, Runs) || {Name, _, Runs} <- Results], "\n"].
