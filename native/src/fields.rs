@@ -7,7 +7,7 @@
 use crate::enif;
 use crate::events::emit;
 use crate::events::Route;
-use crate::format::{decimal, format_atom, format_term_bounded, DECIMAL_MAX};
+use crate::format::{decimal, format_atom, format_field, FieldKind, TermOptions, DECIMAL_MAX};
 use crate::ident_cache::write_identifier;
 use crate::lttng::Text;
 use rustler::sys::ErlNifTerm as ERL_NIF_TERM;
@@ -71,7 +71,7 @@ impl FieldTexts {
 pub struct EventTerms<'a> {
     pub env: Env<'a>,
     pub route: &'static Route,
-    pub max_term_bytes: usize,
+    pub options: TermOptions<'a>,
     pub tracee: Term<'a>,
     pub term: Term<'a>,
     pub opts: Term<'a>,
@@ -120,14 +120,14 @@ fn link(e: &EventTerms, t: &mut FieldTexts, emit: fn(Text, Text, Text)) -> Writt
 
 pub fn process_exit(e: &EventTerms, t: &mut FieldTexts) -> Written {
     process(e.tracee, &mut t.first)?;
-    e.term_text(e.term, &mut t.second);
+    e.term_text(FieldKind::Reason, e.term, &mut t.second);
     t.emit2(emit::process_exit)
 }
 
 /// type = the tag, `register` or `unregister`.
 pub fn process_register(e: &EventTerms, t: &mut FieldTexts) -> Written {
     process(e.tracee, &mut t.first)?;
-    e.term_text(e.term, &mut t.second);
+    e.term_text(FieldKind::Name, e.term, &mut t.second);
     t.third.extend_from_slice(e.route.tag.as_bytes());
     t.emit3(emit::process_register)
 }
@@ -144,13 +144,13 @@ pub fn process_scheduled(e: &EventTerms, t: &mut FieldTexts) -> Written {
 pub fn port_open(e: &EventTerms, t: &mut FieldTexts) -> Written {
     port(e.tracee, &mut t.third)?;
     process(e.term, &mut t.first)?;
-    e.term_text(e.extra()?, &mut t.second);
+    e.term_text(FieldKind::Driver, e.extra()?, &mut t.second);
     t.emit3(emit::port_open)
 }
 
 pub fn port_exit(e: &EventTerms, t: &mut FieldTexts) -> Written {
     port(e.tracee, &mut t.first)?;
-    e.term_text(e.term, &mut t.second);
+    e.term_text(FieldKind::Reason, e.term, &mut t.second);
     t.emit2(emit::port_exit)
 }
 
@@ -159,7 +159,7 @@ pub fn port_exit(e: &EventTerms, t: &mut FieldTexts) -> Written {
 pub fn port_scheduled(e: &EventTerms, t: &mut FieldTexts) -> Written {
     port(e.tracee, &mut t.first)?;
     if e.term.is_atom() {
-        e.term_text(e.term, &mut t.second);
+        e.term_text(FieldKind::Callback, e.term, &mut t.second);
     } else {
         t.second.extend_from_slice(UNDEFINED);
     }
@@ -206,15 +206,15 @@ pub fn message_send(e: &EventTerms, t: &mut FieldTexts) -> Written {
     identifier(e.tracee, &mut t.first)?;
     let to = e.extra()?;
     if identifier(to, &mut t.second).is_err() {
-        e.term_text(to, &mut t.second);
+        e.term_text(FieldKind::Name, to, &mut t.second);
     }
-    e.term_text(e.term, &mut t.third);
+    e.term_text(FieldKind::Message, e.term, &mut t.third);
     t.emit3(emit::message_send)
 }
 
 pub fn message_receive(e: &EventTerms, t: &mut FieldTexts) -> Written {
     identifier(e.tracee, &mut t.first)?;
-    e.term_text(e.term, &mut t.second);
+    e.term_text(FieldKind::Message, e.term, &mut t.second);
     t.emit2(emit::message_receive)
 }
 
@@ -270,8 +270,8 @@ impl<'a> EventTerms<'a> {
         self.opts.map_get(extra()).map_err(|_| Malformed)
     }
 
-    fn term_text(&self, term: Term, out: &mut Vec<u8>) {
-        format_term_bounded(term, self.max_term_bytes, out);
+    fn term_text(&self, kind: FieldKind, term: Term, out: &mut Vec<u8>) {
+        format_field(term, &self.options, kind, out);
     }
 
     /// `Module:Function/Arity`, the arity being the length when the runtime

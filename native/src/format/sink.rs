@@ -12,6 +12,8 @@ pub struct Sink<'a> {
     end: usize,
     max: usize,
     full: bool,
+    /// List elements `shape` may still look at to tell strings from lists.
+    scan_left: usize,
 }
 
 impl<'a> Sink<'a> {
@@ -23,6 +25,7 @@ impl<'a> Sink<'a> {
             end: start.saturating_add(max.max(ELLIPSIS.len())),
             max,
             full: false,
+            scan_left: max.saturating_mul(2),
         }
     }
 
@@ -44,6 +47,19 @@ impl<'a> Sink<'a> {
     #[inline]
     pub fn scan_bound(&self) -> usize {
         self.max.saturating_add(1)
+    }
+
+    /// List elements left to look at beyond those printed: `shape` writes
+    /// few bytes per string, so its scans share one allowance of twice the
+    /// budget per text.
+    #[inline]
+    pub fn scan_left(&self) -> usize {
+        self.scan_left
+    }
+
+    #[inline]
+    pub fn spend_scan(&mut self, elements: usize) {
+        self.scan_left = self.scan_left.saturating_sub(elements);
     }
 
     /// Writes `bytes`; the first byte past the budget marks the text cut
@@ -121,10 +137,10 @@ impl<'a> Sink<'a> {
     }
 
     /// Ends the text: a cut text loses its last bytes, back to a character
-    /// boundary, and gets `...`.
-    pub fn finish(self) {
+    /// boundary, and gets `...`. True if the text was cut.
+    pub fn finish(self) -> bool {
         if !self.full {
-            return;
+            return false;
         }
         let mut cut = self.out.len().min(self.end - ELLIPSIS.len());
         while cut > self.start && cut < self.out.len() && is_continuation(self.out[cut]) {
@@ -132,6 +148,7 @@ impl<'a> Sink<'a> {
         }
         self.out.truncate(cut);
         self.out.extend_from_slice(ELLIPSIS);
+        true
     }
 }
 

@@ -5,9 +5,16 @@
 //! so the stack holds O(budget) items whatever the term's depth. The stack
 //! and the map iterators live in per-thread buffers, reused from event to
 //! event.
+//!
+//! The same walk writes `shape` (`Style::shape`: leaves as their type and
+//! size, `shape`) and leaves out the values under redacted keys: in a map
+//! pair or a 2-tuple whose key is one of `Style::redact`, the value is
+//! written `<redacted>` and never looked at.
 
 use super::atom::write_atom;
+use super::field::Redact;
 use super::leaf::{write_bignum, write_bitstring, write_identifier, write_leaf};
+use super::shape;
 use super::sink::Sink;
 use crate::enif::{is_empty_list, list_cell, tuple_elements};
 use rustler::sys::{
@@ -40,6 +47,7 @@ enum Work {
 struct Scratch {
     work: Vec<Work>,
     iters: Iters,
+    keys: Vec<ErlNifTerm>,
 }
 
 /// The iterators of the maps being written, innermost last. Each one is
@@ -85,6 +93,34 @@ impl Iters {
     }
 }
 
+/// How a walk writes: `%T` text or shape, and the keys it redacts.
+struct Style<'a> {
+    shape: bool,
+    redact: &'a [ErlNifTerm],
+}
+
+impl Style<'_> {
+    /// Whether `key` is one of the redacted keys: identical terms only
+    /// (`1` is not `1.0`). Immediates (atoms, small integers) are equal
+    /// exactly when their words are, so only boxed keys need the VM.
+    #[inline]
+    fn redacts(&self, key: ErlNifTerm) -> bool {
+        self.redact.iter().any(|k| {
+            *k == key
+                || (!is_immediate(*k)
+                    && !is_immediate(key)
+                    // SAFETY: both are valid terms of this call.
+                    && unsafe { rustler::sys::enif_is_identical(*k, key) } != 0)
+        })
+    }
+}
+
+/// The VM's primary tag for immediates (`TAG_PRIMARY_IMMED1`).
+#[inline]
+fn is_immediate(term: ErlNifTerm) -> bool {
+    crate::term_word(term) & 0x3 == 0x3
+}
+
 thread_local! {
     static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
 }
@@ -94,6 +130,7 @@ thread_local! {
 const TYPE_ATOM: c_int = 1;
 const TYPE_BITSTRING: c_int = 2;
 const TYPE_FLOAT: c_int = 3;
+const TYPE_FUN: c_int = 4;
 const TYPE_INTEGER: c_int = 5;
 const TYPE_LIST: c_int = 6;
 const TYPE_MAP: c_int = 7;
@@ -107,20 +144,52 @@ extern "C" {
     fn term_type(env: *mut ErlNifEnv, term: ErlNifTerm) -> c_int;
 }
 
-/// Writes `root` into `sink` until done or full.
-pub fn walk(env: *mut ErlNifEnv, root: ErlNifTerm, sink: &mut Sink) {
+/// Writes `root` into `sink` until done or full: its `%T` text, or its
+/// shape, with the values under `redact`'s keys left out.
+pub fn walk(env: *mut ErlNifEnv, root: ErlNifTerm, sink: &mut Sink, shape: bool, redact: &Redact) {
     let mut done = false;
     let _ = SCRATCH.try_with(|scratch| {
         if let Ok(mut scratch) = scratch.try_borrow_mut() {
-            let Scratch { work, iters } = &mut *scratch;
-            run(env, root, sink, work, iters);
+            let Scratch { work, iters, keys } = &mut *scratch;
+            keys.clear();
+            append_keys(env, redact, keys);
+            let style = Style {
+                shape,
+                redact: keys,
+            };
+            run(env, root, sink, &style, work, iters);
             done = true;
         }
     });
     if !done {
         // Re-entered on this thread, or its buffers are gone (thread exit):
         // fresh buffers for this call.
-        run(env, root, sink, &mut Vec::new(), &mut Iters::default());
+        let mut keys = Vec::new();
+        append_keys(env, redact, &mut keys);
+        let style = Style {
+            shape,
+            redact: &keys,
+        };
+        run(
+            env,
+            root,
+            sink,
+            &style,
+            &mut Vec::new(),
+            &mut Iters::default(),
+        );
+    }
+}
+
+/// Appends the redacted keys to `out`.
+fn append_keys(env: *mut ErlNifEnv, redact: &Redact, out: &mut Vec<ErlNifTerm>) {
+    let Some(list) = redact.list() else {
+        return;
+    };
+    let mut list = list.as_c_arg();
+    while let Some((key, tail)) = list_cell(env, list) {
+        out.push(key);
+        list = tail;
     }
 }
 
@@ -138,6 +207,7 @@ fn run(
     env: *mut ErlNifEnv,
     root: ErlNifTerm,
     sink: &mut Sink,
+    style: &Style,
     work: &mut Vec<Work>,
     iters: &mut Iters,
 ) {
@@ -148,7 +218,7 @@ fn run(
             break;
         }
         match item {
-            Work::Term(term) => term_start(env, term, sink, work, iters),
+            Work::Term(term) => term_start(env, term, sink, style, work, iters),
             Work::Text(text) => sink.put(text),
             Work::ListTail(tail) => match list_cell(env, tail) {
                 Some((head, tail)) => {
@@ -172,7 +242,9 @@ fn run(
                 }
                 work.push(Work::Term(elem));
             }
-            Work::MapNext { first, backward } => map_next(env, first, backward, sink, work, iters),
+            Work::MapNext { first, backward } => {
+                map_next(env, first, backward, sink, style, work, iters)
+            }
         }
     }
     work.clear();
@@ -183,16 +255,30 @@ fn term_start(
     env: *mut ErlNifEnv,
     term: ErlNifTerm,
     sink: &mut Sink,
+    style: &Style,
     work: &mut Vec<Work>,
     iters: &mut Iters,
 ) {
     // SAFETY: `term` is a valid term of `env`.
-    match unsafe { term_type(env, term) } {
+    let kind = unsafe { term_type(env, term) };
+    if style.shape {
+        match kind {
+            TYPE_INTEGER => return shape::write_integer(env, term, sink),
+            TYPE_FLOAT => return shape::write_float(sink),
+            TYPE_BITSTRING => return shape::write_binary(env, term, sink),
+            TYPE_FUN => return shape::write_fun(sink),
+            TYPE_ATOM | TYPE_LIST | TYPE_TUPLE | TYPE_MAP | TYPE_PID | TYPE_PORT
+            | TYPE_REFERENCE => {}
+            _ => return shape::write_other(sink),
+        }
+    }
+    match kind {
         TYPE_ATOM => {
             write_atom(env, term, sink);
         }
         TYPE_INTEGER => write_integer(env, term, sink),
         TYPE_FLOAT => write_float(env, term, sink),
+        TYPE_LIST if style.shape => shape_list_start(env, term, sink, work),
         TYPE_LIST => list_start(env, term, sink, work),
         TYPE_TUPLE => {
             // SAFETY: the walk ends within this NIF call.
@@ -201,6 +287,13 @@ fn term_start(
                 return;
             };
             sink.byte(b'{');
+            if let [key, _] = elems {
+                if style.redacts(*key) {
+                    work.push(Work::Text(b",<redacted>}"));
+                    work.push(Work::Term(*key));
+                    return;
+                }
+            }
             work.push(Work::Text(b"}"));
             if let Some((first, rest)) = elems.split_first() {
                 if !rest.is_empty() {
@@ -217,7 +310,7 @@ fn term_start(
 }
 
 /// The character a list element stands for in a printable string.
-fn list_char(env: *mut ErlNifEnv, elem: ErlNifTerm) -> Option<u8> {
+pub(super) fn list_char(env: *mut ErlNifEnv, elem: ErlNifTerm) -> Option<u8> {
     let mut c: c_int = 0;
     // SAFETY: out-pointer to a local.
     if unsafe { rustler::sys::enif_get_int(env, elem, &mut c) } == 0 {
@@ -269,6 +362,17 @@ fn list_start(env: *mut ErlNifEnv, list: ErlNifTerm, sink: &mut Sink, work: &mut
     }
     sink.rollback(mark);
     open_list(env, head, tail, sink, work);
+}
+
+/// A list in `shape`: a printable list as its length, else `[...]`.
+fn shape_list_start(env: *mut ErlNifEnv, list: ErlNifTerm, sink: &mut Sink, work: &mut Vec<Work>) {
+    let Some((head, tail)) = list_cell(env, list) else {
+        sink.put(b"[]");
+        return;
+    };
+    if list_char(env, head).is_none() || !shape::write_string(env, list, sink) {
+        open_list(env, head, tail, sink, work);
+    }
 }
 
 fn open_list(
@@ -514,6 +618,7 @@ fn map_next(
     first: bool,
     backward: bool,
     sink: &mut Sink,
+    style: &Style,
     work: &mut Vec<Work>,
     iters: &mut Iters,
 ) {
@@ -543,8 +648,12 @@ fn map_next(
         first: false,
         backward,
     });
-    work.push(Work::Term(value));
-    work.push(Work::Text(b"=>"));
+    if style.redacts(key) {
+        work.push(Work::Text(b"=><redacted>"));
+    } else {
+        work.push(Work::Term(value));
+        work.push(Work::Text(b"=>"));
+    }
     work.push(Work::Term(key));
 }
 
