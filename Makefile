@@ -19,7 +19,7 @@ soak:
 
 lint:
 	cargo fmt --all -- --check
-	cargo clippy --release -- -D warnings
+	cargo clippy --release --workspace --all-targets -- -D warnings
 
 clean:
 	cargo clean

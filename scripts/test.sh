@@ -8,9 +8,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/setup.sh
 
-echo "==> cargo fmt --check, cargo clippy -D warnings"
+echo "==> cargo fmt --check, cargo clippy -D warnings (whole workspace)"
 cargo fmt --all -- --check
-cargo clippy --release --quiet -- -D warnings
+cargo clippy --release --quiet --workspace --all-targets -- -D warnings
+
+echo "==> cargo test -p dyntrace-analyze (the analyses' state machines)"
+cargo test --release --quiet -p dyntrace-analyze
 
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
