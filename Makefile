@@ -19,8 +19,8 @@ soak:
 
 lint:
 	cargo fmt --all -- --check
-	cargo clippy --release --all-targets -- -D warnings
-	cargo test --release
+	cargo clippy --release --workspace --all-targets -- -D warnings
+	cargo test --release --workspace
 
 clean:
 	cargo clean

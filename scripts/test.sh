@@ -9,15 +9,15 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/setup.sh
 
-echo "==> cargo fmt --check, cargo clippy -D warnings"
+echo "==> cargo fmt --check, cargo clippy -D warnings (whole workspace)"
 cargo fmt --all -- --check
-cargo clippy --release --quiet --all-targets -- -D warnings
+cargo clippy --release --quiet --workspace --all-targets -- -D warnings
 
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 status=0
 echo "==> cargo test (Rust unit tests, no VM)"
-cargo test --release --quiet 2>&1 | tee -a "$log" || status=$?
+cargo test --release --quiet --workspace 2>&1 | tee -a "$log" || status=$?
 if [ $# -gt 0 ]; then
     echo "==> rebar3 ct $*"
     scripts/isolated.sh rebar3 ct "$@" 2>&1 | tee -a "$log" || status=$?

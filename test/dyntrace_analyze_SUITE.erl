@@ -1,0 +1,382 @@
+%%% End-to-end for `dyntrace-analyze': this node traces a workload whose
+%%% answer it knows (a planted slow path it times itself, garbage
+%%% collections, messages), LTTng records it, and the analyser's JSON must
+%%% give that answer. Bad input must get one line on stderr naming the
+%%% input and a non-zero exit status.
+-module(dyntrace_analyze_SUITE).
+
+-include_lib("common_test/include/ct.hrl").
+-include_lib("stdlib/include/assert.hrl").
+
+-export([all/0, suite/0, init_per_suite/1, end_per_suite/1,
+         init_per_testcase/2, end_per_testcase/2]).
+-export([t_calls_planted_slow_path/1,
+         t_gc_pairs/1,
+         t_latency_pairs_sends/1,
+         t_two_traces_merged/1,
+         t_bad_input/1]).
+%% The traced workload.
+-export([slow_path/1, fast_path/1, serve/1]).
+
+-define(SLOW_MS, 8).
+-define(REQUESTS, 200).
+-define(SLOW_EVERY, 20).
+
+suite() ->
+    [{timetrap, {minutes, 3}}].
+
+all() ->
+    [t_calls_planted_slow_path,
+     t_gc_pairs,
+     t_latency_pairs_sends,
+     t_two_traces_merged,
+     t_bad_input].
+
+init_per_suite(Config) ->
+    ok = lttng_session:ensure_daemon(),
+    {module, dyntrace} = code:ensure_loaded(dyntrace),
+    ok = lttng_session:wait_registered(),
+    Exe = filename:join(code:priv_dir(dyntrace), "dyntrace-analyze"),
+    true = filelib:is_regular(Exe),
+    [{analyze, Exe} | Config].
+
+end_per_suite(_Config) ->
+    ok.
+
+init_per_testcase(_Case, Config) ->
+    Config.
+
+end_per_testcase(_Case, _Config) ->
+    _ = erlang:trace(all, false, [all]),
+    _ = erlang:trace_pattern({?MODULE, '_', '_'}, false, [local]),
+    ok.
+
+%%%===================================================================
+%%% Workload
+%%%===================================================================
+
+%% @doc The planted slow path: sleeps `Ms' milliseconds.
+slow_path(Ms) ->
+    timer:sleep(Ms),
+    slow.
+
+%% @doc The common fast path.
+fast_path(N) ->
+    lists:sum(lists:seq(1, N)).
+
+%% @doc A server answering `{Ref, From}' requests until `stop'.
+serve(Count) ->
+    receive
+        {req, From, Ref} ->
+            From ! {Ref, Count},
+            serve(Count + 1);
+        stop ->
+            ok
+    end.
+
+%% Runs `Fun' in a fresh process traced with `Flags'; its result and pid.
+traced(Flags, Fun) ->
+    Parent = self(),
+    Ref = make_ref(),
+    Pid = spawn(fun() ->
+                        receive go -> ok end,
+                        Parent ! {Ref, Fun()}
+                end),
+    1 = erlang:trace(Pid, true, [{tracer, dyntrace, []} | Flags]),
+    Pid ! go,
+    receive {Ref, Result} -> {Result, Pid}
+    after 60000 -> error(workload_timeout)
+    end.
+
+%%%===================================================================
+%%% Cases
+%%%===================================================================
+
+%% Every 20th of 200 requests takes the slow path; the node times each
+%% slow call. `calls --slower-than' lists exactly those calls, each within
+%% 1 ms of the node's own measurement, and the per-entry counts are exact.
+t_calls_planted_slow_path(Config) ->
+    S = start_session(t_calls, [function_call, function_return, function_exception]),
+    Spec = [{'_', [], [{return_trace}]}],
+    1 = erlang:trace_pattern({?MODULE, slow_path, 1}, Spec, [local]),
+    1 = erlang:trace_pattern({?MODULE, fast_path, 1}, Spec, [local]),
+    Request = fun(I) when I rem ?SLOW_EVERY =:= 0 ->
+                      T0 = erlang:monotonic_time(nanosecond),
+                      slow = ?MODULE:slow_path(?SLOW_MS),
+                      [erlang:monotonic_time(nanosecond) - T0];
+                 (I) ->
+                      _ = ?MODULE:fast_path(I),
+                      []
+              end,
+    {Measured, Pid} = traced([call], fun() -> lists:append([Request(I) || I <- lists:seq(1, ?REQUESTS)]) end),
+    lttng_session:stop(S),
+    Out = analyze_ok(Config, ["calls", "--json", "--slower-than", "4ms",
+                              "--pid", pid_text(Pid), dir(S)]),
+    Slow = maps:get(<<"slow">>, Out),
+    ?assertEqual(?REQUESTS div ?SLOW_EVERY, length(Measured)),
+    ?assertEqual(length(Measured), length(Slow)),
+    lists:foreach(
+      fun({Node, Call}) ->
+              ?assertEqual(<<"dyntrace_analyze_SUITE:slow_path/1">>, maps:get(<<"entry">>, Call)),
+              ?assertEqual(pid_text(Pid), binary_to_list(maps:get(<<"pid">>, Call))),
+              Ns = maps:get(<<"duration_ns">>, Call),
+              ?assert(abs(Ns - Node) =< 1000000, {Ns, Node}),
+              ?assert(is_integer(maps:get(<<"cpu_call">>, Call))),
+              ?assert(is_integer(maps:get(<<"cpu_return">>, Call)))
+      end, lists:zip(Measured, Slow)),
+    Rows = by(<<"entry">>, maps:get(<<"calls">>, Out)),
+    SlowRow = maps:get(<<"dyntrace_analyze_SUITE:slow_path/1">>, Rows),
+    FastRow = maps:get(<<"dyntrace_analyze_SUITE:fast_path/1">>, Rows),
+    ?assertEqual({10, 0}, {maps:get(<<"count">>, SlowRow), maps:get(<<"unmatched">>, SlowRow)}),
+    ?assertEqual({190, 0}, {maps:get(<<"count">>, FastRow), maps:get(<<"unmatched">>, FastRow)}),
+    ?assert(maps:get(<<"p50_ns">>, SlowRow) >= ?SLOW_MS * 1000000),
+    ?assertEqual(lists:max([maps:get(<<"duration_ns">>, C) || C <- Slow]),
+                 maps:get(<<"max_ns">>, SlowRow)),
+    ?assertEqual(0, maps:get(<<"discarded">>, Out)),
+    lttng_session:destroy(S).
+
+%% `gc' counts one pause per start/end pair of each kind and process, as
+%% read from the trace by babeltrace2.
+t_gc_pairs(Config) ->
+    Gc = [gc_minor_start, gc_minor_end, gc_major_start, gc_major_end],
+    S = start_session(t_gc, Gc),
+    {_, Pid} = traced([garbage_collection],
+                      fun() ->
+                              _ = lists:foldl(fun(I, Acc) -> [{I, I} | Acc] end, [], lists:seq(1, 200000)),
+                              true = erlang:garbage_collect(),
+                              ok
+                      end),
+    lttng_session:stop(S),
+    Events = [E || E <- lttng_session:read(S), lttng_session:field(<<"pid">>, E) =:= pid_bin(Pid)],
+    Pairs = fun(Start, End) -> gc_pairs([N || #{name := N} <- Events], Start, End, none, 0) end,
+    Minor = Pairs(gc_minor_start, gc_minor_end),
+    Major = Pairs(gc_major_start, gc_major_end),
+    ?assert(Minor > 0),
+    ?assert(Major > 0),
+    Out = analyze_ok(Config, ["gc", "--json", dir(S)]),
+    Mine = [R || R <- maps:get(<<"gc">>, Out), maps:get(<<"pid">>, R) =:= pid_bin(Pid)],
+    ?assertEqual(#{<<"minor">> => Minor, <<"major">> => Major},
+                 maps:from_list([{maps:get(<<"kind">>, R), maps:get(<<"count">>, R)} || R <- Mine])),
+    lttng_session:destroy(S).
+
+gc_pairs([], _Start, _End, _Open, N) -> N;
+gc_pairs([Start | Rest], Start, End, _, N) -> gc_pairs(Rest, Start, End, open, N);
+gc_pairs([End | Rest], Start, End, open, N) -> gc_pairs(Rest, Start, End, none, N + 1);
+gc_pairs([_ | Rest], Start, End, Open, N) -> gc_pairs(Rest, Start, End, Open, N).
+
+%% `latency' pairs every send that has a later schedule-in of its
+%% receiver, and its worst case is the trace's worst such wait.
+t_latency_pairs_sends(Config) ->
+    S = start_session(t_latency, [message_send, process_scheduled]),
+    {_, Client} = ping_server(),
+    lttng_session:stop(S),
+    Events = lttng_session:read(S),
+    {Paired, Max} = send_to_schedule_in(Events),
+    ?assert(Paired >= 100),
+    Out = analyze_ok(Config, ["latency", "--json", dir(S)]),
+    [All] = maps:get(<<"latency_all">>, Out),
+    ?assertEqual({Paired, Max}, {maps:get(<<"count">>, All), maps:get(<<"max_ns">>, All)}),
+    Rows = by(<<"to">>, maps:get(<<"latency">>, Out)),
+    ?assertMatch(#{<<"count">> := 100}, maps:get(pid_bin(Client), Rows)),
+    lttng_session:destroy(S).
+
+%% A client sends 100 requests to a server; both traced. Returns once
+%% both have exited and been scheduled out for the last time.
+ping_server() ->
+    Server = spawn(?MODULE, serve, [0]),
+    Watch = erlang:monitor(process, Server),
+    1 = erlang:trace(Server, true, [send, running, {tracer, dyntrace, []}]),
+    {_, Client} = Result =
+        traced([send, running],
+               fun() ->
+                       [begin
+                            Ref = make_ref(),
+                            Server ! {req, self(), Ref},
+                            receive {Ref, _} -> ok end
+                        end || _ <- lists:seq(1, 100)],
+                       Server ! stop
+               end),
+    receive {'DOWN', Watch, process, Server, _} -> ok end,
+    lttng_session:wait_until(fun() -> not is_process_alive(Client) end, 100),
+    timer:sleep(100),
+    Result.
+
+%% What the analyser must find, straight from the trace: each send waits
+%% for its receiver's next schedule-in.
+send_to_schedule_in(Events) ->
+    {_, Paired, Max} =
+        lists:foldl(
+          fun(#{name := message_send, ts := Ts} = E, {Pending, P, M}) ->
+                  To = lttng_session:field(<<"to">>, E),
+                  {maps:update_with(To, fun(L) -> [Ts | L] end, [Ts], Pending), P, M};
+             (#{name := process_scheduled, ts := Ts} = E, {Pending, P, M}) ->
+                  Pid = lttng_session:field(<<"pid">>, E),
+                  case {lttng_session:field(<<"type">>, E), maps:take(Pid, Pending)} of
+                      {In, {Sent, Rest}} when In =:= <<"in">>; In =:= <<"in_exiting">> ->
+                          {Rest, P + length(Sent), lists:max([M | [Ts - T || T <- Sent]])};
+                      _ ->
+                          {Pending, P, M}
+                  end;
+             (_, Acc) ->
+                  Acc
+          end, {#{}, 0, 0}, Events),
+    {Paired, Max}.
+
+%% Sends in one trace, schedule-ins in another, recorded at the same time:
+%% given together, the analyser must see them as one timeline, so its
+%% latency equals that of a third trace holding both event kinds (each
+%% session stamps its copy of an event itself: tens of ns apart). Read one
+%% trace after the other instead, every send would pair with a late
+%% schedule-in and the total wait would grow by orders of magnitude.
+t_two_traces_merged(Config) ->
+    Sends = start_session(t_merge_sends, [message_send]),
+    Scheds = start_session(t_merge_scheds, [process_scheduled]),
+    Both = start_session(t_merge_both, [message_send, process_scheduled]),
+    _ = ping_server(),
+    [lttng_session:stop(S) || S <- [Sends, Scheds, Both]],
+    Merged = analyze_ok(Config, ["latency", "--json", dir(Sends), dir(Scheds)]),
+    Single = analyze_ok(Config, ["latency", "--json", dir(Both)]),
+    [M] = maps:get(<<"latency_all">>, Merged),
+    [S1] = maps:get(<<"latency_all">>, Single),
+    Get = fun(Key, Row) -> maps:get(Key, Row) end,
+    ?assert(Get(<<"count">>, S1) >= 100),
+    ?assertEqual(Get(<<"count">>, S1), Get(<<"count">>, M)),
+    ?assertEqual(maps:get(<<"events">>, Single), maps:get(<<"events">>, Merged)),
+    ?assert(abs(Get(<<"max_ns">>, S1) - Get(<<"max_ns">>, M)) < 1000, {S1, M}),
+    ?assert(abs(Get(<<"total_ns">>, S1) - Get(<<"total_ns">>, M)) < Get(<<"total_ns">>, S1) div 100, {S1, M}),
+    [lttng_session:destroy(S) || S <- [Sends, Scheds, Both]].
+
+%% Bad input: one line on stderr naming the input, exit status 1.
+t_bad_input(Config) ->
+    Empty = filename:join(base_dir(), "empty_" ++ os:getpid()),
+    ok = filelib:ensure_dir(filename:join(Empty, "x")),
+    bad(Config, ["calls", Empty], [Empty, "no CTF trace"]),
+    bad(Config, ["calls", Empty ++ "/missing"], [Empty ++ "/missing"]),
+    %% A trace of ours without one org_erlang_dyntrace event in it.
+    Quiet = start_session(t_quiet, [process_spawn]),
+    lttng_session:stop(Quiet),
+    bad(Config, ["gc", dir(Quiet)], [dir(Quiet), "no org_erlang_dyntrace events"]),
+    lttng_session:destroy(Quiet),
+    %% A stream file cut short.
+    S = start_session(t_cut, [message_send, process_scheduled]),
+    _ = ping_server(),
+    lttng_session:stop(S),
+    Cut = filename:join(base_dir(), "cut_" ++ os:getpid()),
+    lttng_session:cmd_ok("rm -rf " ++ Cut ++ " && cp -r " ++ dir(S) ++ " " ++ Cut),
+    [Stream | _] = [F || F <- filelib:wildcard(filename:join(Cut, "**/*_[0-9]*")),
+                         filelib:file_size(F) > 4096],
+    lttng_session:cmd_ok("truncate -s 3000 " ++ Stream),
+    bad(Config, ["latency", Cut], [Stream]),
+    %% Metadata cut short (libbabeltrace2 itself would loop on it).
+    [Metadata] = filelib:wildcard(filename:join(Cut, "**/metadata")),
+    lttng_session:cmd_ok("truncate -s 300 " ++ Metadata),
+    bad(Config, ["latency", Cut], [Metadata, "metadata"]),
+    %% No relay daemon listens on port 1.
+    Url = "net://127.0.0.1:1/host/nohost/nosession",
+    bad(Config, ["calls", Url], [Url, "Connection refused"]),
+    lttng_session:cmd_ok("rm -rf " ++ Cut ++ " " ++ Empty),
+    lttng_session:destroy(S).
+
+bad(Config, Args, Mentions) ->
+    {Status, Stdout, Stderr} = analyze(Config, Args),
+    ct:log("~p -> ~p~nstdout: ~s~nstderr: ~s", [Args, Status, Stdout, Stderr]),
+    ?assertEqual(1, Status),
+    ?assertEqual(<<>>, Stdout),
+    [Line] = binary:split(Stderr, <<"\n">>, [global, trim_all]),
+    [?assertNotEqual(nomatch, string:find(Line, M), {M, Line}) || M <- Mentions],
+    ?assertEqual(nomatch, string:find(Line, "panicked")).
+
+%%%===================================================================
+%%% Helpers
+%%%===================================================================
+
+start_session(Name, Events) ->
+    S = lttng_session:create(Name, Events),
+    ok = lttng_session:start(S),
+    ok = lttng_session:wait_enabled(Events),
+    S.
+
+dir(#{dir := Dir}) ->
+    Dir.
+
+base_dir() ->
+    os:getenv("DYNTRACE_TRACE_DIR", "/tmp/dyntrace-test-traces").
+
+pid_text(Pid) ->
+    pid_to_list(Pid).
+
+pid_bin(Pid) ->
+    list_to_binary(pid_to_list(Pid)).
+
+by(Key, Rows) ->
+    maps:from_list([{maps:get(Key, R), R} || R <- Rows]).
+
+%% Runs the analyser: exit status, stdout and stderr apart.
+analyze(Config, Args) ->
+    Err = filename:join(base_dir(), "analyze_stderr_" ++ os:getpid()),
+    Port = open_port({spawn_executable, "/bin/sh"},
+                     [{args, ["-c", "exec \"$0\" \"$@\" 2>" ++ Err, ?config(analyze, Config) | Args]},
+                      exit_status, binary, hide]),
+    {Status, Out} = collect(Port, []),
+    {ok, Stderr} = file:read_file(Err),
+    ok = file:delete(Err),
+    {Status, Out, Stderr}.
+
+collect(Port, Acc) ->
+    receive
+        {Port, {data, D}} -> collect(Port, [D | Acc]);
+        {Port, {exit_status, S}} -> {S, iolist_to_binary(lists:reverse(Acc))}
+    after 120000 -> error({analyze_timeout, Port})
+    end.
+
+analyze_ok(Config, Args) ->
+    {Status, Out, Stderr} = analyze(Config, Args),
+    ct:log("~p -> ~p~n~s~s", [Args, Status, Stderr, Out]),
+    ?assertEqual({0, <<>>}, {Status, Stderr}),
+    {Json, <<"\n">>} = json_value(Out),
+    Json.
+
+%% A small JSON reader (OTP 25 has no json module): objects as maps with
+%% binary keys, strings as binaries, numbers as integers or floats.
+json_value(<<C, Rest/binary>>) when C =:= $\s; C =:= $\n; C =:= $\t; C =:= $\r ->
+    json_value(Rest);
+json_value(<<"{", Rest/binary>>) -> json_object(skip_ws(Rest), #{});
+json_value(<<"[", Rest/binary>>) -> json_array(skip_ws(Rest), []);
+json_value(<<"\"", Rest/binary>>) -> json_string(Rest, <<>>);
+json_value(<<"true", Rest/binary>>) -> {true, Rest};
+json_value(<<"false", Rest/binary>>) -> {false, Rest};
+json_value(<<"null", Rest/binary>>) -> {null, Rest};
+json_value(Bin) ->
+    {match, [Num]} = re:run(Bin, "^-?[0-9]+(\\.[0-9]+)?([eE][-+]?[0-9]+)?", [{capture, first, binary}]),
+    <<Num:(byte_size(Num))/binary, Rest/binary>> = Bin,
+    Value = try binary_to_integer(Num) catch error:badarg -> binary_to_float(Num) end,
+    {Value, Rest}.
+
+json_object(<<"}", Rest/binary>>, Acc) -> {Acc, Rest};
+json_object(Bin, Acc) ->
+    {Key, <<":", AfterColon/binary>>} = json_value(Bin),
+    {Value, After} = json_value(AfterColon),
+    case skip_ws(After) of
+        <<",", Next/binary>> -> json_object(skip_ws(Next), Acc#{Key => Value});
+        <<"}", Next/binary>> -> {Acc#{Key => Value}, Next}
+    end.
+
+json_array(<<"]", Rest/binary>>, Acc) -> {lists:reverse(Acc), Rest};
+json_array(Bin, Acc) ->
+    {Value, After} = json_value(Bin),
+    case skip_ws(After) of
+        <<",", Next/binary>> -> json_array(skip_ws(Next), [Value | Acc]);
+        <<"]", Next/binary>> -> {lists:reverse([Value | Acc]), Next}
+    end.
+
+json_string(<<"\"", Rest/binary>>, Acc) -> {Acc, Rest};
+json_string(<<"\\u", Hex:4/binary, Rest/binary>>, Acc) ->
+    json_string(Rest, <<Acc/binary, (unicode:characters_to_binary([binary_to_integer(Hex, 16)]))/binary>>);
+json_string(<<"\\", C, Rest/binary>>, Acc) ->
+    Char = case C of $n -> $\n; $t -> $\t; $r -> $\r; $b -> $\b; $f -> $\f; _ -> C end,
+    json_string(Rest, <<Acc/binary, Char>>);
+json_string(<<C, Rest/binary>>, Acc) ->
+    json_string(Rest, <<Acc/binary, C>>).
+
+skip_ws(<<C, Rest/binary>>) when C =:= $\s; C =:= $\n; C =:= $\t; C =:= $\r -> skip_ws(Rest);
+skip_ws(Bin) -> Bin.
