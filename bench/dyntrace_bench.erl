@@ -387,7 +387,10 @@ drain({floor, M}, _) ->
     {false, M:take_count()};
 drain({port, Port, File}, Cap) ->
     Self = self(),
-    F = spawn(fun() -> Self ! {flushed, self(), catch dbg:flush_trace_port()} end),
+    F = spawn(fun() ->
+                      Flushed = try dbg:flush_trace_port() catch _:_ -> failed end,
+                      Self ! {flushed, self(), Flushed}
+              end),
     Capped = receive {flushed, F, _} -> false after Cap -> exit(F, kill), true end,
     _ = Port,
     stop_dbg(),
