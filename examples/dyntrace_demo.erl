@@ -22,7 +22,7 @@ main() ->
     Dir = "/tmp/" ++ ?SESSION,
     {module, dyntrace} = code:ensure_loaded(dyntrace),
     io:format("1> l(dyntrace).~n{module,dyntrace}~n~n"),
-    wait(fun registered/0, "this node to register with the LTTng session daemon"),
+    wait(fun registered_with_daemon/0, "this node to register with the LTTng session daemon"),
     _ = os:cmd("lttng destroy " ++ ?SESSION ++ " 2>/dev/null; rm -rf " ++ Dir),
     sh("lttng create " ++ ?SESSION ++ " --output=" ++ Dir),
     sh("lttng enable-event -u " ++ lists:join(",", [event(E) || E <- ?EVENTS])),
@@ -115,7 +115,7 @@ count(E, Lines) ->
 sh(Cmd) ->
     io:format("$ ~s~n~s", [Cmd, os:cmd(Cmd ++ " 2>&1")]).
 
-registered() ->
+registered_with_daemon() ->
     string:find(os:cmd("lttng list -u"), "PID: " ++ os:getpid() ++ " ") =/= nomatch.
 
 wait(Fun, What) ->
