@@ -15,6 +15,7 @@
          t_latency_pairs_sends/1,
          t_two_traces_merged/1,
          t_genserver/1,
+         t_live/1,
          t_bad_input/1]).
 %% The traced workload; a gen_server's callbacks.
 -export([slow_path/1, fast_path/1, serve/1]).
@@ -33,6 +34,7 @@ all() ->
      t_latency_pairs_sends,
      t_two_traces_merged,
      t_genserver,
+     t_live,
      t_bad_input].
 
 init_per_suite(Config) ->
@@ -297,6 +299,42 @@ t_genserver(Config) ->
     ?assert(maps:get(<<"server_p50_ns">>, SlowRow) >= ?SLOW_MS * 1000000),
     ?assert(maps:get(<<"p50_ns">>, SlowRow) >= maps:get(<<"server_p50_ns">>, SlowRow)),
     lttng_session:destroy(S).
+
+%% Live: the analyser reads a `lttng create --live' session through a relay
+%% daemon while the node records, prints its results every second, and
+%% exits when the session is destroyed, having seen every event.
+t_live(Config) ->
+    case os:getenv("DYNTRACE_ISOLATED") of
+        "inside" -> live(Config);
+        _ -> {skip, "starts its own lttng-relayd: run it in scripts/isolated.sh"}
+    end.
+
+live(Config) ->
+    _ = lttng_session:cmd("lttng-relayd -d"),
+    Name = "t_live_" ++ os:getpid(),
+    lttng_session:cmd_ok("lttng create " ++ Name ++ " --live=200000 --set-url=net://127.0.0.1"),
+    lttng_session:cmd_ok("lttng enable-event -u -s " ++ Name ++ " org_erlang_dyntrace:message_send"),
+    lttng_session:cmd_ok("lttng start " ++ Name),
+    ok = lttng_session:wait_enabled([message_send]),
+    Host = string:trim(os:cmd("hostname")),
+    Url = "net://127.0.0.1/host/" ++ Host ++ "/" ++ Name,
+    Port = open_port({spawn_executable, ?config(analyze, Config)},
+                     [{args, ["rates", "--json", "--every", "1s", Url]}, exit_status, binary, hide]),
+    Sink = spawn(fun() -> receive _ -> ok end end),
+    {_, _} = traced([send], fun() -> [Sink ! I || I <- lists:seq(1, 1000)], ok end),
+    timer:sleep(3000),
+    lttng_session:cmd_ok("lttng stop " ++ Name),
+    lttng_session:cmd_ok("lttng destroy " ++ Name),
+    {Status, Out} = collect(Port, []),
+    ct:log("~s", [Out]),
+    ?assertEqual(0, Status),
+    Lines = binary:split(Out, <<"\n">>, [global, trim_all]),
+    ?assert(length(Lines) >= 2),
+    {Last, <<>>} = json_value(lists:last(Lines)),
+    %% 1000 sends to the sink and the result sent back to this process.
+    Sends = [maps:get(<<"count">>, R) || R <- maps:get(<<"rates">>, Last),
+                                         maps:get(<<"event">>, R) =:= <<"message_send">>],
+    ?assertEqual(1001, lists:sum(Sends)).
 
 %% Bad input: one line on stderr naming the input, exit status 1.
 t_bad_input(Config) ->
