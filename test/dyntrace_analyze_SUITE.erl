@@ -11,6 +11,7 @@
 -export([all/0, suite/0, init_per_suite/1, end_per_suite/1,
          init_per_testcase/2, end_per_testcase/2]).
 -export([t_calls_planted_slow_path/1,
+         t_python_reference_agrees/1,
          t_gc_pairs/1,
          t_latency_pairs_sends/1,
          t_two_traces_merged/1,
@@ -30,6 +31,7 @@ suite() ->
 
 all() ->
     [t_calls_planted_slow_path,
+     t_python_reference_agrees,
      t_gc_pairs,
      t_latency_pairs_sends,
      t_two_traces_merged,
@@ -118,18 +120,7 @@ traced(Flags, Fun) ->
 %% 1 ms of the node's own measurement, and the per-entry counts are exact.
 t_calls_planted_slow_path(Config) ->
     S = start_session(t_calls, [function_call, function_return, function_exception]),
-    Spec = [{'_', [], [{return_trace}]}],
-    1 = erlang:trace_pattern({?MODULE, slow_path, 1}, Spec, [local]),
-    1 = erlang:trace_pattern({?MODULE, fast_path, 1}, Spec, [local]),
-    Request = fun(I) when I rem ?SLOW_EVERY =:= 0 ->
-                      T0 = erlang:monotonic_time(nanosecond),
-                      slow = ?MODULE:slow_path(?SLOW_MS),
-                      [erlang:monotonic_time(nanosecond) - T0];
-                 (I) ->
-                      _ = ?MODULE:fast_path(I),
-                      []
-              end,
-    {Measured, Pid} = traced([call], fun() -> lists:append([Request(I) || I <- lists:seq(1, ?REQUESTS)]) end),
+    {Measured, Pid} = planted_calls(),
     lttng_session:stop(S),
     Out = analyze_ok(Config, ["calls", "--json", "--slower-than", "4ms",
                               "--pid", pid_text(Pid), dir(S)]),
@@ -155,6 +146,47 @@ t_calls_planted_slow_path(Config) ->
                  maps:get(<<"max_ns">>, SlowRow)),
     ?assertEqual(0, maps:get(<<"discarded">>, Out)),
     lttng_session:destroy(S).
+
+%% The Python reference of the benchmark (bench/calls_reference.py, with
+%% python3-bt2) and the analyser agree on one trace: same events, counts,
+%% unmatched and max; percentiles within the histogram's precision (0.1%).
+t_python_reference_agrees(Config) ->
+    S = start_session(t_python, [function_call, function_return, function_exception]),
+    _ = planted_calls(),
+    lttng_session:stop(S),
+    Ours = analyze_ok(Config, ["calls", "--json", dir(S)]),
+    Script = filename:join([filename:dirname(filename:dirname(?FILE)), "bench", "calls_reference.py"]),
+    {0, Text} = lttng_session:cmd("/usr/bin/python3 " ++ Script ++ " " ++ dir(S)),
+    {Ref, _} = json_value(list_to_binary(Text)),
+    ?assertEqual(maps:get(<<"events">>, Ref), maps:get(<<"events">>, Ours)),
+    OursByEntry = by(<<"entry">>, maps:get(<<"calls">>, Ours)),
+    RefRows = maps:get(<<"calls">>, Ref),
+    ?assertEqual(lists:sort(maps:keys(OursByEntry)), lists:sort([maps:get(<<"entry">>, R) || R <- RefRows])),
+    lists:foreach(
+      fun(R) ->
+              O = maps:get(maps:get(<<"entry">>, R), OursByEntry),
+              [?assertEqual(maps:get(K, R), maps:get(K, O), K)
+               || K <- [<<"count">>, <<"unmatched">>, <<"max_ns">>]],
+              [?assert(abs(maps:get(K, R) - maps:get(K, O)) =< maps:get(K, R) div 1000 + 1, {K, R, O})
+               || K <- [<<"p50_ns">>, <<"p90_ns">>, <<"p99_ns">>]]
+      end, RefRows),
+    lttng_session:destroy(S).
+
+%% Every 20th of 200 requests takes the slow path, timed by the caller;
+%% returns those times and the traced process.
+planted_calls() ->
+    Spec = [{'_', [], [{return_trace}]}],
+    1 = erlang:trace_pattern({?MODULE, slow_path, 1}, Spec, [local]),
+    1 = erlang:trace_pattern({?MODULE, fast_path, 1}, Spec, [local]),
+    Request = fun(I) when I rem ?SLOW_EVERY =:= 0 ->
+                      T0 = erlang:monotonic_time(nanosecond),
+                      slow = ?MODULE:slow_path(?SLOW_MS),
+                      [erlang:monotonic_time(nanosecond) - T0];
+                 (I) ->
+                      _ = ?MODULE:fast_path(I),
+                      []
+              end,
+    traced([call], fun() -> lists:append([Request(I) || I <- lists:seq(1, ?REQUESTS)]) end).
 
 %% `gc' counts one pause per start/end pair of each kind and process, as
 %% read from the trace by babeltrace2.
