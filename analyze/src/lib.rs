@@ -9,6 +9,7 @@
 pub mod analysis;
 pub mod event;
 pub mod reader;
+pub mod report;
 pub mod run;
 pub mod stats;
 pub mod table;

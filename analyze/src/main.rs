@@ -3,14 +3,15 @@
 //! problem").
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
 
 use dyntrace_analyze::analysis::{
-    calls::Calls, gc::Gc, latency::Latency, rates::Rates, sched::Sched, Analysis,
+    calls::Calls, gc::Gc, genserver::GenServer, latency::Latency, rates::Rates, sched::Sched,
+    Analysis,
 };
 use dyntrace_analyze::reader::{find_traces, Source};
 use dyntrace_analyze::run::{run, Filter};
@@ -48,6 +49,11 @@ enum Command {
         #[command(flatten)]
         common: Common,
     },
+    /// gen_server/gen_statem calls from message events: caller's latency, server's share
+    Genserver {
+        #[command(flatten)]
+        common: Common,
+    },
     /// Garbage collection pauses per process and kind
     Gc {
         #[command(flatten)]
@@ -63,6 +69,19 @@ enum Command {
     },
     /// Events per second per event name
     Rates {
+        #[command(flatten)]
+        common: Common,
+    },
+    /// Every analysis in OUTDIR/index.md with SVG plots
+    Report {
+        /// Directory for index.md and the plots
+        outdir: PathBuf,
+        /// Calls at least this long are plotted over time
+        #[arg(long, value_parser = parse_duration, default_value = "1ms")]
+        slower_than: u64,
+        /// Processes shown in the scheduler table
+        #[arg(long, default_value_t = 20)]
+        top: usize,
         #[command(flatten)]
         common: Common,
     },
@@ -131,6 +150,14 @@ fn source_of(common: &Common) -> Result<Source, String> {
     Ok(Source::Traces(dirs))
 }
 
+fn filter_of(common: &Common) -> Filter {
+    Filter {
+        from_ns: common.from,
+        to_ns: common.to,
+        pids: common.pid.iter().map(|p| p.as_bytes().to_vec()).collect(),
+    }
+}
+
 fn emit(common: &Common, summary: &Summary, tables: &[Table]) -> Result<(), String> {
     let text = if common.json {
         render_json(summary, tables).to_string() + "\n"
@@ -151,11 +178,7 @@ fn tables_of(analyses: &[&mut dyn Analysis], summary: &Summary) -> Vec<Table> {
 
 fn analyse(common: &Common, analyses: &mut [&mut dyn Analysis]) -> Result<(), String> {
     let source = source_of(common)?;
-    let filter = Filter {
-        from_ns: common.from,
-        to_ns: common.to,
-        pids: common.pid.iter().map(|p| p.as_bytes().to_vec()).collect(),
-    };
+    let filter = filter_of(common);
     let live = matches!(source, Source::Live(_));
     let mut failed: Option<String> = None;
     let mut tick = |summary: &Summary, analyses: &mut [&mut dyn Analysis]| {
@@ -171,6 +194,37 @@ fn analyse(common: &Common, analyses: &mut [&mut dyn Analysis]) -> Result<(), St
     emit(common, &summary, &tables_of(analyses, &summary))
 }
 
+/// One pass of every analysis, written as a page with plots.
+fn report(outdir: &Path, slower_than: u64, top: usize, common: &Common) -> Result<(), String> {
+    let source = source_of(common)?;
+    let mut calls = Calls::new(Some(slower_than), 10_000, false);
+    let mut latency = Latency::default();
+    let mut genserver = GenServer::default();
+    let mut gc = Gc::default();
+    let mut sched = Sched::new(top);
+    let mut rates = Rates::default();
+    let summary = {
+        let mut all: [&mut dyn Analysis; 6] = [
+            &mut calls,
+            &mut latency,
+            &mut genserver,
+            &mut gc,
+            &mut sched,
+            &mut rates,
+        ];
+        run(&source, &filter_of(common), &mut all, None)?
+    };
+    let all: [&dyn Analysis; 6] = [&calls, &latency, &genserver, &gc, &sched, &rates];
+    let tables: Vec<Table> = all.iter().flat_map(|a| a.tables(&summary)).collect();
+    dyntrace_analyze::report::write(outdir, &summary, &tables, &calls, &rates)?;
+    emit(common, &summary, &[])?;
+    eprintln!(
+        "dyntrace-analyze: wrote {}",
+        outdir.join("index.md").display()
+    );
+    Ok(())
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match &cli.command {
@@ -184,9 +238,16 @@ fn main() -> ExitCode {
             &mut [&mut Calls::new(*slower_than, *max_slow, *return_to)],
         ),
         Command::Latency { common } => analyse(common, &mut [&mut Latency::default()]),
+        Command::Genserver { common } => analyse(common, &mut [&mut GenServer::default()]),
         Command::Gc { common } => analyse(common, &mut [&mut Gc::default()]),
         Command::Sched { top, common } => analyse(common, &mut [&mut Sched::new(*top)]),
         Command::Rates { common } => analyse(common, &mut [&mut Rates::default()]),
+        Command::Report {
+            outdir,
+            slower_than,
+            top,
+            common,
+        } => report(outdir, *slower_than, *top, common),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -157,7 +157,8 @@ pub fn format_ns(ns: u64) -> String {
     }
 }
 
-fn text_of(cell: &Cell, unit: Unit, origin_ns: i64) -> String {
+/// A value as people read it; timestamps relative to `origin_ns`.
+pub fn text_of(cell: &Cell, unit: Unit, origin_ns: i64) -> String {
     match (cell, unit) {
         (Cell::Text(s), _) => s.clone(),
         (Cell::Num(n), Unit::Ns) => format_ns(*n),

@@ -6,6 +6,7 @@
 
 pub mod calls;
 pub mod gc;
+pub mod genserver;
 pub mod latency;
 pub mod rates;
 pub mod sched;
