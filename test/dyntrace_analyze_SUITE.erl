@@ -293,10 +293,13 @@ t_two_traces_merged(Config) ->
     ?assert(Get(<<"count">>, S1) >= 100),
     ?assertEqual(Get(<<"count">>, S1), Get(<<"count">>, M)),
     ?assertEqual(maps:get(<<"events">>, Single), maps:get(<<"events">>, Merged)),
-    ?assert(abs(Get(<<"max_ns">>, S1) - Get(<<"max_ns">>, M)) < 1000, {S1, M}),
-    %% 200 ns per pair at most; out of order, most pairs would be off by
-    %% microseconds (or come out as 0 ns).
-    ?assert(abs(Get(<<"total_ns">>, S1) - Get(<<"total_ns">>, M)) =< 200 * Get(<<"count">>, S1), {S1, M}),
+    %% Each session stamps its copy of an event itself: tens of ns apart,
+    %% or microseconds when the writer is preempted between the two copies
+    %% (a loaded machine). Read one trace after the other instead of
+    %% merged, the waits would be off by orders of magnitude.
+    Close = fun(Key) -> abs(Get(Key, S1) - Get(Key, M)) =< Get(Key, S1) div 4 end,
+    ?assert(Close(<<"p50_ns">>), {S1, M}),
+    ?assert(Close(<<"total_ns">>), {S1, M}),
     [lttng_session:destroy(S) || S <- [Sends, Scheds, Both]].
 
 %% 20 fast and 5 slow gen_server calls, traced by their messages only:
