@@ -169,11 +169,10 @@ incl(Blocks, Fn) ->
 
 %% What the parts of the profile are, where the name alone does not say.
 describe(<<"dyntrace_nif::format::format_term_bounded">>) -> "the message text";
-describe(<<"dyntrace_emit_s3">>) -> "the tracepoint: LTTng-UST probe, ring buffer reserve/copy/commit";
-describe(<<"dyntrace_nif::tracer::identifier">>) -> "pid texts (cached)";
+describe(<<"dyntrace_emit_message_send">>) -> "the tracepoint: LTTng-UST probe, ring buffer reserve/copy/commit";
+describe(<<"dyntrace_nif::fields::identifier">>) -> "pid texts (cached)";
 describe(<<"dyntrace_nif::ident_cache::write_identifier">>) -> "pid texts (cached)";
-describe(<<"dyntrace_nif::tracer::c_str">>) -> "NUL-terminating the fields";
-describe(<<"dyntrace_nif::tracer::Event::extra">>) -> "the `extra` lookup in the options map";
+describe(<<"dyntrace_nif::fields::EventTerms::extra">>) -> "the `extra` lookup in the options map";
 describe(<<"enif_snprintf">>) -> "the VM's `%T` printer";
 describe(_) -> "".
 
@@ -185,7 +184,7 @@ send_md(Blocks, TraceEvents) ->
     Pct = fun(X) -> fmt_pct(X, Total) end,
     Row = fun(Label, X) -> io_lib:format("| ~s | ~s | ~s |\n", [Label, PerEv(X), Pct(X)]) end,
     {EmitIncl, EmitCallees} = maps:get(?EMIT, Blocks, {0, #{}}),
-    Parts = lists:reverse(lists:keysort(2, [{F, I} || {F, {I, _}} <- maps:to_list(EmitCallees)])),
+    Parts = lists:reverse(lists:keysort(2, expand(Blocks, maps:to_list(EmitCallees)))),
     Own = EmitIncl - lists:sum([I || {_, I} <- Parts]),
     ["## Profile: one enabled `message_send`\n\n"
      "`valgrind --tool=callgrind --smc-check=all` on the emulator (`perf` has no hardware "
@@ -205,6 +204,16 @@ send_md(Blocks, TraceEvents) ->
                    [PerEv(Total), PerEv(incl(Blocks, <<"trace_send">>))]),
      io_lib:format("Per event: divided by the ~s calls of `emit`. The trace holds ~s events "
                    "(babeltrace2's counter).\n\n", [fmt_int(Events), fmt_int(TraceEvents)])].
+
+%% The parts of `emit', looking through the event dispatch and the field
+%% extraction when the compiler kept them as functions of their own.
+expand(Blocks, Callees) ->
+    lists:append(
+      [case string:prefix(binary_to_list(F), "dyntrace_nif::events::") =/= nomatch
+               orelse string:prefix(binary_to_list(F), "dyntrace_nif::fields::message_send") =/= nomatch of
+           true -> expand(Blocks, maps:to_list(element(2, maps:get(F, Blocks, {0, #{}}))));
+           false -> [{F, I}]
+       end || {F, {I, _}} <- Callees]).
 
 %% The probe-off path: what the enabled callbacks cost per traced call,
 %% dyntrace against the floor tracer (whose callbacks are one C function).
