@@ -493,8 +493,15 @@ fn write_binary(env: *mut ErlNifEnv, term: ErlNifTerm, sink: &mut Sink) {
     // Each byte writes at least one byte of text, so no more than the scan
     // bound can be written before the text is full.
     let scanned = &bytes[..bytes.len().min(sink.scan_bound())];
-    let printable = !bytes.is_empty() && scanned.iter().all(|b| (b' '..0x7F).contains(b));
-    if printable {
+    let (printable, quoted) = classify(scanned);
+    let printable = printable && !bytes.is_empty();
+    if printable && !quoted {
+        sink.put(b"<<\"");
+        sink.put(scanned);
+        if sink.is_full() {
+            return;
+        }
+    } else if printable {
         sink.put(b"<<\"");
         for (i, run) in scanned.split(|b| *b == b'"').enumerate() {
             if i > 0 {
@@ -523,6 +530,30 @@ fn write_binary(env: *mut ErlNifEnv, term: ErlNifTerm, sink: &mut Sink) {
         return;
     }
     sink.put(if printable { b"\">>" } else { b">>" });
+}
+
+/// Whether every byte is printable ASCII (32 to 126), as a binary must be
+/// to print as `<<"...">>`, and whether one is `"`. Eight bytes at a time:
+/// this runs on every traced binary message.
+fn classify(bytes: &[u8]) -> (bool, bool) {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    // Whether some byte of `x` is zero (exact as a whole, per word).
+    let has_zero = |x: u64| x.wrapping_sub(ONES) & !x & HIGHS;
+    let (mut bad, mut quote) = (0u64, 0u64);
+    let mut chunks = bytes.chunks_exact(8);
+    for chunk in &mut chunks {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(chunk);
+        let x = u64::from_le_bytes(word);
+        // Bytes of 128 and up, below 32, or 127.
+        bad |=
+            (x & HIGHS) | (x.wrapping_sub(0x20 * ONES) & !x & HIGHS) | has_zero(x ^ (0x7F * ONES));
+        quote |= has_zero(x ^ (u64::from(b'"') * ONES));
+    }
+    let rest = chunks.remainder();
+    let printable = bad == 0 && rest.iter().all(|b| (b' '..0x7F).contains(b));
+    (printable, quote != 0 || rest.contains(&b'"'))
 }
 
 /// `,N` for a byte N: the text of a binary's elements after the first.
@@ -683,6 +714,27 @@ mod tests {
         {
             assert_eq!(text(n), n.to_string().into_bytes());
         }
+    }
+
+    #[test]
+    fn classify_agrees_with_a_byte_by_byte_check() {
+        let expected = |bytes: &[u8]| {
+            (
+                bytes.iter().all(|b| (b' '..0x7F).contains(b)),
+                bytes.contains(&b'"'),
+            )
+        };
+        // Every byte value at every position of a 1 to 17 byte text.
+        for len in 1..=17 {
+            for at in 0..len {
+                for b in 0..=255u8 {
+                    let mut text = vec![b'a'; len];
+                    text[at] = b;
+                    assert_eq!(classify(&text), expected(&text), "{text:?}");
+                }
+            }
+        }
+        assert_eq!(classify(b""), (true, false));
     }
 
     #[test]
