@@ -28,8 +28,9 @@ else
     done
 fi
 # rebar3 prints "All N tests passed." or "Failed N tests. Passed M tests."
-# once per run; add them up.
-sum() { grep -oE "$1" "$log" | grep -oE '[0-9]+' | awk '{ n += $1 } END { print n + 0 }'; }
+# once per run; add them up (`|| true`: under pipefail a grep that finds
+# nothing, e.g. no "Failed" when all pass, would end the script here).
+sum() { grep -oE "$1" "$log" | grep -oE '[0-9]+' | awk '{ n += $1 } END { print n + 0 }' || true; }
 passed=$(sum '(All|Passed) [0-9]+ tests?')
 failed=$(sum 'Failed [0-9]+ tests?')
 echo "${passed:-0} passed, ${failed:-0} failed"
