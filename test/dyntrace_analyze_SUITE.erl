@@ -147,6 +147,15 @@ t_calls_planted_slow_path(Config) ->
     ?assertEqual(lists:max([maps:get(<<"duration_ns">>, C) || C <- Slow]),
                  maps:get(<<"max_ns">>, SlowRow)),
     ?assertEqual(0, maps:get(<<"discarded">>, Out)),
+    %% The report plots exactly the planted calls over time.
+    Report = filename:join(base_dir(), "report_" ++ os:getpid()),
+    {0, _, _} = analyze(Config, ["report", Report, "--slower-than", "4ms", "--pid", pid_text(Pid), dir(S)]),
+    {ok, Page} = file:read_file(filename:join(Report, "index.md")),
+    ?assertNotEqual(nomatch, string:find(Page, "dyntrace_analyze_SUITE:slow_path/1")),
+    ?assertNotEqual(nomatch, string:find(Page, "(slow-calls.svg)")),
+    {ok, Scatter} = file:read_file(filename:join(Report, "slow-calls.svg")),
+    ?assertEqual(length(Measured), length(binary:matches(Scatter, <<"<circle">>))),
+    lttng_session:cmd_ok("rm -rf " ++ Report),
     lttng_session:destroy(S).
 
 %% The Python reference of the benchmark (bench/calls_reference.py, with
