@@ -147,6 +147,12 @@ t_calls_planted_slow_path(Config) ->
     ?assertEqual(lists:max([maps:get(<<"duration_ns">>, C) || C <- Slow]),
                  maps:get(<<"max_ns">>, SlowRow)),
     ?assertEqual(0, maps:get(<<"discarded">>, Out)),
+    %% --from (time after the trace's first event) just before the 6th slow
+    %% call keeps exactly the last five.
+    Sixth = maps:get(<<"start_ns">>, lists:nth(6, Slow)),
+    From = integer_to_list(Sixth - maps:get(<<"first_ns">>, Out) - 1000) ++ "ns",
+    Late = analyze_ok(Config, ["calls", "--json", "--slower-than", "4ms", "--from", From, dir(S)]),
+    ?assertEqual(lists:nthtail(5, Slow), maps:get(<<"slow">>, Late)),
     %% The report plots exactly the planted calls over time.
     Report = filename:join(base_dir(), "report_" ++ os:getpid()),
     {0, _, _} = analyze(Config, ["report", Report, "--slower-than", "4ms", "--pid", pid_text(Pid), dir(S)]),
