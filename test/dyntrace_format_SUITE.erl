@@ -292,8 +292,8 @@ t_payload_texts(_Config) ->
     <<"4">> = fmt3({42}, reason, PerKind),
     <<"{42}">> = fmt3({42}, driver, PerKind),
     %% Checked as tracer/1 checks them.
-    {'EXIT', {{badarg, {kind, pid}}, _}} = (catch fmt3(x, pid, #{})),
-    [{'EXIT', {{badarg, {Key, Value}}, _}} = (catch fmt3(x, #{Key => Value}))
+    {badarg, {kind, pid}} = raised(fun() -> fmt3(x, pid, #{}) end),
+    [{badarg, {Key, Value}} = raised(fun() -> fmt3(x, #{Key => Value}) end)
      || {Key, Value} <- [{payload, fast}, {payload, #{message => fast}},
                          {payload, #{pid => none}}, {payload, "full"},
                          {redact, password}, {redact, [a | b]},
@@ -730,6 +730,14 @@ pick_keys(Term, Picks) ->
 
 subterms(Term) ->
     [Term | lists:flatmap(fun subterms/1, children(Term))].
+
+%% The reason of the error `Fun' raises.
+raised(Fun) ->
+    try Fun() of
+        Value -> {returned, Value}
+    catch
+        error:Reason -> Reason
+    end.
 
 mode(Term, Mode) ->
     fmt3(Term, #{payload => Mode}).

@@ -37,7 +37,7 @@ pub fn parse_options<'a>(state: Term<'a>) -> Option<TermOptions<'a>> {
 /// The options of one event. A state we cannot read is counted
 /// (`dyntrace:stats()`) and means the defaults, except that a map that
 /// names `payload` or `redact` fails closed: every term text is then
-/// written as with `payload => none`, since those options hide things.
+/// written `-` (names included), since those options hide things.
 #[inline]
 pub fn term_options_of<'a>(state: Term<'a>) -> TermOptions<'a> {
     if state.is_empty_list() {
