@@ -32,3 +32,4 @@ fi
 if [ -f bench/format_bench.escript ]; then
     escript bench/format_bench.escript >>BENCHMARKS.md
 fi
+bench/analyze.sh >>BENCHMARKS.md

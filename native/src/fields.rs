@@ -4,14 +4,14 @@
 //! (`emit::<event>`), whose parameters are the fields of its row in
 //! `native/events.table`.
 
+use crate::enif;
 use crate::events::emit;
 use crate::events::Route;
 use crate::format::{decimal, format_atom, format_field, FieldKind, TermOptions, DECIMAL_MAX};
 use crate::ident_cache::write_identifier;
 use crate::lttng::Text;
-use rustler::sys::{enif_get_list_cell, enif_get_tuple, ErlNifTerm as ERL_NIF_TERM};
+use rustler::sys::ErlNifTerm as ERL_NIF_TERM;
 use rustler::{Env, Term};
-use std::ffi::c_int;
 
 rustler::atoms! {
     extra,
@@ -256,26 +256,14 @@ impl<'a> EventTerms<'a> {
 
     /// The elements of a tuple, without copying them.
     fn tuple(&self, term: Term<'a>) -> Option<&'a [ERL_NIF_TERM]> {
-        let mut arity: c_int = 0;
-        let mut elems: *const ERL_NIF_TERM = std::ptr::null();
-        // SAFETY: on success `elems` points at `arity` terms that live as
-        // long as the tuple, that is, as long as this environment.
-        unsafe {
-            if enif_get_tuple(self.env.as_c_arg(), term.as_c_arg(), &mut arity, &mut elems) == 0 {
-                return None;
-            }
-            Some(std::slice::from_raw_parts(elems, arity as usize))
-        }
+        // SAFETY: the slice lives no longer than 'a, this call's terms.
+        unsafe { enif::tuple_elements(self.env.as_c_arg(), term.as_c_arg()) }
     }
 
     /// The head and tail of a list cell.
     fn cell(&self, list: Term<'a>) -> Option<(Term<'a>, Term<'a>)> {
-        let (mut head, mut tail) = (ERL_NIF_TERM::default(), ERL_NIF_TERM::default());
-        // SAFETY: plain out-parameters.
-        let found = unsafe {
-            enif_get_list_cell(self.env.as_c_arg(), list.as_c_arg(), &mut head, &mut tail)
-        };
-        (found != 0).then(|| (self.wrap(head), self.wrap(tail)))
+        enif::list_cell(self.env.as_c_arg(), list.as_c_arg())
+            .map(|(head, tail)| (self.wrap(head), self.wrap(tail)))
     }
 
     fn extra(&self) -> Result<Term<'a>, Malformed> {

@@ -10,11 +10,14 @@
 #![deny(clippy::undocumented_unsafe_blocks, unsafe_op_in_unsafe_fn)]
 
 mod callbacks;
+mod enif;
 mod events;
 mod fields;
 mod format;
 mod ident_cache;
 mod lttng;
+#[cfg(test)]
+mod no_vm;
 mod options;
 mod routes;
 mod stats;

@@ -13,7 +13,8 @@
 //!   identifier: `<term>`
 
 use super::sink::Sink;
-use super::walk::{cell, decimal, is_nil, list_char, DECIMAL_MAX};
+use super::walk::{decimal, list_char, DECIMAL_MAX};
+use crate::enif::{is_empty_list, list_cell};
 use rustler::sys::{ErlNifBinary, ErlNifEnv, ErlNifTerm};
 use std::mem::MaybeUninit;
 
@@ -69,13 +70,13 @@ pub fn write_string(env: *mut ErlNifEnv, list: ErlNifTerm, sink: &mut Sink) -> b
     let mut seen = 0usize;
     let mut rest = list;
     let string = loop {
-        if is_nil(env, rest) {
+        if is_empty_list(env, rest) {
             break seen > 0;
         }
         if seen >= limit {
             break true;
         }
-        match cell(env, rest) {
+        match list_cell(env, rest) {
             Some((elem, next)) if list_char(env, elem).is_some() => {
                 seen += 1;
                 rest = next;
@@ -88,7 +89,7 @@ pub fn write_string(env: *mut ErlNifEnv, list: ErlNifTerm, sink: &mut Sink) -> b
         return false;
     }
     sink.put(b"<string:");
-    if !is_nil(env, rest) {
+    if !is_empty_list(env, rest) {
         sink.byte(b'>');
     }
     sink.put(decimal(seen as u64, &mut [0; DECIMAL_MAX]));

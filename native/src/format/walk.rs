@@ -16,6 +16,7 @@ use super::field::Redact;
 use super::leaf::{write_bignum, write_bitstring, write_identifier, write_leaf};
 use super::shape;
 use super::sink::Sink;
+use crate::enif::{is_empty_list, list_cell, tuple_elements};
 use rustler::sys::{
     ErlNifBinary, ErlNifEnv, ErlNifMapIterator, ErlNifMapIteratorEntry, ErlNifTerm,
 };
@@ -202,7 +203,7 @@ pub fn walk(env: *mut ErlNifEnv, root: ErlNifTerm, sink: &mut Sink, shape: bool,
 
 /// Appends the redacted keys to `out`.
 fn append_keys(env: *mut ErlNifEnv, mut list: ErlNifTerm, out: &mut Vec<ErlNifTerm>) {
-    while let Some((key, tail)) = cell(env, list) {
+    while let Some((key, tail)) = list_cell(env, list) {
         out.push(key);
         list = tail;
     }
@@ -235,13 +236,13 @@ fn run(
         match item {
             Work::Term(term) => term_start(env, term, sink, style, work, iters),
             Work::Text(text) => sink.put(text),
-            Work::ListTail(tail) => match cell(env, tail) {
+            Work::ListTail(tail) => match list_cell(env, tail) {
                 Some((head, tail)) => {
                     sink.byte(b',');
                     work.push(Work::ListTail(tail));
                     work.push(Work::Term(head));
                 }
-                None if is_nil(env, tail) => {}
+                None if is_empty_list(env, tail) => {}
                 None => {
                     sink.byte(b'|');
                     work.push(Work::Term(tail));
@@ -296,29 +297,25 @@ fn term_start(
         TYPE_LIST if style.shape => shape_list_start(env, term, sink, work),
         TYPE_LIST => list_start(env, term, sink, work),
         TYPE_TUPLE => {
-            let mut arity: c_int = 0;
-            let mut elems: *const ErlNifTerm = std::ptr::null();
-            // SAFETY: out-pointers to locals.
-            if unsafe { rustler::sys::enif_get_tuple(env, term, &mut arity, &mut elems) } == 0 {
+            // SAFETY: the walk ends within this NIF call.
+            let Some(elems) = (unsafe { tuple_elements(env, term) }) else {
                 write_leaf(term, sink);
                 return;
-            }
+            };
             sink.byte(b'{');
-            // SAFETY: a 2-tuple has a first element.
-            let first = (arity == 2).then(|| unsafe { *elems });
-            if let Some(key) = first.filter(|key| style.redacts(env, *key)) {
-                work.push(Work::Text(b",<redacted>}"));
-                work.push(Work::Term(key));
-                return;
+            if let [key, _] = elems {
+                if style.redacts(env, *key) {
+                    work.push(Work::Text(b",<redacted>}"));
+                    work.push(Work::Term(*key));
+                    return;
+                }
             }
             work.push(Work::Text(b"}"));
-            if arity > 0 {
-                if arity > 1 {
-                    // SAFETY: the tuple has `arity` elements.
-                    work.push(Work::Tuple(unsafe { elems.add(1) }, arity as usize - 1));
+            if let Some((first, rest)) = elems.split_first() {
+                if !rest.is_empty() {
+                    work.push(Work::Tuple(rest.as_ptr(), rest.len()));
                 }
-                // SAFETY: as above, arity > 0.
-                work.push(Work::Term(unsafe { *elems }));
+                work.push(Work::Term(*first));
             }
         }
         TYPE_MAP => map_start(env, term, sink, work, iters),
@@ -326,18 +323,6 @@ fn term_start(
         TYPE_PID | TYPE_PORT | TYPE_REFERENCE => write_identifier(term, sink),
         _ => write_leaf(term, sink),
     }
-}
-
-pub(super) fn cell(env: *mut ErlNifEnv, list: ErlNifTerm) -> Option<(ErlNifTerm, ErlNifTerm)> {
-    let (mut head, mut tail) = (ErlNifTerm::default(), ErlNifTerm::default());
-    // SAFETY: out-pointers to locals.
-    let found = unsafe { rustler::sys::enif_get_list_cell(env, list, &mut head, &mut tail) };
-    (found != 0).then_some((head, tail))
-}
-
-pub(super) fn is_nil(env: *mut ErlNifEnv, term: ErlNifTerm) -> bool {
-    // SAFETY: a valid term.
-    unsafe { rustler::sys::enif_is_empty_list(env, term) != 0 }
 }
 
 /// The character a list element stands for in a printable string.
@@ -360,7 +345,7 @@ pub(super) fn list_char(env: *mut ErlNifEnv, elem: ErlNifTerm) -> Option<u8> {
 /// printable character. Once the text is full, the check goes on alone up
 /// to `scan_bound` elements; a list printable that far stays a string.
 fn list_start(env: *mut ErlNifEnv, list: ErlNifTerm, sink: &mut Sink, work: &mut Vec<Work>) {
-    let Some((head, tail)) = cell(env, list) else {
+    let Some((head, tail)) = list_cell(env, list) else {
         sink.put(b"[]");
         return;
     };
@@ -373,8 +358,8 @@ fn list_start(env: *mut ErlNifEnv, list: ErlNifTerm, sink: &mut Sink, work: &mut
     let mut seen = 0usize;
     sink.byte(b'"');
     loop {
-        let Some((elem, next)) = cell(env, rest) else {
-            if is_nil(env, rest) {
+        let Some((elem, next)) = list_cell(env, rest) else {
+            if is_empty_list(env, rest) {
                 sink.byte(b'"');
                 return;
             }
@@ -397,7 +382,7 @@ fn list_start(env: *mut ErlNifEnv, list: ErlNifTerm, sink: &mut Sink, work: &mut
 
 /// A list in `shape`: a printable list as its length, else `[...]`.
 fn shape_list_start(env: *mut ErlNifEnv, list: ErlNifTerm, sink: &mut Sink, work: &mut Vec<Work>) {
-    let Some((head, tail)) = cell(env, list) else {
+    let Some((head, tail)) = list_cell(env, list) else {
         sink.put(b"[]");
         return;
     };
@@ -415,7 +400,7 @@ fn open_list(
 ) {
     sink.byte(b'[');
     work.push(Work::Text(b"]"));
-    if !is_nil(env, tail) {
+    if !is_empty_list(env, tail) {
         work.push(Work::ListTail(tail));
     }
     work.push(Work::Term(head));
@@ -686,4 +671,40 @@ fn map_next(
         work.push(Work::Text(b"=>"));
     }
     work.push(Work::Term(key));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn text(n: u64) -> Vec<u8> {
+        decimal(n, &mut [0; DECIMAL_MAX]).to_vec()
+    }
+
+    #[test]
+    fn decimal_writes_every_digit() {
+        assert_eq!(text(0), b"0");
+        assert_eq!(text(7), b"7");
+        assert_eq!(text(10), b"10");
+        assert_eq!(text(1_000_000), b"1000000");
+        assert_eq!(text(u64::MAX), b"18446744073709551615");
+        assert_eq!(text(u64::MAX).len(), DECIMAL_MAX);
+    }
+
+    #[test]
+    fn decimal_agrees_with_std() {
+        for n in (0..64)
+            .map(|s| (1u64 << s) - 1)
+            .chain((0..20).map(|e| 10u64.pow(e)))
+        {
+            assert_eq!(text(n), n.to_string().into_bytes());
+        }
+    }
+
+    #[test]
+    fn byte_texts_are_each_byte_after_a_comma() {
+        for (n, byte) in BYTE_TEXT.iter().enumerate() {
+            assert_eq!(byte.comma_text(), format!(",{n}").as_bytes());
+        }
+    }
 }
