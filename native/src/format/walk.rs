@@ -96,16 +96,45 @@ impl Iters {
 /// How a walk writes: `%T` text or shape, and the keys it redacts.
 struct Style<'a> {
     shape: bool,
-    redact: &'a [ErlNifTerm],
+    /// The state's list of redacted keys, if any.
+    redact: Option<ErlNifTerm>,
+    /// Its keys, read from the list at the first map pair or 2-tuple: a
+    /// term without one never pays for them.
+    keys: RefCell<Keys<'a>>,
 }
 
-impl Style<'_> {
+struct Keys<'a> {
+    read: bool,
+    keys: &'a mut Vec<ErlNifTerm>,
+}
+
+impl<'a> Style<'a> {
+    fn new(shape: bool, redact: &Redact, keys: &'a mut Vec<ErlNifTerm>) -> Self {
+        Style {
+            shape,
+            redact: redact.list().map(|list| list.as_c_arg()),
+            keys: RefCell::new(Keys { read: false, keys }),
+        }
+    }
+
     /// Whether `key` is one of the redacted keys: identical terms only
     /// (`1` is not `1.0`). Immediates (atoms, small integers) are equal
     /// exactly when their words are, so only boxed keys need the VM.
     #[inline]
-    fn redacts(&self, key: ErlNifTerm) -> bool {
-        self.redact.iter().any(|k| {
+    fn redacts(&self, env: *mut ErlNifEnv, key: ErlNifTerm) -> bool {
+        let Some(list) = self.redact else {
+            return false;
+        };
+        // Never borrowed elsewhere; if it were, hiding is the safe answer.
+        let Ok(mut keys) = self.keys.try_borrow_mut() else {
+            return true;
+        };
+        if !keys.read {
+            keys.keys.clear();
+            append_keys(env, list, keys.keys);
+            keys.read = true;
+        }
+        keys.keys.iter().any(|k| {
             *k == key
                 || (!is_immediate(*k)
                     && !is_immediate(key)
@@ -151,12 +180,7 @@ pub fn walk(env: *mut ErlNifEnv, root: ErlNifTerm, sink: &mut Sink, shape: bool,
     let _ = SCRATCH.try_with(|scratch| {
         if let Ok(mut scratch) = scratch.try_borrow_mut() {
             let Scratch { work, iters, keys } = &mut *scratch;
-            keys.clear();
-            append_keys(env, redact, keys);
-            let style = Style {
-                shape,
-                redact: keys,
-            };
+            let style = Style::new(shape, redact, keys);
             run(env, root, sink, &style, work, iters);
             done = true;
         }
@@ -165,11 +189,7 @@ pub fn walk(env: *mut ErlNifEnv, root: ErlNifTerm, sink: &mut Sink, shape: bool,
         // Re-entered on this thread, or its buffers are gone (thread exit):
         // fresh buffers for this call.
         let mut keys = Vec::new();
-        append_keys(env, redact, &mut keys);
-        let style = Style {
-            shape,
-            redact: &keys,
-        };
+        let style = Style::new(shape, redact, &mut keys);
         run(
             env,
             root,
@@ -182,11 +202,7 @@ pub fn walk(env: *mut ErlNifEnv, root: ErlNifTerm, sink: &mut Sink, shape: bool,
 }
 
 /// Appends the redacted keys to `out`.
-fn append_keys(env: *mut ErlNifEnv, redact: &Redact, out: &mut Vec<ErlNifTerm>) {
-    let Some(list) = redact.list() else {
-        return;
-    };
-    let mut list = list.as_c_arg();
+fn append_keys(env: *mut ErlNifEnv, mut list: ErlNifTerm, out: &mut Vec<ErlNifTerm>) {
     while let Some((key, tail)) = list_cell(env, list) {
         out.push(key);
         list = tail;
@@ -288,7 +304,7 @@ fn term_start(
             };
             sink.byte(b'{');
             if let [key, _] = elems {
-                if style.redacts(*key) {
+                if style.redacts(env, *key) {
                     work.push(Work::Text(b",<redacted>}"));
                     work.push(Work::Term(*key));
                     return;
@@ -679,7 +695,7 @@ fn map_next(
         first: false,
         backward,
     });
-    if style.redacts(key) {
+    if style.redacts(env, key) {
         work.push(Work::Text(b"=><redacted>"));
     } else {
         work.push(Work::Term(value));
