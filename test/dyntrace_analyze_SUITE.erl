@@ -321,8 +321,8 @@ t_two_traces_merged(Config) ->
 
 %% 20 fast and 5 slow gen_server calls, traced by their messages only:
 %% `genserver' pairs each call with its reply by the reference, per
-%% request; the slow ones' latency is what the caller measured (within
-%% 1 ms) and the server's share holds the planted sleep.
+%% request; the slow ones' latency holds the planted sleep and no more
+%% than the caller measured, and the server's share holds the sleep.
 t_genserver(Config) ->
     S = start_session(t_genserver, [message_send, message_receive]),
     {ok, Server} = gen_server:start(?MODULE, [], []),
@@ -347,7 +347,9 @@ t_genserver(Config) ->
     #{<<"get">> := Get, <<"slow">> := SlowRow} = Rows,
     ?assertEqual({20, 0}, {maps:get(<<"count">>, Get), maps:get(<<"unmatched">>, Get)}),
     ?assertEqual({5, 0}, {maps:get(<<"count">>, SlowRow), maps:get(<<"unmatched">>, SlowRow)}),
-    ?assert(abs(maps:get(<<"max_ns">>, SlowRow) - lists:max(Measured)) =< 1000000),
+    %% The reply's `receive' event is its arrival in the caller's queue:
+    %% the caller's own clock also counts its wait to be scheduled again.
+    ?assert(maps:get(<<"max_ns">>, SlowRow) =< lists:max(Measured)),
     ?assert(maps:get(<<"server_p50_ns">>, SlowRow) >= ?SLOW_MS * 1000000),
     ?assert(maps:get(<<"p50_ns">>, SlowRow) >= maps:get(<<"server_p50_ns">>, SlowRow)),
     lttng_session:destroy(S).
@@ -372,12 +374,16 @@ live(Config) ->
     Url = "net://127.0.0.1/host/" ++ Host ++ "/" ++ Name,
     Port = open_port({spawn_executable, ?config(analyze, Config)},
                      [{args, ["rates", "--json", "--every", "1s", Url]}, exit_status, binary, hide]),
+    %% A live viewer reads from where the session is when it attaches:
+    %% its first output says it has.
+    First = receive {Port, {data, D}} -> D after 60000 -> error(no_live_output) end,
     Sink = spawn(fun() -> receive _ -> ok end end),
     {_, _} = traced([send], fun() -> [Sink ! I || I <- lists:seq(1, 1000)], ok end),
     timer:sleep(3000),
     lttng_session:cmd_ok("lttng stop " ++ Name),
     lttng_session:cmd_ok("lttng destroy " ++ Name),
-    {Status, Out} = collect(Port, []),
+    {Status, Rest} = collect(Port, []),
+    Out = <<First/binary, Rest/binary>>,
     ct:log("~s", [Out]),
     ?assertEqual(0, Status),
     Lines = binary:split(Out, <<"\n">>, [global, trim_all]),
