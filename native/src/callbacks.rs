@@ -6,7 +6,7 @@
 //! array as it comes and allocate nothing.
 
 use crate::events::Class;
-use crate::tracer;
+use crate::{limits, tracer};
 use rustler::codegen_runtime::{ErlNifEnv, ErlNifFunc, ErlNifTerm};
 use rustler::{Env, Term};
 use std::ffi::c_int;
@@ -53,8 +53,8 @@ macro_rules! callbacks {
                 argc: c_int,
                 argv: *const ErlNifTerm,
             ) -> ErlNifTerm {
-                run(env, argc, argv, |_, [tag, _state, tracee]| {
-                    Some(tracer::enabled($class, tag, tracee).as_c_arg())
+                run(env, argc, argv, |_, [tag, state, tracee]| {
+                    Some(limits::gate(state, tracer::enabled($class, tag, tracee)).as_c_arg())
                 })
             }
 

@@ -10,6 +10,7 @@ mod callbacks;
 mod events;
 mod format;
 mod ident_cache;
+mod limits;
 mod lttng;
 mod options;
 mod routes;
@@ -76,6 +77,10 @@ fn on_load(env: Env, load_info: Term) -> bool {
         return false;
     }
     routes::init(env);
+    if !limits::init(env) {
+        eprintln!("dyntrace: cannot open the event budget resource type");
+        return false;
+    }
     let Some(path) = load_info
         .decode_as_binary()
         .ok()

@@ -1,6 +1,6 @@
 //! The tracer state: `[]` or a map of options, read on every event.
 
-use crate::stats;
+use crate::{limits, stats};
 use rustler::Term;
 
 pub const DEFAULT_MAX_TERM_BYTES: usize = 1024;
@@ -20,8 +20,10 @@ pub fn max_term_bytes_of(state: Term) -> usize {
         return DEFAULT_MAX_TERM_BYTES;
     }
     if state.is_map() {
-        // `max_term_bytes` is the only key: a map with any other is invalid.
-        let size = state.map_size().unwrap_or(usize::MAX);
+        // A map with a key nobody reads, or a bad `max_events`, is invalid.
+        let size = state
+            .map_size()
+            .map_or(usize::MAX, |n| n - limits::known_keys(state));
         match state.map_get(max_term_bytes()) {
             Err(_) if size == 0 => return DEFAULT_MAX_TERM_BYTES,
             Ok(value) if size == 1 => {

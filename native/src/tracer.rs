@@ -5,7 +5,7 @@ use crate::events::{Class, EventId, LinkSide, Route};
 use crate::format::{decimal, format_atom, format_term_bounded, DECIMAL_MAX};
 use crate::ident_cache::write_identifier;
 use crate::lttng::{self, Text};
-use crate::{options, routes, stats};
+use crate::{limits, options, routes, stats};
 use rustler::sys::{enif_get_list_cell, enif_get_tuple, ErlNifTerm as ERL_NIF_TERM};
 use rustler::{Atom, Env, Error, NifResult, Term};
 use std::cell::RefCell;
@@ -63,7 +63,7 @@ pub fn emit<'a>(
         return Ok(ok());
     };
     // Sessions may have stopped since the enabled check: skip the work.
-    if !lttng::is_enabled(route.event) {
+    if !lttng::is_enabled(route.event) || !limits::take(state) {
         return Ok(ok());
     }
     let event = Event {

@@ -1,0 +1,534 @@
+%%% @doc The front door behind `dyntrace:trace/3', `calls/2', `clear/0' and
+%%% `status/0': one call sets the trace flags (and patterns) that feed the
+%%% LTTng events asked for, with limits, and one call undoes it.
+%%%
+%%% Why it is safe on a production node:
+%%% - the flags come from the tracer's own event table, so a call sets only
+%%%   the flags its events need;
+%%% - `max_events => N' is counted in the NIF: after `N' events written the
+%%%   tracer answers `remove' and the runtime drops the flags itself, with no
+%%%   process or mailbox in the way however fast events come;
+%%% - `duration => Ms' undoes everything that call set after `Ms', from a
+%%%   long-lived process of its own (not linked to the caller): the limits
+%%%   hold after the shell that set them is gone;
+%%% - a pattern on every module, or on every function of an OTP module, is
+%%%   refused unless `force => true' (a careless pattern must not take a
+%%%   node down);
+%%% - `clear()' undoes what dyntrace set and nothing else: on OTP 27 and
+%%%   later each call runs in a trace session of its own (dbg, tprof and
+%%%   other sessions are untouched), before that only the tracees whose
+%%%   tracer is this call's tracer lose this call's flags.
+%%%
+%%% ```
+%%% 1> dyntrace:calls({queue, in, fun([_, Q]) when is_tuple(Q) -> return_trace() end},
+%%%                   #{max_events => 10, duration => 60000}).
+%%% {ok,1}
+%%% 2> dyntrace:trace(whereis(logger), [messages, gc], #{max_events => 1000}).
+%%% {ok,1}
+%%% 3> dyntrace:status().
+%%% #{counters => #{bad_arguments => 0,bad_tracer_state => 0},
+%%%   lttng_enabled => [function_call,function_return],
+%%%   sessions => false,
+%%%   traces => [#{events_left => 10,flags => [call],id => 1,
+%%%                ms_left => 58512, ...}, ...]}
+%%% 4> dyntrace:clear().
+%%% ok
+%%% '''
+%%% Nothing is recorded until the events are enabled in an LTTng session
+%%% (`lttng enable-event -u org_erlang_dyntrace:function_call'...).
+-module(dyntrace_ctl).
+-behaviour(gen_server).
+
+%%% PUBLIC (through dyntrace) %%%
+-export([trace/3, calls/2, clear/0, status/0]).
+
+%%% PRIVATE EXPORTS (gen_server) %%%
+-export([init/1, handle_call/3, handle_cast/2, handle_info/2]).
+
+-type tracee() :: pid() | port() | atom().
+-type procs_spec() :: all | processes | ports | existing | existing_processes
+                    | existing_ports | new | new_processes | new_ports.
+-type procs() :: tracee() | procs_spec() | [tracee() | procs_spec()].
+-type group() :: procs | ports | messages | calls | gc | scheduling | all.
+-type event_or_group() :: dyntrace:event_name() | group().
+-type millisecs() :: pos_integer().
+-type limits() :: #{max_term_bytes => dyntrace:max_term_bytes(),
+                    max_events => pos_integer(),
+                    duration => millisecs()}.
+-type trace_opts() :: limits().
+-type calls_opts() :: #{max_term_bytes => dyntrace:max_term_bytes(),
+                        max_events => pos_integer(),
+                        duration => millisecs(),
+                        return => boolean(),
+                        exception => boolean(),
+                        scope => local | global,
+                        procs => procs(),
+                        force => boolean()}.
+-type match_fun() :: fun(([term()]) -> term()).
+-type call_spec() :: {module() | '_', atom(), arity() | '_' | ets:match_spec()
+                                              | match_fun()}.
+-type result() :: {ok, Matched :: non_neg_integer()} | {error, term()}.
+-type trace_status() :: #{id := pos_integer(),
+                          kind := trace | calls,
+                          procs := [pid() | port() | procs_spec()],
+                          flags := [atom()],
+                          patterns := [{mfa_pattern(), ets:match_spec() | true,
+                                        [local | global]}],
+                          events_left := non_neg_integer() | infinity,
+                          ms_left := non_neg_integer() | infinity}.
+-type status() :: #{traces := [trace_status()],
+                    sessions := boolean(),
+                    lttng_enabled := [dyntrace:event_name()],
+                    counters := dyntrace:counters()}.
+-type mfa_pattern() :: {module() | '_', atom(), arity() | '_'}.
+
+-export_type([procs/0, event_or_group/0, trace_opts/0, calls_opts/0,
+              call_spec/0, result/0, status/0]).
+
+-define(SERVER, ?MODULE).
+
+%% What one call set: enough to undo exactly that.
+-record(plan, {kind :: trace | calls,
+               procs = [] :: [pid() | port() | procs_spec()],
+               flags = [] :: [atom()],
+               patterns = [] :: [{mfa_pattern(), ets:match_spec() | true,
+                                  [local | global]}],
+               tracer_state :: dyntrace:tracer_state(),
+               duration = infinity :: millisecs() | infinity}).
+
+-record(trace, {id :: pos_integer(),
+                plan :: #plan{},
+                %% OTP 27+: the call's own trace session; `legacy' before.
+                session :: legacy | term(),
+                timer :: reference() | undefined,
+                deadline :: integer() | infinity}).
+
+%%%===================================================================
+%%% PUBLIC
+%%%===================================================================
+
+%% @doc See {@link dyntrace:trace/3}.
+-spec trace(procs(), [event_or_group()], trace_opts()) -> result().
+trace(Procs, Events, Opts) ->
+    Plan = validate_trace(Procs, Events, Opts),
+    call({start, Plan}).
+
+%% @doc See {@link dyntrace:calls/2}.
+-spec calls(call_spec() | [call_spec()], calls_opts()) -> result().
+calls(Spec, Opts) ->
+    Plan = validate_calls(Spec, Opts),
+    call({start, Plan}).
+
+%% @doc See {@link dyntrace:clear/0}.
+-spec clear() -> ok.
+clear() ->
+    case whereis(?SERVER) of
+        undefined -> ok;
+        _ -> call(clear)
+    end.
+
+%% @doc See {@link dyntrace:status/0}.
+-spec status() -> status().
+status() ->
+    Traces = case whereis(?SERVER) of
+                 undefined -> [];
+                 _ -> call(status)
+             end,
+    #{traces => Traces,
+      sessions => sessions_available(),
+      lttng_enabled => dyntrace:enabled_events(),
+      counters => dyntrace:stats()}.
+
+%%%===================================================================
+%%% THE OWNER PROCESS
+%%% Started on first use, registered, linked to nobody: it holds the
+%%% duration timers and, on OTP 27+, the trace session handles (a handle
+%%% that is garbage collected ends its session).
+%%%===================================================================
+
+call(Request) ->
+    gen_server:call(owner(), Request, infinity).
+
+owner() ->
+    case gen_server:start({local, ?SERVER}, ?MODULE, [], []) of
+        {ok, Pid} -> Pid;
+        {error, {already_started, Pid}} -> Pid
+    end.
+
+%% @private
+-spec init([]) -> {ok, #{pos_integer() => #trace{}}}.
+init([]) ->
+    {ok, #{}}.
+
+%% @private
+-spec handle_call(term(), gen_server:from(), #{pos_integer() => #trace{}}) ->
+          {reply, term(), #{pos_integer() => #trace{}}}.
+handle_call({start, Plan}, _From, Traces) ->
+    Id = erlang:unique_integer([positive, monotonic]),
+    try apply_plan(Id, Plan) of
+        {Session, Matched} ->
+            Trace = arm(#trace{id = Id, plan = Plan, session = Session}),
+            {reply, {ok, Matched}, Traces#{Id => Trace}}
+    catch
+        throw:{refused, Reason, Session} ->
+            undo(#trace{id = Id, plan = Plan, session = Session}),
+            {reply, {error, Reason}, Traces}
+    end;
+handle_call(clear, _From, Traces) ->
+    maps:foreach(fun(_, Trace) -> undo(Trace) end, Traces),
+    {reply, ok, #{}};
+handle_call(status, _From, Traces) ->
+    {reply, [describe(T) || T <- maps:values(Traces)], Traces};
+handle_call(_Other, _From, Traces) ->
+    {reply, {error, unknown_request}, Traces}.
+
+%% @private
+-spec handle_cast(term(), #{pos_integer() => #trace{}}) ->
+          {noreply, #{pos_integer() => #trace{}}}.
+handle_cast(_Msg, Traces) ->
+    {noreply, Traces}.
+
+%% @private
+-spec handle_info(term(), #{pos_integer() => #trace{}}) ->
+          {noreply, #{pos_integer() => #trace{}}}.
+handle_info({expired, Id}, Traces) ->
+    case maps:take(Id, Traces) of
+        {Trace, Rest} ->
+            undo(Trace#trace{timer = undefined}),
+            {noreply, Rest};
+        error ->
+            {noreply, Traces}
+    end;
+handle_info(_Msg, Traces) ->
+    {noreply, Traces}.
+
+arm(#trace{plan = #plan{duration = infinity}} = T) ->
+    T#trace{deadline = infinity};
+arm(#trace{id = Id, plan = #plan{duration = Ms}} = T) ->
+    T#trace{timer = erlang:send_after(Ms, self(), {expired, Id}),
+            deadline = erlang:monotonic_time(millisecond) + Ms}.
+
+describe(#trace{id = Id, plan = P, deadline = Deadline}) ->
+    #{id => Id,
+      kind => P#plan.kind,
+      procs => P#plan.procs,
+      flags => P#plan.flags,
+      patterns => P#plan.patterns,
+      events_left => events_left(P#plan.tracer_state),
+      ms_left => case Deadline of
+                     infinity -> infinity;
+                     _ -> max(0, Deadline - erlang:monotonic_time(millisecond))
+                 end}.
+
+events_left(#{max_events := Budget}) -> dyntrace:events_left(Budget);
+events_left(_) -> infinity.
+
+%%%===================================================================
+%%% SETTING AND UNDOING
+%%% OTP 27+: the call's own session, destroyed to undo. Before: the static
+%%% session, where a tracee has one tracer; undoing removes this call's
+%%% flags only from the tracees whose tracer is still this call's.
+%%%===================================================================
+
+apply_plan(Id, #plan{tracer_state = State} = Plan) ->
+    case sessions_available() of
+        true ->
+            Name = list_to_atom("dyntrace_" ++ integer_to_list(Id)),
+            Session = trace:session_create(Name, {dyntrace, State}, []),
+            {Session, set(Session, Plan)};
+        false ->
+            {legacy, set(legacy, Plan)}
+    end.
+
+set(Session, #plan{procs = Procs, flags = Flags, patterns = Patterns,
+                   tracer_state = State}) ->
+    Tracees = lists:sum([set_flags(Session, P, Flags, State) || P <- Procs]),
+    Functions = lists:sum([set_pattern(Session, MFA, MS, PF)
+                           || {MFA, MS, PF} <- Patterns]),
+    case Patterns of
+        [] -> Tracees;
+        _ -> Functions
+    end.
+
+%% A tracee that another tracer has (OTP 25, 26), or that ended since it
+%% was named, is refused: the call undoes what it set so far.
+set_flags(Session, Procs, Flags, State) ->
+    try
+        case Session of
+            legacy ->
+                erlang:trace(Procs, true, [{tracer, dyntrace, State} | Flags]);
+            _ ->
+                lists:sum([session_trace(Session, Kind, Spec, Flags)
+                           || {Kind, Spec} <- session_specs(Procs)])
+        end
+    catch
+        error:badarg -> throw({refused, {cannot_trace, Procs}, Session})
+    end.
+
+set_pattern(legacy, MFA, MS, PatternFlags) ->
+    erlang:trace_pattern(MFA, MS, PatternFlags);
+set_pattern(Session, MFA, MS, PatternFlags) ->
+    trace:function(Session, MFA, MS, PatternFlags).
+
+undo(#trace{timer = Timer} = T) when is_reference(Timer) ->
+    _ = erlang:cancel_timer(Timer),
+    undo(T#trace{timer = undefined});
+undo(#trace{session = legacy, plan = Plan}) ->
+    #plan{procs = Procs, flags = Flags, patterns = Patterns,
+          tracer_state = State} = Plan,
+    Tracer = {tracer, {dyntrace, State}},
+    _ = [erlang:trace_pattern(MFA, false, PF) || {MFA, _, PF} <- Patterns],
+    _ = [untrace(T, Flags) || P <- Procs, T <- tracees(P),
+                              erlang:trace_info(T, tracer) =:= Tracer],
+    ok;
+undo(#trace{session = Session}) ->
+    trace:session_destroy(Session),
+    ok.
+
+%% The tracees a procs spec stands for now: `new' stays a spec of its own.
+tracees(all) -> tracees(processes) ++ tracees(ports);
+tracees(processes) -> [new_processes | erlang:processes()];
+tracees(ports) -> [new_ports | erlang:ports()];
+tracees(existing) -> erlang:processes() ++ erlang:ports();
+tracees(existing_processes) -> erlang:processes();
+tracees(existing_ports) -> erlang:ports();
+tracees(new) -> [new_processes, new_ports];
+tracees(Spec) -> [Spec].
+
+untrace(Tracee, Flags) ->
+    try
+        erlang:trace(Tracee, false, Flags)
+    catch
+        %% It ended since it was listed.
+        error:badarg -> 0
+    end.
+
+%% `erlang:trace/3' specs as the session functions take them.
+session_specs(P) when is_pid(P) -> [{process, P}];
+session_specs(P) when is_port(P) -> [{port, P}];
+session_specs(all) -> [{process, all}, {port, all}];
+session_specs(processes) -> [{process, all}];
+session_specs(ports) -> [{port, all}];
+session_specs(existing) -> [{process, existing}, {port, existing}];
+session_specs(existing_processes) -> [{process, existing}];
+session_specs(existing_ports) -> [{port, existing}];
+session_specs(new) -> [{process, new}, {port, new}];
+session_specs(new_processes) -> [{process, new}];
+session_specs(new_ports) -> [{port, new}].
+
+session_trace(Session, process, Spec, Flags) ->
+    trace:process(Session, Spec, true, Flags);
+session_trace(Session, port, Spec, Flags) ->
+    trace:port(Session, Spec, true, [F || F <- Flags, port_flag(F)]).
+
+%% The classes whose events a port has.
+port_flag(F) -> lists:member(F, [ports, running_ports, send, 'receive']).
+
+%% Whether this runtime has trace sessions (OTP 27 and later).
+sessions_available() ->
+    code:ensure_loaded(trace) =:= {module, trace}
+        andalso erlang:function_exported(trace, session_create, 3).
+
+%%%===================================================================
+%%% VALIDATION
+%%% Everything a caller passes is checked here, in the caller's process,
+%%% and turned into a #plan{}; nothing after this checks it again. A bad
+%%% argument raises `error({badarg, {What, Value}})'.
+%%%===================================================================
+
+validate_trace(Procs, Events, Opts) ->
+    #{limits := Limits} = validate_opts(Opts, #{}),
+    #plan{kind = trace,
+          procs = validate_procs(Procs),
+          flags = flags_of(validate_events(Events)),
+          tracer_state = tracer_state(Limits),
+          duration = maps:get(duration, Limits, infinity)}.
+
+validate_calls(Spec, Opts) ->
+    Defaults = #{return => false, exception => false, scope => global,
+                 procs => all, force => false},
+    #{limits := Limits} = O = validate_opts(Opts, Defaults),
+    Specs = case is_list(Spec) of
+                true -> Spec;
+                false -> [Spec]
+            end,
+    Specs =/= [] orelse error({badarg, {calls, Spec}}),
+    Actions = [{exception_trace} || maps:get(exception, O)]
+        ++ [{return_trace} || maps:get(return, O), not maps:get(exception, O)],
+    #plan{kind = calls,
+          procs = validate_procs(maps:get(procs, O)),
+          flags = [call],
+          patterns = [validate_call_spec(S, Actions, O) || S <- Specs],
+          tracer_state = tracer_state(Limits),
+          duration = maps:get(duration, Limits, infinity)}.
+
+%% `Defaults' with `Opts' over them, the limits every call takes under key
+%% `limits'. A key that is neither a limit nor in `Defaults' is refused.
+validate_opts(Opts, Defaults) when is_map(Opts) ->
+    maps:fold(fun(Key, Value, Acc = #{limits := Limits}) ->
+                      Valid = validate_opt(Key, Value),
+                      case lists:member(Key, [max_term_bytes, max_events, duration]) of
+                          true -> Acc#{limits := Limits#{Key => Valid}};
+                          false when is_map_key(Key, Defaults) -> Acc#{Key => Valid};
+                          false -> error({badarg, {Key, Value}})
+                      end
+              end, Defaults#{limits => #{}}, Opts);
+validate_opts(Opts, _) ->
+    error({badarg, {options, Opts}}).
+
+validate_opt(max_term_bytes, N) ->
+    %% The tracer's own check.
+    {tracer, dyntrace, #{max_term_bytes := N}} = dyntrace:tracer(#{max_term_bytes => N}),
+    N;
+validate_opt(max_events, N) when is_integer(N), N > 0, N < 1 bsl 64 -> N;
+validate_opt(duration, Ms) when is_integer(Ms), Ms > 0, Ms =< 16#ffffffff -> Ms;
+validate_opt(return, B) when is_boolean(B) -> B;
+validate_opt(exception, B) when is_boolean(B) -> B;
+validate_opt(force, B) when is_boolean(B) -> B;
+validate_opt(scope, S) when S =:= local; S =:= global -> S;
+validate_opt(procs, P) -> P;
+validate_opt(Key, Value) -> error({badarg, {Key, Value}}).
+
+tracer_state(Limits) ->
+    {tracer, dyntrace, State} = dyntrace:tracer(maps:with([max_term_bytes, max_events],
+                                                          Limits)),
+    State.
+
+validate_procs([]) ->
+    error({badarg, {procs, []}});
+validate_procs(List) when is_list(List) ->
+    lists:usort([validate_tracee(P) || P <- List]);
+validate_procs(One) ->
+    [validate_tracee(One)].
+
+validate_tracee(P) when is_pid(P), node(P) =:= node() -> P;
+validate_tracee(P) when is_port(P), node(P) =:= node() -> P;
+validate_tracee(Spec) when Spec =:= all; Spec =:= processes; Spec =:= ports;
+                           Spec =:= existing; Spec =:= existing_processes;
+                           Spec =:= existing_ports; Spec =:= new;
+                           Spec =:= new_processes; Spec =:= new_ports ->
+    Spec;
+validate_tracee(Name) when is_atom(Name) ->
+    case whereis(Name) of
+        undefined -> error({badarg, {procs, Name, not_registered}});
+        Tracee -> Tracee
+    end;
+validate_tracee(Other) ->
+    error({badarg, {procs, Other}}).
+
+%% The event names that `Events' stands for.
+validate_events(Events) when is_list(Events), Events =/= [] ->
+    Table = event_table(),
+    lists:usort(lists:flatmap(fun(E) -> events_of(E, Table) end, Events));
+validate_events(Events) ->
+    error({badarg, {events, Events}}).
+
+events_of(Name, Table) ->
+    case [N || #{name := N} <- Table, N =:= Name] of
+        [_] ->
+            [Name];
+        [] ->
+            case group_classes(Name) of
+                undefined -> error({badarg, {event, Name}});
+                Classes -> [N || #{name := N, tags := Tags} <- Table,
+                                 lists:any(fun({C, _}) -> lists:member(C, Classes) end,
+                                           Tags)]
+            end
+    end.
+
+%% A group is the events fed by some trace classes.
+group_classes(procs) -> [procs];
+group_classes(ports) -> [ports];
+group_classes(messages) -> [send, 'receive'];
+group_classes(calls) -> [call];
+group_classes(gc) -> [garbage_collection];
+group_classes(scheduling) -> [running_procs, running_ports];
+group_classes(all) -> [procs, ports, send, 'receive', call, garbage_collection,
+                       running_procs, running_ports];
+group_classes(_) -> undefined.
+
+%% The trace flags that feed `Events': each tag's class is the flag.
+flags_of(Events) ->
+    lists:usort([Class || #{name := N, tags := Tags} <- event_table(),
+                          lists:member(N, Events), {Class, _} <- Tags]).
+
+validate_call_spec({M, F, A} = Spec, Actions, #{force := Force, scope := Scope})
+  when is_atom(M), is_atom(F) ->
+    MFA = {M, F, arity_of(A)},
+    Force orelse refuse_wide(MFA),
+    M =:= '_' orelse code:ensure_loaded(M),
+    {MFA, match_spec(A, Actions, Spec), [Scope]};
+validate_call_spec(Spec, _, _) ->
+    error({badarg, {call_spec, Spec}}).
+
+arity_of(A) when is_integer(A), A >= 0, A =< 255 -> A;
+arity_of(_) -> '_'.
+
+%% recon's rule: a pattern that matches the whole node, or every function
+%% of a module the runtime itself calls all the time, needs `force'.
+refuse_wide({'_', _, _} = MFA) ->
+    error({badarg, {too_wide, MFA, "matches every module; add force => true"}});
+refuse_wide({M, '_', _} = MFA) ->
+    case is_otp_module(M) of
+        true -> error({badarg, {too_wide, MFA,
+                                "every function of an OTP module; add force => true"}});
+        false -> ok
+    end;
+refuse_wide(_) ->
+    ok.
+
+is_otp_module(M) ->
+    case code:which(M) of
+        preloaded -> true;
+        Path when is_list(Path) -> lists:prefix(code:lib_dir(), Path);
+        _ -> false
+    end.
+
+match_spec(A, Actions, _) when is_integer(A); A =:= '_' ->
+    case Actions of
+        [] -> true;
+        _ -> [{'_', [], Actions}]
+    end;
+match_spec(Fun, Actions, Spec) when is_function(Fun, 1) ->
+    %% Shell funs only: the shell keeps their source, which fun2ms reads.
+    MS = try dbg:fun2ms(Fun) of
+             Result when is_list(Result) -> Result;
+             _ -> error({badarg, {match_fun, Spec}})
+         catch
+             exit:_ -> error({badarg, {match_fun_not_from_shell, Spec}})
+         end,
+    match_spec(MS, Actions, Spec);
+match_spec(MS, Actions, Spec) when is_list(MS) ->
+    case erlang:match_spec_test([], MS, trace) of
+        {ok, _, _, _} -> [{Head, Guards, Body ++ (Actions -- Body)}
+                          || {Head, Guards, Body} <- MS];
+        {error, Why} -> error({badarg, {match_spec, Spec, Why}})
+    end;
+match_spec(_, _, Spec) ->
+    error({badarg, {call_spec, Spec}}).
+
+%%%===================================================================
+%%% THE EVENT TABLE
+%%% The NIF's table of events and the trace tags that feed them.
+%%%===================================================================
+
+event_table() ->
+    {module, dyntrace} = code:ensure_loaded(dyntrace),
+    case erlang:function_exported(dyntrace, events, 0) of
+        true -> dyntrace:events();
+        false -> events_until_the_nif_exports_them()
+    end.
+
+%% The NIF's rows (native/src/events.rs), for builds whose NIF has no
+%% `dyntrace:events/0' yet: only names and classes matter here.
+events_until_the_nif_exports_them() ->
+    Rows = [{procs, [process_spawn, process_link, process_exit, process_register]},
+            {running_procs, [process_scheduled]},
+            {ports, [port_open, port_exit, port_link]},
+            {running_ports, [port_scheduled]},
+            {call, [function_call, function_return, function_exception]},
+            {send, [message_send]},
+            {'receive', [message_receive]},
+            {garbage_collection, [gc_minor_start, gc_minor_end,
+                                  gc_major_start, gc_major_end]}],
+    [#{name => E, fields => [], tags => [{Class, E}]} || {Class, Es} <- Rows, E <- Es].
