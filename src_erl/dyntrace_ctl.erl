@@ -256,7 +256,8 @@ set_flags(Session, Procs, Flags, State) ->
     try
         case Session of
             legacy ->
-                erlang:trace(Procs, true, [{tracer, dyntrace, State} | Flags]);
+                erlang:trace(Procs, true,
+                             [{tracer, dyntrace, State} | flags_for(Procs, Flags)]);
             _ ->
                 lists:sum([session_trace(Session, Kind, Spec, Flags)
                            || {Kind, Spec} <- session_specs(Procs)])
@@ -317,12 +318,20 @@ session_specs(new_processes) -> [{process, new}];
 session_specs(new_ports) -> [{port, new}].
 
 session_trace(Session, process, Spec, Flags) ->
-    trace:process(Session, Spec, true, Flags);
+    trace:process(Session, Spec, true, flags_for(process, Flags));
 session_trace(Session, port, Spec, Flags) ->
-    trace:port(Session, Spec, true, [F || F <- Flags, port_flag(F)]).
+    trace:port(Session, Spec, true, flags_for(port, Flags)).
 
-%% The classes whose events a port has.
-port_flag(F) -> lists:member(F, [ports, running_ports, send, 'receive']).
+%% The flags of the classes a tracee has events of: a process is never
+%% scheduled as a port, nor a port garbage collected.
+flags_for(P, Flags) when is_pid(P); P =:= process; P =:= processes;
+                         P =:= existing_processes; P =:= new_processes ->
+    Flags -- [ports, running_ports];
+flags_for(P, Flags) when is_port(P); P =:= port; P =:= ports;
+                         P =:= existing_ports; P =:= new_ports ->
+    [F || F <- Flags, lists:member(F, [ports, running_ports, send, 'receive'])];
+flags_for(_Both, Flags) ->
+    Flags.
 
 %% Whether this runtime has trace sessions (OTP 27 and later).
 sessions_available() ->
