@@ -2,7 +2,8 @@
 %%% `dyntrace:calls/2' with limits, `dyntrace:clear/0', `dyntrace:status/0'.
 %%% Each case records a real LTTng session and reads it back with
 %%% babeltrace2, or reads what the runtime says is traced
-%%% (`erlang:trace_info/2'), as a user would check it.
+%%% (`erlang:trace_info/2', or `trace:info/3' over every session on OTP
+%%% 27+), as a user would check it.
 -module(dyntrace_ctl_SUITE).
 
 -include_lib("common_test/include/ct.hrl").
@@ -108,16 +109,15 @@ t_trace_flags_from_events(_Config) ->
     [begin
          A = actor(),
          {ok, 1} = dyntrace:trace(A, Events, #{}),
-         {flags, Flags} = erlang:trace_info(A, flags),
-         ?assertEqual({Events, Expected}, {Events, lists:sort(Flags)}),
+         ?assertEqual({Events, Expected}, {Events, flags(A)}),
          ok = dyntrace:clear(),
-         ?assertEqual({flags, []}, erlang:trace_info(A, flags)),
+         ?assertEqual([], flags(A)),
          dyntrace_test_mod:stop(A)
      end || {Events, Expected} <- Cases],
     %% A port gets the port classes of a group.
     Port = open_port({spawn, "cat"}, [binary]),
     {ok, 1} = dyntrace:trace(Port, [scheduling], #{}),
-    ?assertEqual({flags, [running_ports]}, erlang:trace_info(Port, flags)),
+    ?assertEqual([running_ports], flags(Port)),
     ok = dyntrace:clear(),
     port_close(Port).
 
@@ -127,8 +127,8 @@ t_trace_registered_name(_Config) ->
     B = actor(),
     true = register(dyntrace_ctl_suite_actor, A),
     ?assertEqual({ok, 2}, dyntrace:trace([dyntrace_ctl_suite_actor, B], [gc], #{})),
-    ?assertEqual({flags, [garbage_collection]}, erlang:trace_info(A, flags)),
-    ?assertEqual({flags, [garbage_collection]}, erlang:trace_info(B, flags)),
+    ?assertEqual([garbage_collection], flags(A)),
+    ?assertEqual([garbage_collection], flags(B)),
     ?assertError({badarg, {procs, no_such_name, not_registered}},
                  dyntrace:trace(no_such_name, [gc], #{})).
 
@@ -173,7 +173,9 @@ t_calls_exception(_Config) ->
     A = actor(),
     {ok, 1} = dyntrace:calls({dyntrace_test_mod, fail, 1},
                              #{exception => true, procs => [A]}),
-    run(A, fun() -> catch dyntrace_test_mod:fail(throw) end),
+    run(A, fun() ->
+                   try dyntrace_test_mod:fail(throw) catch throw:Thrown -> Thrown end
+           end),
     [E] = lttng_session:select(function_exception, read(S, A)),
     ?assertEqual({<<"dyntrace_test_mod:fail/1">>, <<"throw">>},
                  {lttng_session:field("entry", E), lttng_session:field("class", E)}),
@@ -193,8 +195,8 @@ t_max_events(_Config) ->
     ?assertEqual(7, length(read(S, [A, B]))),
     [#{events_left := 0}] = maps:get(traces, dyntrace:status()),
     %% The next event each saw answered `remove'.
-    ?assertEqual({flags, []}, erlang:trace_info(A, flags)),
-    ?assertEqual({flags, []}, erlang:trace_info(B, flags)),
+    ?assertEqual([], flags(A)),
+    ?assertEqual([], flags(B)),
     lttng_session:destroy(S).
 
 %% `duration => Ms': the flags and patterns that call set are gone after
@@ -205,10 +207,10 @@ t_duration(_Config) ->
     {ok, 1} = dyntrace:calls({dyntrace_test_mod, work, 1},
                              #{procs => A, duration => 300}),
     run(A, fun() -> dyntrace_test_mod:work(1) end),
-    ?assertEqual({flags, [call]}, erlang:trace_info(A, flags)),
+    ?assertEqual([call], flags(A)),
     timer:sleep(600),
-    ?assertEqual({flags, []}, erlang:trace_info(A, flags)),
-    ?assertEqual({traced, false}, erlang:trace_info({dyntrace_test_mod, work, 1}, traced)),
+    ?assertEqual([], flags(A)),
+    ?assertEqual(false, traced({dyntrace_test_mod, work, 1})),
     run(A, fun() -> dyntrace_test_mod:work(2) end),
     ?assertEqual(1, length(read(S, A))),
     ?assertEqual([], maps:get(traces, dyntrace:status())),
@@ -224,9 +226,9 @@ t_limits_outlive_caller(_Config) ->
                   end),
     receive {set, {ok, 1}} -> ok end,
     ?assertEqual(false, is_process_alive(Shell)),
-    ?assertEqual({flags, [garbage_collection]}, erlang:trace_info(A, flags)),
+    ?assertEqual([garbage_collection], flags(A)),
     lttng_session:wait_until(
-      fun() -> erlang:trace_info(A, flags) =:= {flags, []} end, 20).
+      fun() -> flags(A) =:= [] end, 20).
 
 %% `clear()' undoes dyntrace's flags and patterns, and leaves what dbg set
 %% on another process and another function as it was.
@@ -239,12 +241,10 @@ t_clear_leaves_dbg(_Config) ->
     {ok, 1} = dyntrace:trace(A, [messages, procs], #{}),
     {ok, 1} = dyntrace:calls({dyntrace_test_mod, work, 1}, #{procs => A, return => true}),
     ok = dyntrace:clear(),
-    ?assertEqual({flags, []}, erlang:trace_info(A, flags)),
-    ?assertEqual({tracer, []}, erlang:trace_info(A, tracer)),
-    ?assertEqual({traced, false}, erlang:trace_info({dyntrace_test_mod, work, 1}, traced)),
-    {flags, DFlags} = erlang:trace_info(D, flags),
-    ?assertEqual([call, send], lists:sort(DFlags)),
-    ?assertEqual({traced, local}, erlang:trace_info({dyntrace_test_mod, outer, 1}, traced)).
+    ?assertEqual([], flags(A)),
+    ?assertEqual(false, traced({dyntrace_test_mod, work, 1})),
+    ?assertEqual([call, send], flags(D)),
+    ?assertEqual(local, traced({dyntrace_test_mod, outer, 1})).
 
 %% A pattern on every module, or every function of an OTP module, needs
 %% `force'; with it, it is set.
@@ -280,7 +280,7 @@ t_bad_arguments(_Config) ->
     [?assertEqual(Expected, badarg(F)) || {F, Expected} <- Bad],
     ?assertMatch({match_spec, {dyntrace_test_mod, work, [{bad}]}, _},
                  badarg(fun() -> dyntrace:calls({dyntrace_test_mod, work, [{bad}]}, #{}) end)),
-    ?assertEqual({flags, []}, erlang:trace_info(A, flags)),
+    ?assertEqual([], flags(A)),
     ?assertEqual([], maps:get(traces, dyntrace:status())).
 
 %% `status()': per call what it traces and what its limits have left, the
@@ -388,6 +388,29 @@ badarg(F) ->
 
 events_left() ->
     [N || #{events_left := N} <- maps:get(traces, dyntrace:status())].
+
+%% The trace flags of a process or port, in every session that has some.
+flags(Tracee) ->
+    lists:usort(lists:append([F || {flags, F} <- trace_info(Tracee, flags)])).
+
+%% How a function is traced (`false' when in no session).
+traced(MFA) ->
+    case lists:usort([T || {traced, T} <- trace_info(MFA, traced), T =/= false]) of
+        [] -> false;
+        [How] -> How
+    end.
+
+trace_info(Item, What) ->
+    case sessions_available() of
+        false ->
+            [erlang:trace_info(Item, What)];
+        true ->
+            Sessions = case trace:session_info(Item) of
+                           undefined -> [];
+                           List -> List
+                       end,
+            [trace:info(S, Item, What) || S <- Sessions]
+    end.
 
 sessions_available() ->
     code:ensure_loaded(trace) =:= {module, trace}
