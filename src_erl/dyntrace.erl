@@ -59,7 +59,7 @@
 -module(dyntrace).
 
 %%% PUBLIC %%%
--export([tracer/0, tracer/1, format_term/2, enabled_events/0, stats/0]).
+-export([tracer/0, tracer/1, format_term/2, events/0, enabled_events/0, stats/0]).
 
 %%% THE FRONT DOOR (dyntrace_ctl does the work) %%%
 -export([trace/3, calls/2, clear/0, status/0]).
@@ -106,13 +106,21 @@
                     | message_send | message_receive
                     | gc_minor_start | gc_minor_end
                     | gc_major_start | gc_major_end.
+%% `event_name()' lists the events of native/events.table in its order:
+%% the NIF's build fails when they differ.
+-type field_type() :: string | u32 | u64.
+-type trace_class() :: procs | ports | running_procs | running_ports | call
+                     | send | 'receive' | garbage_collection.
+-type event_info() :: #{name := event_name(),
+                        fields := [{atom(), field_type()}],
+                        tags := [{trace_class(), atom()}]}.
 -type counters() :: #{bad_tracer_state := non_neg_integer(),
                       bad_arguments := non_neg_integer()}.
 -type probe_arg() :: integer() | iolist().
 -type n_probe_label() :: 0..1023.
 -type user_probe_result() :: true | false | error | badarg.
 
--export_type([options/0, tracer_state/0, event_name/0, event_budget/0,
+-export_type([options/0, tracer_state/0, event_name/0, event_info/0, event_budget/0,
               max_term_bytes/0, counters/0]).
 
 %%%===================================================================
@@ -138,6 +146,14 @@ tracer(Options) ->
 %% `...'. Useful to write the pattern a trace script greps for.
 -spec format_term(term(), max_term_bytes()) -> binary().
 format_term(_Term, _MaxTermBytes) ->
+    erlang:nif_error(nif_not_loaded).
+
+%% @doc Every event of provider `org_erlang_dyntrace', in the provider's
+%% order: its name, its fields in order with their LTTng types (`string',
+%% `u32', `u64'), and the trace tags that emit it, each with its class, the
+%% trace flag that turns the tag on (`{send, send_to_non_existing_process}').
+-spec events() -> [event_info()].
+events() ->
     erlang:nif_error(nif_not_loaded).
 
 %% @doc The `org_erlang_dyntrace' events enabled in a started LTTng session
@@ -175,7 +191,8 @@ trace(Procs, Events, Opts) ->
 %% MatchSpec | fun}' or a list of them) in the processes of `procs' (default
 %% `all'). `Opts' as {@link trace/3} plus `return', `exception', `scope'
 %% (`global', the default, or `local'), `procs', `force' (a pattern on every
-%% module, or on every function of an OTP module, is refused without it).
+%% module, or on every function of an erts, kernel or stdlib module, is
+%% refused without it).
 %% Answers how many functions matched.
 -spec calls(dyntrace_ctl:call_spec() | [dyntrace_ctl:call_spec()],
             dyntrace_ctl:calls_opts()) -> dyntrace_ctl:result().

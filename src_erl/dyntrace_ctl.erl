@@ -11,9 +11,9 @@
 %%% - `duration => Ms' undoes everything that call set after `Ms', from a
 %%%   long-lived process of its own (not linked to the caller): the limits
 %%%   hold after the shell that set them is gone;
-%%% - a pattern on every module, or on every function of an OTP module, is
-%%%   refused unless `force => true' (a careless pattern must not take a
-%%%   node down);
+%%% - a pattern on every module, or on every function of a module of erts,
+%%%   kernel or stdlib, is refused unless `force => true' (a careless
+%%%   pattern must not take a node down);
 %%% - `clear()' undoes what dyntrace set and nothing else: on OTP 27 and
 %%%   later each call runs in a trace session of its own (dbg, tprof and
 %%%   other sessions are untouched), before that only the tracees whose
@@ -165,7 +165,7 @@ init([]) ->
           {reply, term(), #{pos_integer() => #trace{}}}.
 handle_call({start, Plan}, _From, Traces) ->
     Id = erlang:unique_integer([positive, monotonic]),
-    try apply_plan(Id, Plan) of
+    try apply_plan(Plan) of
         {Session, Matched} ->
             Trace = arm(#trace{id = Id, plan = Plan, session = Session}),
             {reply, {ok, Matched}, Traces#{Id => Trace}}
@@ -230,11 +230,10 @@ events_left(_) -> infinity.
 %%% flags only from the tracees whose tracer is still this call's.
 %%%===================================================================
 
-apply_plan(Id, #plan{tracer_state = State} = Plan) ->
+apply_plan(#plan{tracer_state = State} = Plan) ->
     case sessions_available() of
         true ->
-            Name = list_to_atom("dyntrace_" ++ integer_to_list(Id)),
-            Session = trace:session_create(Name, {dyntrace, State}, []),
+            Session = trace:session_create(dyntrace, {dyntrace, State}, []),
             {Session, set(Session, Plan)};
         false ->
             {legacy, set(legacy, Plan)}
@@ -474,24 +473,22 @@ arity_of(A) when is_integer(A), A >= 0, A =< 255 -> A;
 arity_of(_) -> '_'.
 
 %% recon's rule: a pattern that matches the whole node, or every function
-%% of a module the runtime itself calls all the time, needs `force'.
+%% of a module that every process calls (the runtime's own, kernel's,
+%% stdlib's), needs `force'.
 refuse_wide({'_', _, _} = MFA) ->
     error({badarg, {too_wide, MFA, "matches every module; add force => true"}});
 refuse_wide({M, '_', _} = MFA) ->
-    case is_otp_module(M) of
-        true -> error({badarg, {too_wide, MFA,
-                                "every function of an OTP module; add force => true"}});
+    case is_core_module(M) of
+        true -> error({badarg, {too_wide, MFA, "every function of a module of erts, "
+                                "kernel or stdlib; add force => true"}});
         false -> ok
     end;
 refuse_wide(_) ->
     ok.
 
-is_otp_module(M) ->
-    case code:which(M) of
-        preloaded -> true;
-        Path when is_list(Path) -> lists:prefix(code:lib_dir(), Path);
-        _ -> false
-    end.
+is_core_module(M) ->
+    code:which(M) =:= preloaded
+        orelse lists:member(application:get_application(M), [{ok, kernel}, {ok, stdlib}]).
 
 match_spec(A, Actions, _) when is_integer(A); A =:= '_' ->
     case Actions of
@@ -518,26 +515,9 @@ match_spec(_, _, Spec) ->
 
 %%%===================================================================
 %%% THE EVENT TABLE
-%%% The NIF's table of events and the trace tags that feed them.
+%%% The NIF's own table (native/events.table): each event with the trace
+%%% tags that emit it, each tag with its class, which is its trace flag.
 %%%===================================================================
 
 event_table() ->
-    {module, dyntrace} = code:ensure_loaded(dyntrace),
-    case erlang:function_exported(dyntrace, events, 0) of
-        true -> dyntrace:events();
-        false -> events_until_the_nif_exports_them()
-    end.
-
-%% The NIF's rows (native/src/events.rs), for builds whose NIF has no
-%% `dyntrace:events/0' yet: only names and classes matter here.
-events_until_the_nif_exports_them() ->
-    Rows = [{procs, [process_spawn, process_link, process_exit, process_register]},
-            {running_procs, [process_scheduled]},
-            {ports, [port_open, port_exit, port_link]},
-            {running_ports, [port_scheduled]},
-            {call, [function_call, function_return, function_exception]},
-            {send, [message_send]},
-            {'receive', [message_receive]},
-            {garbage_collection, [gc_minor_start, gc_minor_end,
-                                  gc_major_start, gc_major_end]}],
-    [#{name => E, fields => [], tags => [{Class, E}]} || {Class, Es} <- Rows, E <- Es].
+    dyntrace:events().

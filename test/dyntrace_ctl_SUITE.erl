@@ -246,15 +246,15 @@ t_clear_leaves_dbg(_Config) ->
     ?assertEqual([call, send], flags(D)),
     ?assertEqual(local, traced({dyntrace_test_mod, outer, 1})).
 
-%% A pattern on every module, or every function of an OTP module, needs
-%% `force'; with it, it is set.
+%% A pattern on every module, or on every function of an erts, kernel or
+%% stdlib module, needs `force'; with it, it is set.
 t_wide_patterns_refused(_Config) ->
     A = actor(),
     [?assertError({badarg, {too_wide, _, _}}, dyntrace:calls(Spec, #{procs => A}))
      || Spec <- [{'_', '_', '_'}, {'_', work, 1}, {lists, '_', '_'}, {erlang, '_', 2},
                  [{dyntrace_test_mod, work, 1}, {ets, '_', '_'}]]],
     ?assertEqual([], maps:get(traces, dyntrace:status())),
-    %% The suite's own module is no OTP module.
+    %% The suite's own module is none of those.
     {ok, N} = dyntrace:calls({dyntrace_test_mod, '_', '_'}, #{procs => A}),
     ?assert(N > 5),
     {ok, M} = dyntrace:calls({lists, '_', '_'}, #{procs => A, force => true}),
