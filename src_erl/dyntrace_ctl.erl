@@ -285,15 +285,14 @@ undo(#trace{session = Session}) ->
     trace:session_destroy(Session),
     ok.
 
-%% The tracees a procs spec stands for now: `new' stays a spec of its own.
-tracees(all) -> tracees(processes) ++ tracees(ports);
-tracees(processes) -> [new_processes | erlang:processes()];
-tracees(ports) -> [new_ports | erlang:ports()];
-tracees(existing) -> erlang:processes() ++ erlang:ports();
+%% The tracees that may have a procs spec's flags now: a spec with `new'
+%% in it also reached every process and port created since.
 tracees(existing_processes) -> erlang:processes();
 tracees(existing_ports) -> erlang:ports();
-tracees(new) -> [new_processes, new_ports];
-tracees(Spec) -> [Spec].
+tracees(existing) -> erlang:processes() ++ erlang:ports();
+tracees(Spec) when is_atom(Spec) ->
+    [new_processes, new_ports | erlang:processes() ++ erlang:ports()];
+tracees(PidOrPort) -> [PidOrPort].
 
 untrace(Tracee, Flags) ->
     try

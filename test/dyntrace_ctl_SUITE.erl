@@ -240,8 +240,13 @@ t_clear_leaves_dbg(_Config) ->
     {ok, _} = dbg:tpl(dyntrace_test_mod, outer, 1, []),
     {ok, 1} = dyntrace:trace(A, [messages, procs], #{}),
     {ok, 1} = dyntrace:calls({dyntrace_test_mod, work, 1}, #{procs => A, return => true}),
+    {ok, 0} = dyntrace:trace(new_processes, [gc], #{}),
+    Spawned = actor(),
+    ?assertEqual([garbage_collection], flags(Spawned)),
     ok = dyntrace:clear(),
     ?assertEqual([], flags(A)),
+    ?assertEqual([], flags(Spawned)),
+    ?assertEqual([], flags(new_processes)),
     ?assertEqual(false, traced({dyntrace_test_mod, work, 1})),
     ?assertEqual([call, send], flags(D)),
     ?assertEqual(local, traced({dyntrace_test_mod, outer, 1})).
