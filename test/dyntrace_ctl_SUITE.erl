@@ -204,12 +204,13 @@ t_max_events(_Config) ->
 t_duration(_Config) ->
     S = start_session(t_duration, [function_call]),
     A = actor(),
+    Set = erlang:monotonic_time(millisecond),
     {ok, 1} = dyntrace:calls({dyntrace_test_mod, work, 1},
-                             #{procs => A, duration => 300}),
+                             #{procs => A, duration => 1000}),
     run(A, fun() -> dyntrace_test_mod:work(1) end),
     ?assertEqual([call], flags(A)),
-    timer:sleep(600),
-    ?assertEqual([], flags(A)),
+    lttng_session:wait_until(fun() -> flags(A) =:= [] end, 50),
+    ?assert(erlang:monotonic_time(millisecond) - Set >= 1000),
     ?assertEqual(false, traced({dyntrace_test_mod, work, 1})),
     run(A, fun() -> dyntrace_test_mod:work(2) end),
     ?assertEqual(1, length(read(S, A))),
@@ -221,14 +222,14 @@ t_limits_outlive_caller(_Config) ->
     A = actor(),
     Self = self(),
     Shell = spawn(fun() ->
-                          Self ! {set, dyntrace:trace(A, [gc], #{duration => 300})},
+                          Self ! {set, dyntrace:trace(A, [gc], #{duration => 1000})},
                           exit(shell_gone)
                   end),
     receive {set, {ok, 1}} -> ok end,
     ?assertEqual(false, is_process_alive(Shell)),
     ?assertEqual([garbage_collection], flags(A)),
     lttng_session:wait_until(
-      fun() -> flags(A) =:= [] end, 20).
+      fun() -> flags(A) =:= [] end, 50).
 
 %% `clear()' undoes dyntrace's flags and patterns, and leaves what dbg set
 %% on another process and another function as it was.
