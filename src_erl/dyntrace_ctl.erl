@@ -165,13 +165,16 @@ init([]) ->
           {reply, term(), #{pos_integer() => #trace{}}}.
 handle_call({start, Plan}, _From, Traces) ->
     Id = erlang:unique_integer([positive, monotonic]),
-    try apply_plan(Plan) of
-        {Session, Matched} ->
-            Trace = arm(#trace{id = Id, plan = Plan, session = Session}),
-            {reply, {ok, Matched}, Traces#{Id => Trace}}
+    Trace = #trace{id = Id, plan = Plan, session = new_session(Plan)},
+    try set(Trace#trace.session, Plan) of
+        Matched -> {reply, {ok, Matched}, Traces#{Id => arm(Trace)}}
     catch
-        throw:{refused, Reason, Session} ->
-            undo(#trace{id = Id, plan = Plan, session = Session}),
+        %% Whatever was set so far is undone: a call sets all or nothing.
+        throw:{refused, Reason} ->
+            undo(Trace),
+            {reply, {error, Reason}, Traces};
+        error:Reason ->
+            undo(Trace),
             {reply, {error, Reason}, Traces}
     end;
 handle_call(clear, _From, Traces) ->
@@ -230,13 +233,10 @@ events_left(_) -> infinity.
 %%% flags only from the tracees whose tracer is still this call's.
 %%%===================================================================
 
-apply_plan(#plan{tracer_state = State} = Plan) ->
+new_session(#plan{tracer_state = State}) ->
     case sessions_available() of
-        true ->
-            Session = trace:session_create(dyntrace, {dyntrace, State}, []),
-            {Session, set(Session, Plan)};
-        false ->
-            {legacy, set(legacy, Plan)}
+        true -> trace:session_create(dyntrace, {dyntrace, State}, []);
+        false -> legacy
     end.
 
 set(Session, #plan{procs = Procs, flags = Flags, patterns = Patterns,
@@ -262,7 +262,7 @@ set_flags(Session, Procs, Flags, State) ->
                            || {Kind, Spec} <- session_specs(Procs)])
         end
     catch
-        error:badarg -> throw({refused, {cannot_trace, Procs}, Session})
+        error:badarg -> throw({refused, {cannot_trace, Procs}})
     end.
 
 set_pattern(legacy, MFA, MS, PatternFlags) ->
