@@ -15,9 +15,9 @@
 %%%   kernel or stdlib, is refused unless `force => true' (a careless
 %%%   pattern must not take a node down);
 %%% - `clear()' undoes what dyntrace set and nothing else: on OTP 27 and
-%%%   later each call runs in a trace session of its own (dbg, tprof and
+%%%   later the calls run in dyntrace's own trace sessions (dbg, tprof and
 %%%   other sessions are untouched), before that only the tracees whose
-%%%   tracer is this call's tracer lose this call's flags.
+%%%   tracer is a call's tracer lose that call's flags.
 %%%
 %%% ```
 %%% 1> dyntrace:calls({queue, in, fun([_, Q]) when is_tuple(Q) -> return_trace() end},
@@ -165,20 +165,20 @@ init([]) ->
           {reply, term(), #{pos_integer() => #trace{}}}.
 handle_call({start, Plan}, _From, Traces) ->
     Id = erlang:unique_integer([positive, monotonic]),
-    Trace = #trace{id = Id, plan = Plan, session = new_session(Plan)},
+    Trace = #trace{id = Id, plan = Plan, session = session_for(Plan, Traces)},
     try set(Trace#trace.session, Plan) of
         Matched -> {reply, {ok, Matched}, Traces#{Id => arm(Trace)}}
     catch
         %% Whatever was set so far is undone: a call sets all or nothing.
         throw:{refused, Reason} ->
-            undo(Trace),
+            undo(Trace, maps:values(Traces)),
             {reply, {error, Reason}, Traces};
         error:Reason ->
-            undo(Trace),
+            undo(Trace, maps:values(Traces)),
             {reply, {error, Reason}, Traces}
     end;
 handle_call(clear, _From, Traces) ->
-    maps:foreach(fun(_, Trace) -> undo(Trace) end, Traces),
+    undo_all(maps:values(Traces)),
     {reply, ok, #{}};
 handle_call(status, _From, Traces) ->
     {reply, [describe(T) || T <- maps:values(Traces)], Traces};
@@ -197,7 +197,7 @@ handle_cast(_Msg, Traces) ->
 handle_info({expired, Id}, Traces) ->
     case maps:take(Id, Traces) of
         {Trace, Rest} ->
-            undo(Trace#trace{timer = undefined}),
+            undo(Trace#trace{timer = undefined}, maps:values(Rest)),
             {noreply, Rest};
         error ->
             {noreply, Traces}
@@ -228,15 +228,26 @@ events_left(_) -> infinity.
 
 %%%===================================================================
 %%% SETTING AND UNDOING
-%%% OTP 27+: the call's own session, destroyed to undo. Before: the static
-%%% session, where a tracee has one tracer; undoing removes this call's
-%%% flags only from the tracees whose tracer is still this call's.
+%%% OTP 27+: dyntrace's own sessions, one per tracer state (calls with the
+%%% same options share one, so that an event is written once; a call with
+%%% `max_events' has a count of its own, hence a session of its own). The
+%%% last call of a session destroys it; the others turn off what they set.
+%%% Before OTP 27: the static session, where a tracee has one tracer;
+%%% undoing removes a call's flags only from the tracees whose tracer is
+%%% still that call's.
 %%%===================================================================
 
-new_session(#plan{tracer_state = State}) ->
+session_for(#plan{tracer_state = State}, Traces) ->
     case sessions_available() of
-        true -> trace:session_create(dyntrace, {dyntrace, State}, []);
-        false -> legacy
+        true ->
+            Same = [S || #trace{plan = #plan{tracer_state = St}, session = S}
+                             <- maps:values(Traces), St =:= State],
+            case Same of
+                [Session | _] -> Session;
+                [] -> trace:session_create(dyntrace, {dyntrace, State}, [])
+            end;
+        false ->
+            legacy
     end.
 
 set(Session, #plan{procs = Procs, flags = Flags, patterns = Patterns,
@@ -258,7 +269,7 @@ set_flags(Session, Procs, Flags, State) ->
                 erlang:trace(Procs, true,
                              [{tracer, dyntrace, State} | flags_for(Procs, Flags)]);
             _ ->
-                lists:sum([session_trace(Session, Kind, Spec, Flags)
+                lists:sum([session_trace(Session, Kind, Spec, true, Flags)
                            || {Kind, Spec} <- session_specs(Procs)])
         end
     catch
@@ -270,20 +281,45 @@ set_pattern(legacy, MFA, MS, PatternFlags) ->
 set_pattern(Session, MFA, MS, PatternFlags) ->
     trace:function(Session, MFA, MS, PatternFlags).
 
-undo(#trace{timer = Timer} = T) when is_reference(Timer) ->
+undo_all([]) ->
+    ok;
+undo_all([Trace | Others]) ->
+    undo(Trace, Others),
+    undo_all(Others).
+
+%% Undoes one call; `Others' are the calls that stay.
+undo(#trace{timer = Timer} = T, Others) when is_reference(Timer) ->
     _ = erlang:cancel_timer(Timer),
-    undo(T#trace{timer = undefined});
-undo(#trace{session = legacy, plan = Plan}) ->
+    undo(T#trace{timer = undefined}, Others);
+undo(#trace{session = legacy, plan = Plan}, Others) ->
     #plan{procs = Procs, flags = Flags, patterns = Patterns,
           tracer_state = State} = Plan,
     Tracer = {tracer, {dyntrace, State}},
     _ = [erlang:trace_pattern(MFA, false, PF) || {MFA, _, PF} <- Patterns],
     _ = [untrace(T, Flags) || P <- Procs, T <- tracees(P),
                               erlang:trace_info(T, tracer) =:= Tracer],
-    ok;
-undo(#trace{session = Session}) ->
-    trace:session_destroy(Session),
-    ok.
+    reapply([T || #trace{session = legacy, plan = #plan{tracer_state = St}} = T <- Others,
+                  St =:= State]);
+undo(#trace{session = Session, plan = Plan}, Others) ->
+    case [T || #trace{session = S} = T <- Others, S =:= Session] of
+        [] ->
+            trace:session_destroy(Session);
+        Sharing ->
+            #plan{procs = Procs, flags = Flags, patterns = Patterns} = Plan,
+            _ = [trace:function(Session, MFA, false, PF) || {MFA, _, PF} <- Patterns],
+            _ = [untrace(Session, Kind, Spec, Flags)
+                 || P <- Procs, {Kind, Spec} <- session_specs(P)],
+            reapply(Sharing)
+    end.
+
+%% Sets again what the calls that share a tracer with an undone one set:
+%% a flag or pattern both had stays on. A tracee gone since is skipped.
+reapply(Traces) ->
+    lists:foreach(fun(#trace{session = Session, plan = Plan}) ->
+                          try set(Session, Plan)
+                          catch _:_ -> 0
+                          end
+                  end, Traces).
 
 %% The tracees that may have a procs spec's flags now: a spec with `new'
 %% in it also reached every process and port created since.
@@ -302,6 +338,13 @@ untrace(Tracee, Flags) ->
         error:badarg -> 0
     end.
 
+untrace(Session, Kind, Spec, Flags) ->
+    try
+        session_trace(Session, Kind, Spec, false, Flags)
+    catch
+        error:badarg -> 0
+    end.
+
 %% `erlang:trace/3' specs as the session functions take them.
 session_specs(P) when is_pid(P) -> [{process, P}];
 session_specs(P) when is_port(P) -> [{port, P}];
@@ -315,10 +358,10 @@ session_specs(new) -> [{process, new}, {port, new}];
 session_specs(new_processes) -> [{process, new}];
 session_specs(new_ports) -> [{port, new}].
 
-session_trace(Session, process, Spec, Flags) ->
-    trace:process(Session, Spec, true, flags_for(process, Flags));
-session_trace(Session, port, Spec, Flags) ->
-    trace:port(Session, Spec, true, flags_for(port, Flags)).
+session_trace(Session, process, Spec, How, Flags) ->
+    trace:process(Session, Spec, How, flags_for(process, Flags));
+session_trace(Session, port, Spec, How, Flags) ->
+    trace:port(Session, Spec, How, flags_for(port, Flags)).
 
 %% The flags of the classes a tracee has events of: a process is never
 %% scheduled as a port, nor a port garbage collected.

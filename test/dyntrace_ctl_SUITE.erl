@@ -20,6 +20,7 @@
          t_max_events/1,
          t_duration/1,
          t_limits_outlive_caller/1,
+         t_overlapping_calls/1,
          t_clear_leaves_dbg/1,
          t_wide_patterns_refused/1,
          t_bad_arguments/1,
@@ -42,6 +43,7 @@ all() ->
      t_max_events,
      t_duration,
      t_limits_outlive_caller,
+     t_overlapping_calls,
      t_clear_leaves_dbg,
      t_wide_patterns_refused,
      t_bad_arguments,
@@ -230,6 +232,23 @@ t_limits_outlive_caller(_Config) ->
     ?assertEqual([garbage_collection], flags(A)),
     lttng_session:wait_until(
       fun() -> flags(A) =:= [] end, 50).
+
+%% Two calls on one process: each event is written once, and when one
+%% call ends, what the other set stays (`send' here).
+t_overlapping_calls(_Config) ->
+    S = start_session(t_overlapping_calls, [message_send]),
+    A = actor(),
+    {ok, 1} = dyntrace:trace(A, [message_send], #{}),
+    {ok, 1} = dyntrace:trace(A, [messages], #{duration => 1000}),
+    ?assertEqual(['receive', send], flags(A)),
+    Sink = spawn(fun() -> receive stop -> ok end end),
+    run(A, fun() -> Sink ! once end),
+    lttng_session:wait_until(fun() -> flags(A) =:= [send] end, 50),
+    run(A, fun() -> Sink ! after_one_ended end),
+    Sent = [lttng_session:field("message", E) || E <- read(S, A),
+                                                 lttng_session:field("to", E) =:= text(Sink)],
+    ?assertEqual([<<"once">>, <<"after_one_ended">>], Sent),
+    lttng_session:destroy(S).
 
 %% `clear()' undoes dyntrace's flags and patterns, and leaves what dbg set
 %% on another process and another function as it was.
