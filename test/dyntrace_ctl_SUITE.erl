@@ -311,7 +311,15 @@ t_bad_arguments(_Config) ->
     ?assertMatch({match_spec, {dyntrace_test_mod, work, [{bad}]}, _},
                  badarg(fun() -> dyntrace:calls({dyntrace_test_mod, work, [{bad}]}, #{}) end)),
     ?assertEqual([], flags(A)),
-    ?assertEqual([], maps:get(traces, dyntrace:status())).
+    ?assertEqual([], maps:get(traces, dyntrace:status())),
+    %% tracer/1 makes the count from an integer, and takes only its own.
+    {tracer, dyntrace, #{max_events := Budget}} = dyntrace:tracer(#{max_events => 5}),
+    ?assertEqual(5, dyntrace:events_left(Budget)),
+    ?assertEqual({tracer, dyntrace, #{max_events => Budget}},
+                 dyntrace:tracer(#{max_events => Budget})),
+    Ref = make_ref(),
+    ?assertEqual({max_events, Ref}, badarg(fun() -> dyntrace:tracer(#{max_events => Ref}) end)),
+    ?assertEqual({max_events, 0}, badarg(fun() -> dyntrace:tracer(#{max_events => 0}) end)).
 
 %% `status()': per call what it traces and what its limits have left, the
 %% LTTng events enabled now, the counters.
