@@ -18,6 +18,7 @@
          t_calls_match_fun/1,
          t_calls_exception/1,
          t_max_events/1,
+         t_max_events_concurrent/1,
          t_duration/1,
          t_limits_outlive_caller/1,
          t_overlapping_calls/1,
@@ -41,6 +42,7 @@ all() ->
      t_calls_match_fun,
      t_calls_exception,
      t_max_events,
+     t_max_events_concurrent,
      t_duration,
      t_limits_outlive_caller,
      t_overlapping_calls,
@@ -199,6 +201,22 @@ t_max_events(_Config) ->
     %% The next event each saw answered `remove'.
     ?assertEqual([], flags(A)),
     ?assertEqual([], flags(B)),
+    lttng_session:destroy(S).
+
+%% One count shared by processes sending at once on every scheduler: still
+%% exactly N events written, none dropped by LTTng.
+t_max_events_concurrent(_Config) ->
+    S = start_session(t_max_events_concurrent, [message_send]),
+    Senders = [actor() || _ <- lists:seq(1, 2 * erlang:system_info(schedulers_online))],
+    {ok, _} = dyntrace:trace(Senders, [message_send], #{max_events => 1000}),
+    Sink = spawn(fun() -> receive stop -> ok end end),
+    Self = self(),
+    [Sender ! {run, Self, Sender, fun() -> [Sink ! N || N <- lists:seq(1, 1000)] end}
+     || Sender <- Senders],
+    [receive {Sender, _} -> ok end || Sender <- Senders],
+    Events = read(S, Senders),
+    ?assertEqual(0, lttng_session:discarded(S)),
+    ?assertEqual(1000, length(Events)),
     lttng_session:destroy(S).
 
 %% `duration => Ms': the flags and patterns that call set are gone after
