@@ -218,7 +218,8 @@ stats() ->
 %% `messages', `calls', `gc', `scheduling', `all'), with the trace flags
 %% that feed those events. `Opts': `max_term_bytes', `max_events' (the
 %% tracer stops after that many events written), `duration' (ms, after which
-%% everything this call set is undone). The events are recorded once enabled
+%% everything this call set is undone), and the tracer's other options
+%% (`payload', `redact'). The events are recorded once enabled
 %% in an LTTng session. Answers how many processes and ports got the flags.
 -spec trace(dyntrace_ctl:procs(), [dyntrace_ctl:event_or_group()],
             dyntrace_ctl:trace_opts()) -> dyntrace_ctl:result().

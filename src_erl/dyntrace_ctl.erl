@@ -52,11 +52,18 @@
 -type group() :: procs | ports | messages | calls | gc | scheduling | all.
 -type event_or_group() :: dyntrace:event_name() | group().
 -type millisecs() :: pos_integer().
+%% The tracer's options (dyntrace:tracer/1) and the limits.
 -type limits() :: #{max_term_bytes => dyntrace:max_term_bytes(),
+                    payload => dyntrace:payload_mode()
+                             | #{dyntrace:field_kind() => dyntrace:payload_mode()},
+                    redact => [term()],
                     max_events => pos_integer(),
                     duration => millisecs()}.
 -type trace_opts() :: limits().
 -type calls_opts() :: #{max_term_bytes => dyntrace:max_term_bytes(),
+                        payload => dyntrace:payload_mode()
+                                 | #{dyntrace:field_kind() => dyntrace:payload_mode()},
+                        redact => [term()],
                         max_events => pos_integer(),
                         duration => millisecs(),
                         return => boolean(),
@@ -86,6 +93,8 @@
               call_spec/0, result/0, status/0]).
 
 -define(SERVER, ?MODULE).
+%% The options that go into the tracer state as they are.
+-define(TRACER_OPTIONS, [max_term_bytes, payload, redact]).
 
 %% What one call set: enough to undo exactly that.
 -record(plan, {kind :: trace | calls,
@@ -417,7 +426,7 @@ validate_calls(Spec, Opts) ->
 validate_opts(Opts, Defaults) when is_map(Opts) ->
     maps:fold(fun(Key, Value, Acc = #{limits := Limits}) ->
                       Valid = validate_opt(Key, Value),
-                      case lists:member(Key, [max_term_bytes, max_events, duration]) of
+                      case lists:member(Key, [duration, max_events | ?TRACER_OPTIONS]) of
                           true -> Acc#{limits := Limits#{Key => Valid}};
                           false when is_map_key(Key, Defaults) -> Acc#{Key => Valid};
                           false -> error({badarg, {Key, Value}})
@@ -426,10 +435,10 @@ validate_opts(Opts, Defaults) when is_map(Opts) ->
 validate_opts(Opts, _) ->
     error({badarg, {options, Opts}}).
 
-validate_opt(max_term_bytes, N) ->
+validate_opt(Key, Value) when Key =:= max_term_bytes; Key =:= payload; Key =:= redact ->
     %% The tracer's own check.
-    {tracer, dyntrace, #{max_term_bytes := N}} = dyntrace:tracer(#{max_term_bytes => N}),
-    N;
+    {tracer, dyntrace, #{Key := Valid}} = dyntrace:tracer(#{Key => Value}),
+    Valid;
 validate_opt(max_events, N) when is_integer(N), N > 0, N < 1 bsl 64 -> N;
 validate_opt(duration, Ms) when is_integer(Ms), Ms > 0, Ms =< 16#ffffffff -> Ms;
 validate_opt(return, B) when is_boolean(B) -> B;
@@ -440,7 +449,7 @@ validate_opt(procs, P) -> P;
 validate_opt(Key, Value) -> error({badarg, {Key, Value}}).
 
 tracer_state(Limits) ->
-    {tracer, dyntrace, State} = dyntrace:tracer(maps:with([max_term_bytes, max_events],
+    {tracer, dyntrace, State} = dyntrace:tracer(maps:with([max_events | ?TRACER_OPTIONS],
                                                           Limits)),
     State.
 

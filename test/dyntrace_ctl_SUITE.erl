@@ -19,6 +19,7 @@
          t_calls_exception/1,
          t_max_events/1,
          t_max_events_concurrent/1,
+         t_max_events_with_payload/1,
          t_duration/1,
          t_limits_outlive_caller/1,
          t_overlapping_calls/1,
@@ -43,6 +44,7 @@ all() ->
      t_calls_exception,
      t_max_events,
      t_max_events_concurrent,
+     t_max_events_with_payload,
      t_duration,
      t_limits_outlive_caller,
      t_overlapping_calls,
@@ -201,6 +203,19 @@ t_max_events(_Config) ->
     %% The next event each saw answered `remove'.
     ?assertEqual([], flags(A)),
     ?assertEqual([], flags(B)),
+    lttng_session:destroy(S).
+
+%% The tracer's other options go through too, beside the count: three
+%% messages written, each as `payload => none' writes it.
+t_max_events_with_payload(_Config) ->
+    S = start_session(t_max_events_with_payload, [message_send]),
+    A = actor(),
+    {ok, 1} = dyntrace:trace(A, [message_send], #{max_events => 3, payload => none}),
+    Sink = spawn(fun() -> receive stop -> ok end end),
+    run(A, fun() -> [Sink ! {secret, N} || N <- lists:seq(1, 10)] end),
+    ?assertEqual([<<"-">>, <<"-">>, <<"-">>],
+                 [lttng_session:field("message", E) || E <- read(S, A)]),
+    ?assertEqual({payload, loud}, badarg(fun() -> dyntrace:trace(A, [gc], #{payload => loud}) end)),
     lttng_session:destroy(S).
 
 %% One count shared by processes sending at once on every scheduler: still
