@@ -39,6 +39,18 @@
 %%% `lttng disable-event': the tracer stays attached (`enabled(trace_status,
 %%% ...)' answers `trace') and the next event sees the change.
 %%%
+%%% The front door does all of the above in one call, and undoes it in one:
+%%% ```
+%%% 1> dyntrace:trace(worker, [messages], #{duration => 60000}).
+%%% {ok,1}
+%%% 2> dyntrace:calls({queue, in, fun(_) -> return_trace() end}, #{max_events => 100}).
+%%% {ok,1}
+%%% 3> dyntrace:status().
+%%% 4> dyntrace:clear().
+%%% ok
+%%% '''
+%%% (see {@link trace/3}, {@link calls/2}, {@link clear/0}, {@link status/0}).
+%%%
 %%% Options: `{tracer, dyntrace, Options}' where `Options' is `[]' or a map:
 %%% - `max_term_bytes => 64..65536' (default 1024): the byte limit of a term
 %%%   text;
@@ -48,7 +60,9 @@
 %%%   `reason', `name', `driver', `callback'; kinds not named stay `full');
 %%% - `redact => [Key, ...]' (at most 32 keys): the value under any of these
 %%%   keys, in maps and 2-tuples anywhere in a term, is written `<redacted>'
-%%%   and never read.
+%%%   and never read;
+%%% - `max_events => N': the tracer writes at most `N' events, then answers
+%%%   `remove'; {@link tracer/1} turns `N' into the count the tracees share.
 %%% README's "Term text" section defines each text; {@link format_term/3}
 %%% shows it. Build the map with {@link tracer/1} to have a bad one rejected
 %%% when it is written; an invalid state that reaches the callbacks means
@@ -59,6 +73,12 @@
 
 %%% PUBLIC %%%
 -export([tracer/0, tracer/1, format_term/2, format_term/3, events/0, enabled_events/0, stats/0]).
+
+%%% THE FRONT DOOR (dyntrace_ctl does the work) %%%
+-export([trace/3, calls/2, clear/0, status/0]).
+
+%%% PRIVATE EXPORTS (NIFs used by tracer/1 and dyntrace_ctl) %%%
+-export([new_event_budget/1, events_left/1]).
 
 %%% erl_tracer CALLBACKS (NIFs) %%%
 -export([enabled/3, trace/5,
@@ -89,11 +109,14 @@
 -define(FIELD_KINDS, [message, reason, name, driver, callback]).
 
 -type max_term_bytes() :: ?MIN_TERM_BYTES..?MAX_TERM_BYTES.
+%% A count of events left, shared by every tracee of one tracer state.
+-opaque event_budget() :: reference().
 -type payload_mode() :: full | shape | size | none.
 -type field_kind() :: message | reason | name | driver | callback.
 -type options() :: #{max_term_bytes => max_term_bytes(),
                      payload => payload_mode() | #{field_kind() => payload_mode()},
-                     redact => [term()]}.
+                     redact => [term()],
+                     max_events => pos_integer() | event_budget()}.
 -type tracer_state() :: [] | options().
 -type enabled_result() :: trace | discard.
 -type event_name() :: process_spawn | process_link | process_exit
@@ -119,7 +142,7 @@
 -type user_probe_result() :: true | false | error | badarg.
 
 -export_type([options/0, tracer_state/0, event_name/0, event_info/0, payload_mode/0,
-              field_kind/0]).
+              field_kind/0, event_budget/0, max_term_bytes/0, counters/0]).
 
 %%%===================================================================
 %%% PUBLIC
@@ -132,8 +155,9 @@ tracer() ->
 
 %% @doc The `{tracer, dyntrace, Options}' element of `erlang:trace/3' flags,
 %% checked (`[]' means the defaults): an unknown key or a value out of range
-%% raises
-%% `error({badarg, {Key, Value}})'.
+%% raises `error({badarg, {Key, Value}})'. `max_events => N' becomes a new
+%% event budget: after `N' events written, the tracer answers `remove' and
+%% the runtime drops the flags of every tracee of this state.
 -spec tracer(tracer_state()) -> {tracer, dyntrace, tracer_state()}.
 tracer(Options) ->
     {tracer, ?MODULE, validate_options(Options)}.
@@ -185,6 +209,63 @@ enabled_events() ->
 %% (`lttng view' and `babeltrace2' report them).
 -spec stats() -> counters().
 stats() ->
+    erlang:nif_error(nif_not_loaded).
+
+%%%===================================================================
+%%% THE FRONT DOOR
+%%%===================================================================
+
+%% @doc Traces `Procs' (what `erlang:trace/3' takes, registered names, or a
+%% list of them) for `Events' (event names or the groups `procs', `ports',
+%% `messages', `calls', `gc', `scheduling', `all'), with the trace flags
+%% that feed those events. `Opts': `max_term_bytes', `max_events' (the
+%% tracer stops after that many events written), `duration' (ms, after which
+%% everything this call set is undone), and the tracer's other options
+%% (`payload', `redact'). The events are recorded once enabled
+%% in an LTTng session. Answers how many processes and ports got the flags.
+-spec trace(dyntrace_ctl:procs(), [dyntrace_ctl:event_or_group()],
+            dyntrace_ctl:trace_opts()) -> dyntrace_ctl:result().
+trace(Procs, Events, Opts) ->
+    dyntrace_ctl:trace(Procs, Events, Opts).
+
+%% @doc Traces calls to the functions of `Spec' (`{M, F, Arity | '_' |
+%% MatchSpec | fun}' or a list of them) in the processes of `procs' (default
+%% `all'). `Opts' as {@link trace/3} plus `return', `exception', `scope'
+%% (`global', the default, or `local'), `procs', `force' (a pattern on every
+%% module, or on every function of an erts, kernel or stdlib module, is
+%% refused without it).
+%% Answers how many functions matched.
+-spec calls(dyntrace_ctl:call_spec() | [dyntrace_ctl:call_spec()],
+            dyntrace_ctl:calls_opts()) -> dyntrace_ctl:result().
+calls(Spec, Opts) ->
+    dyntrace_ctl:calls(Spec, Opts).
+
+%% @doc Undoes everything {@link trace/3} and {@link calls/2} set (their
+%% flags, their trace patterns, on OTP 27+ their trace sessions), and
+%% nothing that another tracer set.
+-spec clear() -> ok.
+clear() ->
+    dyntrace_ctl:clear().
+
+%% @doc What dyntrace traces now (per call: processes, events, flags,
+%% patterns, events and milliseconds left), the LTTng events enabled now
+%% and the tracer's counters.
+-spec status() -> dyntrace_ctl:status().
+status() ->
+    dyntrace_ctl:status().
+
+%%%===================================================================
+%%% PRIVATE EXPORTS
+%%%===================================================================
+
+%% @doc A new event budget of `N' events (NIF; {@link tracer/1} makes them).
+-spec new_event_budget(pos_integer()) -> event_budget().
+new_event_budget(_N) ->
+    erlang:nif_error(nif_not_loaded).
+
+%% @doc The events an event budget has left (NIF).
+-spec events_left(event_budget()) -> non_neg_integer().
+events_left(_Budget) ->
     erlang:nif_error(nif_not_loaded).
 
 %%%===================================================================
@@ -412,25 +493,35 @@ restore_tag(T) -> erlang:dt_restore_tag(T).
 validate_options([]) ->
     [];
 validate_options(Options) when is_map(Options) ->
-    maps:foreach(fun validate_option/2, Options),
-    Options;
+    maps:map(fun validate_option/2, Options);
 validate_options(Options) ->
     error({badarg, {options, Options}}).
 
 validate_option(max_term_bytes, N)
   when is_integer(N), N >= ?MIN_TERM_BYTES, N =< ?MAX_TERM_BYTES ->
-    ok;
+    N;
 validate_option(payload, Mode) when is_atom(Mode) ->
-    lists:member(Mode, ?PAYLOAD_MODES) orelse error({badarg, {payload, Mode}});
+    lists:member(Mode, ?PAYLOAD_MODES) orelse error({badarg, {payload, Mode}}),
+    Mode;
 validate_option(payload, Modes) when is_map(Modes) ->
     Valid = fun(Kind, Mode) -> lists:member(Kind, ?FIELD_KINDS)
                                    andalso lists:member(Mode, ?PAYLOAD_MODES) end,
     maps:size(maps:filter(Valid, Modes)) =:= maps:size(Modes)
-        orelse error({badarg, {payload, Modes}});
+        orelse error({badarg, {payload, Modes}}),
+    Modes;
 validate_option(redact, Keys) when is_list(Keys) ->
     Length = try length(Keys) catch error:badarg -> -1 end,
     Length >= 0 andalso Length =< ?MAX_REDACT_KEYS
-        orelse error({badarg, {redact, Keys}});
+        orelse error({badarg, {redact, Keys}}),
+    Keys;
+validate_option(max_events, N) when is_integer(N), N > 0, N < 1 bsl 64 ->
+    new_event_budget(N);
+validate_option(max_events, Budget) when is_reference(Budget) ->
+    try events_left(Budget) of
+        _ -> Budget
+    catch
+        error:badarg -> error({badarg, {max_events, Budget}})
+    end;
 validate_option(Key, Value) ->
     error({badarg, {Key, Value}}).
 

@@ -6,7 +6,7 @@
 //! array as it comes and allocate nothing.
 
 use crate::events::Class;
-use crate::tracer;
+use crate::{limits, tracer};
 use rustler::codegen_runtime::{ErlNifEnv, ErlNifFunc, ErlNifTerm};
 use rustler::{Env, Term};
 use std::ffi::c_int;
@@ -68,8 +68,9 @@ macro_rules! callbacks {
                 // SAFETY: registered with arity 3 (`table`), so the runtime
                 // passes 3 terms.
                 unsafe {
-                    run(env, argc, argv, |_, [tag, _state, tracee]| {
-                        Some(tracer::enabled($class, tag, tracee).as_c_arg())
+                    run(env, argc, argv, |_, [tag, state, tracee]| {
+                        let answer = tracer::enabled($class, tag, tracee);
+                        Some(limits::gate(state, answer).as_c_arg())
                     })
                 }
             }

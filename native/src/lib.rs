@@ -15,6 +15,7 @@ mod events;
 mod fields;
 mod format;
 mod ident_cache;
+mod limits;
 mod lttng;
 #[cfg(test)]
 mod no_vm;
@@ -147,6 +148,10 @@ fn on_load(env: Env, load_info: Term) -> bool {
     }
     if let Err(why) = routes::init(env) {
         eprintln!("dyntrace: {why}");
+        return false;
+    }
+    if !limits::init(env) {
+        eprintln!("dyntrace: cannot open the event budget resource type");
         return false;
     }
     let Some(path) = load_info

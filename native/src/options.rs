@@ -2,7 +2,7 @@
 //! one small `TermOptions` (no allocation; `[]` costs one check).
 
 use crate::format::{FieldKind, Payload, Redact, TermOptions};
-use crate::stats;
+use crate::{limits, stats};
 use rustler::sys::ErlNifTerm;
 use rustler::{Atom, Term};
 
@@ -67,7 +67,8 @@ struct Bad {
 fn parse_map<'a>(state: Term<'a>) -> Result<TermOptions<'a>, Bad> {
     let size = map_size(state).unwrap_or(usize::MAX);
     let mut options = TermOptions::default();
-    let mut found = 0;
+    // `max_events` (a valid event count) is read by `limits`.
+    let mut found = limits::known_keys(state);
     let mut hides = false;
     if let Some(value) = map_value(state, payload()) {
         found += 1;

@@ -3,7 +3,7 @@
 
 use crate::events::{self, Class, Route};
 use crate::fields::{EventTerms, FieldTexts, Malformed};
-use crate::{lttng, options, routes, stats};
+use crate::{limits, lttng, options, routes, stats};
 use rustler::{Atom, Env, Error, NifResult, Term};
 use std::cell::RefCell;
 
@@ -48,7 +48,7 @@ pub fn emit<'a>(
         return Ok(ok());
     };
     // Sessions may have stopped since the enabled check: skip the work.
-    if !lttng::is_enabled(route.event) {
+    if !lttng::is_enabled(route.event) || !limits::take(state) {
         return Ok(ok());
     }
     let terms = EventTerms {
