@@ -1,0 +1,61 @@
+#!/bin/bash
+# Traces a 3-node Erlang cluster into one lttng-relayd (see scripts/cluster.sh
+# for the namespaces): each node records message_send and message_receive
+# into a session streamed to the relay, examples/dyntrace_cluster_demo.erl
+# runs a replicated put across the nodes, and the relay's output (one trace
+# per node's hostname) is read back. Everything started here is removed on
+# exit, failure or Ctrl-C; the relay's output is kept and its path printed.
+#
+#   scripts/cluster-demo.sh [DIR]     # DIR: where the relay writes (default: a new /tmp dir)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+./scripts/setup.sh >/dev/null
+
+DIR=${1:-$(mktemp -d /tmp/dyntrace-cluster.XXXXXX)}
+COOKIE="dyntrace_cluster_$$"
+SESSION=cluster
+EVENTS=org_erlang_dyntrace:message_send,org_erlang_dyntrace:message_receive
+EBIN=_build/default/lib/dyntrace/ebin
+mkdir -p _build/cluster-demo "$DIR/logs"
+erlc -o _build/cluster-demo +warnings_as_errors examples/dyntrace_cluster_demo.erl
+
+cleanup() { scripts/cluster.sh down "$DIR"; }
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# Runs a command in node I, printed as typed there.
+on() { local i=$1; shift; echo "node$i\$ $*"; scripts/cluster.sh exec "$DIR" "$i" "$@"; }
+node() { echo "n$1@$(scripts/cluster.sh address "$DIR" "$1")"; }
+relay=$(scripts/cluster.sh address "$DIR" 0)
+
+echo "==> 3 nodes (own network, hostname, session daemon, epmd) and a relay at $relay"
+scripts/cluster.sh up "$DIR" 3
+for i in 1 2 3; do
+    echo "==> node$i: $(node "$i")"
+    on "$i" lttng create "$SESSION" --set-url="net://$relay"
+    on "$i" lttng enable-event -u -s "$SESSION" "$EVENTS"
+    on "$i" lttng start "$SESSION"
+done
+for i in 2 3; do
+    scripts/cluster.sh exec "$DIR" "$i" erl -noshell -name "$(node "$i")" -setcookie "$COOKIE" \
+        -pa "$EBIN" -pa _build/cluster-demo >"$DIR/logs/node$i.log" 2>&1 &
+done
+echo "==> the workload, from node1"
+scripts/cluster.sh exec "$DIR" 1 erl -noshell -name "$(node 1)" -setcookie "$COOKIE" \
+    -pa "$EBIN" -pa _build/cluster-demo \
+    -s dyntrace_cluster_demo main "$(node 2)" "$(node 3)"
+wait
+for i in 1 2 3; do
+    # destroy waits until the node's consumer has sent everything to the relay.
+    scripts/cluster.sh exec "$DIR" "$i" lttng destroy "$SESSION" >/dev/null
+done
+
+echo "==> the relay's output: one trace per host"
+(cd "$DIR/relay" && find . -mindepth 2 -maxdepth 2 -type d | sort)
+echo "\$ babeltrace2 $DIR/relay | head -4"
+babeltrace2 "$DIR/relay" | sed -n 1,4p
+echo "events per host and name:"
+babeltrace2 "$DIR/relay" |
+    sed -nE 's/^\[[^]]*\] \(\+[^)]*\) ([^ ]+) org_erlang_dyntrace:([a-z_]+):.*/\1 \2/p' |
+    sort | uniq -c | awk '{ printf "  %-8s %-16s %6d\n", $2, $3, $1 }'
+echo "trace kept in $DIR/relay"
