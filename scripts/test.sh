@@ -26,7 +26,9 @@ else
 fi
 # rebar3 prints "All N tests passed." or "Failed N tests. Passed M tests."
 # once per run; add them up.
-sum() { grep -oE "$1" "$log" | grep -oE '[0-9]+' | awk '{ n += $1 } END { print n + 0 }'; }
+sum() {
+    awk -v re="$1" '{ while (match($0, re)) { m = substr($0, RSTART, RLENGTH); gsub(/[^0-9]/, "", m); n += m; $0 = substr($0, RSTART + RLENGTH) } } END { print n + 0 }' "$log"
+}
 passed=$(sum '(All|Passed) [0-9]+ tests?')
 failed=$(sum 'Failed [0-9]+ tests?')
 echo "${passed:-0} passed, ${failed:-0} failed"

@@ -45,7 +45,7 @@
 -module(dyntrace).
 
 %%% PUBLIC %%%
--export([tracer/0, tracer/1, format_term/2, enabled_events/0, stats/0]).
+-export([tracer/0, tracer/1, format_term/2, events/0, enabled_events/0, stats/0]).
 
 %%% erl_tracer CALLBACKS (NIFs) %%%
 -export([enabled/3, trace/5,
@@ -83,13 +83,21 @@
                     | message_send | message_receive
                     | gc_minor_start | gc_minor_end
                     | gc_major_start | gc_major_end.
+%% `event_name()' lists the events of native/events.table in its order:
+%% the NIF's build fails when they differ.
+-type field_type() :: string | u32 | u64.
+-type trace_class() :: procs | ports | running_procs | running_ports | call
+                     | send | 'receive' | garbage_collection.
+-type event_info() :: #{name := event_name(),
+                        fields := [{atom(), field_type()}],
+                        tags := [{trace_class(), atom()}]}.
 -type counters() :: #{bad_tracer_state := non_neg_integer(),
                       bad_arguments := non_neg_integer()}.
 -type probe_arg() :: integer() | iolist().
 -type n_probe_label() :: 0..1023.
 -type user_probe_result() :: true | false | error | badarg.
 
--export_type([options/0, tracer_state/0, event_name/0]).
+-export_type([options/0, tracer_state/0, event_name/0, event_info/0]).
 
 %%%===================================================================
 %%% PUBLIC
@@ -113,6 +121,14 @@ tracer(Options) ->
 %% `...'. Useful to write the pattern a trace script greps for.
 -spec format_term(term(), max_term_bytes()) -> binary().
 format_term(_Term, _MaxTermBytes) ->
+    erlang:nif_error(nif_not_loaded).
+
+%% @doc Every event of provider `org_erlang_dyntrace', in the provider's
+%% order: its name, its fields in order with their LTTng types (`string',
+%% `u32', `u64'), and the trace tags that emit it, each with its class, the
+%% trace flag that turns the tag on (`{send, send_to_non_existing_process}').
+-spec events() -> [event_info()].
+events() ->
     erlang:nif_error(nif_not_loaded).
 
 %% @doc The `org_erlang_dyntrace' events enabled in a started LTTng session

@@ -11,6 +11,7 @@
          init_per_testcase/2, end_per_testcase/2]).
 -export([t_lttng_list/1,
          t_event_fields/1,
+         t_readme_events/1,
          t_procs/1,
          t_ports/1,
          t_running_process/1,
@@ -46,6 +47,7 @@ suite() ->
 all() ->
     [t_lttng_list,
      t_event_fields,
+     t_readme_events,
      t_procs,
      t_ports,
      t_running_process,
@@ -98,15 +100,15 @@ end_per_testcase(Case, _Config) ->
 %%% Cases
 %%%===================================================================
 
-%% `lttng list -u' lists exactly the 18 events of the contract for this
-%% node, as soon as the module is loaded.
+%% `lttng list -u' lists exactly the events of `dyntrace:events()' for
+%% this node, as soon as the module is loaded.
 t_lttng_list(_Config) ->
     Expected = lists:sort(all_events()),
     ?assertEqual(Expected, lists:sort(listed_events(os:getpid()))).
 
-%% The trace's own metadata declares each event's fields in the README's
-%% order and types: strings, `depth' unsigned 32-bit, GC sizes unsigned
-%% 64-bit. Tools written for OTP's LTTng build read these declarations.
+%% The trace's own metadata declares each event's fields in the order and
+%% with the types `dyntrace:events()' gives: tools written for OTP's LTTng
+%% build read these declarations.
 t_event_fields(_Config) ->
     S = start_session(t_event_fields, all_events()),
     ok = dyntrace:trace_send(send, [], self(), declared, #{extra => self()}),
@@ -121,29 +123,47 @@ t_event_fields(_Config) ->
                   || [Name, Body] <- match_all(Text, "(?s)name = \"org_erlang_dyntrace:"
                                                "([a-z_]+)\";.*?fields := struct \\{"
                                                "(.*?)\\};")]),
-    Str = fun(Names) -> [{string, N} || N <- Names] end,
-    Call = Str(["pid", "entry"]) ++ [{{unsigned, 32}, "depth"}],
-    Gc = fun(Size) -> Str(["pid"]) ++ [{{unsigned, 64}, F} || F <- [Size, "heap", "old_heap"]] end,
-    Expected = #{process_spawn => Str(["pid", "parent", "entry"]),
-                 process_link => Str(["from", "to", "type"]),
-                 process_exit => Str(["pid", "reason"]),
-                 process_register => Str(["pid", "name", "type"]),
-                 process_scheduled => Str(["pid", "entry", "type"]),
-                 port_open => Str(["pid", "driver", "port"]),
-                 port_exit => Str(["port", "reason"]),
-                 port_link => Str(["from", "to", "type"]),
-                 port_scheduled => Str(["pid", "entry", "type"]),
-                 function_call => Call,
-                 function_return => Call,
-                 function_exception => Str(["pid", "entry", "class"]),
-                 message_send => Str(["from", "to", "message"]),
-                 message_receive => Str(["to", "message"]),
-                 gc_minor_start => Gc("need"),
-                 gc_minor_end => Gc("reclaimed"),
-                 gc_major_start => Gc("need"),
-                 gc_major_end => Gc("reclaimed")},
-    ?assertEqual(lists:sort(all_events()), lists:sort(maps:keys(Expected))),
+    Ctf = #{string => string, u32 => {unsigned, 32}, u64 => {unsigned, 64}},
+    Expected = maps:from_list(
+                 [{Name, [{maps:get(Type, Ctf), atom_to_list(F)} || {F, Type} <- Fields]}
+                  || #{name := Name, fields := Fields} <- dyntrace:events()]),
     ?assertEqual(Expected, Declared).
+
+%% The README's Events table is the contract: it names every event of
+%% `dyntrace:events()' once, with its fields in order, and the integer
+%% fields are the ones it says: `depth' unsigned 32-bit, the GC sizes
+%% unsigned 64-bit.
+t_readme_events(_Config) ->
+    Source = proplists:get_value(source, ?MODULE:module_info(compile)),
+    Readme = filename:join(filename:dirname(filename:dirname(Source)), "README.md"),
+    {ok, Text} = file:read_file(Readme),
+    [_, FromHeader] = string:split(Text, <<"| event | fields |">>),
+    [Table | _] = string:split(FromHeader, <<"\n\n">>),
+    Rows = [[string:trim(Cell) || Cell <- string:split(Row, <<"|">>, all)]
+            || <<"| ", _/binary>> = Row <- string:split(Table, <<"\n">>, all)],
+    Documented = lists:sort(
+                   [{binary_to_atom(Name), [binary_to_atom(F) || F <- fields_of(Fields)]}
+                    || [<<>>, Names, Fields | _] <- Rows,
+                       Name <- string:split(Names, <<" / ">>, all)]),
+    Events = dyntrace:events(),
+    ?assertEqual(lists:sort([{N, [F || {F, _} <- Fs]} || #{name := N, fields := Fs} <- Events]),
+                 Documented),
+    Integers = [{N, F, T} || #{name := N, fields := Fs} <- Events, {F, T} <- Fs, T =/= string],
+    ?assertEqual([{N, depth, u32} || N <- [function_call, function_return]]
+                 ++ [{N, F, u64} || N <- [gc_minor_start, gc_minor_end,
+                                          gc_major_start, gc_major_end],
+                                    F <- [gc_size_field(N), heap, old_heap]],
+                 Integers).
+
+gc_size_field(Event) ->
+    case lists:suffix("_start", atom_to_list(Event)) of
+        true -> need;
+        false -> reclaimed
+    end.
+
+%% `pid (the port), entry, type' -> [pid, entry, type]
+fields_of(Cell) ->
+    [hd(string:split(string:trim(F), <<" ">>)) || F <- string:split(Cell, <<",">>, all)].
 
 %% `string _pid;' and `integer { size = 32; ... signed = 0; ... } _depth;'
 declared_fields(Body) ->
@@ -881,11 +901,7 @@ is_port_text(Text) ->
     re:run(Text, "^#Port<[0-9]+\\.[0-9]+>$") =/= nomatch.
 
 all_events() ->
-    [process_spawn, process_link, process_exit, process_register,
-     process_scheduled, port_open, port_exit, port_link, port_scheduled,
-     function_call, function_return, function_exception,
-     message_send, message_receive,
-     gc_minor_start, gc_minor_end, gc_major_start, gc_major_end].
+    [Name || #{name := Name} <- dyntrace:events()].
 
 trace(Tracee, Flags) ->
     erlang:trace(Tracee, true, [{tracer, dyntrace, []} | Flags]).

@@ -10,12 +10,6 @@
 
 -export([run/0, run/1, table/0]).
 
--define(EVENTS, [process_spawn, process_link, process_exit, process_register,
-                 process_scheduled, port_open, port_exit, port_link, port_scheduled,
-                 function_call, function_return, function_exception,
-                 message_send, message_receive,
-                 gc_minor_start, gc_minor_end, gc_major_start, gc_major_end]).
-
 -define(CLASSES, [{procs, [spawn, spawned, exit, link, unlink, getting_linked,
                            getting_unlinked, register, unregister]},
                   {ports, [open, closed, link, unlink, getting_linked, getting_unlinked]},
@@ -41,9 +35,10 @@ run(Calls) ->
     ok = lttng_session:wait_registered(),
     %% Small buffers: the events are written (the emit path runs) and
     %% mostly dropped, so the trace stays small on disk.
-    S = lttng_session:create(fuzz, ?EVENTS, #{subbuf_size => 8192, num_subbuf => 2}),
+    Events = [Name || #{name := Name} <- dyntrace:events()],
+    S = lttng_session:create(fuzz, Events, #{subbuf_size => 8192, num_subbuf => 2}),
     ok = lttng_session:start(S),
-    ok = dyntrace_rel_node:wait_enabled(?EVENTS),
+    ok = dyntrace_rel_node:wait_enabled(Events),
     Seed = {erlang:unique_integer([positive]), erlang:phash2(os:timestamp()), 17},
     rand:seed(exsss, Seed),
     Pool = pool(),

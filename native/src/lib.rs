@@ -2,12 +2,14 @@
 //!
 //! The library entry and the utility NIFs live here; the 18 tracer
 //! callbacks are raw NIFs in `callbacks`, their logic in `tracer`. The
-//! event table is `events`, the tag lookup `routes`, the term printer
-//! `format` (pid texts cached in `ident_cache`), the C provider's
+//! event table is `events` (generated from `native/events.table`), each
+//! event's field extraction `fields`, the tag lookup `routes`, the term
+//! printer `format` (pid texts cached in `ident_cache`), the C provider's
 //! interface `lttng`.
 
 mod callbacks;
 mod events;
+mod fields;
 mod format;
 mod ident_cache;
 mod lttng;
@@ -51,6 +53,38 @@ fn enabled_events(env: Env) -> Vec<Atom> {
         .iter()
         .filter(|event| lttng::is_enabled(**event))
         .filter_map(|event| Atom::from_str(env, event.name()).ok())
+        .collect()
+}
+
+/// The event table, in order: one map per event, `#{name => Event,
+/// fields => [{Name, Type}], tags => [{Class, Tag}]}`.
+#[rustler::nif]
+fn events(env: Env) -> NifResult<Vec<Term>> {
+    let atom = |text: &str| Atom::from_str(env, text);
+    let (name, fields, tags) = (atom("name")?, atom("fields")?, atom("tags")?);
+    EventId::ALL
+        .iter()
+        .map(|&event| {
+            let field_list = event
+                .fields()
+                .iter()
+                .map(|field| Ok((atom(field.name)?, atom(field.kind.name())?)))
+                .collect::<NifResult<Vec<_>>>()?;
+            let tag_list = events::ROUTES
+                .iter()
+                .filter(|route| route.event == event)
+                .map(|route| Ok((atom(route.class.flag())?, atom(route.tag)?)))
+                .collect::<NifResult<Vec<_>>>()?;
+            Term::map_from_arrays(
+                env,
+                &[name, fields, tags],
+                &[
+                    atom(event.name())?.encode(env),
+                    field_list.encode(env),
+                    tag_list.encode(env),
+                ],
+            )
+        })
         .collect()
 }
 

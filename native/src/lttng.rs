@@ -1,26 +1,17 @@
 //! The C tracepoint provider, seen from Rust: enable states and emitters.
 
 use crate::events::EventId;
-use std::ffi::{c_char, c_int, c_uint, c_ulong, CStr};
+use std::ffi::{c_char, c_int, c_uint, CStr};
 use std::sync::atomic::{AtomicI32, Ordering};
 
 const EVENT_COUNT: usize = EventId::ALL.len();
 
 extern "C" {
     static dyntrace_event_state: [*const c_int; EVENT_COUNT];
-    static dyntrace_event_name: [*const c_char; EVENT_COUNT];
+    /// As many names as `dyntrace_event_count` says: read that first.
+    static dyntrace_event_name: [*const c_char; 0];
     static dyntrace_event_count: c_uint;
     fn dyntrace_load_provider(path: *const c_char) -> *const c_char;
-    fn dyntrace_emit_s3(event: c_uint, a: *const c_char, b: *const c_char, c: *const c_char);
-    fn dyntrace_emit_s2(event: c_uint, a: *const c_char, b: *const c_char);
-    fn dyntrace_emit_call(event: c_uint, pid: *const c_char, entry: *const c_char, depth: c_uint);
-    fn dyntrace_emit_gc(
-        event: c_uint,
-        pid: *const c_char,
-        size: c_ulong,
-        heap: c_ulong,
-        old_heap: c_ulong,
-    );
 }
 
 /// Whether `event` is enabled in at least one started LTTng session: one
@@ -37,18 +28,27 @@ pub fn is_enabled(event: EventId) -> bool {
     }
 }
 
-/// Checks that the C provider lists the same events in the same order as
-/// `EventId`, so that an id means the same event on both sides.
+/// Checks that the C side lists the same events in the same order as
+/// `EventId`, so that an id means the same event on both sides. Both come
+/// from the event table in one build; this catches a stale C library.
 pub fn check_provider() -> Result<(), String> {
-    // SAFETY: plain reads of constant tables defined in the C provider.
-    let (count, names) = unsafe { (dyntrace_event_count as usize, &dyntrace_event_name) };
+    // SAFETY: a constant of the C side, defined next to the tables.
+    let count = unsafe { dyntrace_event_count } as usize;
     if count != EVENT_COUNT {
         return Err(format!(
             "provider has {count} events, NIF expects {EVENT_COUNT}"
         ));
     }
-    for (event, &name) in EventId::ALL.iter().zip(names.iter()) {
-        // SAFETY: each entry is a string literal of the C provider.
+    // SAFETY: the C array holds `count` string pointers, and count is
+    // EVENT_COUNT (checked above); it is constant for the library's life.
+    let names = unsafe {
+        std::slice::from_raw_parts(
+            std::ptr::addr_of!(dyntrace_event_name).cast::<*const c_char>(),
+            count,
+        )
+    };
+    for (event, &name) in EventId::ALL.iter().zip(names) {
+        // SAFETY: each entry is a string literal of the C side.
         let c_name = unsafe { CStr::from_ptr(name) };
         if c_name.to_bytes() != event.name().as_bytes() {
             return Err(format!(
@@ -73,29 +73,10 @@ impl<'a> Text<'a> {
         Text(buf)
     }
 
-    fn ptr(self) -> *const c_char {
+    /// The text's first byte, for C.
+    pub fn as_ptr(self) -> *const c_char {
         self.0.as_ptr().cast()
     }
-}
-
-pub fn emit_s3(event: EventId, a: Text, b: Text, c: Text) {
-    // SAFETY: NUL-terminated texts that outlive the call.
-    unsafe { dyntrace_emit_s3(event as c_uint, a.ptr(), b.ptr(), c.ptr()) }
-}
-
-pub fn emit_s2(event: EventId, a: Text, b: Text) {
-    // SAFETY: as above.
-    unsafe { dyntrace_emit_s2(event as c_uint, a.ptr(), b.ptr()) }
-}
-
-pub fn emit_call(event: EventId, pid: Text, entry: Text, depth: u32) {
-    // SAFETY: as above.
-    unsafe { dyntrace_emit_call(event as c_uint, pid.ptr(), entry.ptr(), depth) }
-}
-
-pub fn emit_gc(event: EventId, pid: Text, size: u64, heap: u64, old_heap: u64) {
-    // SAFETY: as above; c_ulong is 64 bits on the LP64 targets LTTng runs on.
-    unsafe { dyntrace_emit_gc(event as c_uint, pid.ptr(), size, heap, old_heap) }
 }
 
 /// Opens the probe provider library (`libdyntrace_lttng.so`), which starts

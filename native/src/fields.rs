@@ -1,0 +1,392 @@
+//! Field extraction, one function per event, named after it: each reads
+//! the terms the runtime handed over, writes the event's string fields
+//! into the per-thread buffers and calls the event's emitter
+//! (`emit::<event>`), whose parameters are the fields of its row in
+//! `native/events.table`.
+
+use crate::events::emit;
+use crate::events::Route;
+use crate::format::{decimal, format_atom, format_term_bounded, DECIMAL_MAX};
+use crate::ident_cache::write_identifier;
+use crate::lttng::Text;
+use rustler::sys::{enif_get_list_cell, enif_get_tuple, ErlNifTerm as ERL_NIF_TERM};
+use rustler::{Env, Term};
+use std::ffi::c_int;
+
+rustler::atoms! {
+    extra,
+    wordsize,
+    heap_block_size,
+    old_heap_block_size,
+}
+
+/// The highest arity a function can have: a longer argument list is not
+/// one the runtime passes, and walking it would cost without bound.
+const MAX_ARITY: u32 = 255;
+/// GC info lists hold about a dozen items; look no further than this.
+const MAX_GC_INFO_ITEMS: usize = 64;
+const UNDEFINED: &[u8] = b"undefined";
+
+/// Arguments that no runtime call has: the event is not emitted.
+pub struct Malformed;
+
+/// The texts of an event's string fields, first to third. They grow once
+/// to the largest text written (at most the byte limit for terms, a few
+/// KiB for code locations) and stay there.
+#[derive(Default)]
+pub struct FieldTexts {
+    first: Vec<u8>,
+    second: Vec<u8>,
+    third: Vec<u8>,
+}
+
+impl FieldTexts {
+    pub fn clear(&mut self) {
+        self.first.clear();
+        self.second.clear();
+        self.third.clear();
+    }
+
+    /// Ends an event of three string fields.
+    fn emit3(&mut self, emit: fn(Text, Text, Text)) -> Written {
+        emit(
+            Text::terminate(&mut self.first),
+            Text::terminate(&mut self.second),
+            Text::terminate(&mut self.third),
+        );
+        Ok(())
+    }
+
+    /// Ends an event of two string fields.
+    fn emit2(&mut self, emit: fn(Text, Text)) -> Written {
+        emit(
+            Text::terminate(&mut self.first),
+            Text::terminate(&mut self.second),
+        );
+        Ok(())
+    }
+}
+
+/// What one `trace*` call handed over.
+pub struct EventTerms<'a> {
+    pub env: Env<'a>,
+    pub route: &'static Route,
+    pub max_term_bytes: usize,
+    pub tracee: Term<'a>,
+    pub term: Term<'a>,
+    pub opts: Term<'a>,
+}
+
+type Written = Result<(), Malformed>;
+
+/// `spawn`: pid = the new process, parent = the tracee, entry = the
+/// `{M,F,Args}` in `extra`.
+pub fn process_spawn(e: &EventTerms, t: &mut FieldTexts) -> Written {
+    process(e.tracee, &mut t.second)?;
+    process(e.term, &mut t.first)?;
+    e.mfa(e.extra()?, &mut t.third);
+    t.emit3(emit::process_spawn)
+}
+
+pub fn process_link(e: &EventTerms, t: &mut FieldTexts) -> Written {
+    if !e.tracee.is_pid() {
+        return Err(Malformed);
+    }
+    link(e, t, emit::process_link)
+}
+
+pub fn port_link(e: &EventTerms, t: &mut FieldTexts) -> Written {
+    if !e.tracee.is_port() {
+        return Err(Malformed);
+    }
+    link(e, t, emit::port_link)
+}
+
+/// from, to, and type `link` or `unlink`: the tracee is `from` for
+/// `link`/`unlink`, `to` for `getting_linked`/`getting_unlinked`.
+fn link(e: &EventTerms, t: &mut FieldTexts, emit: fn(Text, Text, Text)) -> Written {
+    let (from, to, kind) = match e.route.tag {
+        "link" => (e.tracee, e.term, "link"),
+        "unlink" => (e.tracee, e.term, "unlink"),
+        "getting_linked" => (e.term, e.tracee, "link"),
+        "getting_unlinked" => (e.term, e.tracee, "unlink"),
+        _ => return Err(Malformed),
+    };
+    identifier(from, &mut t.first)?;
+    identifier(to, &mut t.second)?;
+    t.third.extend_from_slice(kind.as_bytes());
+    t.emit3(emit)
+}
+
+pub fn process_exit(e: &EventTerms, t: &mut FieldTexts) -> Written {
+    process(e.tracee, &mut t.first)?;
+    e.term_text(e.term, &mut t.second);
+    t.emit2(emit::process_exit)
+}
+
+/// type = the tag, `register` or `unregister`.
+pub fn process_register(e: &EventTerms, t: &mut FieldTexts) -> Written {
+    process(e.tracee, &mut t.first)?;
+    e.term_text(e.term, &mut t.second);
+    t.third.extend_from_slice(e.route.tag.as_bytes());
+    t.emit3(emit::process_register)
+}
+
+/// entry = the current function; type = the tag (`in`, `out`, ...).
+pub fn process_scheduled(e: &EventTerms, t: &mut FieldTexts) -> Written {
+    process(e.tracee, &mut t.first)?;
+    e.mfa(e.term, &mut t.second);
+    t.third.extend_from_slice(e.route.tag.as_bytes());
+    t.emit3(emit::process_scheduled)
+}
+
+/// pid = the opener, driver = the port's name (in `extra`).
+pub fn port_open(e: &EventTerms, t: &mut FieldTexts) -> Written {
+    port(e.tracee, &mut t.third)?;
+    process(e.term, &mut t.first)?;
+    e.term_text(e.extra()?, &mut t.second);
+    t.emit3(emit::port_open)
+}
+
+pub fn port_exit(e: &EventTerms, t: &mut FieldTexts) -> Written {
+    port(e.tracee, &mut t.first)?;
+    e.term_text(e.term, &mut t.second);
+    t.emit2(emit::port_exit)
+}
+
+/// The field `pid` holds the port; entry = the callback's name, or
+/// `undefined`; type = the tag.
+pub fn port_scheduled(e: &EventTerms, t: &mut FieldTexts) -> Written {
+    port(e.tracee, &mut t.first)?;
+    if e.term.is_atom() {
+        e.term_text(e.term, &mut t.second);
+    } else {
+        t.second.extend_from_slice(UNDEFINED);
+    }
+    t.third.extend_from_slice(e.route.tag.as_bytes());
+    t.emit3(emit::port_scheduled)
+}
+
+pub fn function_call(e: &EventTerms, t: &mut FieldTexts) -> Written {
+    call(e, t, emit::function_call)
+}
+
+/// The return value in `extra` is not written.
+pub fn function_return(e: &EventTerms, t: &mut FieldTexts) -> Written {
+    call(e, t, emit::function_return)
+}
+
+/// pid, entry and depth 0: the runtime passes no call depth, and OTP's
+/// backend writes 0 too.
+fn call(e: &EventTerms, t: &mut FieldTexts, emit: fn(Text, Text, u32)) -> Written {
+    process(e.tracee, &mut t.first)?;
+    e.mfa(e.term, &mut t.second);
+    emit(
+        Text::terminate(&mut t.first),
+        Text::terminate(&mut t.second),
+        0,
+    );
+    Ok(())
+}
+
+/// class = the exception class, from the `{Class, Value}` in `extra`.
+pub fn function_exception(e: &EventTerms, t: &mut FieldTexts) -> Written {
+    process(e.tracee, &mut t.first)?;
+    e.mfa(e.term, &mut t.second);
+    match e.tuple(e.extra()?) {
+        Some([class, _]) if e.wrap(*class).is_atom() => format_atom(e.wrap(*class), &mut t.third),
+        _ => return Err(Malformed),
+    }
+    t.emit3(emit::function_exception)
+}
+
+/// to = the receiver in `extra`: a pid or port, or the name a send to an
+/// unregistered name went to. Ports send messages too.
+pub fn message_send(e: &EventTerms, t: &mut FieldTexts) -> Written {
+    identifier(e.tracee, &mut t.first)?;
+    let to = e.extra()?;
+    if identifier(to, &mut t.second).is_err() {
+        e.term_text(to, &mut t.second);
+    }
+    e.term_text(e.term, &mut t.third);
+    t.emit3(emit::message_send)
+}
+
+pub fn message_receive(e: &EventTerms, t: &mut FieldTexts) -> Written {
+    identifier(e.tracee, &mut t.first)?;
+    e.term_text(e.term, &mut t.second);
+    t.emit2(emit::message_receive)
+}
+
+pub fn gc_minor_start(e: &EventTerms, t: &mut FieldTexts) -> Written {
+    gc(e, t, emit::gc_minor_start)
+}
+
+pub fn gc_minor_end(e: &EventTerms, t: &mut FieldTexts) -> Written {
+    gc(e, t, emit::gc_minor_end)
+}
+
+pub fn gc_major_start(e: &EventTerms, t: &mut FieldTexts) -> Written {
+    gc(e, t, emit::gc_major_start)
+}
+
+pub fn gc_major_end(e: &EventTerms, t: &mut FieldTexts) -> Written {
+    gc(e, t, emit::gc_major_end)
+}
+
+/// pid, then need (start) or reclaimed (end) = `wordsize`, heap, old_heap
+/// from the info list.
+fn gc(e: &EventTerms, t: &mut FieldTexts, emit: fn(Text, u64, u64, u64)) -> Written {
+    process(e.tracee, &mut t.first)?;
+    let info = e.gc_info(e.term)?;
+    emit(
+        Text::terminate(&mut t.first),
+        info.size,
+        info.heap,
+        info.old_heap,
+    );
+    Ok(())
+}
+
+impl<'a> EventTerms<'a> {
+    fn wrap(&self, raw: ERL_NIF_TERM) -> Term<'a> {
+        // SAFETY: `raw` comes from a term of this same environment.
+        unsafe { Term::new(self.env, raw) }
+    }
+
+    /// The elements of a tuple, without copying them.
+    fn tuple(&self, term: Term<'a>) -> Option<&'a [ERL_NIF_TERM]> {
+        let mut arity: c_int = 0;
+        let mut elems: *const ERL_NIF_TERM = std::ptr::null();
+        // SAFETY: on success `elems` points at `arity` terms that live as
+        // long as the tuple, that is, as long as this environment.
+        unsafe {
+            if enif_get_tuple(self.env.as_c_arg(), term.as_c_arg(), &mut arity, &mut elems) == 0 {
+                return None;
+            }
+            Some(std::slice::from_raw_parts(elems, arity as usize))
+        }
+    }
+
+    /// The head and tail of a list cell.
+    fn cell(&self, list: Term<'a>) -> Option<(Term<'a>, Term<'a>)> {
+        let (mut head, mut tail) = (ERL_NIF_TERM::default(), ERL_NIF_TERM::default());
+        // SAFETY: plain out-parameters.
+        let found = unsafe {
+            enif_get_list_cell(self.env.as_c_arg(), list.as_c_arg(), &mut head, &mut tail)
+        };
+        (found != 0).then(|| (self.wrap(head), self.wrap(tail)))
+    }
+
+    fn extra(&self) -> Result<Term<'a>, Malformed> {
+        self.opts.map_get(extra()).map_err(|_| Malformed)
+    }
+
+    fn term_text(&self, term: Term, out: &mut Vec<u8>) {
+        format_term_bounded(term, self.max_term_bytes, out);
+    }
+
+    /// `Module:Function/Arity`, the arity being the length when the runtime
+    /// hands the argument list; `undefined` when there is no location (the
+    /// runtime passes 0 for a process with no current function).
+    fn mfa(&self, term: Term<'a>, out: &mut Vec<u8>) {
+        let written = self.tuple(term).and_then(|elems| match elems {
+            [m, f, a] => {
+                let (m, f, a) = (self.wrap(*m), self.wrap(*f), self.wrap(*a));
+                if !(m.is_atom() && f.is_atom()) {
+                    return None;
+                }
+                let arity = a.decode::<u32>().ok().or_else(|| self.list_length(a))?;
+                format_atom(m, out);
+                out.push(b':');
+                format_atom(f, out);
+                out.push(b'/');
+                out.extend_from_slice(decimal(u64::from(arity), &mut [0; DECIMAL_MAX]));
+                Some(())
+            }
+            _ => None,
+        });
+        if written.is_none() {
+            out.clear();
+            out.extend_from_slice(UNDEFINED);
+        }
+    }
+
+    /// The length of a proper list of at most MAX_ARITY elements.
+    fn list_length(&self, mut list: Term<'a>) -> Option<u32> {
+        let mut len = 0;
+        while !list.is_empty_list() {
+            let (_, tail) = self.cell(list)?;
+            len += 1;
+            if len > MAX_ARITY {
+                return None;
+            }
+            list = tail;
+        }
+        Some(len)
+    }
+
+    /// The sizes a GC event reports, looked up by key in the info list.
+    fn gc_info(&self, mut list: Term<'a>) -> Result<GcInfo, Malformed> {
+        let mut info = GcInfo::default();
+        for _ in 0..MAX_GC_INFO_ITEMS {
+            let Some((item, tail)) = self.cell(list) else {
+                break;
+            };
+            if let Some([key, value]) = self.tuple(item) {
+                let value = self.wrap(*value).decode::<u64>().unwrap_or(0);
+                let key = self.wrap(*key);
+                if wordsize() == key {
+                    info.size = value;
+                } else if heap_block_size() == key {
+                    info.heap = value;
+                } else if old_heap_block_size() == key {
+                    info.old_heap = value;
+                }
+            }
+            list = tail;
+        }
+        if list.is_list() {
+            Ok(info)
+        } else {
+            Err(Malformed)
+        }
+    }
+}
+
+#[derive(Default)]
+struct GcInfo {
+    size: u64,
+    heap: u64,
+    old_heap: u64,
+}
+
+/// A pid, exactly and in full; anything else is not a process here.
+fn process(term: Term, out: &mut Vec<u8>) -> Written {
+    if term.is_pid() {
+        write_identifier(term, out);
+        Ok(())
+    } else {
+        Err(Malformed)
+    }
+}
+
+/// A port, exactly and in full.
+fn port(term: Term, out: &mut Vec<u8>) -> Written {
+    if term.is_port() {
+        write_identifier(term, out);
+        Ok(())
+    } else {
+        Err(Malformed)
+    }
+}
+
+/// Pids and ports, exactly and in full; anything else is not an identifier.
+fn identifier(term: Term, out: &mut Vec<u8>) -> Written {
+    if term.is_pid() || term.is_port() {
+        write_identifier(term, out);
+        Ok(())
+    } else {
+        Err(Malformed)
+    }
+}
