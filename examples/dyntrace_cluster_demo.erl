@@ -17,7 +17,7 @@
 
 -define(ROUNDS, 200).
 -define(KEYS, 4).
--define(EVENTS, [message_send, message_receive]).
+-define(EVENTS, [message_send, message_receive, node_name]).
 
 %% @doc Runs the workload with the two other nodes, prints what crossed
 %% which pair of nodes, stops the other nodes and halts (status 0 on
@@ -28,6 +28,9 @@ main([Second, Third] = Others) ->
     [pong = wait_ping(N, 100) || N <- Others],
     [{module, dyntrace} = rpc:call(N, code, ensure_loaded, [dyntrace]) || N <- Nodes],
     [ok = wait_enabled(N, 300) || N <- Nodes],
+    %% Each node names itself and its peers when it sees node_name enabled
+    %% (it looks once a second); this run is shorter, so ask now.
+    [ok = rpc:call(N, dyntrace, announce_nodes, []) || N <- Nodes],
     %% A full mesh first, so that no put waits for a connection.
     pong = rpc:call(Second, net_adm, ping, [Third]),
     ThirdStore = start_store(Third, none),

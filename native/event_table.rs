@@ -364,9 +364,18 @@ fn event_table_rs(events: &[Event]) -> String {
          /// ends in the event's emitter.\n#[inline]\n\
          pub(crate) fn write_event(event: EventId, terms: &EventTerms, texts: &mut FieldTexts) -> Result<(), Malformed> {\n    match event {\n",
     );
-    match_arms(&mut rs, events, "        ", |event| {
-        format!("crate::fields::{}(terms, texts)", event.name)
-    });
+    for event in events.iter().filter(|e| !e.tags.is_empty()) {
+        let _ = writeln!(
+            rs,
+            "        EventId::{} => crate::fields::{}(terms, texts),",
+            camel(&event.name),
+            event.name
+        );
+    }
+    if events.iter().any(|e| e.tags.is_empty()) {
+        // Events no tag emits are written by their own NIF, never from here.
+        rs.push_str("        _ => Err(Malformed),\n");
+    }
     rs.push_str(
         "    }\n}\n\n/// One emitter per event, its parameters the event's fields.\npub mod emit {\n    \
          use crate::lttng::Text;\n    #[allow(unused_imports)]\n    use std::ffi::{c_char, c_uint, c_ulong};\n\n    \

@@ -1,7 +1,7 @@
 #!/bin/bash
 # Traces a 3-node Erlang cluster into one lttng-relayd (see scripts/cluster.sh
-# for the namespaces): each node records message_send and message_receive
-# into a session streamed to the relay, examples/dyntrace_cluster_demo.erl
+# for the namespaces): each node records message_send, message_receive and
+# node_name into a session streamed to the relay, examples/dyntrace_cluster_demo.erl
 # runs a replicated put across the nodes, and the relay's output (one trace
 # per node's hostname) is read back. Everything started here is removed on
 # exit, failure or Ctrl-C; the relay's output is kept and its path printed.
@@ -14,7 +14,7 @@ cd "$(dirname "$0")/.."
 DIR=${1:-$(mktemp -d /tmp/dyntrace-cluster.XXXXXX)}
 COOKIE="dyntrace_cluster_$$"
 SESSION=cluster
-EVENTS=org_erlang_dyntrace:message_send,org_erlang_dyntrace:message_receive
+EVENTS=org_erlang_dyntrace:message_send,org_erlang_dyntrace:message_receive,org_erlang_dyntrace:node_name
 EBIN=_build/default/lib/dyntrace/ebin
 mkdir -p _build/cluster-demo "$DIR/logs"
 erlc -o _build/cluster-demo +warnings_as_errors examples/dyntrace_cluster_demo.erl
@@ -58,4 +58,8 @@ echo "events per host and name:"
 babeltrace2 "$DIR/relay" |
     sed -nE 's/^\[[^]]*\] \(\+[^)]*\) ([^ ]+) org_erlang_dyntrace:([a-z_]+):.*/\1 \2/p' |
     sort | uniq -c | awk '{ printf "  %-8s %-16s %6d\n", $2, $3, $1 }'
+echo "what each node's channel numbers name (node_name events):"
+babeltrace2 "$DIR/relay" |
+    sed -nE 's/^.* ([^ ]+) org_erlang_dyntrace:node_name: .*node = "([^"]*)", channel = ([0-9]+), peer = "([^"]*)".*/\1 \2 \3 \4/p' |
+    sed "s/\\\\'/'/g" | sort -u | awk '{ printf "  %-8s %-18s %6s -> %s\n", $1, $2, $3, $4 }'
 echo "trace kept in $DIR/relay"

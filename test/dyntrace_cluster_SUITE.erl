@@ -38,11 +38,13 @@ end_per_suite(Config) ->
 %% Every node pings every other node's echo process with the same text,
 %% all at once; the relay's output holds one trace per host, each with
 %% exactly the sends and receives its node made, sends addressed to remote
-%% pids as the sending node numbers them.
+%% pids as the sending node numbers them. Each trace names its node, and
+%% the channel of every remote pid it wrote: the pid, renumbered, is a
+%% receiver in the trace of the node so named.
 t_one_trace_per_host(Config) ->
     C = ?config(cluster, Config),
     Nodes = dyntrace_cluster:nodes(C),
-    ok = dyntrace_cluster:record(C, ?EVENTS),
+    ok = dyntrace_cluster:record(C, [node_name | ?EVENTS]),
     Echoes = [{N, dyntrace_cluster:call(C, N, ?MODULE, echo_start, [])} || N <- Nodes],
     Parent = self(),
     _ = [spawn_link(fun() ->
@@ -66,6 +68,18 @@ t_one_trace_per_host(Config) ->
          ?PINGS * 2 = length(Pings),
          [true = remote_pid(lttng_session:field("to", E)) || E <- Sends]
      end || Host <- Hosts],
+    Names = node_names(Events),
+    Own = maps:from_list([{H, P} || {{H, 0}, P} <- maps:to_list(Names)]),
+    Hosts = lists:sort(maps:keys(Own)),
+    HostOf = maps:from_list([{P, H} || {H, P} <- maps:to_list(Own)]),
+    Receivers = lists:usort([{H, lttng_session:field("to", E)}
+                             || #{host := H, name := message_receive} = E <- Events]),
+    [begin
+         {match, [Channel, Local]} = re:run(To, "^<([0-9]+)\\.(.*)$",
+                                            [{capture, all_but_first, binary}]),
+         Peer = maps:get({Host, binary_to_integer(Channel)}, Names),
+         true = lists:member({maps:get(Peer, HostOf), <<"<0.", Local/binary>>}, Receivers)
+     end || #{host := Host, name := message_send, fields := #{<<"to">> := To}} <- Events],
     ok.
 
 %% Stopping the cluster leaves none of its namespaces and processes.
@@ -139,6 +153,11 @@ remote_pid(Text) ->
         {match, [C]} -> list_to_integer(C) > 0;
         nomatch -> false
     end.
+
+%% {Host, Channel} => Peer, from the node_name events.
+node_names(Events) ->
+    maps:from_list([{{H, C}, P} || #{host := H, name := node_name,
+                                     fields := #{<<"channel">> := C, <<"peer">> := P}} <- Events]).
 
 namespaces(Prefix) ->
     [L || L <- string:lexemes(os:cmd("ip netns list"), "\n"), string:prefix(L, Prefix) =/= nomatch].
