@@ -1,6 +1,7 @@
 #!/bin/bash
 # Runs a command with an LTTng session daemon of its own, which nothing else
-# on the machine can see or disturb: private PID and mount namespaces, fresh
+# on the machine can see or disturb: private PID, mount and network
+# namespaces (so also an epmd of its own, on a loopback of its own), fresh
 # tmpfs mounts on /var/run/lttng (where applications and the `lttng` client
 # find the root daemon) and /dev/shm (LTTng-UST's shared memory), and a
 # fresh LTTNG_HOME. Every process started inside, the daemon included, dies
@@ -12,10 +13,11 @@ set -euo pipefail
 [ "$(id -u)" = 0 ] || { echo "$0: needs root (namespaces, tmpfs mounts)" >&2; exit 2; }
 
 if [ "${DYNTRACE_ISOLATED:-}" != inside ]; then
-    exec unshare --pid --fork --mount-proc --mount --propagation private \
+    exec unshare --pid --fork --mount-proc --mount --propagation private --net \
         env DYNTRACE_ISOLATED=inside "$0" "$@"
 fi
 
+ip link set lo up
 mkdir -p /var/run/lttng
 mount -t tmpfs tmpfs /var/run/lttng
 mount -t tmpfs tmpfs /dev/shm
