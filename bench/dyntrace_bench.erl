@@ -14,6 +14,10 @@
 %%% - `probe_off': dyntrace attached, its LTTng events not enabled;
 %%% - `probe_on': dyntrace attached, the events enabled in a running LTTng
 %%%   session (discard mode, default buffers);
+%%% - `limit' (send workload only): `limit_tracer', a C tracer module that
+%%%   writes the same `message_send' tracepoint into the same session with
+%%%   constant texts of the real lengths: the VM's dispatch plus one
+%%%   tracepoint, the least an LTTng tracer can add per event;
 %%% - `dbg_port': `dbg:trace_port(file, ...)', the binary trace file port;
 %%% - `dbg_process': `dbg:tracer(process, ...)' with a handler that
 %%%   `io:format's every message (`~p') to `/dev/null'.
@@ -36,8 +40,10 @@
 %%% PRIVATE EXPORTS %%%
 -export([churn_child/0]).
 
--define(CONFIGS, [untraced, floor_discard, probe_off, floor_trace, probe_on,
+-define(CONFIGS, [untraced, floor_discard, probe_off, floor_trace, probe_on, limit,
                   dbg_port, dbg_process]).
+%% The limit tracer writes message_send only, with the send workload's texts.
+-define(LIMIT_WORKLOADS, [send]).
 %% Beyond this, the node's memory is the run's problem, not the figure:
 %% a process tracer over it is killed (with the io server it writes
 %% through, which is where `io:format' does its formatting) and its round
@@ -50,7 +56,7 @@
 -define(HUGE_SENDS, [1, 2, 3, 4, 5, 6]).
 
 -type config() :: untraced | floor_discard | probe_off | floor_trace | probe_on
-                | dbg_port | dbg_process.
+                | limit | dbg_port | dbg_process.
 -type workload() :: #{name := atom(), title := string(), events := [atom()],
                       flags := [atom()], params := map(), rounds := pos_integer(),
                       cap_ms := pos_integer(), round_cap_ms := pos_integer()}.
@@ -73,6 +79,7 @@ main([Out]) ->
         ok = lttng_session:ensure_daemon(),
         {module, dyntrace} = code:ensure_loaded(dyntrace),
         {module, floor_tracer} = code:ensure_loaded(floor_tracer),
+        {module, limit_tracer} = code:ensure_loaded(limit_tracer),
         {module, bench_callee} = code:ensure_loaded(bench_callee),
         ok = lttng_session:wait_registered(),
         Machine = machine(),
@@ -143,7 +150,7 @@ start(send, #{pairs := Pairs, trips := Trips}) ->
           end || _ <- lists:seq(1, Pairs)],
     Pings = [P || {P, _} <- Ps],
     Pongs = [P || {_, P} <- Ps],
-    #{traced => Pings ++ Pongs, go => Pings, stop => Pongs};
+    #{traced => Pings ++ Pongs, go => Pings, stop => Pongs, message => Bin};
 start(call, #{calls := Calls}) ->
     Parent = self(),
     W = spawn(fun() -> receive go -> ok end, call_loop(Calls), done(Parent) end),
@@ -246,7 +253,8 @@ run_workload(#{name := Name, events := Events, rounds := Rounds} = W) ->
 run_rounds(_W, _S, R, Rounds, Acc) when R > Rounds ->
     maps:map(fun(_, Rs) -> lists:reverse(Rs) end, Acc);
 run_rounds(#{name := Name, cap_ms := Cap} = W, S, R, Rounds, Acc) ->
-    Order = rotate(?CONFIGS, R - 1),
+    Order = [C || C <- rotate(?CONFIGS, R - 1),
+                  C =/= limit orelse lists:member(Name, ?LIMIT_WORKLOADS)],
     Acc1 = lists:foldl(
              fun(Config, A) ->
                      Done = maps:get(Config, A, []),
@@ -303,10 +311,15 @@ prepare_lttng(probe_on, S, Events) ->
     ok = lttng_session:start(S),
     ok = lttng_session:wait_enabled(Events),
     false;
+prepare_lttng(limit, S, Events) ->
+    ok = lttng_session:start(S),
+    ok = lttng_session:wait_enabled(Events),
+    ok = lttng_session:wait_until(fun limit_tracer:is_enabled/0, 100),
+    false;
 prepare_lttng(_, _, Events) ->
     wait_disabled(Events, 30) =/= ok.
 
-finish_lttng(probe_on, S, Events) ->
+finish_lttng(Config, S, Events) when Config =:= probe_on; Config =:= limit ->
     ok = lttng_session:stop(S),
     _ = wait_disabled(Events, 50),
     ok;
@@ -341,8 +354,9 @@ wait_disabled(Events, N) ->
 
 attach(untraced, _, _, _) ->
     none;
-attach(Config, Name, #{traced := Pids}, Flags) ->
+attach(Config, Name, #{traced := Pids} = Work, Flags) ->
     Tracer = tracer(Config),
+    Config =:= limit andalso set_limit_texts(Work),
     _ = [erlang:trace(P, true, [tracer_flag(Tracer) | Flags]) || P <- Pids],
     Name =:= call andalso
         erlang:trace_pattern({bench_callee, '_', '_'}, [{'_', [], [{exception_trace}]}], [local]),
@@ -350,6 +364,7 @@ attach(Config, Name, #{traced := Pids}, Flags) ->
 
 tracer(probe_off) -> {module, dyntrace};
 tracer(probe_on) -> {module, dyntrace};
+tracer(limit) -> {module, limit_tracer};
 tracer(floor_discard) -> ok = floor_tracer:set_answer(discard), _ = floor_tracer:take_count(), {floor, floor_tracer};
 tracer(floor_trace) -> ok = floor_tracer:set_answer(trace), _ = floor_tracer:take_count(), {floor, floor_tracer};
 tracer(dbg_port) ->
@@ -365,6 +380,11 @@ tracer(dbg_process) ->
     {ok, _} = dbg:tracer(process, {Handler, {Fd, C}}),
     {ok, Pid} = dbg:get_tracer(),
     {process, Pid, Fd, C}.
+
+%% The texts dyntrace writes for a ping's send to its pong.
+set_limit_texts(#{go := [Ping | _], stop := [Pong | _], message := Message}) ->
+    ok = limit_tracer:set_texts(pid_to_list(Ping), pid_to_list(Pong),
+                                dyntrace:format_term(Message, 1024)).
 
 tracer_flag({module, M}) -> {tracer, M, []};
 tracer_flag({floor, M}) -> {tracer, M, []};
@@ -537,6 +557,10 @@ method_md() ->
     "tracer that answers `discard` / `trace` and writes nothing (the VM's own dispatch cost).\n"
     "- `probe_off`: dyntrace attached, the LTTng events not enabled. `probe_on`: enabled in a "
     "running session (discard mode, default channel).\n"
+    "- `limit` (send only): `bench/limit_tracer.c`, a NIF tracer that writes the same "
+    "`message_send` tracepoint into the same session with constant texts of the lengths dyntrace "
+    "writes: the VM's dispatch plus one tracepoint, no term read. The `probe_on` events column "
+    "counts the events of both (per recording round).\n"
     "- `dbg_port`: `dbg:tracer(port, dbg:trace_port(file, F))`. `dbg_process`: "
     "`dbg:tracer(process, {fun(M, Fd) -> io:format(Fd, \"~p~n\", [M]), Fd end, Fd})` to `/dev/null`.\n"
     "- **x untraced**: median / median of `untraced`. **ns/event**: (median - untraced median) / "
@@ -558,7 +582,8 @@ workload_md(#{workload := #{name := Name, title := Title, params := Params},
               runs := Runs, recorded := Recorded, discarded := Discarded}) ->
     Base = median_wall(maps:get(untraced, Runs, [])),
     Events = events_per_round(Runs),
-    OnRounds = length(maps:get(probe_on, Runs, [])),
+    %% probe_on and limit rounds both record into the workload's session.
+    OnRounds = length(maps:get(probe_on, Runs, [])) + length(maps:get(limit, Runs, [])),
     Header = io_lib:format(
                "## ~s\n\nParameters: `~0p`. Trace events per round (VM): ~s.\n\n"
                "| configuration | rounds | wall ms median (min-max) | x untraced | ns/event | "
@@ -566,7 +591,7 @@ workload_md(#{workload := #{name := Name, title := Title, params := Params},
                "|---|---|---|---|---|---|---|---|---|---|---|\n",
                [Title, Params, fmt_int(Events)]),
     Rows = [row(C, maps:get(C, Runs, []), Base, Events, {Recorded, Discarded, OnRounds})
-            || C <- ?CONFIGS],
+            || C <- configs_run(Runs)],
     Extra = case Name of
                 huge -> huge_md(Runs, Base);
                 _ -> ""
@@ -639,7 +664,11 @@ huge_md(Runs, _Base) ->
      "ms median (min-max), and in brackets the extra over `untraced` "
      "(median; min against min):\n\n",
      "| configuration | ", lists:join(" | ", Terms), " |\n|---|---|---|---|---|---|---|\n",
-     [Row(C) || C <- ?CONFIGS], "\n"].
+     [Row(C) || C <- configs_run(Runs)], "\n"].
+
+%% The configurations of a workload's table: the limit only where it ran.
+configs_run(Runs) ->
+    [C || C <- ?CONFIGS, C =/= limit orelse maps:is_key(limit, Runs)].
 
 send_stats(Runs, I) ->
     case [lists:nth(I, D) || #{detail := D} <- Runs, length(D) >= I] of
@@ -710,6 +739,7 @@ targets_md(Results) ->
                      fmt_opt(safe_div(P, D), 2), verdict(safe_div(P, D), 0.6),
                      fmt_opt(safe_div(P, DT), 2), verdict(safe_div(P, DT), 0.6), fmt_opt(F, 0)])
       || {N, P, D, DT, F, PM} <- On],
+     limit_md(maps:get(send, ByName, undefined)),
      "\n\"Fastest rounds\" compares the minimum wall times instead of the medians: "
      "the least disturbed run of each configuration.\n\n"
      "The LTTng consumer daemon copies the ring buffers out while the node runs; on 2 cores its "
@@ -749,6 +779,22 @@ targets_md(Results) ->
          _ -> ""
      end,
      "\n"].
+
+%% dyntrace's added cost per event against the limit tracer's.
+limit_md(undefined) -> "";
+limit_md(#{runs := Runs}) ->
+    Base = median_wall(maps:get(untraced, Runs, [])),
+    Ev = events_per_round(Runs),
+    P = added(Runs, probe_on, Base, Ev, wall_us),
+    L = added(Runs, limit, Base, Ev, wall_us),
+    Floor = added(Runs, floor_trace, Base, Ev, wall_us),
+    Ratio = safe_div(P, L),
+    MinRatio = safe_div(min_added(Runs, probe_on, Ev), min_added(Runs, limit, Ev)),
+    io_lib:format("\n**Against the limit** (send): dyntrace adds ~s ns per event, the limit "
+                  "tracer (the VM's dispatch, ~s ns, plus one tracepoint of the same texts) "
+                  "~s ns: ~s x the limit (target <= 1.25: ~s; fastest rounds: ~s x).\n",
+                  [fmt_opt(P, 0), fmt_opt(Floor, 0), fmt_opt(L, 0), fmt_opt(Ratio, 2),
+                   verdict(Ratio, 1.25), fmt_opt(MinRatio, 2)]).
 
 verdict(undefined, _) -> "-";
 verdict(X, Limit) when X =< Limit -> "meets";

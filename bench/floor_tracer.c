@@ -3,7 +3,7 @@
  * benchmark attaches it next to dyntrace to show what the VM's tracer
  * dispatch costs by itself (answer `trace`), and what a switched-off
  * tracer costs at the least (answer `discard`, the probe-off floor). */
-#include <erl_nif.h>
+#include "bench_tracer.h"
 
 /* Per-thread call counts, each on its own cache line so that schedulers
  * never share one; read only when the workload has finished. */
@@ -15,7 +15,6 @@ static struct {
 static int next_slot;
 static __thread int my_slot __attribute__((tls_model("initial-exec"))) = -1;
 
-static ERL_NIF_TERM atom_trace, atom_discard, atom_ok, atom_trace_status;
 static ERL_NIF_TERM answer;
 
 static ERL_NIF_TERM enabled(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
@@ -62,22 +61,9 @@ static ERL_NIF_TERM take_count(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv
     return enif_make_ulong(env, total);
 }
 
-static int load(ErlNifEnv *env, void **priv, ERL_NIF_TERM info)
+static void init_tracer(void)
 {
-    (void)priv;
-    (void)info;
-    atom_trace = enif_make_atom(env, "trace");
-    atom_discard = enif_make_atom(env, "discard");
-    atom_ok = enif_make_atom(env, "ok");
-    atom_trace_status = enif_make_atom(env, "trace_status");
     answer = atom_trace;
-    return 0;
-}
-
-static int upgrade(ErlNifEnv *env, void **priv, void **old, ERL_NIF_TERM info)
-{
-    (void)old;
-    return load(env, priv, info);
 }
 
 #define CLASS(c) {"enabled_" #c, 3, enabled, 0}, {"trace_" #c, 5, trace, 0}

@@ -41,7 +41,28 @@ main(_) ->
          {Name, Huge, Make} -> row(Name, Huge, Make, fill(Make, 1, Huge));
          {Name, Huge, Make, FillN} -> row(Name, Huge, Make, FillN)
      end || Shape <- Shapes],
+    leaves(),
     ok.
+
+%% Lists of 20,000 equal leaves at the default and the largest budget: the
+%% cost per byte of text should not depend on the leaf's kind, nor grow
+%% with the budget beyond the text it allows. Funs and bitstrings that are
+%% not whole bytes are written by the VM's printer; integers by our own.
+leaves() ->
+    Leaves = [{"`<<1:3>>` (bits, not whole bytes)", <<1:3>>},
+              {"`fun lists:reverse/1`", fun lists:reverse/1},
+              {"`1000` (small integer)", 1000}],
+    io:format("~nLists of 20,000 equal leaves: time per `format_term(List, Budget)` call, "
+              "median of ~w rounds [min-max], and per byte of text written.~n~n", [?ROUNDS]),
+    io:format("| leaf | budget | text bytes | time per call | per text byte |~n"),
+    io:format("|---|---:|---:|---:|---:|~n"),
+    [begin
+         List = lists:duplicate(20000, Leaf),
+         Bytes = byte_size(dyntrace:format_term(List, Budget)),
+         {Med, _, _} = Timing = per_call_ns(List, Budget, 20),
+         io:format("| ~s | ~w | ~w | ~s | ~.1f ns |~n",
+                   [Name, Budget, Bytes, format_timing(Timing), Med / Bytes])
+     end || {Name, Leaf} <- Leaves, Budget <- [?BUDGET, 65536]].
 
 row(Name, HugeN, Make, FillN) ->
     Huge = Make(HugeN),
@@ -87,15 +108,21 @@ stats(Rounds) ->
 
 %% Median, min and max over rounds of the mean ns per call.
 per_call_ns(Term, Calls) ->
-    _ = dyntrace:format_term(Term, ?BUDGET),
-    stats([round_ns(Term, Calls) || _ <- lists:seq(1, ?ROUNDS)]).
+    per_call_ns(Term, ?BUDGET, Calls).
+
+per_call_ns(Term, Budget, Calls) ->
+    _ = dyntrace:format_term(Term, Budget),
+    stats([round_ns(Term, Budget, Calls) || _ <- lists:seq(1, ?ROUNDS)]).
 
 round_ns(Term, Calls) ->
+    round_ns(Term, ?BUDGET, Calls).
+
+round_ns(Term, Budget, Calls) ->
     T0 = erlang:monotonic_time(nanosecond),
-    loop(Term, Calls),
+    loop(Term, Budget, Calls),
     (erlang:monotonic_time(nanosecond) - T0) / Calls.
 
-loop(_Term, 0) -> ok;
-loop(Term, N) ->
-    _ = dyntrace:format_term(Term, ?BUDGET),
-    loop(Term, N - 1).
+loop(_Term, _Budget, 0) -> ok;
+loop(Term, Budget, N) ->
+    _ = dyntrace:format_term(Term, Budget),
+    loop(Term, Budget, N - 1).

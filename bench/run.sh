@@ -11,7 +11,15 @@ mkdir -p "$OUT"
 EXTRA_PACKAGES=valgrind ./scripts/setup.sh
 ERL_INCLUDE=$(erl -noshell -eval 'io:format("~s/erts-~s/include", [code:root_dir(), erlang:system_info(version)]), halt().')
 cc -shared -fPIC -O2 -Wall -Wextra -I"$ERL_INCLUDE" -o "$OUT/floor_tracer.so" bench/floor_tracer.c
-erlc -Werror +warn_missing_spec -o "$OUT" bench/floor_tracer.erl bench/bench_callee.erl bench/dyntrace_bench.erl
+# The limit tracer writes dyntrace's own message_send tracepoint: it needs
+# the tracepoint header the NIF's build generates from the event table.
+TP_DIR=$(cargo build --release --message-format=json 2>/dev/null \
+    | grep '"reason":"build-script-executed"' | grep dyntrace_nif \
+    | sed -n 's/.*"out_dir":"\([^"]*\)".*/\1/p')
+cc -shared -fPIC -O2 -Wall -Wextra -Wno-unused-parameter -I"$ERL_INCLUDE" -Inative/c_src -I"$TP_DIR" \
+    -o "$OUT/limit_tracer.so" bench/limit_tracer.c -ldl
+erlc -Werror +warn_missing_spec -o "$OUT" bench/floor_tracer.erl bench/limit_tracer.erl \
+    bench/bench_callee.erl bench/dyntrace_bench.erl
 erlc -o "$OUT" test/lttng_session.erl
 erl -noshell -pa _build/default/lib/dyntrace/ebin -pa "$OUT" \
     -eval 'dyntrace_bench:main(["BENCHMARKS.md"])'

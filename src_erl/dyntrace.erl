@@ -102,7 +102,8 @@
                         fields := [{atom(), field_type()}],
                         tags := [{trace_class(), atom()}]}.
 -type counters() :: #{bad_tracer_state := non_neg_integer(),
-                      bad_arguments := non_neg_integer()}.
+                      bad_arguments := non_neg_integer(),
+                      panics := non_neg_integer()}.
 -type probe_arg() :: integer() | iolist().
 -type n_probe_label() :: 0..1023.
 -type user_probe_result() :: true | false | error | badarg.
@@ -150,8 +151,9 @@ enabled_events() ->
 
 %% @doc Counters of what the tracer could not do as asked: events written
 %% with the default options because the tracer state was invalid
-%% (`bad_tracer_state') and callback calls rejected with `badarg'
-%% (`bad_arguments'). Events LTTng drops are counted by LTTng
+%% (`bad_tracer_state'), callback calls rejected with `badarg'
+%% (`bad_arguments'), and calls that failed inside the NIF (`panics', a bug:
+%% each one raised `badarg' and wrote no event). Events LTTng drops are counted by LTTng
 %% (`lttng view' and `babeltrace2' report them).
 -spec stats() -> counters().
 stats() ->
@@ -508,7 +510,7 @@ user_probe(Label, Args) ->
 %% thread. An operator's own LTTNG_UST_REGISTER_TIMEOUT is kept.
 -spec load_nif() -> ok | {error, term()}.
 load_nif() ->
-    Priv = priv_dir(),
+    Priv = nif_dir(),
     Library = filename:join(Priv, ?LIBRARY),
     Provider = filename:join(Priv, ?PROVIDER),
     case filelib:is_regular(Provider) andalso erlang:load_nif(Library, list_to_binary(Provider)) of
@@ -527,11 +529,23 @@ not_loaded(Library, Reason, Text) ->
                  [Library, Reason, Text]),
     {error, {nif_not_loaded, Reason}}.
 
-priv_dir() ->
-    case code:priv_dir(?MODULE) of
-        {error, bad_name} ->
-            Ebin = filename:dirname(code:which(?MODULE)),
-            filename:join(filename:dirname(Ebin), "priv");
-        Dir ->
-            Dir
+%% The `priv/' beside the `ebin/' this module came from, where a build or
+%% release puts the libraries; else the application's `priv_dir', which
+%% the code server guesses from the code path's directory names (another
+%% `dyntrace-*' directory earlier on the path would win there).
+nif_dir() ->
+    Beside = case code:which(?MODULE) of
+                 Beam when is_list(Beam) ->
+                     [filename:join(filename:dirname(filename:dirname(Beam)), "priv")];
+                 _ ->
+                     []
+             end,
+    App = case code:priv_dir(?MODULE) of
+              {error, bad_name} -> [];
+              Dir -> [Dir]
+          end,
+    Candidates = Beside ++ App,
+    case [D || D <- Candidates, filelib:is_regular(filename:join(D, ?PROVIDER))] of
+        [Found | _] -> Found;
+        [] -> hd(Candidates ++ ["priv"])
     end.

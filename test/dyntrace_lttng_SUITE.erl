@@ -34,6 +34,7 @@
          t_options_identifiers/1,
          t_junk_callbacks/1,
          t_reload/1,
+         t_load_beside_ebin/1,
          t_all/1]).
 
 -import(dyntrace_test_mod, [actor/0, run/2]).
@@ -71,6 +72,7 @@ all() ->
      t_options_identifiers,
      t_junk_callbacks,
      t_reload,
+     t_load_beside_ebin,
      t_all].
 
 init_per_suite(Config) ->
@@ -857,6 +859,22 @@ t_junk_callbacks(_Config) ->
     Sends = [fields(E) || E <- lttng_session:select(message_send, read_stopped(S, [A]))],
     ?assertEqual(1, count(#{<<"from">> => text(A), <<"to">> => text(A),
                             <<"message">> => <<"still_tracing">>}, Sends)).
+
+%% A directory named like the application (`dyntrace-0.0.1') earlier on the
+%% code path, without the libraries: the module still loads its NIF from
+%% the `priv/' beside the `ebin/' it was loaded from.
+t_load_beside_ebin(Config) ->
+    Decoy = filename:join(?config(priv_dir, Config), "dyntrace-0.0.1"),
+    ok = filelib:ensure_path(filename:join(Decoy, "ebin")),
+    ok = filelib:ensure_path(filename:join(Decoy, "priv")),
+    Ebin = filename:dirname(code:which(dyntrace)),
+    %% The last -pa comes first on the path.
+    Cmd = io_lib:format("erl -noshell -pa '~ts' -pa '~ts' -eval '"
+                        "io:format(\"~~p ~~p~~n\", [code:priv_dir(dyntrace), "
+                        "code:ensure_loaded(dyntrace)]), halt().'",
+                        [Ebin, filename:join(Decoy, "ebin")]),
+    Expected = io_lib:format("~p ~p~n", [filename:join(Decoy, "priv"), {module, dyntrace}]),
+    ?assertEqual(lists:flatten(Expected), os:cmd(lists:flatten(Cmd))).
 
 %% l(dyntrace) twice while it is the active tracer: tracing goes on.
 t_reload(_Config) ->

@@ -34,17 +34,31 @@
  * the session daemon turned off unless the operator set it. Registration
  * goes on in LTTng-UST's own thread. Returns NULL on success, else the
  * reason (dlerror's text, valid until the next dl call).
+ *
+ * setenv(3) runs here while the VM's other threads run, which is safe as
+ * far as it can be made so:
+ * - ERTS never writes the C environment after start-up (os:putenv/2 and
+ *   the ports it spawns use its own copy), and this function writes it at
+ *   most once per process: the variable stays set (to 0), so a reload
+ *   finds it and writes nothing. It is never unset, because unsetenv
+ *   shifts the entries of the array other threads may be reading.
+ * - Other threads only read it (getenv, as libc's localtime does for TZ).
+ *   glibc's setenv copies an environment it did not allocate into a new
+ *   array and leaves the old one in place, so a concurrent reader sees
+ *   the old array or the new one, both valid.
+ * - The remaining window: if another library grew the environment with
+ *   setenv before, glibc reallocates that array, and a getenv on another
+ *   thread at that very instant could read the freed one. Once per
+ *   process, at load; the alternative is LTTng-UST's 3 s wait on a
+ *   scheduler whenever the session daemon is slow.
  */
 const char *dyntrace_load_provider(const char *path)
 {
     /* The real C environment: the VM's os:putenv/2 keeps its own copy,
      * which liblttng-ust's getenv(3) does not see. */
-    int ours = getenv(REGISTER_TIMEOUT) == NULL;
-    if (ours)
+    if (getenv(REGISTER_TIMEOUT) == NULL)
         setenv(REGISTER_TIMEOUT, "0", 0);
     /* Never unloaded: LTTng-UST probes must outlive every event. */
     void *provider = dlopen(path, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
-    if (ours)
-        unsetenv(REGISTER_TIMEOUT);
     return provider ? NULL : dlerror();
 }

@@ -13,7 +13,9 @@ use std::ffi::c_int;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 /// Runs a callback body over the call's `N` arguments. A body that answers
-/// `None`, or panics, raises `badarg`: nothing unwinds into the VM.
+/// `None`, or panics, raises `badarg`: nothing unwinds into the VM, and a
+/// panic is counted and the formatter's per-thread state reset
+/// (`crate::recover_from_panic`).
 ///
 /// # Safety
 /// `env` and `argv` are what the runtime passed for a function of arity `N`
@@ -29,18 +31,28 @@ where
     F: for<'a> FnOnce(Env<'a>, [Term<'a>; N]) -> Option<ErlNifTerm>,
 {
     if argc as usize != N {
-        return rustler::sys::enif_make_badarg(env);
+        // SAFETY: `env` is the call's environment.
+        return unsafe { rustler::sys::enif_make_badarg(env) };
     }
     let answer = catch_unwind(AssertUnwindSafe(|| {
         let marker = ();
-        let env = Env::new(&marker, env);
-        let args = std::array::from_fn(|i| Term::new(env, *argv.add(i)));
+        // SAFETY: `env` is the call's environment, valid for this call.
+        let env = unsafe { Env::new(&marker, env) };
+        let args = std::array::from_fn(|i| {
+            // SAFETY: `argv` holds N terms of `env` (checked above).
+            unsafe { Term::new(env, *argv.add(i)) }
+        });
         body(env, args)
     }));
-    match answer {
-        Ok(Some(term)) => term,
-        _ => rustler::sys::enif_make_badarg(env),
-    }
+    let answer = match answer {
+        Ok(answer) => answer,
+        Err(_) => {
+            crate::recover_from_panic(env);
+            None
+        }
+    };
+    // SAFETY: `env` is the call's environment.
+    answer.unwrap_or_else(|| unsafe { rustler::sys::enif_make_badarg(env) })
 }
 
 /// One `enabled*/3` + `trace*/5` pair per trace class, plus the generic
@@ -53,9 +65,13 @@ macro_rules! callbacks {
                 argc: c_int,
                 argv: *const ErlNifTerm,
             ) -> ErlNifTerm {
-                run(env, argc, argv, |_, [tag, _state, tracee]| {
-                    Some(tracer::enabled($class, tag, tracee).as_c_arg())
-                })
+                // SAFETY: registered with arity 3 (`table`), so the runtime
+                // passes 3 terms.
+                unsafe {
+                    run(env, argc, argv, |_, [tag, _state, tracee]| {
+                        Some(tracer::enabled($class, tag, tracee).as_c_arg())
+                    })
+                }
             }
 
             unsafe extern "C" fn $trace(
@@ -63,11 +79,14 @@ macro_rules! callbacks {
                 argc: c_int,
                 argv: *const ErlNifTerm,
             ) -> ErlNifTerm {
-                run(env, argc, argv, |env, [tag, state, tracee, term, opts]| {
-                    tracer::emit(env, $class, tag, state, tracee, term, opts)
-                        .ok()
-                        .map(|ok| ok.as_c_arg())
-                })
+                // SAFETY: registered with arity 5 (`table`).
+                unsafe {
+                    run(env, argc, argv, |env, [tag, state, tracee, term, opts]| {
+                        tracer::emit(env, $class, tag, state, tracee, term, opts)
+                            .ok()
+                            .map(|ok| ok.as_c_arg())
+                    })
+                }
             }
         )*
 

@@ -12,9 +12,9 @@
 //! - UTF-8 throughout: characters 160-255 of printable lists, which `%T`
 //!   writes as raw Latin-1 bytes, are written UTF-8 encoded (atoms are
 //!   UTF-8 in `%T` already).
-//! - Every map is written flat, `#{K=>V,...}`, in the enif iterator's order:
-//!   for maps up to 32 keys that is `%T`'s text; over 32 keys `%T` prints
-//!   its internal hash-trie nodes.
+//! - Every map is written flat, `#{K=>V,...}`, in the order
+//!   `maps:to_list/1` returns: for maps up to 32 keys that is `%T`'s text;
+//!   over 32 keys `%T` prints its internal hash-trie nodes.
 //!
 //! Beyond fixed bounds, which keep the cost of a term bounded by its
 //! budget (the text is still within the budget and ends in `...`):
@@ -63,6 +63,13 @@ pub fn format_term_bounded(term: Term, max: usize, out: &mut Vec<u8>) {
     let mut sink = Sink::new(out, max);
     walk::walk(env, term.as_c_arg(), &mut sink);
     sink.finish();
+}
+
+/// Drops a walk a panic cut short on this thread: its work items and its
+/// map iterators, which are destroyed with `env`, the environment of the
+/// NIF call that panicked.
+pub fn reset_after_panic(env: *mut rustler::sys::ErlNifEnv) {
+    walk::reset(env);
 }
 
 /// Appends a pid, port or reference exactly, never cut.

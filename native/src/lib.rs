@@ -7,6 +7,8 @@
 //! printer `format` (pid texts cached in `ident_cache`), the C provider's
 //! interface `lttng`.
 
+#![deny(clippy::undocumented_unsafe_blocks, unsafe_op_in_unsafe_fn)]
+
 mod callbacks;
 mod events;
 mod fields;
@@ -30,6 +32,14 @@ pub(crate) fn term_word(term: ErlNifTerm) -> usize {
     unsafe { std::mem::transmute::<ErlNifTerm, usize>(term) }
 }
 
+/// After a panic caught at the NIF boundary, still inside the same NIF
+/// call: counts it (`dyntrace:stats()`, `panics`) and resets the
+/// formatter's per-thread state, whose map iterators belong to this call.
+pub(crate) fn recover_from_panic(env: *mut ErlNifEnv) {
+    stats::count_panic();
+    format::reset_after_panic(env);
+}
+
 /// The text a `message`/`reason` field would hold for `term` under the
 /// byte limit `max_term_bytes`.
 #[rustler::nif]
@@ -40,7 +50,13 @@ fn format_term<'a>(
 ) -> NifResult<Binary<'a>> {
     let max = options::valid_max_term_bytes(max_term_bytes).ok_or(rustler::Error::BadArg)?;
     let mut text = Vec::with_capacity(max);
-    format::format_term_bounded(term, max, &mut text);
+    let formatted = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        format::format_term_bounded(term, max, &mut text)
+    }));
+    if formatted.is_err() {
+        recover_from_panic(env.as_c_arg());
+        return Err(rustler::Error::BadArg);
+    }
     let mut bin = NewBinary::new(env, text.len());
     bin.as_mut_slice().copy_from_slice(&text);
     Ok(bin.into())
@@ -137,7 +153,10 @@ fn on_load(env: Env, load_info: Term) -> bool {
         eprintln!("dyntrace: tracepoint provider mismatch: {why}");
         return false;
     }
-    routes::init(env);
+    if let Err(why) = routes::init(env) {
+        eprintln!("dyntrace: {why}");
+        return false;
+    }
     let Some(path) = load_info
         .decode_as_binary()
         .ok()
@@ -159,6 +178,7 @@ fn guarded_load(env: *mut ErlNifEnv, load_info: ErlNifTerm) -> c_int {
     std::panic::catch_unwind(|| {
         // SAFETY: `env` and `load_info` are what the runtime passed us.
         let env = unsafe { Env::new_init_env(&env, env) };
+        // SAFETY: `load_info` is a term of that environment.
         let load_info = unsafe { Term::new(env, load_info) };
         on_load(env, load_info)
     })
@@ -181,6 +201,7 @@ extern "C" fn nif_upgrade(
 struct Entry(ErlNifEntry);
 // SAFETY: built once, then only read by the runtime.
 unsafe impl Sync for Entry {}
+// SAFETY: as above: nothing writes it after it is built.
 unsafe impl Send for Entry {}
 
 static ENTRY: once_cell::sync::OnceCell<Entry> = once_cell::sync::OnceCell::new();
@@ -191,7 +212,8 @@ static ENTRY: once_cell::sync::OnceCell<Entry> = once_cell::sync::OnceCell::new(
 /// Called by the Erlang runtime only.
 #[no_mangle]
 pub unsafe extern "C" fn nif_init() -> *const ErlNifEntry {
-    rustler::codegen_runtime::internal_write_symbols();
+    // SAFETY: the runtime calls nif_init once per load, before any NIF.
+    unsafe { rustler::codegen_runtime::internal_write_symbols() };
     let entry = ENTRY.get_or_init(|| {
         let mut funcs: Vec<ErlNifFunc> =
             rustler::codegen_runtime::inventory::iter::<rustler::Nif>()

@@ -6,7 +6,8 @@ use once_cell::sync::OnceCell;
 use rustler::{Atom, Env, Term};
 
 /// Slots per class: a power of two, more than any class has tags (at most
-/// eight), so a probe always ends at the tag or at an empty slot.
+/// eight today), so a probe always ends at the tag or at an empty slot;
+/// `init` fails the load if a class ever has too many.
 const SLOTS: usize = 16;
 
 #[derive(Clone, Copy)]
@@ -30,31 +31,42 @@ fn home(word: usize) -> usize {
     (word as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) as usize >> (usize::BITS - SLOTS.ilog2())
 }
 
-/// Creates the tag atoms. Called from the NIF's load and upgrade.
-pub fn init(env: Env) {
-    TABLE.get_or_init(|| {
-        let empty = Slot {
-            word: 0,
-            route: None,
-        };
-        let mut by_class = [[empty; SLOTS]; Class::COUNT];
-        for route in ROUTES {
-            let Ok(atom) = Atom::from_str(env, route.tag) else {
-                continue;
-            };
-            let word = term_word(atom.as_c_arg());
-            let slots = &mut by_class[route.class as usize];
-            let mut i = home(word);
-            while slots[i].route.is_some() {
-                i = (i + 1) % SLOTS;
-            }
-            slots[i] = Slot {
-                word,
-                route: Some(route),
-            };
+/// Creates the tag atoms and the table. Called from the NIF's load and
+/// upgrade, which fail if it does.
+pub fn init(env: Env) -> Result<(), String> {
+    TABLE.get_or_try_init(|| build(env)).map(|_| ())
+}
+
+fn build(env: Env) -> Result<RouteTable, String> {
+    let empty = Slot {
+        word: 0,
+        route: None,
+    };
+    let mut by_class = [[empty; SLOTS]; Class::COUNT];
+    for route in ROUTES {
+        let atom = Atom::from_str(env, route.tag)
+            .map_err(|_| format!("cannot make the tag atom {}", route.tag))?;
+        let word = term_word(atom.as_c_arg());
+        let slots = &mut by_class[route.class as usize];
+        // A lookup stops at an empty slot: one must always stay empty.
+        let used = slots.iter().filter(|slot| slot.route.is_some()).count();
+        if used + 1 >= SLOTS {
+            return Err(format!(
+                "class {} has more tags than its {} route slots can hold",
+                route.class.flag(),
+                SLOTS - 1
+            ));
         }
-        RouteTable { by_class }
-    });
+        let mut i = home(word);
+        while slots[i].route.is_some() {
+            i = (i + 1) % SLOTS;
+        }
+        slots[i] = Slot {
+            word,
+            route: Some(route),
+        };
+    }
+    Ok(RouteTable { by_class })
 }
 
 /// The row for `tag` in `class`, if that tag becomes an event.

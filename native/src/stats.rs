@@ -6,6 +6,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 static BAD_TRACER_STATE: AtomicU64 = AtomicU64::new(0);
 static BAD_ARGUMENTS: AtomicU64 = AtomicU64::new(0);
+static PANICS: AtomicU64 = AtomicU64::new(0);
 
 /// An event used the default options because its tracer state was invalid.
 pub fn count_bad_tracer_state() {
@@ -17,9 +18,16 @@ pub fn count_bad_arguments() {
     BAD_ARGUMENTS.fetch_add(1, Ordering::Relaxed);
 }
 
-pub fn snapshot() -> [(&'static str, u64); 2] {
+/// A NIF call panicked: it raised `badarg` instead, and its event (if
+/// any) was not written.
+pub fn count_panic() {
+    PANICS.fetch_add(1, Ordering::Relaxed);
+}
+
+pub fn snapshot() -> [(&'static str, u64); 3] {
     [
         ("bad_tracer_state", BAD_TRACER_STATE.load(Ordering::Relaxed)),
         ("bad_arguments", BAD_ARGUMENTS.load(Ordering::Relaxed)),
+        ("panics", PANICS.load(Ordering::Relaxed)),
     ]
 }

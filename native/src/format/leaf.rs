@@ -34,15 +34,16 @@ pub fn write_bitstring(term: ErlNifTerm, sink: &mut Sink) {
 }
 
 fn snprintf(term: ErlNifTerm, precision: Option<i32>, len: usize, sink: &mut Sink) {
-    sink.put_with(len, |buf| {
+    sink.put_with(len, |buf, len| {
+        // SAFETY: reads the runtime's function table, set before any NIF runs.
         let print = unsafe { rustler::sys::get_enif_snprintf() };
-        let ptr = buf.as_mut_ptr() as *mut c_char;
-        // SAFETY: `buf` has `buf.len()` writable bytes; the formats take
-        // one term, or a precision and one term.
+        let ptr = buf.cast::<c_char>();
+        // SAFETY: `buf` has `len` writable bytes; the formats take one
+        // term, or a precision and one term.
         unsafe {
             match precision {
-                None => print(ptr, buf.len(), c"%T".as_ptr(), term),
-                Some(p) => print(ptr, buf.len(), c"%.*T".as_ptr(), p, term),
+                None => print(ptr, len, c"%T".as_ptr(), term),
+                Some(p) => print(ptr, len, c"%.*T".as_ptr(), p, term),
             };
         }
     });
@@ -88,6 +89,7 @@ struct BigLimit {
 // never freed nor written after creation; reading them from any thread is
 // what the enif API allows.
 unsafe impl Send for BigLimit {}
+// SAFETY: as for Send: shared reads of immutable terms.
 unsafe impl Sync for BigLimit {}
 
 static BIG_LIMIT: OnceLock<Option<BigLimit>> = OnceLock::new();

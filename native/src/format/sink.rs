@@ -85,18 +85,36 @@ impl<'a> Sink<'a> {
         self.full = true;
     }
 
-    /// Lends `len` zeroed bytes at the end of the text to `fill`, which
-    /// writes a NUL-terminated text there; keeps that text (what fits).
-    pub fn put_with(&mut self, len: usize, fill: impl FnOnce(&mut [u8])) {
-        if self.full {
+    /// Lends `len` bytes of room at the end of the text to `fill`, which
+    /// writes a NUL-terminated text there (C's snprintf contract); keeps
+    /// that text, what fits. The room is not zeroed: the cost follows the
+    /// text written, not `len`.
+    pub fn put_with(&mut self, len: usize, fill: impl FnOnce(*mut u8, usize)) {
+        if self.full || len == 0 {
             return;
         }
         let at = self.out.len();
-        self.out.resize(at + len, 0);
-        fill(&mut self.out[at..]);
-        let written = self.out[at..].iter().position(|b| *b == 0).unwrap_or(len);
+        self.out.reserve(len);
+        let buf = self.out.spare_capacity_mut()[..len]
+            .as_mut_ptr()
+            .cast::<u8>();
+        // SAFETY: `buf` has `len` bytes of capacity (reserved above). The
+        // two NULs bound the scan below even if `fill` writes nothing, or
+        // writes without the NUL it promises.
+        unsafe {
+            *buf = 0;
+            *buf.add(len - 1) = 0;
+        }
+        fill(buf, len);
+        let mut written = 0;
+        // SAFETY: bytes up to the first NUL were written by `fill` (or are
+        // the NULs above); the scan stops there, within `len`.
+        while unsafe { *buf.add(written) } != 0 {
+            written += 1;
+        }
         let keep = written.min(self.end + 1 - at);
-        self.out.truncate(at + keep);
+        // SAFETY: the first `keep` bytes of the room are initialised text.
+        unsafe { self.out.set_len(at + keep) };
         if self.out.len() > self.end {
             self.full = true;
         }

@@ -28,8 +28,11 @@ enum Work {
     /// The remaining elements of a tuple, each after a `,`.
     Tuple(*const ErlNifTerm, usize),
     /// The next pair of the map whose iterator is on top of the iterator
-    /// stack; `true` for the first pair.
-    MapNext(bool),
+    /// stack.
+    MapNext {
+        first: bool,
+        backward: bool,
+    },
 }
 
 #[derive(Default)]
@@ -120,6 +123,16 @@ pub fn walk(env: *mut ErlNifEnv, root: ErlNifTerm, sink: &mut Sink) {
     }
 }
 
+/// Clears this thread's buffers after a walk that never finished.
+pub fn reset(env: *mut ErlNifEnv) {
+    let _ = SCRATCH.try_with(|scratch| {
+        if let Ok(mut scratch) = scratch.try_borrow_mut() {
+            scratch.work.clear();
+            scratch.iters.destroy_all(env);
+        }
+    });
+}
+
 fn run(
     env: *mut ErlNifEnv,
     root: ErlNifTerm,
@@ -153,11 +166,12 @@ fn run(
                 // SAFETY: `left` more elements follow `elems` in the tuple.
                 let elem = unsafe { *elems };
                 if left > 1 {
+                    // SAFETY: as above; left > 1, so the next one exists.
                     work.push(Work::Tuple(unsafe { elems.add(1) }, left - 1));
                 }
                 work.push(Work::Term(elem));
             }
-            Work::MapNext(first) => map_next(env, first, sink, work, iters),
+            Work::MapNext { first, backward } => map_next(env, first, backward, sink, work, iters),
         }
     }
     work.clear();
@@ -302,6 +316,7 @@ fn write_integer(env: *mut ErlNifEnv, term: ErlNifTerm, sink: &mut Sink) {
     // SAFETY: out-pointers to locals.
     if unsafe { rustler::sys::enif_get_int64(env, term, &mut small) } != 0 {
         write_decimal(small < 0, small.unsigned_abs(), sink);
+    // SAFETY: as above.
     } else if unsafe { rustler::sys::enif_get_uint64(env, term, &mut unsigned) } != 0 {
         write_decimal(false, unsigned, sink);
     } else {
@@ -378,6 +393,7 @@ fn write_binary(env: *mut ErlNifEnv, term: ErlNifTerm, sink: &mut Sink) {
         write_bitstring(term, sink);
         return;
     }
+    // SAFETY: enif_inspect_binary succeeded, so it filled `bin`.
     let bin = unsafe { bin.assume_init() };
     let bytes: &[u8] = if bin.size == 0 {
         &[]
@@ -482,21 +498,36 @@ fn map_start(
         sink.byte(b'}');
         return;
     }
+    // Up to 32 keys (a flat map) the iterator goes in key order, as %T
+    // and maps:to_list/1 do; beyond (a hash map) it goes in the reverse
+    // of maps:to_list/1's order, so the walk starts from its end.
+    let backward = size > MAX_FLAT_MAP_KEYS;
+    let start = if backward {
+        ErlNifMapIteratorEntry::ERL_NIF_MAP_ITERATOR_TAIL
+    } else {
+        ErlNifMapIteratorEntry::ERL_NIF_MAP_ITERATOR_HEAD
+    };
     let iter = iters.push();
-    let head = ErlNifMapIteratorEntry::ERL_NIF_MAP_ITERATOR_HEAD;
     // SAFETY: `iter` is ours until destroyed in `map_next` or `run`.
-    if unsafe { rustler::sys::enif_map_iterator_create(env, map, iter, head) } == 0 {
+    if unsafe { rustler::sys::enif_map_iterator_create(env, map, iter, start) } == 0 {
         iters.pop();
         sink.stop();
         return;
     }
     work.push(Work::Text(b"}"));
-    work.push(Work::MapNext(true));
+    work.push(Work::MapNext {
+        first: true,
+        backward,
+    });
 }
+
+/// The most keys a map stored flat has (the VM's MAP_SMALL_MAP_LIMIT).
+const MAX_FLAT_MAP_KEYS: usize = 32;
 
 fn map_next(
     env: *mut ErlNifEnv,
     first: bool,
+    backward: bool,
     sink: &mut Sink,
     work: &mut Vec<Work>,
     iters: &mut Iters,
@@ -507,15 +538,26 @@ fn map_next(
     let (mut key, mut value) = (ErlNifTerm::default(), ErlNifTerm::default());
     // SAFETY: `iter` is a live iterator of this walk.
     if unsafe { rustler::sys::enif_map_iterator_get_pair(env, iter, &mut key, &mut value) } == 0 {
+        // SAFETY: live, and dropped from the stack right after.
         unsafe { rustler::sys::enif_map_iterator_destroy(env, iter) };
         iters.pop();
         return;
     }
-    unsafe { rustler::sys::enif_map_iterator_next(env, iter) };
+    // SAFETY: as above.
+    unsafe {
+        if backward {
+            rustler::sys::enif_map_iterator_prev(env, iter);
+        } else {
+            rustler::sys::enif_map_iterator_next(env, iter);
+        }
+    }
     if !first {
         sink.byte(b',');
     }
-    work.push(Work::MapNext(false));
+    work.push(Work::MapNext {
+        first: false,
+        backward,
+    });
     work.push(Work::Term(value));
     work.push(Work::Text(b"=>"));
     work.push(Work::Term(key));
