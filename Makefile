@@ -1,5 +1,5 @@
 # Shortcuts; the README's commands are scripts/demo.sh and scripts/test.sh.
-.PHONY: all demo test bench soak lint clean
+.PHONY: all demo test bench bench-analyze soak lint clean
 
 all:
 	rebar3 compile
@@ -13,13 +13,23 @@ test:
 bench:
 	./bench/run.sh
 
+# Only the analyser's benchmark: replaces its section of BENCHMARKS.md.
+bench-analyze:
+	mkdir -p _build/bench
+	./bench/analyze.sh >_build/bench/analyze.md
+	awk '/^## dyntrace-analyze: reading speed/ { skip = 1; next } /^## / { skip = 0 } !skip' \
+	    BENCHMARKS.md >_build/bench/BENCHMARKS.md
+	cat _build/bench/analyze.md >>_build/bench/BENCHMARKS.md
+	mv _build/bench/BENCHMARKS.md BENCHMARKS.md
+
 # 60 s at the highest event rate in an isolated node: memory must stay flat.
 soak:
 	rebar3 ct --suite test/dyntrace_reliability_SUITE --case soak_long
 
 lint:
 	cargo fmt --all -- --check
-	cargo clippy --release -- -D warnings
+	cargo clippy --release --workspace --all-targets -- -D warnings
+	cargo test --release --workspace
 
 clean:
 	cargo clean

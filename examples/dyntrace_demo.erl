@@ -4,14 +4,16 @@
 %%% LTTng session and enable events in it (the `lttng' commands are printed
 %%% as they run), attach the tracer, start recording, run a small bank
 %%% (a registered account server, linked clients, a crash, a port, garbage
-%%% collections), stop, and print what `babeltrace2' reads from the trace.
+%%% collections), stop, print what `babeltrace2' reads from the trace, then
+%%% what `dyntrace-analyze' makes of it (slow calls, message latency, GC
+%%% pauses).
 -module(dyntrace_demo).
 
 -export([main/0, account/1, deposit/2, withdraw/2]).
 
 -define(SESSION, "dyntrace-demo").
 -define(EVENTS, [process_spawn, process_link, process_exit, process_register,
-                 message_send, message_receive,
+                 process_scheduled, message_send, message_receive,
                  function_call, function_return, function_exception,
                  port_open, port_exit,
                  gc_minor_start, gc_minor_end, gc_major_start, gc_major_end]).
@@ -22,17 +24,17 @@ main() ->
     Dir = "/tmp/" ++ ?SESSION,
     {module, dyntrace} = code:ensure_loaded(dyntrace),
     io:format("1> l(dyntrace).~n{module,dyntrace}~n~n"),
-    wait(fun registered/0, "this node to register with the LTTng session daemon"),
+    wait(fun registered_with_daemon/0, "this node to register with the LTTng session daemon"),
     _ = os:cmd("lttng destroy " ++ ?SESSION ++ " 2>/dev/null; rm -rf " ++ Dir),
     sh("lttng create " ++ ?SESSION ++ " --output=" ++ Dir),
     sh("lttng enable-event -u " ++ lists:join(",", [event(E) || E <- ?EVENTS])),
     Bank = spawn(fun() -> bank() end),
-    io:format("2> erlang:trace(Bank, true, [procs, send, 'receive', call, "
+    io:format("2> erlang:trace(Bank, true, [procs, running, send, 'receive', call, "
               "garbage_collection, set_on_spawn, {tracer, dyntrace, []}]).~n"
               "3> erlang:trace(new_ports, true, [ports, {tracer, dyntrace, []}]).~n"
               "4> erlang:trace_pattern({dyntrace_demo, '_', '_'}, "
               "[{'_', [], [{exception_trace}]}], [global]).~n~n"),
-    erlang:trace(Bank, true, [procs, send, 'receive', call, garbage_collection,
+    erlang:trace(Bank, true, [procs, running, send, 'receive', call, garbage_collection,
                               set_on_spawn, {tracer, dyntrace, []}]),
     erlang:trace(new_ports, true, [ports, {tracer, dyntrace, []}]),
     erlang:trace_pattern({?MODULE, '_', '_'}, [{'_', [], [{exception_trace}]}], [global]),
@@ -49,6 +51,10 @@ main() ->
     [io:format("~s~n", [L]) || L <- Events],
     io:format("~n~b events; per event:~n", [length(Events)]),
     [io:format("  ~-20s ~b~n", [E, count(E, Events)]) || E <- ?EVENTS],
+    io:format("~nWhat the analyser makes of the trace:~n"),
+    Analyze = filename:join(code:priv_dir(dyntrace), "dyntrace-analyze"),
+    [sh(Analyze ++ " " ++ Args ++ " " ++ Dir)
+     || Args <- ["calls --slower-than 1ms", "latency", "gc"]],
     sh("lttng destroy " ++ ?SESSION),
     halt(case Events of [] -> 1; _ -> 0 end).
 
@@ -115,7 +121,7 @@ count(E, Lines) ->
 sh(Cmd) ->
     io:format("$ ~s~n~s", [Cmd, os:cmd(Cmd ++ " 2>&1")]).
 
-registered() ->
+registered_with_daemon() ->
     string:find(os:cmd("lttng list -u"), "PID: " ++ os:getpid() ++ " ") =/= nomatch.
 
 wait(Fun, What) ->

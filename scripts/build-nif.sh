@@ -1,5 +1,6 @@
 #!/bin/sh
-# Builds the Rust NIF (and its C tracepoint provider) and puts it in priv/.
+# Builds the Rust workspace: the NIF (and its C tracepoint provider) and the
+# trace analyser; puts the NIF and `dyntrace-analyze` in priv/.
 # Called by `rebar3 compile`; runs from the project's top directory.
 set -eu
 cd "$(dirname "$0")/.."
@@ -8,8 +9,8 @@ mkdir -p priv
 # The NIF and its LTTng-UST probe provider (see native/build.rs). Rename
 # into place so a running node never sees a half-written library (a temp
 # name per build: two builds may run at once).
-for lib in libdyntrace_nif.so libdyntrace_lttng.so; do
-    tmp="priv/$lib.$$.tmp"
-    cp -f "target/release/$lib" "$tmp"
-    mv -f "$tmp" "priv/$lib"
+for file in libdyntrace_nif.so libdyntrace_lttng.so dyntrace-analyze; do
+    tmp="priv/$file.$$.tmp"
+    cp -f "target/release/$file" "$tmp"
+    mv -f "$tmp" "priv/$file"
 done

@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 
 PACKAGES=(erlang-base erlang-dev erlang-common-test erlang-runtime-tools
           erlang-proper erlang-tools rebar3 lttng-tools liblttng-ust-dev
-          babeltrace2 gcc make iproute2)
+          babeltrace2 libbabeltrace2-dev pkg-config python3-bt2 gcc make iproute2)
 
 missing=()
 for p in "${PACKAGES[@]}" ${EXTRA_PACKAGES:-}; do

@@ -1,6 +1,7 @@
 #!/bin/bash
 # Runs every test: lints (cargo fmt, clippy -D warnings, Erlang compiled
-# with warnings_as_errors), then each Common Test suite against an LTTng
+# with warnings_as_errors), the Rust unit tests (cargo test), then each
+# Common Test suite against an LTTng
 # session daemon of its own (scripts/isolated.sh), so that no other
 # recording session on the machine can disturb it. Ends with an
 # "N passed, N failed" line. Arguments go to `rebar3 ct` (one isolated run).
@@ -8,13 +9,15 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/setup.sh
 
-echo "==> cargo fmt --check, cargo clippy -D warnings"
+echo "==> cargo fmt --check, cargo clippy -D warnings (whole workspace)"
 cargo fmt --all -- --check
-cargo clippy --release --quiet -- -D warnings
+cargo clippy --release --quiet --workspace --all-targets -- -D warnings
 
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 status=0
+echo "==> cargo test (Rust unit tests, no VM)"
+cargo test --release --quiet --workspace 2>&1 | tee -a "$log" || status=$?
 if [ $# -gt 0 ]; then
     echo "==> rebar3 ct $*"
     scripts/isolated.sh rebar3 ct "$@" 2>&1 | tee -a "$log" || status=$?
@@ -25,11 +28,11 @@ else
     done
 fi
 # rebar3 prints "All N tests passed." or "Failed N tests. Passed M tests."
-# once per run; add them up.
+# once per run, cargo "test result: ... N passed; M failed"; add them up.
 sum() {
     awk -v re="$1" '{ while (match($0, re)) { m = substr($0, RSTART, RLENGTH); gsub(/[^0-9]/, "", m); n += m; $0 = substr($0, RSTART + RLENGTH) } } END { print n + 0 }' "$log"
 }
-passed=$(sum '(All|Passed) [0-9]+ tests?')
-failed=$(sum 'Failed [0-9]+ tests?')
+passed=$(sum '(All|Passed) [0-9]+ tests?|[0-9]+ passed;')
+failed=$(sum 'Failed [0-9]+ tests?|[0-9]+ failed;')
 echo "${passed:-0} passed, ${failed:-0} failed"
 exit "$status"

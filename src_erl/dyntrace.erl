@@ -37,15 +37,26 @@
 %%% `lttng disable-event': the tracer stays attached (`enabled(trace_status,
 %%% ...)' answers `trace') and the next event sees the change.
 %%%
-%%% Options: `{tracer, dyntrace, Options}' where `Options' is `[]' or a map
-%%% `#{max_term_bytes => 64..65536}' (default 1024). Build it with
-%%% {@link tracer/1} to have a bad map rejected when it is written; an invalid
-%%% state that reaches the callbacks means the defaults, and every event that
-%%% used the defaults for that reason is counted in {@link stats/0}.
+%%% Options: `{tracer, dyntrace, Options}' where `Options' is `[]' or a map:
+%%% - `max_term_bytes => 64..65536' (default 1024): the byte limit of a term
+%%%   text;
+%%% - `payload => full | shape | size | none' (default `full'): how much of a
+%%%   term reaches the trace, for every term field but registered names; or
+%%%   per field kind, `#{message => shape, reason => full}' (`message',
+%%%   `reason', `name', `driver', `callback'; kinds not named stay `full');
+%%% - `redact => [Key, ...]' (at most 32 keys): the value under any of these
+%%%   keys, in maps and 2-tuples anywhere in a term, is written `<redacted>'
+%%%   and never read.
+%%% README's "Term text" section defines each text; {@link format_term/3}
+%%% shows it. Build the map with {@link tracer/1} to have a bad one rejected
+%%% when it is written; an invalid state that reaches the callbacks means
+%%% the defaults (a map naming `payload' or `redact' means empty texts
+%%% instead: it fails closed), and every event written so is counted in
+%%% {@link stats/0}.
 -module(dyntrace).
 
 %%% PUBLIC %%%
--export([tracer/0, tracer/1, format_term/2, events/0, enabled_events/0, stats/0,
+-export([tracer/0, tracer/1, format_term/2, format_term/3, events/0, enabled_events/0, stats/0,
          announce_nodes/0]).
 
 %%% PRIVATE EXPORTS %%%
@@ -75,6 +86,9 @@
 -define(PROVIDER, "libdyntrace_lttng.so").
 -define(MIN_TERM_BYTES, 64).
 -define(MAX_TERM_BYTES, 65536).
+-define(MAX_REDACT_KEYS, 32).
+-define(PAYLOAD_MODES, [full, shape, size, none]).
+-define(FIELD_KINDS, [message, reason, name, driver, callback]).
 %% The process that writes the node_name events, and how often it looks
 %% whether the event became enabled, and rewrites them while it is.
 -define(NODE_NAMES, dyntrace_node_names).
@@ -82,7 +96,11 @@
 -define(NODE_NAMES_REFRESH_MS, 10000).
 
 -type max_term_bytes() :: ?MIN_TERM_BYTES..?MAX_TERM_BYTES.
--type options() :: #{max_term_bytes => max_term_bytes()}.
+-type payload_mode() :: full | shape | size | none.
+-type field_kind() :: message | reason | name | driver | callback.
+-type options() :: #{max_term_bytes => max_term_bytes(),
+                     payload => payload_mode() | #{field_kind() => payload_mode()},
+                     redact => [term()]}.
 -type tracer_state() :: [] | options().
 -type enabled_result() :: trace | discard.
 -type event_name() :: process_spawn | process_link | process_exit
@@ -109,7 +127,8 @@
 -type user_probe_result() :: true | false | error | badarg.
 -type node_name_reason() :: load | enable | nodeup | nodedown | refresh | request.
 
--export_type([options/0, tracer_state/0, event_name/0, event_info/0]).
+-export_type([options/0, tracer_state/0, event_name/0, event_info/0, payload_mode/0,
+              field_kind/0]).
 
 %%%===================================================================
 %%% PUBLIC
@@ -135,6 +154,23 @@ tracer(Options) ->
 format_term(_Term, _MaxTermBytes) ->
     erlang:nif_error(nif_not_loaded).
 
+%% @doc The text a field of kind `Kind' gets for `Term' under the tracer
+%% options `Options' (checked as {@link tracer/1} checks them; a bad kind
+%% raises `error({badarg, {kind, Kind}})'). `message' is the field of
+%% message_send and message_receive, `reason' of process_exit and
+%% port_exit, `name' of process_register, `driver' of port_open,
+%% `callback' port_scheduled's entry. Example:
+%% `format_term({login, <<"alice">>}, message, #{payload => shape})'
+%% returns `<<"{login,<<_:5/binary>>}">>'.
+-spec format_term(term(), field_kind(), tracer_state()) -> binary().
+format_term(Term, Kind, Options) ->
+    lists:member(Kind, ?FIELD_KINDS) orelse error({badarg, {kind, Kind}}),
+    format_field(Term, Kind, validate_options(Options)).
+
+-spec format_field(term(), field_kind(), tracer_state()) -> binary().
+format_field(_Term, _Kind, _Options) ->
+    erlang:nif_error(nif_not_loaded).
+
 %% @doc Every event of provider `org_erlang_dyntrace', in the provider's
 %% order: its name, its fields in order with their LTTng types (`string',
 %% `u32', `u64'), and the trace tags that emit it, each with its class, the
@@ -150,7 +186,8 @@ enabled_events() ->
     erlang:nif_error(nif_not_loaded).
 
 %% @doc Counters of what the tracer could not do as asked: events written
-%% with the default options because the tracer state was invalid
+%% with the default options (or, for a state naming `payload' or `redact',
+%% with every term field `-') because the tracer state was invalid
 %% (`bad_tracer_state'), callback calls rejected with `badarg'
 %% (`bad_arguments'), and calls that failed inside the NIF (`panics', a bug:
 %% each one raised `badarg' and wrote no event). Events LTTng drops are counted by LTTng
@@ -481,6 +518,17 @@ validate_options(Options) ->
 validate_option(max_term_bytes, N)
   when is_integer(N), N >= ?MIN_TERM_BYTES, N =< ?MAX_TERM_BYTES ->
     ok;
+validate_option(payload, Mode) when is_atom(Mode) ->
+    lists:member(Mode, ?PAYLOAD_MODES) orelse error({badarg, {payload, Mode}});
+validate_option(payload, Modes) when is_map(Modes) ->
+    Valid = fun(Kind, Mode) -> lists:member(Kind, ?FIELD_KINDS)
+                                   andalso lists:member(Mode, ?PAYLOAD_MODES) end,
+    maps:size(maps:filter(Valid, Modes)) =:= maps:size(Modes)
+        orelse error({badarg, {payload, Modes}});
+validate_option(redact, Keys) when is_list(Keys) ->
+    Length = try length(Keys) catch error:badarg -> -1 end,
+    Length >= 0 andalso Length =< ?MAX_REDACT_KEYS
+        orelse error({badarg, {redact, Keys}});
 validate_option(Key, Value) ->
     error({badarg, {Key, Value}}).
 

@@ -1,5 +1,8 @@
 %% The term formatter: `dyntrace:format_term/2' writes what the VM's `%T'
-%% writes (the text a trace script greps for), cut within the byte limit.
+%% writes (the text a trace script greps for), cut within the byte limit;
+%% `dyntrace:format_term/3' writes each payload mode's text (`shape',
+%% `size', `none', redacted keys) as README's "Term text" defines it,
+%% checked against a model of that definition written here.
 %%
 %% The reference is the VM itself: format_oracle, a test-only NIF that
 %% returns `enif_snprintf("%T")' of a term. The two deliberate differences
@@ -10,8 +13,9 @@
 -export([all/0, init_per_suite/1, end_per_suite/1]).
 -export([t_leaves/1, t_containers/1, t_strings/1, t_atoms/1, t_numbers/1,
          t_identifiers/1, t_binaries/1, t_leaf_lists/1, t_cut_utf8/1, t_huge_terms/1,
-         t_beyond_scan_bound/1,
-         prop_matches_vm/1, prop_unicode_atoms/1, prop_big_maps/1]).
+         t_beyond_scan_bound/1, t_payload_texts/1, t_payload_huge_terms/1,
+         prop_matches_vm/1, prop_unicode_atoms/1, prop_big_maps/1,
+         prop_payload_model/1, prop_payload_cut/1, prop_secrets_hidden/1]).
 
 %% PropEr's macros, spelled out: only its runtime is installed here.
 -define(FORALL(X, Gen, Prop), proper:forall(Gen, fun(X) -> Prop end)).
@@ -26,7 +30,9 @@
 all() ->
     [t_leaves, t_containers, t_strings, t_atoms, t_numbers, t_identifiers,
      t_binaries, t_leaf_lists, t_cut_utf8, t_huge_terms, t_beyond_scan_bound,
-     prop_matches_vm, prop_unicode_atoms, prop_big_maps].
+     t_payload_texts, t_payload_huge_terms,
+     prop_matches_vm, prop_unicode_atoms, prop_big_maps,
+     prop_payload_model, prop_payload_cut, prop_secrets_hidden].
 
 init_per_suite(Config) ->
     ok = format_oracle:build(proplists:get_value(priv_dir, Config)),
@@ -243,6 +249,82 @@ t_beyond_scan_bound(_Config) ->
     ShortBin = <<(binary:copy(<<"a">>, 1024))/binary, 0>>,
     ok = cut_of(fmt(ShortBin), format_oracle:text(ShortBin)).
 
+%% Each mode's exact text, per field kind.
+t_payload_texts(_Config) ->
+    Login = {login, <<"alice">>, #{password => <<"hunter2">>, tries => 3}},
+    <<"{login,<<\"alice\">>,#{password=><<\"hunter2\">>,tries=>3}}">> = mode(Login, full),
+    <<"{login,<<_:5/binary>>,#{password=><<_:7/binary>>,tries=><int:1>}}">> = mode(Login, shape),
+    <<"55">> = mode(Login, size),
+    <<"-">> = mode(Login, none),
+    Redact = #{redact => [password]},
+    <<"{login,<<\"alice\">>,#{password=><redacted>,tries=>3}}">> = fmt3(Login, Redact),
+    <<"{login,<<_:5/binary>>,#{password=><redacted>,tries=><int:1>}}">> =
+        fmt3(Login, Redact#{payload => shape}),
+    <<"52">> = fmt3(Login, Redact#{payload => size}),
+    %% Proplists: any 2-tuple whose first element is the key, at any depth.
+    <<"[{user,\"bob\"},{password,<redacted>}]">> =
+        fmt3([{user, "bob"}, {password, "pw"}], Redact),
+    <<"{a,[{b,{password,<redacted>}}]}">> = fmt3({a, [{b, {password, 1}}]}, Redact),
+    %% Keys of any type, matched exactly (=:=): 1 is not 1.0.
+    Keys = #{redact => [<<"token">>, 1, {k}]},
+    <<"#{1=><redacted>,{k}=><redacted>,<<\"token\">>=><redacted>}">> =
+        fmt3(#{<<"token">> => x, 1 => y, {k} => z}, Keys),
+    <<"{1.000000e+00,y}">> = fmt3({1.0, y}, Keys),
+    <<"{password,a,b}">> = fmt3({password, a, b}, Redact),
+    %% Every leaf type in shape; atoms and identifiers stay.
+    Leaves = [-42, 0, 18446744073709551615, -9223372036854775808, 1 bsl 64,
+              -(1 bsl 63) - 1, 1.5, "héllo", "", [1, 2 | 3], <<>>, <<1:3>>,
+              fun lists:map/2, self(), 'Quoted', [a | "bc"]],
+    Self = list_to_binary(pid_to_list(self())),
+    Expected = iolist_to_binary(
+                 ["[<int:2>,<int:1>,<int:20>,<int:19>,<bigint>,<bigint>,<float>,",
+                  "<string:5>,[],[<int:1>,<int:1>|<int:1>],<<_:0/binary>>,",
+                  "<<_/bitstring>>,<fun>,", Self, ",'Quoted',[a,<int:2>,<int:2>]]"]),
+    Expected = mode(Leaves, shape),
+    %% `payload => Mode' leaves registered names alone; a map sets kinds.
+    Atom = 'my name',
+    <<"'my name'">> = fmt3(Atom, name, #{payload => none}),
+    <<"-">> = fmt3(Atom, driver, #{payload => none}),
+    <<"-">> = fmt3(Atom, callback, #{payload => none}),
+    <<"-">> = fmt3(Atom, name, #{payload => #{name => none}}),
+    PerKind = #{payload => #{message => shape, reason => size}},
+    <<"{<int:2>}">> = fmt3({42}, message, PerKind),
+    <<"4">> = fmt3({42}, reason, PerKind),
+    <<"{42}">> = fmt3({42}, driver, PerKind),
+    %% Checked as tracer/1 checks them.
+    {'EXIT', {{badarg, {kind, pid}}, _}} = (catch fmt3(x, pid, #{})),
+    [{'EXIT', {{badarg, {Key, Value}}, _}} = (catch fmt3(x, #{Key => Value}))
+     || {Key, Value} <- [{payload, fast}, {payload, #{message => fast}},
+                         {payload, #{pid => none}}, {payload, "full"},
+                         {redact, password}, {redact, [a | b]},
+                         {redact, lists:seq(1, 33)}, {max_term_bytes, 63}]],
+    <<"<<_:3/binary>>">> = fmt3(<<"abc">>, #{redact => lists:seq(1, 32), payload => shape}).
+
+%% Shape and size of huge and deep terms: bounded like full, cut within
+%% the budget; strings counted up to a bound.
+t_payload_huge_terms(_Config) ->
+    Deep = lists:foldl(fun(_, Acc) -> [Acc] end, [], lists:seq(1, 2000000)),
+    Brackets = binary:copy(<<"[">>, 1021),
+    <<Brackets:1021/binary, "...">> = mode(Deep, shape),
+    <<">1024">> = mode(Deep, size),
+    <<"<string:>1025>">> = mode(lists:duplicate(3000000, $a), shape),
+    <<"<string:1025>">> = mode(lists:duplicate(1025, $a), shape),
+    <<"[<int:2>,<int:2>,", _/binary>> = mode(lists:duplicate(1024, $a) ++ [0], shape),
+    %% Printable as far as the bound: a string, as in full.
+    <<"<string:>1025>">> = mode(lists:duplicate(1025, $a) ++ [0], shape),
+    <<"<<_:67108864/binary>>">> = mode(binary:copy(<<"x">>, 64 * 1024 * 1024), shape),
+    <<"{ok,<bigint>}">> = mode({ok, 1 bsl 1000000}, shape),
+    <<">1024">> = mode({ok, 1 bsl 1000000}, size),
+    <<"13">> = mode(1.0e300, size),
+    %% Strings share one scan allowance of twice the budget per text.
+    Strings = lists:duplicate(300, lists:duplicate(3000, $a)),
+    <<"[<string:>201>,<string:>200>,<string:>1>,", _/binary>> =
+        fmt3(Strings, #{payload => shape, max_term_bytes => 200}),
+    Map = maps:from_list([{K, <<K:64>>} || K <- lists:seq(1, 1000000)]),
+    <<"#{<int:", _/binary>> = MapText = mode(Map, shape),
+    nomatch = binary:match(MapText, <<"<<0,">>),
+    true = byte_size(MapText) =< 1024.
+
 %%% PROPERTIES %%%
 
 %% Random nested terms of every type: the full text is the VM's (after
@@ -288,6 +370,71 @@ prop_big_maps(_Config) ->
                                  flat_map_text(Map, Text))
                    end),
     quickcheck(Prop, 300).
+
+%% Random terms, redacting some of their own subterms: each mode's text is
+%% the model's (README's definitions, written recursively below).
+prop_payload_model(_Config) ->
+    Prop = ?FORALL({Seed, Picks}, {seed_g(), proper_types:list(proper_types:choose(0, 999))},
+                   begin
+                       Term = random_term(Seed),
+                       Keys = pick_keys(Term, Picks),
+                       Options = #{redact => Keys, max_term_bytes => ?BIG},
+                       Full = model(Term, full, Keys, ?BIG),
+                       Got = [fmt3(Term, Options#{payload => M}) || M <- [full, shape, size, none]],
+                       Want = [Full, model(Term, shape, Keys, ?BIG),
+                               integer_to_binary(byte_size(Full)), <<"-">>],
+                       ?WHENFAIL(ct:pal("seed ~w, keys ~w~ngot  ~p~nwant ~p",
+                                        [Seed, Keys, Got, Want]),
+                                 Got =:= Want)
+                   end),
+    quickcheck(Prop, 5000, [noshrink]).
+
+%% Under any budget: full and shape are the model's text or a prefix of it
+%% ending in `...', within the budget and valid UTF-8; size says `>Max'
+%% exactly when the full text is longer than the budget.
+prop_payload_cut(_Config) ->
+    Prop = ?FORALL({Seed, Max, Picks}, {seed_g(), proper_types:choose(64, 400),
+                                        proper_types:list(proper_types:choose(0, 999))},
+                   begin
+                       Term = random_term(Seed),
+                       Keys = pick_keys(Term, Picks),
+                       Options = #{redact => Keys, max_term_bytes => Max},
+                       Full = model(Term, full, Keys, ?BIG),
+                       Size = case byte_size(Full) > Max of
+                                  true -> <<">", (integer_to_binary(Max))/binary>>;
+                                  false -> integer_to_binary(byte_size(Full))
+                              end,
+                       Shape = model(Term, shape, Keys, Max),
+                       [FullText, ShapeText, SizeText] =
+                           [fmt3(Term, Options#{payload => M}) || M <- [full, shape, size]],
+                       ?WHENFAIL(ct:pal("seed ~w, max ~w, keys ~w~n~p",
+                                        [Seed, Max, Keys, [FullText, ShapeText, SizeText]]),
+                                 check_cut(Full, FullText, Max)
+                                 andalso check_cut(Shape, ShapeText, Max)
+                                 andalso SizeText =:= Size)
+                   end),
+    quickcheck(Prop, 3000, [noshrink]).
+
+%% A secret in binaries, strings, integers and map values, in records,
+%% lists and deep terms, among random terms: no mode but full shows it,
+%% and full shows none of it when it is only under redacted keys.
+prop_secrets_hidden(_Config) ->
+    Secret = ?LET({Chars, Int}, {proper_types:vector(12, proper_types:choose($A, $Z)),
+                                 proper_types:choose(1 bsl 50, 1 bsl 60)},
+                  {list_to_binary(Chars), Int}),
+    Prop = ?FORALL({Seed, {Bin, Int}}, {seed_g(), Secret},
+                   begin
+                       Keyed = payload_secrets:keyed(Bin, Int),
+                       Bare = {random_term(Seed), payload_secrets:bare(Bin, Int), Keyed,
+                               random_term(Seed + 1)},
+                       Texts = [fmt3(Bare, #{payload => M, max_term_bytes => ?BIG}) || M <- [shape, size, none]]
+                           ++ [fmt3({random_term(Seed), Keyed}, #{redact => [password], max_term_bytes => ?BIG})],
+                       Shown = [T || T <- Texts, payload_secrets:shown(T, Bin, Int)],
+                       ?WHENFAIL(ct:pal("seed ~w, secret ~s ~w: ~p", [Seed, Bin, Int, Shown]),
+                                 Shown =:= []
+                                 andalso payload_secrets:shown(fmt3(Bare, #{max_term_bytes => ?BIG}), Bin, Int))
+                   end),
+    quickcheck(Prop, 2000, [noshrink]).
 
 quickcheck(Prop, Cases) ->
     quickcheck(Prop, Cases, []).
@@ -466,6 +613,132 @@ unaligned_g() ->
 identifier_g() ->
     proper_types:elements([self(), hd(erlang:ports()), make_ref(), remote_pid(),
                            remote_port(), remote_ref()]).
+
+%%% PAYLOAD MODEL %%%
+
+%% The text README defines for `Term' in mode `full' or `shape', the values
+%% under `Keys' redacted; `Max' sets shape's string scans (up to Max + 1
+%% elements per list, 2 * Max in all).
+model(Term, Mode, Keys, Max) ->
+    {Text, _Left} = m(Term, Mode, Keys, Max, 2 * Max),
+    iolist_to_binary(Text).
+
+%% {Text, Left}: Left is what remains of the scan allowance.
+m([], _Mode, _Keys, _Max, Left) ->
+    {"[]", Left};
+m([_ | _] = List, full, Keys, Max, Left) ->
+    case printable(List) of
+        true -> {fmt(List, ?BIG), Left};
+        false -> m_list(List, full, Keys, Max, Left)
+    end;
+m([H | _] = List, shape, Keys, Max, Left) ->
+    case is_char(H) andalso string_shape(List, min(Max + 1, Left + 1), 0) of
+        {string, Text, Seen} -> {Text, max(Left - Seen, 0)};
+        {not_string, Seen} -> m_list(List, shape, Keys, Max, max(Left - Seen, 0));
+        false -> m_list(List, shape, Keys, Max, Left)
+    end;
+m(Tuple, Mode, Keys, Max, Left) when is_tuple(Tuple) ->
+    case Tuple of
+        {K, _} ->
+            case redacted(K, Keys) of
+                true ->
+                    {KText, Left1} = m(K, Mode, Keys, Max, Left),
+                    {["{", KText, ",<redacted>}"], Left1};
+                false ->
+                    m_seq(tuple_to_list(Tuple), Mode, Keys, Max, Left, "{", "}")
+            end;
+        _ ->
+            m_seq(tuple_to_list(Tuple), Mode, Keys, Max, Left, "{", "}")
+    end;
+m(Map, Mode, Keys, Max, Left) when is_map(Map) ->
+    Pair = fun({K, V}, L0) ->
+                   {KText, L1} = m(K, Mode, Keys, Max, L0),
+                   case redacted(K, Keys) of
+                       true ->
+                           {[KText, "=><redacted>"], L1};
+                       false ->
+                           {VText, L2} = m(V, Mode, Keys, Max, L1),
+                           {[KText, "=>", VText], L2}
+                   end
+           end,
+    {Pairs, Left1} = lists:mapfoldl(Pair, Left, maps:to_list(Map)),
+    {["#{", lists:join(",", Pairs), "}"], Left1};
+m(Leaf, full, _Keys, _Max, Left) ->
+    {fmt(Leaf, ?BIG), Left};
+m(Leaf, shape, _Keys, _Max, Left) ->
+    {leaf_shape(Leaf), Left}.
+
+m_list(List, Mode, Keys, Max, Left) ->
+    {Elems, Tail} = split_tail(List, []),
+    case Tail of
+        [] ->
+            m_seq(Elems, Mode, Keys, Max, Left, "[", "]");
+        _ ->
+            {Texts, Left1} = lists:mapfoldl(fun(E, L) -> m(E, Mode, Keys, Max, L) end,
+                                            Left, Elems),
+            {TailText, Left2} = m(Tail, Mode, Keys, Max, Left1),
+            {["[", lists:join(",", Texts), "|", TailText, "]"], Left2}
+    end.
+
+m_seq(Elems, Mode, Keys, Max, Left, Open, Close) ->
+    {Texts, Left1} = lists:mapfoldl(fun(E, L) -> m(E, Mode, Keys, Max, L) end, Left, Elems),
+    {[Open, lists:join(",", Texts), Close], Left1}.
+
+split_tail([H | T], Acc) -> split_tail(T, [H | Acc]);
+split_tail(Tail, Acc) -> {lists:reverse(Acc), Tail}.
+
+%% A list whose first element is a character, looked at up to Limit
+%% elements: `<string:N>', `<string:>N>' (goes on past N), or not a string.
+string_shape([], _Limit, Seen) when Seen > 0 ->
+    {string, ["<string:", integer_to_list(Seen), ">"], Seen};
+string_shape(_Rest, Limit, Seen) when Seen >= Limit ->
+    {string, ["<string:>", integer_to_list(Seen), ">"], Seen};
+string_shape([C | Rest], Limit, Seen) ->
+    case is_char(C) of
+        true -> string_shape(Rest, Limit, Seen + 1);
+        false -> {not_string, Seen}
+    end;
+string_shape(_Improper, _Limit, Seen) ->
+    {not_string, Seen}.
+
+printable(List) ->
+    case split_tail(List, []) of
+        {[_ | _] = Elems, []} -> lists:all(fun is_char/1, Elems);
+        _ -> false
+    end.
+
+is_char(C) ->
+    is_integer(C) andalso ((C >= 32 andalso C =< 126) orelse (C >= 160 andalso C =< 255)
+                           orelse C =:= $\n orelse C =:= $\t orelse C =:= $\r).
+
+leaf_shape(I) when is_integer(I), I >= -(1 bsl 63), I < 1 bsl 64 ->
+    ["<int:", integer_to_list(length(integer_to_list(abs(I)))), ">"];
+leaf_shape(I) when is_integer(I) -> "<bigint>";
+leaf_shape(F) when is_float(F) -> "<float>";
+leaf_shape(B) when is_binary(B) -> ["<<_:", integer_to_list(byte_size(B)), "/binary>>"];
+leaf_shape(B) when is_bitstring(B) -> "<<_/bitstring>>";
+leaf_shape(F) when is_function(F) -> "<fun>";
+leaf_shape(Other) -> fmt(Other, ?BIG).
+
+redacted(Key, Keys) ->
+    lists:any(fun(K) -> K =:= Key end, Keys).
+
+%% Up to four of the term's own subterms, so that some keys match.
+pick_keys(Term, Picks) ->
+    Subterms = subterms(Term),
+    [lists:nth(1 + P rem length(Subterms), Subterms) || P <- lists:sublist(Picks, 4)].
+
+subterms(Term) ->
+    [Term | lists:flatmap(fun subterms/1, children(Term))].
+
+mode(Term, Mode) ->
+    fmt3(Term, #{payload => Mode}).
+
+fmt3(Term, Options) ->
+    fmt3(Term, message, Options).
+
+fmt3(Term, Kind, Options) ->
+    dyntrace:format_term(Term, Kind, Options).
 
 %%% HELPERS %%%
 

@@ -52,7 +52,7 @@ run(Calls) ->
       table => Table, real_event => real_event()}.
 
 callbacks() ->
-    [{enabled, 3}, {trace, 5}, {format_term, 2}, {tracer, 1}]
+    [{enabled, 3}, {trace, 5}, {format_term, 2}, {format_term, 3}, {tracer, 1}]
         ++ lists:append([[{list_to_atom("enabled_" ++ atom_to_list(C)), 3},
                           {list_to_atom("trace_" ++ atom_to_list(C)), 5}]
                          || {C, _} <- ?CLASSES]).
@@ -102,13 +102,14 @@ classify(Name, Args, Result, Acc) ->
                {enabled, {returned, R}} when R =:= trace; R =:= discard -> R;
                {trace, {returned, ok}} -> ok;
                {format, {returned, B}} when is_binary(B) ->
-                   case byte_size(B) =< lists:nth(2, Args) of
+                   case byte_size(B) =< format_limit(Args) of
                        true -> binary;
                        false -> too_long
                    end;
                {tracer, {returned, {tracer, dyntrace, _}}} -> tracer;
                {_, {raised, error, badarg}} -> badarg;
-               {tracer, {raised, error, {badarg, _}}} -> badarg_pair;
+               {Checked, {raised, error, {badarg, _}}} when Checked =:= tracer; Checked =:= format ->
+                   badarg_pair;
                _ -> bad
            end,
     Acc1 = maps:update_with(Kind, fun(C) -> C + 1 end, 1, Acc),
@@ -118,6 +119,12 @@ classify(Name, Args, Result, Acc) ->
         _ ->
             Acc1
     end.
+
+%% The byte limit of format_term/2's or format_term/3's text.
+format_limit([_Term, Max]) -> Max;
+format_limit([_Term, _Kind, Options]) when is_map(Options) ->
+    maps:get(max_term_bytes, Options, 1024);
+format_limit([_Term, _Kind, _Options]) -> 1024.
 
 kind(format_term) -> format;
 kind(tracer) -> tracer;
@@ -140,6 +147,8 @@ shorten(Term) ->
 args(enabled, 3, P) -> [tag(any, P), state(P), tracee(P)];
 args(trace, 5, P) -> [tag(any, P), state(P), tracee(P), trace_term(P), opts(P)];
 args(format_term, 2, P) -> [junk(P), limit(P)];
+args(format_term, 3, P) ->
+    [junk(P), one([message, reason, name, driver, callback, junk(P)]), state(P)];
 args(tracer, 1, P) -> [state(P)];
 args(Name, 3, P) -> [tag(class_of(Name), P), state(P), tracee(P)];
 args(Name, 5, P) -> [tag(class_of(Name), P), state(P), tracee(P), trace_term(P), opts(P)].
@@ -163,6 +172,7 @@ tag(Class, P) ->
 state(P) ->
     pick([{4, fun() -> [] end},
           {2, fun() -> #{max_term_bytes => 64 + rand:uniform(65536 - 64)} end},
+          {2, fun() -> payload_state(P) end},
           {1, fun() -> #{} end},
           {3, fun() -> bad_state(P) end}]).
 
@@ -171,11 +181,26 @@ bad_state(P) ->
                                   "100", foo, junk(P)])},
          #{foo => junk(P)},
          #{max_term_bytes => 100, bar => 1},
+         #{payload => junk(P)},
+         #{payload => #{junk(P) => junk(P)}},
+         #{redact => junk(P)},
+         #{redact => [junk(P) | junk(P)]},
+         #{payload => none, bar => 1},
          #{junk(P) => junk(P)},
          big_map(),
          [max_term_bytes],
          [{max_term_bytes, 100}],
          junk(P)]).
+
+%% Valid payload options: a mode or modes per kind, keys from the junk.
+payload_state(P) ->
+    Modes = [full, shape, size, none],
+    Payload = pick([{1, fun() -> one(Modes) end},
+                    {1, fun() -> maps:from_list([{K, one(Modes)}
+                                                 || K <- [message, reason, name], rand:uniform(2) =:= 1])
+                        end}]),
+    #{payload => Payload, redact => [junk(P) || _ <- lists:seq(1, rand:uniform(4) - 1)],
+      max_term_bytes => 64 + rand:uniform(1000)}.
 
 tracee(P) ->
     pick([{5, fun() -> self() end},

@@ -300,7 +300,7 @@ collect(Port, Acc) ->
         {Port, {exit_status, S}} ->
             {S, iolist_to_binary(lists:reverse(Acc))}
     after 120000 ->
-            catch port_close(Port),
+            try port_close(Port) catch error:badarg -> ok end,
             {timeout, iolist_to_binary(lists:reverse(Acc))}
     end.
 

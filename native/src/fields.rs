@@ -4,14 +4,14 @@
 //! (`emit::<event>`), whose parameters are the fields of its row in
 //! `native/events.table`.
 
+use crate::enif;
 use crate::events::emit;
 use crate::events::Route;
-use crate::format::{decimal, format_atom, format_term_bounded, DECIMAL_MAX};
+use crate::format::{decimal, format_atom, format_field, FieldKind, TermOptions, DECIMAL_MAX};
 use crate::ident_cache::write_identifier;
 use crate::lttng::Text;
-use rustler::sys::{enif_get_list_cell, enif_get_tuple, ErlNifTerm as ERL_NIF_TERM};
+use rustler::sys::ErlNifTerm as ERL_NIF_TERM;
 use rustler::{Env, Term};
-use std::ffi::c_int;
 
 rustler::atoms! {
     extra,
@@ -71,7 +71,7 @@ impl FieldTexts {
 pub struct EventTerms<'a> {
     pub env: Env<'a>,
     pub route: &'static Route,
-    pub max_term_bytes: usize,
+    pub options: TermOptions<'a>,
     pub tracee: Term<'a>,
     pub term: Term<'a>,
     pub opts: Term<'a>,
@@ -120,14 +120,14 @@ fn link(e: &EventTerms, t: &mut FieldTexts, emit: fn(Text, Text, Text)) -> Writt
 
 pub fn process_exit(e: &EventTerms, t: &mut FieldTexts) -> Written {
     process(e.tracee, &mut t.first)?;
-    e.term_text(e.term, &mut t.second);
+    e.term_text(FieldKind::Reason, e.term, &mut t.second);
     t.emit2(emit::process_exit)
 }
 
 /// type = the tag, `register` or `unregister`.
 pub fn process_register(e: &EventTerms, t: &mut FieldTexts) -> Written {
     process(e.tracee, &mut t.first)?;
-    e.term_text(e.term, &mut t.second);
+    e.term_text(FieldKind::Name, e.term, &mut t.second);
     t.third.extend_from_slice(e.route.tag.as_bytes());
     t.emit3(emit::process_register)
 }
@@ -144,13 +144,13 @@ pub fn process_scheduled(e: &EventTerms, t: &mut FieldTexts) -> Written {
 pub fn port_open(e: &EventTerms, t: &mut FieldTexts) -> Written {
     port(e.tracee, &mut t.third)?;
     process(e.term, &mut t.first)?;
-    e.term_text(e.extra()?, &mut t.second);
+    e.term_text(FieldKind::Driver, e.extra()?, &mut t.second);
     t.emit3(emit::port_open)
 }
 
 pub fn port_exit(e: &EventTerms, t: &mut FieldTexts) -> Written {
     port(e.tracee, &mut t.first)?;
-    e.term_text(e.term, &mut t.second);
+    e.term_text(FieldKind::Reason, e.term, &mut t.second);
     t.emit2(emit::port_exit)
 }
 
@@ -159,7 +159,7 @@ pub fn port_exit(e: &EventTerms, t: &mut FieldTexts) -> Written {
 pub fn port_scheduled(e: &EventTerms, t: &mut FieldTexts) -> Written {
     port(e.tracee, &mut t.first)?;
     if e.term.is_atom() {
-        e.term_text(e.term, &mut t.second);
+        e.term_text(FieldKind::Callback, e.term, &mut t.second);
     } else {
         t.second.extend_from_slice(UNDEFINED);
     }
@@ -206,15 +206,15 @@ pub fn message_send(e: &EventTerms, t: &mut FieldTexts) -> Written {
     identifier(e.tracee, &mut t.first)?;
     let to = e.extra()?;
     if identifier(to, &mut t.second).is_err() {
-        e.term_text(to, &mut t.second);
+        e.term_text(FieldKind::Name, to, &mut t.second);
     }
-    e.term_text(e.term, &mut t.third);
+    e.term_text(FieldKind::Message, e.term, &mut t.third);
     t.emit3(emit::message_send)
 }
 
 pub fn message_receive(e: &EventTerms, t: &mut FieldTexts) -> Written {
     identifier(e.tracee, &mut t.first)?;
-    e.term_text(e.term, &mut t.second);
+    e.term_text(FieldKind::Message, e.term, &mut t.second);
     t.emit2(emit::message_receive)
 }
 
@@ -256,34 +256,22 @@ impl<'a> EventTerms<'a> {
 
     /// The elements of a tuple, without copying them.
     fn tuple(&self, term: Term<'a>) -> Option<&'a [ERL_NIF_TERM]> {
-        let mut arity: c_int = 0;
-        let mut elems: *const ERL_NIF_TERM = std::ptr::null();
-        // SAFETY: on success `elems` points at `arity` terms that live as
-        // long as the tuple, that is, as long as this environment.
-        unsafe {
-            if enif_get_tuple(self.env.as_c_arg(), term.as_c_arg(), &mut arity, &mut elems) == 0 {
-                return None;
-            }
-            Some(std::slice::from_raw_parts(elems, arity as usize))
-        }
+        // SAFETY: the slice lives no longer than 'a, this call's terms.
+        unsafe { enif::tuple_elements(self.env.as_c_arg(), term.as_c_arg()) }
     }
 
     /// The head and tail of a list cell.
     fn cell(&self, list: Term<'a>) -> Option<(Term<'a>, Term<'a>)> {
-        let (mut head, mut tail) = (ERL_NIF_TERM::default(), ERL_NIF_TERM::default());
-        // SAFETY: plain out-parameters.
-        let found = unsafe {
-            enif_get_list_cell(self.env.as_c_arg(), list.as_c_arg(), &mut head, &mut tail)
-        };
-        (found != 0).then(|| (self.wrap(head), self.wrap(tail)))
+        enif::list_cell(self.env.as_c_arg(), list.as_c_arg())
+            .map(|(head, tail)| (self.wrap(head), self.wrap(tail)))
     }
 
     fn extra(&self) -> Result<Term<'a>, Malformed> {
         self.opts.map_get(extra()).map_err(|_| Malformed)
     }
 
-    fn term_text(&self, term: Term, out: &mut Vec<u8>) {
-        format_term_bounded(term, self.max_term_bytes, out);
+    fn term_text(&self, kind: FieldKind, term: Term, out: &mut Vec<u8>) {
+        format_field(term, &self.options, kind, out);
     }
 
     /// `Module:Function/Arity`, the arity being the length when the runtime

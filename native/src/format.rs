@@ -41,14 +41,23 @@
 //! - A map over 32 keys costs one small allocation inside the VM (its
 //!   iterator's stack).
 //!
+//! Payload modes (`field`): the same walk writes `shape` (leaves as their
+//! type and size, `shape`) and skips the values under redacted keys;
+//! `size` measures the `full` text (`size`). `format_field` is the entry
+//! point for every term field of an event.
+//!
 //! Memory: the work stack and the map iterators live in per-thread buffers
 //! reused from call to call; they hold O(budget) items at most.
 
 mod atom;
+mod field;
 mod leaf;
+mod shape;
 mod sink;
+mod size;
 mod walk;
 
+pub use field::{format_field, FieldKind, Payload, Redact, TermOptions};
 use rustler::Term;
 use sink::Sink;
 pub use walk::{decimal, DECIMAL_MAX};
@@ -61,7 +70,7 @@ const UNBOUNDED: usize = usize::MAX / 2;
 pub fn format_term_bounded(term: Term, max: usize, out: &mut Vec<u8>) {
     let env = term.get_env().as_c_arg();
     let mut sink = Sink::new(out, max);
-    walk::walk(env, term.as_c_arg(), &mut sink);
+    walk::walk(env, term.as_c_arg(), &mut sink, false, &Redact::default());
     sink.finish();
 }
 
@@ -76,7 +85,7 @@ pub fn reset_after_panic(env: *mut rustler::sys::ErlNifEnv) {
 pub fn format_identifier(term: Term, out: &mut Vec<u8>) {
     let env = term.get_env().as_c_arg();
     let mut sink = Sink::new(out, UNBOUNDED);
-    walk::walk(env, term.as_c_arg(), &mut sink);
+    walk::walk(env, term.as_c_arg(), &mut sink, false, &Redact::default());
     sink.finish();
 }
 

@@ -10,11 +10,14 @@
 #![deny(clippy::undocumented_unsafe_blocks, unsafe_op_in_unsafe_fn)]
 
 mod callbacks;
+mod enif;
 mod events;
 mod fields;
 mod format;
 mod ident_cache;
 mod lttng;
+#[cfg(test)]
+mod no_vm;
 mod options;
 mod routes;
 mod stats;
@@ -49,11 +52,28 @@ fn format_term<'a>(
     max_term_bytes: Term<'a>,
 ) -> NifResult<Binary<'a>> {
     let max = options::valid_max_term_bytes(max_term_bytes).ok_or(rustler::Error::BadArg)?;
-    let mut text = Vec::with_capacity(max);
-    let formatted = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        format::format_term_bounded(term, max, &mut text)
-    }));
-    if formatted.is_err() {
+    formatted(env, |text| format::format_term_bounded(term, max, text))
+}
+
+/// The text a field of kind `kind` gets for `term` under the tracer
+/// options `options` (`dyntrace:format_term/3` checks both first).
+#[rustler::nif]
+fn format_field<'a>(
+    env: Env<'a>,
+    term: Term<'a>,
+    kind: Term<'a>,
+    options: Term<'a>,
+) -> NifResult<Binary<'a>> {
+    let kind = options::kind_of(kind).ok_or(rustler::Error::BadArg)?;
+    let options = options::parse_options(options).ok_or(rustler::Error::BadArg)?;
+    formatted(env, |text| format::format_field(term, &options, kind, text))
+}
+
+/// The binary `write` writes; a panic in it is `badarg` (and counted).
+fn formatted<'a>(env: Env<'a>, write: impl FnOnce(&mut Vec<u8>)) -> NifResult<Binary<'a>> {
+    let mut text = Vec::new();
+    let written = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| write(&mut text)));
+    if written.is_err() {
         recover_from_panic(env.as_c_arg());
         return Err(rustler::Error::BadArg);
     }

@@ -1,7 +1,10 @@
-//! The tracer state: `[]` or a map of options, read on every event.
+//! The tracer state: `[]` or a map of options, read on every event into
+//! one small `TermOptions` (no allocation; `[]` costs one check).
 
+use crate::format::{FieldKind, Payload, Redact, TermOptions};
 use crate::stats;
-use rustler::Term;
+use rustler::sys::ErlNifTerm;
+use rustler::{Atom, Term};
 
 pub const DEFAULT_MAX_TERM_BYTES: usize = 1024;
 pub const MIN_MAX_TERM_BYTES: usize = 64;
@@ -9,31 +12,106 @@ pub const MAX_MAX_TERM_BYTES: usize = 65536;
 
 rustler::atoms! {
     max_term_bytes,
+    payload,
+    redact,
+    full,
+    shape,
+    size,
+    none,
+    message,
+    reason,
+    name,
+    driver,
+    callback,
 }
 
-/// The byte limit for term strings. A state we cannot read means the
-/// defaults, and is counted (`dyntrace:stats()`), never silently obeyed
-/// with some other limit.
-#[inline]
-pub fn max_term_bytes_of(state: Term) -> usize {
+/// The options `format_term/3` was given, already checked by
+/// `dyntrace:format_term/3`: `None` if they are not valid after all.
+pub fn parse_options<'a>(state: Term<'a>) -> Option<TermOptions<'a>> {
     if state.is_empty_list() {
-        return DEFAULT_MAX_TERM_BYTES;
+        return Some(TermOptions::default());
+    }
+    state.is_map().then(|| parse_map(state).ok()).flatten()
+}
+
+/// The options of one event. A state we cannot read is counted
+/// (`dyntrace:stats()`) and means the defaults, except that a map that
+/// names `payload` or `redact` fails closed: every term text is then
+/// written as with `payload => none`, since those options hide things.
+#[inline]
+pub fn term_options_of<'a>(state: Term<'a>) -> TermOptions<'a> {
+    if state.is_empty_list() {
+        return TermOptions::default();
     }
     if state.is_map() {
-        // `max_term_bytes` is the only key: a map with any other is invalid.
-        let size = state.map_size().unwrap_or(usize::MAX);
-        match state.map_get(max_term_bytes()) {
-            Err(_) if size == 0 => return DEFAULT_MAX_TERM_BYTES,
-            Ok(value) if size == 1 => {
-                if let Some(n) = valid_max_term_bytes(value) {
-                    return n;
+        match parse_map(state) {
+            Ok(options) => return options,
+            Err(Bad { hides }) => {
+                stats::count_bad_tracer_state();
+                if hides {
+                    return TermOptions::hiding_all();
                 }
+                return TermOptions::default();
             }
-            _ => {}
         }
     }
     stats::count_bad_tracer_state();
-    DEFAULT_MAX_TERM_BYTES
+    TermOptions::default()
+}
+
+/// A state that is not valid; `hides` when it names an option that hides.
+struct Bad {
+    hides: bool,
+}
+
+fn parse_map<'a>(state: Term<'a>) -> Result<TermOptions<'a>, Bad> {
+    let size = state.map_size().unwrap_or(usize::MAX);
+    let mut options = TermOptions::default();
+    let mut found = 0;
+    let mut hides = false;
+    if let Some(value) = map_value(state, payload()) {
+        found += 1;
+        hides = true;
+        options.payload = payloads(value).ok_or(Bad { hides })?;
+    }
+    if found < size {
+        if let Some(value) = map_value(state, redact()) {
+            found += 1;
+            hides = true;
+            options.redact = Redact::from_list(value).ok_or(Bad { hides })?;
+        }
+    }
+    if found < size {
+        if let Some(value) = map_value(state, max_term_bytes()) {
+            found += 1;
+            options.max_term_bytes = valid_max_term_bytes(value).ok_or(Bad { hides })?;
+        }
+    }
+    // A key that is none of ours makes the whole map invalid.
+    if found == size {
+        Ok(options)
+    } else {
+        Err(Bad { hides })
+    }
+}
+
+/// The value under `key` in `map`. Straight from the enif call: the state
+/// is read on every event, and a missing key is common.
+#[inline]
+fn map_value<'a>(map: Term<'a>, key: Atom) -> Option<Term<'a>> {
+    let env = map.get_env();
+    let mut value = ErlNifTerm::default();
+    // SAFETY: valid terms of `env`; `value` is an out-pointer to a local.
+    let found = unsafe {
+        rustler::sys::enif_get_map_value(
+            env.as_c_arg(),
+            map.as_c_arg(),
+            key.to_term(env).as_c_arg(),
+            &mut value,
+        )
+    };
+    // SAFETY: on success `value` is a term of `env`.
+    (found != 0).then(|| unsafe { Term::new(env, value) })
 }
 
 /// A byte limit given as a term, if it is an integer in 64..=65536.
@@ -42,4 +120,60 @@ pub fn valid_max_term_bytes(value: Term) -> Option<usize> {
         .decode::<usize>()
         .ok()
         .filter(|n| (MIN_MAX_TERM_BYTES..=MAX_MAX_TERM_BYTES).contains(n))
+}
+
+/// `payload => Mode` (every kind but `name`) or `#{Kind => Mode}` (kinds
+/// not named stay `full`).
+fn payloads(value: Term) -> Option<[Payload; FieldKind::COUNT]> {
+    if let Some(mode) = payload_mode(value) {
+        let mut modes = [mode; FieldKind::COUNT];
+        modes[FieldKind::Name as usize] = Payload::Full;
+        return Some(modes);
+    }
+    let size = value.map_size().ok()?;
+    let mut modes = [Payload::Full; FieldKind::COUNT];
+    let mut found = 0;
+    for kind in FieldKind::ALL {
+        if found == size {
+            break;
+        }
+        if let Some(mode) = map_value(value, kind_atom(kind)) {
+            modes[kind as usize] = payload_mode(mode)?;
+            found += 1;
+        }
+    }
+    (found == size).then_some(modes)
+}
+
+fn payload_mode(value: Term) -> Option<Payload> {
+    let atom = value.decode::<Atom>().ok()?;
+    if atom == full() {
+        Some(Payload::Full)
+    } else if atom == shape() {
+        Some(Payload::Shape)
+    } else if atom == size() {
+        Some(Payload::Size)
+    } else if atom == none() {
+        Some(Payload::None)
+    } else {
+        None
+    }
+}
+
+/// The atom that names a field kind in options.
+pub fn kind_atom(kind: FieldKind) -> Atom {
+    match kind {
+        FieldKind::Message => message(),
+        FieldKind::Reason => reason(),
+        FieldKind::Name => name(),
+        FieldKind::Driver => driver(),
+        FieldKind::Callback => callback(),
+    }
+}
+
+/// The field kind an atom names.
+pub fn kind_of(term: Term) -> Option<FieldKind> {
+    FieldKind::ALL
+        .into_iter()
+        .find(|kind| kind_atom(*kind) == term)
 }

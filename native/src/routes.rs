@@ -38,42 +38,64 @@ pub fn init(env: Env) -> Result<(), String> {
 }
 
 fn build(env: Env) -> Result<RouteTable, String> {
-    let empty = Slot {
-        word: 0,
-        route: None,
-    };
-    let mut by_class = [[empty; SLOTS]; Class::COUNT];
+    let mut by_class = [EMPTY_CLASS; Class::COUNT];
     for route in ROUTES {
         let atom = Atom::from_str(env, route.tag)
             .map_err(|_| format!("cannot make the tag atom {}", route.tag))?;
-        let word = term_word(atom.as_c_arg());
-        let slots = &mut by_class[route.class as usize];
-        // A lookup stops at an empty slot: one must always stay empty.
-        let used = slots.iter().filter(|slot| slot.route.is_some()).count();
-        if used + 1 >= SLOTS {
-            return Err(format!(
+        insert(
+            &mut by_class[route.class as usize],
+            term_word(atom.as_c_arg()),
+            route,
+        )
+        .map_err(|TableFull| {
+            format!(
                 "class {} has more tags than its {} route slots can hold",
                 route.class.flag(),
                 SLOTS - 1
-            ));
-        }
-        let mut i = home(word);
-        while slots[i].route.is_some() {
-            i = (i + 1) % SLOTS;
-        }
-        slots[i] = Slot {
-            word,
-            route: Some(route),
-        };
+            )
+        })?;
     }
     Ok(RouteTable { by_class })
+}
+
+const EMPTY_CLASS: [Slot; SLOTS] = [Slot {
+    word: 0,
+    route: None,
+}; SLOTS];
+
+/// A class's slots would have no empty one left.
+#[derive(Debug, PartialEq)]
+struct TableFull;
+
+/// Puts `route` in the first free slot from `word`'s home, keeping one
+/// slot empty: a probe stops at an empty slot.
+fn insert(slots: &mut [Slot; SLOTS], word: usize, route: &'static Route) -> Result<(), TableFull> {
+    let used = slots.iter().filter(|slot| slot.route.is_some()).count();
+    if used + 1 >= SLOTS {
+        return Err(TableFull);
+    }
+    let mut i = home(word);
+    while slots[i].route.is_some() {
+        i = (i + 1) % SLOTS;
+    }
+    slots[i] = Slot {
+        word,
+        route: Some(route),
+    };
+    Ok(())
 }
 
 /// The row for `tag` in `class`, if that tag becomes an event.
 #[inline]
 pub fn lookup(class: Class, tag: Term) -> Option<&'static Route> {
     let slots = &TABLE.get()?.by_class[class as usize];
-    let word = term_word(tag.as_c_arg());
+    probe(slots, term_word(tag.as_c_arg()))
+}
+
+/// The route stored under `word`: from its home slot on, until the word
+/// or an empty slot.
+#[inline]
+fn probe(slots: &[Slot; SLOTS], word: usize) -> Option<&'static Route> {
     let mut i = home(word);
     loop {
         let slot = slots[i];
@@ -104,4 +126,78 @@ pub fn lookup_any(tag: Term, tracee: Term) -> Option<&'static Route> {
 
 fn is_port_class(class: Class) -> bool {
     matches!(class, Class::Ports | Class::RunningPorts)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::events::EventId;
+
+    /// Words as the VM makes atom words (index << 6 | 0b1011), spread so
+    /// that several share a home slot.
+    fn words() -> Vec<usize> {
+        (1..=400usize).map(|i| (i << 6) | 0b1011).collect()
+    }
+
+    #[test]
+    fn finds_every_stored_word_and_nothing_else() {
+        let all = words();
+        let (stored, absent) = all.split_at(SLOTS - 1);
+        let mut slots = EMPTY_CLASS;
+        for (word, route) in stored.iter().zip(ROUTES) {
+            insert(&mut slots, *word, route).unwrap();
+        }
+        for (word, route) in stored.iter().zip(ROUTES) {
+            assert!(std::ptr::eq(probe(&slots, *word).unwrap(), route));
+        }
+        for word in absent {
+            assert!(probe(&slots, *word).is_none());
+        }
+    }
+
+    #[test]
+    fn colliding_words_each_find_their_own_route() {
+        let all = words();
+        let home_of_first = home(all[0]);
+        let colliding: Vec<usize> = all
+            .into_iter()
+            .filter(|w| home(*w) == home_of_first)
+            .take(3)
+            .collect();
+        assert_eq!(
+            colliding.len(),
+            3,
+            "the test needs three words of one home slot"
+        );
+        let mut slots = EMPTY_CLASS;
+        for (word, route) in colliding.iter().zip(ROUTES) {
+            insert(&mut slots, *word, route).unwrap();
+        }
+        let found: Vec<EventId> = colliding
+            .iter()
+            .map(|w| probe(&slots, *w).unwrap().event)
+            .collect();
+        let expected: Vec<EventId> = ROUTES.iter().take(3).map(|r| r.event).collect();
+        assert_eq!(found, expected);
+    }
+
+    #[test]
+    fn a_full_class_is_refused_before_the_last_empty_slot() {
+        let mut slots = EMPTY_CLASS;
+        for word in words().into_iter().take(SLOTS - 1) {
+            insert(&mut slots, word, &ROUTES[0]).unwrap();
+        }
+        assert_eq!(
+            insert(&mut slots, words()[SLOTS], &ROUTES[0]),
+            Err(TableFull)
+        );
+    }
+
+    #[test]
+    fn every_class_of_the_table_fits() {
+        for class in Class::ALL {
+            let tags = ROUTES.iter().filter(|r| r.class == class).count();
+            assert!(tags < SLOTS, "{} has {tags} tags", class.flag());
+        }
+    }
 }

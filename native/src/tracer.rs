@@ -54,7 +54,7 @@ pub fn emit<'a>(
     let terms = EventTerms {
         env,
         route,
-        max_term_bytes: options::max_term_bytes_of(state),
+        options: options::term_options_of(state),
         tracee,
         term,
         opts,

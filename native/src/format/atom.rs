@@ -91,3 +91,47 @@ fn is_lower(c: u8) -> bool {
 fn is_upper(c: u8) -> bool {
     c.is_ascii_uppercase() || ((192..=222).contains(&c) && c != 215)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn name_text(name: &[u8]) -> String {
+        let mut out = Vec::new();
+        let mut sink = Sink::new(&mut out, 1024);
+        write_name(name, &mut sink);
+        sink.finish();
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn bare_where_the_vm_leaves_atoms_bare() {
+        assert_eq!(name_text(b"ok"), "ok");
+        assert_eq!(name_text(b"a_B9"), "a_B9");
+        // Reserved words are bare in %T too.
+        assert_eq!(name_text(b"receive"), "receive");
+        // Latin-1 lowercase first, uppercase after: written UTF-8, bare.
+        assert_eq!(name_text(&[0xE9, b't', 0xC9]), "étÉ");
+    }
+
+    #[test]
+    fn quoted_where_the_vm_quotes() {
+        assert_eq!(name_text(b""), "''");
+        assert_eq!(name_text(b"Ok"), "'Ok'");
+        assert_eq!(name_text(b"_x"), "'_x'");
+        assert_eq!(name_text(b"9a"), "'9a'");
+        assert_eq!(name_text(b"a-b"), "'a-b'");
+        assert_eq!(name_text(b"-t_call/1-fun-1-"), "'-t_call/1-fun-1-'");
+        // 247 (division sign) is not a letter.
+        assert_eq!(name_text(&[b'a', 0xF7]), "'a\u{F7}'");
+    }
+
+    #[test]
+    fn escapes_as_the_vm_does() {
+        assert_eq!(name_text(b"it's"), r"'it\'s'");
+        assert_eq!(name_text(b"a\\b"), r"'a\\b'");
+        assert_eq!(name_text(b"a\nb\tc"), r"'a\nb\tc'");
+        assert_eq!(name_text(&[b'a', 0x01]), r"'a\001'");
+        assert_eq!(name_text(&[b'a', 0x85]), r"'a\205'");
+    }
+}

@@ -12,6 +12,8 @@ pub struct Sink<'a> {
     end: usize,
     max: usize,
     full: bool,
+    /// List elements `shape` may still look at to tell strings from lists.
+    scan_left: usize,
 }
 
 impl<'a> Sink<'a> {
@@ -23,6 +25,7 @@ impl<'a> Sink<'a> {
             end: start.saturating_add(max.max(ELLIPSIS.len())),
             max,
             full: false,
+            scan_left: max.saturating_mul(2),
         }
     }
 
@@ -44,6 +47,19 @@ impl<'a> Sink<'a> {
     #[inline]
     pub fn scan_bound(&self) -> usize {
         self.max.saturating_add(1)
+    }
+
+    /// List elements left to look at beyond those printed: `shape` writes
+    /// few bytes per string, so its scans share one allowance of twice the
+    /// budget per text.
+    #[inline]
+    pub fn scan_left(&self) -> usize {
+        self.scan_left
+    }
+
+    #[inline]
+    pub fn spend_scan(&mut self, elements: usize) {
+        self.scan_left = self.scan_left.saturating_sub(elements);
     }
 
     /// Writes `bytes`; the first byte past the budget marks the text cut
@@ -121,10 +137,10 @@ impl<'a> Sink<'a> {
     }
 
     /// Ends the text: a cut text loses its last bytes, back to a character
-    /// boundary, and gets `...`.
-    pub fn finish(self) {
+    /// boundary, and gets `...`. True if the text was cut.
+    pub fn finish(self) -> bool {
         if !self.full {
-            return;
+            return false;
         }
         let mut cut = self.out.len().min(self.end - ELLIPSIS.len());
         while cut > self.start && cut < self.out.len() && is_continuation(self.out[cut]) {
@@ -132,10 +148,90 @@ impl<'a> Sink<'a> {
         }
         self.out.truncate(cut);
         self.out.extend_from_slice(ELLIPSIS);
+        true
     }
 }
 
 #[inline]
 fn is_continuation(byte: u8) -> bool {
     byte & 0xC0 == 0x80
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn written(max: usize, write: impl FnOnce(&mut Sink)) -> Vec<u8> {
+        let mut out = b"prefix:".to_vec();
+        let mut sink = Sink::new(&mut out, max);
+        write(&mut sink);
+        sink.finish();
+        out.split_off(b"prefix:".len())
+    }
+
+    #[test]
+    fn text_within_the_budget_is_kept_whole() {
+        assert_eq!(written(8, |s| s.put(b"12345678")), b"12345678");
+    }
+
+    #[test]
+    fn a_longer_text_is_cut_to_the_budget_with_an_ellipsis() {
+        let text = written(8, |s| {
+            s.put(b"1234");
+            s.put(b"56789");
+            assert!(s.is_full());
+            s.put(b"ignored");
+        });
+        assert_eq!(text, b"12345...");
+    }
+
+    #[test]
+    fn a_cut_never_splits_a_character() {
+        // "aé" is 3 bytes; with a 65-byte budget the cut (at 62 bytes)
+        // falls inside an é, so the text goes back to its start.
+        let text = written(65, |s| (0..64).for_each(|_| s.put("aé".as_bytes())));
+        assert!(text.ends_with(b"..."));
+        assert!(std::str::from_utf8(&text).is_ok());
+        assert_eq!(text.len(), 61 + 3);
+    }
+
+    #[test]
+    fn rollback_forgets_and_unfills() {
+        let text = written(6, |s| {
+            s.put(b"ab");
+            let mark = s.mark();
+            s.put(b"cdefgh");
+            assert!(s.is_full());
+            s.rollback(mark);
+            s.put(b"[x]");
+        });
+        assert_eq!(text, b"ab[x]");
+    }
+
+    /// What enif_snprintf does: writes `text` and its NUL into the room.
+    fn print(text: &'static std::ffi::CStr) -> impl FnOnce(*mut u8, usize) {
+        move |buf, len| {
+            let bytes = text.to_bytes_with_nul();
+            assert!(bytes.len() <= len);
+            // SAFETY: the sink lends `len` writable bytes at `buf`.
+            unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), buf, bytes.len()) };
+        }
+    }
+
+    #[test]
+    fn put_with_keeps_the_text_up_to_its_nul_only() {
+        let text = written(100, |s| s.put_with(4096, print(c"fun f/1")));
+        assert_eq!(text, b"fun f/1");
+    }
+
+    #[test]
+    fn put_with_text_past_the_budget_is_cut() {
+        let text = written(10, |s| s.put_with(64, print(c"01234567890123456789")));
+        assert_eq!(text, b"0123456...");
+    }
+
+    #[test]
+    fn put_with_that_writes_nothing_keeps_nothing() {
+        assert_eq!(written(10, |s| s.put_with(64, |_, _| {})), b"");
+    }
 }

@@ -5,10 +5,18 @@
 //! so the stack holds O(budget) items whatever the term's depth. The stack
 //! and the map iterators live in per-thread buffers, reused from event to
 //! event.
+//!
+//! The same walk writes `shape` (`Style::shape`: leaves as their type and
+//! size, `shape`) and leaves out the values under redacted keys: in a map
+//! pair or a 2-tuple whose key is one of `Style::redact`, the value is
+//! written `<redacted>` and never looked at.
 
 use super::atom::write_atom;
+use super::field::Redact;
 use super::leaf::{write_bignum, write_bitstring, write_identifier, write_leaf};
+use super::shape;
 use super::sink::Sink;
+use crate::enif::{is_empty_list, list_cell, tuple_elements};
 use rustler::sys::{
     ErlNifBinary, ErlNifEnv, ErlNifMapIterator, ErlNifMapIteratorEntry, ErlNifTerm,
 };
@@ -39,6 +47,7 @@ enum Work {
 struct Scratch {
     work: Vec<Work>,
     iters: Iters,
+    keys: Vec<ErlNifTerm>,
 }
 
 /// The iterators of the maps being written, innermost last. Each one is
@@ -84,6 +93,34 @@ impl Iters {
     }
 }
 
+/// How a walk writes: `%T` text or shape, and the keys it redacts.
+struct Style<'a> {
+    shape: bool,
+    redact: &'a [ErlNifTerm],
+}
+
+impl Style<'_> {
+    /// Whether `key` is one of the redacted keys: identical terms only
+    /// (`1` is not `1.0`). Immediates (atoms, small integers) are equal
+    /// exactly when their words are, so only boxed keys need the VM.
+    #[inline]
+    fn redacts(&self, key: ErlNifTerm) -> bool {
+        self.redact.iter().any(|k| {
+            *k == key
+                || (!is_immediate(*k)
+                    && !is_immediate(key)
+                    // SAFETY: both are valid terms of this call.
+                    && unsafe { rustler::sys::enif_is_identical(*k, key) } != 0)
+        })
+    }
+}
+
+/// The VM's primary tag for immediates (`TAG_PRIMARY_IMMED1`).
+#[inline]
+fn is_immediate(term: ErlNifTerm) -> bool {
+    crate::term_word(term) & 0x3 == 0x3
+}
+
 thread_local! {
     static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
 }
@@ -93,6 +130,7 @@ thread_local! {
 const TYPE_ATOM: c_int = 1;
 const TYPE_BITSTRING: c_int = 2;
 const TYPE_FLOAT: c_int = 3;
+const TYPE_FUN: c_int = 4;
 const TYPE_INTEGER: c_int = 5;
 const TYPE_LIST: c_int = 6;
 const TYPE_MAP: c_int = 7;
@@ -106,20 +144,52 @@ extern "C" {
     fn term_type(env: *mut ErlNifEnv, term: ErlNifTerm) -> c_int;
 }
 
-/// Writes `root` into `sink` until done or full.
-pub fn walk(env: *mut ErlNifEnv, root: ErlNifTerm, sink: &mut Sink) {
+/// Writes `root` into `sink` until done or full: its `%T` text, or its
+/// shape, with the values under `redact`'s keys left out.
+pub fn walk(env: *mut ErlNifEnv, root: ErlNifTerm, sink: &mut Sink, shape: bool, redact: &Redact) {
     let mut done = false;
     let _ = SCRATCH.try_with(|scratch| {
         if let Ok(mut scratch) = scratch.try_borrow_mut() {
-            let Scratch { work, iters } = &mut *scratch;
-            run(env, root, sink, work, iters);
+            let Scratch { work, iters, keys } = &mut *scratch;
+            keys.clear();
+            append_keys(env, redact, keys);
+            let style = Style {
+                shape,
+                redact: keys,
+            };
+            run(env, root, sink, &style, work, iters);
             done = true;
         }
     });
     if !done {
         // Re-entered on this thread, or its buffers are gone (thread exit):
         // fresh buffers for this call.
-        run(env, root, sink, &mut Vec::new(), &mut Iters::default());
+        let mut keys = Vec::new();
+        append_keys(env, redact, &mut keys);
+        let style = Style {
+            shape,
+            redact: &keys,
+        };
+        run(
+            env,
+            root,
+            sink,
+            &style,
+            &mut Vec::new(),
+            &mut Iters::default(),
+        );
+    }
+}
+
+/// Appends the redacted keys to `out`.
+fn append_keys(env: *mut ErlNifEnv, redact: &Redact, out: &mut Vec<ErlNifTerm>) {
+    let Some(list) = redact.list() else {
+        return;
+    };
+    let mut list = list.as_c_arg();
+    while let Some((key, tail)) = list_cell(env, list) {
+        out.push(key);
+        list = tail;
     }
 }
 
@@ -137,6 +207,7 @@ fn run(
     env: *mut ErlNifEnv,
     root: ErlNifTerm,
     sink: &mut Sink,
+    style: &Style,
     work: &mut Vec<Work>,
     iters: &mut Iters,
 ) {
@@ -147,15 +218,15 @@ fn run(
             break;
         }
         match item {
-            Work::Term(term) => term_start(env, term, sink, work, iters),
+            Work::Term(term) => term_start(env, term, sink, style, work, iters),
             Work::Text(text) => sink.put(text),
-            Work::ListTail(tail) => match cell(env, tail) {
+            Work::ListTail(tail) => match list_cell(env, tail) {
                 Some((head, tail)) => {
                     sink.byte(b',');
                     work.push(Work::ListTail(tail));
                     work.push(Work::Term(head));
                 }
-                None if is_nil(env, tail) => {}
+                None if is_empty_list(env, tail) => {}
                 None => {
                     sink.byte(b'|');
                     work.push(Work::Term(tail));
@@ -171,7 +242,9 @@ fn run(
                 }
                 work.push(Work::Term(elem));
             }
-            Work::MapNext { first, backward } => map_next(env, first, backward, sink, work, iters),
+            Work::MapNext { first, backward } => {
+                map_next(env, first, backward, sink, style, work, iters)
+            }
         }
     }
     work.clear();
@@ -182,34 +255,51 @@ fn term_start(
     env: *mut ErlNifEnv,
     term: ErlNifTerm,
     sink: &mut Sink,
+    style: &Style,
     work: &mut Vec<Work>,
     iters: &mut Iters,
 ) {
     // SAFETY: `term` is a valid term of `env`.
-    match unsafe { term_type(env, term) } {
+    let kind = unsafe { term_type(env, term) };
+    if style.shape {
+        match kind {
+            TYPE_INTEGER => return shape::write_integer(env, term, sink),
+            TYPE_FLOAT => return shape::write_float(sink),
+            TYPE_BITSTRING => return shape::write_binary(env, term, sink),
+            TYPE_FUN => return shape::write_fun(sink),
+            TYPE_ATOM | TYPE_LIST | TYPE_TUPLE | TYPE_MAP | TYPE_PID | TYPE_PORT
+            | TYPE_REFERENCE => {}
+            _ => return shape::write_other(sink),
+        }
+    }
+    match kind {
         TYPE_ATOM => {
             write_atom(env, term, sink);
         }
         TYPE_INTEGER => write_integer(env, term, sink),
         TYPE_FLOAT => write_float(env, term, sink),
+        TYPE_LIST if style.shape => shape_list_start(env, term, sink, work),
         TYPE_LIST => list_start(env, term, sink, work),
         TYPE_TUPLE => {
-            let mut arity: c_int = 0;
-            let mut elems: *const ErlNifTerm = std::ptr::null();
-            // SAFETY: out-pointers to locals.
-            if unsafe { rustler::sys::enif_get_tuple(env, term, &mut arity, &mut elems) } == 0 {
+            // SAFETY: the walk ends within this NIF call.
+            let Some(elems) = (unsafe { tuple_elements(env, term) }) else {
                 write_leaf(term, sink);
                 return;
-            }
+            };
             sink.byte(b'{');
-            work.push(Work::Text(b"}"));
-            if arity > 0 {
-                if arity > 1 {
-                    // SAFETY: the tuple has `arity` elements.
-                    work.push(Work::Tuple(unsafe { elems.add(1) }, arity as usize - 1));
+            if let [key, _] = elems {
+                if style.redacts(*key) {
+                    work.push(Work::Text(b",<redacted>}"));
+                    work.push(Work::Term(*key));
+                    return;
                 }
-                // SAFETY: as above, arity > 0.
-                work.push(Work::Term(unsafe { *elems }));
+            }
+            work.push(Work::Text(b"}"));
+            if let Some((first, rest)) = elems.split_first() {
+                if !rest.is_empty() {
+                    work.push(Work::Tuple(rest.as_ptr(), rest.len()));
+                }
+                work.push(Work::Term(*first));
             }
         }
         TYPE_MAP => map_start(env, term, sink, work, iters),
@@ -219,20 +309,8 @@ fn term_start(
     }
 }
 
-fn cell(env: *mut ErlNifEnv, list: ErlNifTerm) -> Option<(ErlNifTerm, ErlNifTerm)> {
-    let (mut head, mut tail) = (ErlNifTerm::default(), ErlNifTerm::default());
-    // SAFETY: out-pointers to locals.
-    let found = unsafe { rustler::sys::enif_get_list_cell(env, list, &mut head, &mut tail) };
-    (found != 0).then_some((head, tail))
-}
-
-fn is_nil(env: *mut ErlNifEnv, term: ErlNifTerm) -> bool {
-    // SAFETY: a valid term.
-    unsafe { rustler::sys::enif_is_empty_list(env, term) != 0 }
-}
-
 /// The character a list element stands for in a printable string.
-fn list_char(env: *mut ErlNifEnv, elem: ErlNifTerm) -> Option<u8> {
+pub(super) fn list_char(env: *mut ErlNifEnv, elem: ErlNifTerm) -> Option<u8> {
     let mut c: c_int = 0;
     // SAFETY: out-pointer to a local.
     if unsafe { rustler::sys::enif_get_int(env, elem, &mut c) } == 0 {
@@ -251,7 +329,7 @@ fn list_char(env: *mut ErlNifEnv, elem: ErlNifTerm) -> Option<u8> {
 /// printable character. Once the text is full, the check goes on alone up
 /// to `scan_bound` elements; a list printable that far stays a string.
 fn list_start(env: *mut ErlNifEnv, list: ErlNifTerm, sink: &mut Sink, work: &mut Vec<Work>) {
-    let Some((head, tail)) = cell(env, list) else {
+    let Some((head, tail)) = list_cell(env, list) else {
         sink.put(b"[]");
         return;
     };
@@ -264,8 +342,8 @@ fn list_start(env: *mut ErlNifEnv, list: ErlNifTerm, sink: &mut Sink, work: &mut
     let mut seen = 0usize;
     sink.byte(b'"');
     loop {
-        let Some((elem, next)) = cell(env, rest) else {
-            if is_nil(env, rest) {
+        let Some((elem, next)) = list_cell(env, rest) else {
+            if is_empty_list(env, rest) {
                 sink.byte(b'"');
                 return;
             }
@@ -286,6 +364,17 @@ fn list_start(env: *mut ErlNifEnv, list: ErlNifTerm, sink: &mut Sink, work: &mut
     open_list(env, head, tail, sink, work);
 }
 
+/// A list in `shape`: a printable list as its length, else `[...]`.
+fn shape_list_start(env: *mut ErlNifEnv, list: ErlNifTerm, sink: &mut Sink, work: &mut Vec<Work>) {
+    let Some((head, tail)) = list_cell(env, list) else {
+        sink.put(b"[]");
+        return;
+    };
+    if list_char(env, head).is_none() || !shape::write_string(env, list, sink) {
+        open_list(env, head, tail, sink, work);
+    }
+}
+
 fn open_list(
     env: *mut ErlNifEnv,
     head: ErlNifTerm,
@@ -295,7 +384,7 @@ fn open_list(
 ) {
     sink.byte(b'[');
     work.push(Work::Text(b"]"));
-    if !is_nil(env, tail) {
+    if !is_empty_list(env, tail) {
         work.push(Work::ListTail(tail));
     }
     work.push(Work::Term(head));
@@ -529,6 +618,7 @@ fn map_next(
     first: bool,
     backward: bool,
     sink: &mut Sink,
+    style: &Style,
     work: &mut Vec<Work>,
     iters: &mut Iters,
 ) {
@@ -558,7 +648,47 @@ fn map_next(
         first: false,
         backward,
     });
-    work.push(Work::Term(value));
-    work.push(Work::Text(b"=>"));
+    if style.redacts(key) {
+        work.push(Work::Text(b"=><redacted>"));
+    } else {
+        work.push(Work::Term(value));
+        work.push(Work::Text(b"=>"));
+    }
     work.push(Work::Term(key));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn text(n: u64) -> Vec<u8> {
+        decimal(n, &mut [0; DECIMAL_MAX]).to_vec()
+    }
+
+    #[test]
+    fn decimal_writes_every_digit() {
+        assert_eq!(text(0), b"0");
+        assert_eq!(text(7), b"7");
+        assert_eq!(text(10), b"10");
+        assert_eq!(text(1_000_000), b"1000000");
+        assert_eq!(text(u64::MAX), b"18446744073709551615");
+        assert_eq!(text(u64::MAX).len(), DECIMAL_MAX);
+    }
+
+    #[test]
+    fn decimal_agrees_with_std() {
+        for n in (0..64)
+            .map(|s| (1u64 << s) - 1)
+            .chain((0..20).map(|e| 10u64.pow(e)))
+        {
+            assert_eq!(text(n), n.to_string().into_bytes());
+        }
+    }
+
+    #[test]
+    fn byte_texts_are_each_byte_after_a_comma() {
+        for (n, byte) in BYTE_TEXT.iter().enumerate() {
+            assert_eq!(byte.comma_text(), format!(",{n}").as_bytes());
+        }
+    }
 }

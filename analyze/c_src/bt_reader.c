@@ -1,0 +1,381 @@
+/*
+ * The one place that talks to libbabeltrace2: builds a graph of CTF
+ * sources (source.ctf.fs per trace directory, or source.ctf.lttng-live for
+ * a relay URL) -> filter.utils.muxer -> a simple sink, and hands each event
+ * to Rust as a flat record (class index, ns from origin, cpu, fields in
+ * payload order). Event classes get a small index the first time they are
+ * seen, so Rust resolves names once per class, never per event.
+ */
+#include <babeltrace2/babeltrace.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bt_reader.h"
+
+#define CLASS_SLOTS 4096 /* open addressing; at most half used */
+
+struct dt_class_slot {
+    const bt_event_class *cls;
+    uint32_t index;
+};
+
+struct dt_reader {
+    bt_graph *graph;
+    const bt_plugin *ctf;
+    const bt_plugin *utils;
+    const bt_component_filter *muxer;
+    dt_event_cb on_event;
+    dt_class_cb on_class;
+    void *ctx;
+    uint64_t discarded;
+    uint64_t discarded_unknown; /* discarded-events messages without a count */
+    uint32_t n_classes;
+    struct dt_class_slot classes[CLASS_SLOTS];
+    /* The packet context's cpu_id member: its index, per context class. */
+    const bt_field_class *cpu_ctx_class;
+    int64_t cpu_member;
+    char error[1024];
+};
+
+static void set_error(struct dt_reader *r, const char *what)
+{
+    /* Keep the deepest cause: it names the file or the socket at fault. */
+    const bt_error *err = bt_current_thread_take_error();
+    const char *cause = NULL;
+    if (err != NULL) {
+        uint64_t n = bt_error_get_cause_count(err);
+        if (n > 0)
+            cause = bt_error_cause_get_message(bt_error_borrow_cause_by_index(err, 0));
+    }
+    if (cause != NULL)
+        snprintf(r->error, sizeof r->error, "%s: %s", what, cause);
+    else
+        snprintf(r->error, sizeof r->error, "%s", what);
+    for (char *p = r->error; *p; p++)
+        if (*p == '\n' || *p == '\r' || *p == '\t')
+            *p = ' ';
+    if (err != NULL)
+        bt_error_release(err);
+}
+
+static uint32_t class_index(struct dt_reader *r, const bt_event_class *cls)
+{
+    uintptr_t h = ((uintptr_t)cls >> 4) * 0x9E3779B97F4A7C15ull;
+    size_t i = (size_t)(h >> 52) & (CLASS_SLOTS - 1);
+    for (;;) {
+        struct dt_class_slot *s = &r->classes[i];
+        if (s->cls == cls)
+            return s->index;
+        if (s->cls == NULL) {
+            if (r->n_classes >= CLASS_SLOTS / 2)
+                return UINT32_MAX;
+            s->cls = cls;
+            s->index = r->n_classes++;
+            const char *names[DT_MAX_FIELDS];
+            uint32_t n = 0;
+            const bt_field_class *payload = bt_event_class_borrow_payload_field_class_const(cls);
+            if (payload != NULL
+                && bt_field_class_get_type(payload) == BT_FIELD_CLASS_TYPE_STRUCTURE) {
+                uint64_t count = bt_field_class_structure_get_member_count(payload);
+                for (uint64_t m = 0; m < count && n < DT_MAX_FIELDS; m++)
+                    names[n++] = bt_field_class_structure_member_get_name(
+                        bt_field_class_structure_borrow_member_by_index_const(payload, m));
+            }
+            const char *name = bt_event_class_get_name(cls);
+            r->on_class(r->ctx, s->index, name ? name : "", n, names);
+            return s->index;
+        }
+        i = (i + 1) & (CLASS_SLOTS - 1);
+    }
+}
+
+static int64_t integer_of(const bt_field *f, int *ok)
+{
+    bt_field_class_type t = bt_field_get_class_type(f);
+    *ok = 1;
+    if (bt_field_class_type_is(t, BT_FIELD_CLASS_TYPE_UNSIGNED_INTEGER))
+        return (int64_t)bt_field_integer_unsigned_get_value(f);
+    if (bt_field_class_type_is(t, BT_FIELD_CLASS_TYPE_SIGNED_INTEGER))
+        return bt_field_integer_signed_get_value(f);
+    *ok = 0;
+    return 0;
+}
+
+static int64_t member_int(const bt_field *st, const char *name)
+{
+    if (st == NULL || bt_field_get_class_type(st) != BT_FIELD_CLASS_TYPE_STRUCTURE)
+        return -1;
+    const bt_field *f = bt_field_structure_borrow_member_field_by_name_const(st, name);
+    int ok;
+    int64_t v = f ? integer_of(f, &ok) : 0;
+    return f && ok ? v : -1;
+}
+
+static int64_t event_cpu(struct dt_reader *r, const bt_event *ev)
+{
+    const bt_packet *pkt = bt_event_borrow_packet_const(ev);
+    const bt_field *ctx = pkt ? bt_packet_borrow_context_field_const(pkt) : NULL;
+    if (ctx != NULL && bt_field_get_class_type(ctx) == BT_FIELD_CLASS_TYPE_STRUCTURE) {
+        const bt_field_class *fc = bt_field_borrow_class_const(ctx);
+        if (fc != r->cpu_ctx_class) {
+            r->cpu_ctx_class = fc;
+            r->cpu_member = -1;
+            uint64_t n = bt_field_class_structure_get_member_count(fc);
+            for (uint64_t m = 0; m < n; m++) {
+                const char *name = bt_field_class_structure_member_get_name(
+                    bt_field_class_structure_borrow_member_by_index_const(fc, m));
+                if (strcmp(name, "cpu_id") == 0)
+                    r->cpu_member = (int64_t)m;
+            }
+        }
+        if (r->cpu_member >= 0) {
+            int ok;
+            int64_t v = integer_of(
+                bt_field_structure_borrow_member_field_by_index_const(ctx, (uint64_t)r->cpu_member), &ok);
+            if (ok)
+                return v;
+        }
+    }
+    return member_int(bt_event_borrow_common_context_field_const(ev), "cpu_id");
+}
+
+static int handle_event(struct dt_reader *r, const bt_message *msg)
+{
+    const bt_event *ev = bt_message_event_borrow_event_const(msg);
+    dt_event out;
+    dt_field fields[DT_MAX_FIELDS];
+    out.class_index = class_index(r, bt_event_borrow_class_const(ev));
+    if (out.class_index == UINT32_MAX) {
+        snprintf(r->error, sizeof r->error, "more than %d event classes", CLASS_SLOTS / 2);
+        return -1;
+    }
+    out.ts_ns = 0;
+    if (bt_message_event_borrow_stream_class_default_clock_class_const(msg) != NULL) {
+        const bt_clock_snapshot *snap = bt_message_event_borrow_default_clock_snapshot_const(msg);
+        if (bt_clock_snapshot_get_ns_from_origin(snap, &out.ts_ns)
+            != BT_CLOCK_SNAPSHOT_GET_NS_FROM_ORIGIN_STATUS_OK)
+            out.ts_ns = 0;
+    }
+    out.cpu = event_cpu(r, ev);
+    out.n_fields = 0;
+    out.fields = fields;
+    const bt_field *payload = bt_event_borrow_payload_field_const(ev);
+    if (payload != NULL && bt_field_get_class_type(payload) == BT_FIELD_CLASS_TYPE_STRUCTURE) {
+        uint64_t n = bt_field_class_structure_get_member_count(bt_field_borrow_class_const(payload));
+        for (uint64_t m = 0; m < n && m < DT_MAX_FIELDS; m++) {
+            const bt_field *f = bt_field_structure_borrow_member_field_by_index_const(payload, m);
+            dt_field *o = &fields[out.n_fields++];
+            o->str = NULL;
+            o->len = 0;
+            o->integer = 0;
+            o->kind = DT_FIELD_OTHER;
+            bt_field_class_type t = bt_field_get_class_type(f);
+            if (t == BT_FIELD_CLASS_TYPE_STRING) {
+                o->str = bt_field_string_get_value(f);
+                o->len = bt_field_string_get_length(f);
+                o->kind = DT_FIELD_STRING;
+            } else {
+                int ok;
+                o->integer = integer_of(f, &ok);
+                if (ok)
+                    o->kind = DT_FIELD_INTEGER;
+            }
+        }
+    }
+    r->on_event(r->ctx, &out);
+    return 0;
+}
+
+static bt_graph_simple_sink_component_consume_func_status consume(bt_message_iterator *it, void *data)
+{
+    struct dt_reader *r = data;
+    bt_message_array_const msgs;
+    uint64_t count;
+    switch (bt_message_iterator_next(it, &msgs, &count)) {
+    case BT_MESSAGE_ITERATOR_NEXT_STATUS_OK:
+        break;
+    case BT_MESSAGE_ITERATOR_NEXT_STATUS_END:
+        return BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_END;
+    case BT_MESSAGE_ITERATOR_NEXT_STATUS_AGAIN:
+        return BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_AGAIN;
+    case BT_MESSAGE_ITERATOR_NEXT_STATUS_MEMORY_ERROR:
+        return BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_MEMORY_ERROR;
+    default:
+        return BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_ERROR;
+    }
+    int failed = 0;
+    for (uint64_t i = 0; i < count; i++) {
+        const bt_message *msg = msgs[i];
+        if (!failed) {
+            switch (bt_message_get_type(msg)) {
+            case BT_MESSAGE_TYPE_EVENT:
+                failed = handle_event(r, msg) != 0;
+                break;
+            case BT_MESSAGE_TYPE_DISCARDED_EVENTS: {
+                uint64_t n;
+                if (bt_message_discarded_events_get_count(msg, &n) == BT_PROPERTY_AVAILABILITY_AVAILABLE)
+                    r->discarded += n;
+                else
+                    r->discarded_unknown++;
+                break;
+            }
+            default:
+                break;
+            }
+        }
+        bt_message_put_ref(msg);
+    }
+    return failed ? BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_ERROR
+                  : BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_OK;
+}
+
+static const bt_plugin *find_plugin(struct dt_reader *r, const char *name)
+{
+    const bt_plugin *p = NULL;
+    if (bt_plugin_find(name, BT_TRUE, BT_TRUE, BT_TRUE, BT_TRUE, BT_FALSE, &p) != BT_PLUGIN_FIND_STATUS_OK) {
+        snprintf(r->error, sizeof r->error, "babeltrace2 plugin `%s` not found", name);
+        bt_current_thread_clear_error();
+        return NULL;
+    }
+    return p;
+}
+
+/* Connects every output port of `src` to a fresh input port of the muxer
+ * (the muxer adds one each time its last one is connected). */
+static int connect_source(struct dt_reader *r, const bt_component_source *src)
+{
+    uint64_t n = bt_component_source_get_output_port_count(src);
+    for (uint64_t i = 0; i < n; i++) {
+        uint64_t in = bt_component_filter_get_input_port_count(r->muxer);
+        if (bt_graph_connect_ports(r->graph, bt_component_source_borrow_output_port_by_index_const(src, i),
+                                   bt_component_filter_borrow_input_port_by_index_const(r->muxer, in - 1), NULL)
+            != BT_GRAPH_CONNECT_PORTS_STATUS_OK) {
+            set_error(r, "cannot connect a trace's stream to the muxer");
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static int add_source(struct dt_reader *r, const char *input, int live, uint32_t n)
+{
+    const char *cls_name = live ? "lttng-live" : "fs";
+    const bt_component_class_source *cls = bt_plugin_borrow_source_component_class_by_name_const(r->ctf, cls_name);
+    if (cls == NULL) {
+        snprintf(r->error, sizeof r->error, "babeltrace2 component class source.ctf.%s not found", cls_name);
+        return -1;
+    }
+    bt_value *params = bt_value_map_create();
+    bt_value *inputs = NULL;
+    int rc = -1;
+    if (params == NULL || bt_value_map_insert_empty_array_entry(params, "inputs", &inputs) != BT_VALUE_MAP_INSERT_ENTRY_STATUS_OK
+        || bt_value_array_append_string_element(inputs, input) != BT_VALUE_ARRAY_APPEND_ELEMENT_STATUS_OK
+        || (live && bt_value_map_insert_string_entry(params, "session-not-found-action", "fail") != BT_VALUE_MAP_INSERT_ENTRY_STATUS_OK)) {
+        snprintf(r->error, sizeof r->error, "out of memory");
+        goto out;
+    }
+    char name[32];
+    snprintf(name, sizeof name, "source-%u", n);
+    const bt_component_source *src = NULL;
+    if (bt_graph_add_source_component(r->graph, cls, name, params, BT_LOGGING_LEVEL_NONE, &src)
+        != BT_GRAPH_ADD_COMPONENT_STATUS_OK) {
+        set_error(r, "cannot open the trace");
+        goto out;
+    }
+    rc = connect_source(r, src);
+out:
+    bt_value_put_ref(params);
+    return rc;
+}
+
+const char *dt_reader_error(const dt_reader *r)
+{
+    return r->error;
+}
+
+dt_reader *dt_reader_new(void)
+{
+    return calloc(1, sizeof(dt_reader));
+}
+
+int dt_reader_open(dt_reader *r, const char *const *inputs, uint32_t n_inputs, int live,
+                   dt_class_cb on_class, dt_event_cb on_event, void *ctx)
+{
+    r->on_class = on_class;
+    r->on_event = on_event;
+    r->ctx = ctx;
+    r->graph = bt_graph_create(0);
+    if (r->graph == NULL) {
+        snprintf(r->error, sizeof r->error, "cannot create a babeltrace2 graph");
+        return -1;
+    }
+    if ((r->ctf = find_plugin(r, "ctf")) == NULL || (r->utils = find_plugin(r, "utils")) == NULL)
+        return -1;
+    const bt_component_class_filter *mux = bt_plugin_borrow_filter_component_class_by_name_const(r->utils, "muxer");
+    if (mux == NULL) {
+        snprintf(r->error, sizeof r->error, "babeltrace2 component class filter.utils.muxer not found");
+        return -1;
+    }
+    if (bt_graph_add_filter_component(r->graph, mux, "muxer", NULL, BT_LOGGING_LEVEL_NONE, &r->muxer)
+        != BT_GRAPH_ADD_COMPONENT_STATUS_OK) {
+        set_error(r, "cannot add the muxer");
+        return -1;
+    }
+    for (uint32_t i = 0; i < n_inputs; i++)
+        if (add_source(r, inputs[i], live, i) != 0)
+            return -1;
+    const bt_component_sink *sink = NULL;
+    if (bt_graph_add_simple_sink_component(r->graph, "dyntrace-analyze", NULL, consume, NULL, r, &sink)
+        != BT_GRAPH_ADD_COMPONENT_STATUS_OK) {
+        set_error(r, "cannot add the sink");
+        return -1;
+    }
+    if (bt_graph_connect_ports(r->graph, bt_component_filter_borrow_output_port_by_index_const(r->muxer, 0),
+                               bt_component_sink_borrow_input_port_by_index_const(sink, 0), NULL)
+        != BT_GRAPH_CONNECT_PORTS_STATUS_OK) {
+        set_error(r, "cannot connect the muxer to the sink");
+        return -1;
+    }
+    return 0;
+}
+
+void dt_reader_set_context(dt_reader *r, void *ctx)
+{
+    r->ctx = ctx;
+}
+
+int dt_reader_run_once(dt_reader *r)
+{
+    switch (bt_graph_run_once(r->graph)) {
+    case BT_GRAPH_RUN_ONCE_STATUS_OK:
+        return DT_RUN_OK;
+    case BT_GRAPH_RUN_ONCE_STATUS_AGAIN:
+        return DT_RUN_AGAIN;
+    case BT_GRAPH_RUN_ONCE_STATUS_END:
+        return DT_RUN_END;
+    default:
+        if (r->error[0] == '\0')
+            set_error(r, "cannot read the trace");
+        else
+            bt_current_thread_clear_error();
+        return DT_RUN_ERROR;
+    }
+}
+
+uint64_t dt_reader_discarded(const dt_reader *r, uint64_t *unknown)
+{
+    *unknown = r->discarded_unknown;
+    return r->discarded;
+}
+
+void dt_reader_free(dt_reader *r)
+{
+    if (r == NULL)
+        return;
+    bt_graph_put_ref(r->graph);
+    bt_plugin_put_ref(r->ctf);
+    bt_plugin_put_ref(r->utils);
+    free(r);
+}

@@ -1,0 +1,39 @@
+/* Flat view of libbabeltrace2's messages for the Rust side (src/reader.rs). */
+#ifndef DT_BT_READER_H
+#define DT_BT_READER_H
+#include <stdint.h>
+
+#define DT_MAX_FIELDS 16
+
+enum { DT_FIELD_OTHER = 0, DT_FIELD_STRING = 1, DT_FIELD_INTEGER = 2 };
+enum { DT_RUN_OK = 0, DT_RUN_AGAIN = 1, DT_RUN_END = 2, DT_RUN_ERROR = -1 };
+
+typedef struct {
+    const char *str; /* DT_FIELD_STRING: borrowed until the callback returns */
+    uint64_t len;
+    int64_t integer; /* DT_FIELD_INTEGER (unsigned values above 2^63 wrap) */
+    int32_t kind;
+} dt_field;
+
+typedef struct {
+    uint32_t class_index;
+    uint32_t n_fields;
+    int64_t ts_ns; /* default clock, ns from its origin */
+    int64_t cpu;   /* packet context cpu_id, or -1 */
+    const dt_field *fields;
+} dt_event;
+
+typedef struct dt_reader dt_reader;
+typedef void (*dt_class_cb)(void *ctx, uint32_t index, const char *name, uint32_t n_fields,
+                            const char *const *field_names);
+typedef void (*dt_event_cb)(void *ctx, const dt_event *event);
+
+dt_reader *dt_reader_new(void);
+int dt_reader_open(dt_reader *r, const char *const *inputs, uint32_t n_inputs, int live,
+                   dt_class_cb on_class, dt_event_cb on_event, void *ctx);
+void dt_reader_set_context(dt_reader *r, void *ctx);
+int dt_reader_run_once(dt_reader *r);
+const char *dt_reader_error(const dt_reader *r);
+uint64_t dt_reader_discarded(const dt_reader *r, uint64_t *unknown);
+void dt_reader_free(dt_reader *r);
+#endif

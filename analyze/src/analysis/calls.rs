@@ -1,0 +1,381 @@
+//! `calls`: function durations per code location, from `function_call`
+//! and its `function_return`/`function_exception` in the same process.
+//!
+//! Each process has a stack of open calls (bounded: the oldest frame is
+//! dropped and counted). A return names its function: it closes the newest
+//! open call of that function; newer frames left open below it (functions
+//! traced without `return_trace`, tail calls) are counted as unmatched,
+//! never guessed. `return_to` events also arrive as `function_return`; a
+//! return right after a matched one that names no open frame is a
+//! `return_to` into an untraced caller and is skipped, and from then on the
+//! process is known to send `return_to`, so the return after each matched
+//! return is skipped too.
+
+use rustc_hash::FxHashMap;
+
+use super::{duration_cells, duration_columns, entry, Analysis, ByText};
+use crate::event::{Event, Kind, Slot};
+use crate::stats::Durations;
+use crate::table::{col, Cell, Summary, Table, Unit};
+
+/// Open calls kept per process before the oldest is dropped.
+pub const MAX_STACK: usize = 4096;
+
+struct Frame {
+    entry: u32,
+    start_ns: i64,
+    cpu: i64,
+}
+
+#[derive(Default)]
+struct Process {
+    stack: Vec<Frame>,
+    after_return: bool,
+    sends_return_to: bool,
+}
+
+struct EntryStats {
+    name: Box<[u8]>,
+    durations: Durations,
+    unmatched: u64,
+}
+
+/// One call slower than `--slower-than`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SlowCall {
+    /// The process.
+    pub pid: Box<[u8]>,
+    /// Index into the entries.
+    entry: u32,
+    /// When the call started (ns from origin).
+    pub start_ns: i64,
+    /// How long it took.
+    pub duration_ns: u64,
+    /// CPU of the call event.
+    pub cpu_call: i64,
+    /// CPU of the return event.
+    pub cpu_return: i64,
+}
+
+/// The `calls` state machine.
+pub struct Calls {
+    procs: ByText<Process>,
+    entry_ids: FxHashMap<Box<[u8]>, u32>,
+    entries: Vec<EntryStats>,
+    slower_than_ns: Option<u64>,
+    max_slow: usize,
+    slow: Vec<SlowCall>,
+    slow_total: u64,
+    return_to_skipped: u64,
+    return_to: bool,
+}
+
+impl Calls {
+    /// `slower_than_ns` lists calls at least that long (up to `max_slow`);
+    /// `return_to` says the processes were traced with the `return_to` flag.
+    pub fn new(slower_than_ns: Option<u64>, max_slow: usize, return_to: bool) -> Calls {
+        Calls {
+            procs: ByText::default(),
+            entry_ids: FxHashMap::default(),
+            entries: Vec::new(),
+            slower_than_ns,
+            max_slow,
+            slow: Vec::new(),
+            slow_total: 0,
+            return_to_skipped: 0,
+            return_to,
+        }
+    }
+
+    fn entry_id(&mut self, name: &[u8]) -> u32 {
+        if let Some(&id) = self.entry_ids.get(name) {
+            return id;
+        }
+        let id = self.entries.len() as u32;
+        self.entries.push(EntryStats {
+            name: name.into(),
+            durations: Durations::new(3),
+            unmatched: 0,
+        });
+        self.entry_ids.insert(name.into(), id);
+        id
+    }
+
+    fn call(&mut self, ev: &Event) {
+        let entry_id = self.entry_id(ev.str(Slot::Entry));
+        let told = self.return_to;
+        let p = entry(&mut self.procs, ev.str(Slot::Pid), || Process {
+            sends_return_to: told,
+            ..Process::default()
+        });
+        p.after_return = false;
+        if p.stack.len() >= MAX_STACK {
+            let dropped = p.stack.remove(0);
+            self.entries[dropped.entry as usize].unmatched += 1;
+        }
+        p.stack.push(Frame {
+            entry: entry_id,
+            start_ns: ev.ts_ns,
+            cpu: ev.cpu,
+        });
+    }
+
+    fn ret(&mut self, ev: &Event, exception: bool) {
+        let entry_id = self.entry_id(ev.str(Slot::Entry));
+        let pid = ev.str(Slot::Pid);
+        let told = self.return_to;
+        let p = entry(&mut self.procs, pid, || Process {
+            sends_return_to: told,
+            ..Process::default()
+        });
+        let found = p.stack.iter().rposition(|f| f.entry == entry_id);
+        let return_to = !exception && p.after_return && (p.sends_return_to || found.is_none());
+        if return_to {
+            // Back in the named caller: frames above it will never return.
+            p.sends_return_to = true;
+            p.after_return = false;
+            if let Some(k) = found {
+                for f in p.stack.drain(k + 1..) {
+                    self.entries[f.entry as usize].unmatched += 1;
+                }
+            }
+            self.return_to_skipped += 1;
+            return;
+        }
+        p.after_return = true;
+        let Some(k) = found else {
+            self.entries[entry_id as usize].unmatched += 1;
+            return;
+        };
+        for f in p.stack.drain(k + 1..) {
+            self.entries[f.entry as usize].unmatched += 1;
+        }
+        let Some(frame) = p.stack.pop() else { return };
+        let duration = ev.ts_ns.saturating_sub(frame.start_ns).max(0) as u64;
+        self.entries[entry_id as usize].durations.record(duration);
+        if self.slower_than_ns.is_some_and(|t| duration >= t) {
+            self.slow_total += 1;
+            if self.slow.len() < self.max_slow {
+                self.slow.push(SlowCall {
+                    pid: pid.into(),
+                    entry: entry_id,
+                    start_ns: frame.start_ns,
+                    duration_ns: duration,
+                    cpu_call: frame.cpu,
+                    cpu_return: ev.cpu,
+                });
+            }
+        }
+    }
+
+    fn exit(&mut self, ev: &Event) {
+        if let Some(p) = self.procs.remove(ev.str(Slot::Pid)) {
+            for f in p.stack {
+                self.entries[f.entry as usize].unmatched += 1;
+            }
+        }
+    }
+
+    /// Slow calls in the order they returned.
+    pub fn slow_calls(&self) -> &[SlowCall] {
+        &self.slow
+    }
+
+    /// The code location of a slow call.
+    pub fn slow_entry(&self, s: &SlowCall) -> &[u8] {
+        &self.entries[s.entry as usize].name
+    }
+}
+
+impl Analysis for Calls {
+    fn on_event(&mut self, ev: &Event) {
+        match ev.kind() {
+            Some(Kind::FunctionCall) => self.call(ev),
+            Some(Kind::FunctionReturn) => self.ret(ev, false),
+            Some(Kind::FunctionException) => self.ret(ev, true),
+            Some(Kind::ProcessExit) => self.exit(ev),
+            _ => {}
+        }
+    }
+
+    fn tables(&self, _summary: &Summary) -> Vec<Table> {
+        let mut open = vec![0u64; self.entries.len()];
+        for p in self.procs.values() {
+            for f in &p.stack {
+                open[f.entry as usize] += 1;
+            }
+        }
+        let mut t = Table::new(
+            "calls",
+            "Calls per code location (slowest total first)",
+            [col("entry", "entry", Unit::Text)]
+                .into_iter()
+                .chain(duration_columns())
+                .chain([
+                    col("unmatched", "unmatched", Unit::Count),
+                    col("open", "open", Unit::Count),
+                ])
+                .collect(),
+        );
+        let mut order: Vec<usize> = (0..self.entries.len()).collect();
+        order.sort_by_key(|&i| (std::cmp::Reverse(self.entries[i].durations.total()), i));
+        for i in order {
+            let e = &self.entries[i];
+            let d = &e.durations;
+            if d.count() == 0 && e.unmatched == 0 && open[i] == 0 {
+                continue;
+            }
+            t.push(
+                [Cell::bytes(&e.name)]
+                    .into_iter()
+                    .chain(duration_cells(d))
+                    .chain([Cell::Num(e.unmatched), Cell::Num(open[i])])
+                    .collect(),
+                (d.count() > 0).then(|| d.log2()),
+            );
+        }
+        if self.return_to_skipped > 0 {
+            t.notes.push(format!(
+                "{} return_to events skipped (not returns)",
+                self.return_to_skipped
+            ));
+        }
+        let mut tables = vec![t];
+        if let Some(threshold) = self.slower_than_ns {
+            let mut s = Table::new(
+                "slow",
+                format!("Calls of {} or longer", crate::table::format_ns(threshold)),
+                vec![
+                    col("pid", "pid", Unit::Text),
+                    col("entry", "entry", Unit::Text),
+                    col("start_ns", "start", Unit::Timestamp),
+                    col("duration_ns", "duration", Unit::Ns),
+                    col("cpu_call", "cpu call", Unit::Count),
+                    col("cpu_return", "cpu return", Unit::Count),
+                ],
+            );
+            for c in &self.slow {
+                s.push(
+                    vec![
+                        Cell::bytes(&c.pid),
+                        Cell::bytes(self.slow_entry(c)),
+                        Cell::Int(c.start_ns),
+                        Cell::Num(c.duration_ns),
+                        Cell::Int(c.cpu_call),
+                        Cell::Int(c.cpu_return),
+                    ],
+                    None,
+                );
+            }
+            if self.slow_total > self.slow.len() as u64 {
+                s.notes.push(format!(
+                    "{} slow calls in all; the first {} listed",
+                    self.slow_total,
+                    self.slow.len()
+                ));
+            }
+            tables.push(s);
+        }
+        tables
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::testing::Script;
+
+    fn run(script: &Script, return_to: bool) -> (Calls, Vec<Table>) {
+        let mut c = Calls::new(Some(1_000), 10, return_to);
+        script.feed(&mut c);
+        let t = c.tables(&Summary::default());
+        (c, t)
+    }
+
+    fn num(t: &Table, entry: &str, key: &str) -> u64 {
+        match t.value(row(t, entry), key) {
+            Some(Cell::Num(n)) => *n,
+            other => panic!("{entry} {key}: {other:?}"),
+        }
+    }
+
+    fn row<'t>(t: &'t Table, entry: &str) -> &'t crate::table::Row {
+        t.rows
+            .iter()
+            .find(|r| r.cells[0] == Cell::Text(entry.into()))
+            .expect("row for entry")
+    }
+
+    #[test]
+    fn nested_calls_match_their_returns() {
+        let mut s = Script::default();
+        s.call(0, "<0.1.0>", "a:f/0")
+            .call(10, "<0.1.0>", "a:g/1")
+            .ret(30, "<0.1.0>", "a:g/1");
+        s.ret(5000, "<0.1.0>", "a:f/0");
+        let (c, t) = run(&s, false);
+        let f = row(&t[0], "a:f/0");
+        assert_eq!(t[0].value(f, "count"), Some(&Cell::Num(1)));
+        assert_eq!(t[0].value(f, "max_ns"), Some(&Cell::Num(5000)));
+        assert_eq!(num(&t[0], "a:g/1", "max_ns"), 20);
+        assert_eq!(c.slow_calls().len(), 1);
+        assert_eq!(c.slow_entry(&c.slow_calls()[0]), b"a:f/0");
+    }
+
+    #[test]
+    fn frames_without_returns_are_unmatched_not_guessed() {
+        let mut s = Script::default();
+        s.call(0, "<0.1.0>", "a:f/0")
+            .call(10, "<0.1.0>", "a:untraced/0")
+            .ret(50, "<0.1.0>", "a:f/0");
+        s.ret(60, "<0.2.0>", "a:h/0");
+        let (_, t) = run(&s, false);
+        assert_eq!(num(&t[0], "a:untraced/0", "unmatched"), 1);
+        assert_eq!(num(&t[0], "a:h/0", "unmatched"), 1);
+        assert_eq!(num(&t[0], "a:f/0", "count"), 1);
+    }
+
+    #[test]
+    fn return_to_events_are_not_returns() {
+        // f calls g: return_from g, return_to f, return_from f, return_to
+        // the shell; later g again: return_from g, return_to a:top/0.
+        let mut s = Script::default();
+        s.call(0, "<0.1.0>", "a:f/0")
+            .call(10, "<0.1.0>", "a:g/0")
+            .ret(20, "<0.1.0>", "a:g/0");
+        s.ret(20, "<0.1.0>", "a:f/0")
+            .ret(40, "<0.1.0>", "a:f/0")
+            .ret(40, "<0.1.0>", "shell:eval/3");
+        s.call(50, "<0.1.0>", "a:g/0")
+            .ret(55, "<0.1.0>", "a:g/0")
+            .ret(55, "<0.1.0>", "a:top/0");
+        let (_, t) = run(&s, false);
+        // Without being told, the first return_to (naming f, which is open)
+        // reads as f's return; the next one names no open frame: from then
+        // on the process is known to send return_to.
+        assert_eq!(num(&t[0], "a:g/0", "count"), 2);
+        assert_eq!(num(&t[0], "a:f/0", "max_ns"), 20);
+        assert!(t[0]
+            .rows
+            .iter()
+            .all(|r| r.cells[0] != Cell::Text("a:top/0".into())));
+        // Told (--return-to), every return_to is skipped from the start.
+        let (_, t) = run(&s, true);
+        assert_eq!(num(&t[0], "a:f/0", "max_ns"), 40);
+        assert_eq!(num(&t[0], "a:f/0", "unmatched"), 0);
+    }
+
+    #[test]
+    fn stacks_are_bounded() {
+        let mut s = Script::default();
+        for i in 0..(MAX_STACK as i64 + 10) {
+            s.call(i, "<0.1.0>", "a:deep/1");
+        }
+        let (c, t) = run(&s, false);
+        assert_eq!(t[0].value(&t[0].rows[0], "unmatched"), Some(&Cell::Num(10)));
+        assert_eq!(
+            c.procs.get(&b"<0.1.0>"[..]).map(|p| p.stack.len()),
+            Some(MAX_STACK)
+        );
+    }
+}

@@ -1,0 +1,135 @@
+//! `gc`: garbage collection pauses per process and kind (minor, major),
+//! from each `gc_*_start` to the next `gc_*_end` of the same kind in the
+//! same process, and the words reclaimed.
+
+use super::{duration_cells, duration_columns, entry, sorted_keys, Analysis, ByText};
+use crate::event::{Event, Kind, Slot};
+use crate::stats::Durations;
+use crate::table::{col, Cell, Summary, Table, Unit};
+
+const KINDS: [&str; 2] = ["minor", "major"];
+
+struct Pauses {
+    durations: Durations,
+    reclaimed: u64,
+}
+
+#[derive(Default)]
+struct Process {
+    started: [Option<i64>; 2],
+    kinds: [Option<Box<Pauses>>; 2],
+}
+
+/// The `gc` state machine.
+#[derive(Default)]
+pub struct Gc {
+    procs: ByText<Process>,
+    unmatched_ends: u64,
+}
+
+impl Gc {
+    fn start(&mut self, ev: &Event, kind: usize) {
+        entry(&mut self.procs, ev.str(Slot::Pid), Process::default).started[kind] = Some(ev.ts_ns);
+    }
+
+    fn end(&mut self, ev: &Event, kind: usize) {
+        let p = self.procs.get_mut(ev.str(Slot::Pid));
+        let Some((p, start)) = p.and_then(|p| p.started[kind].take().map(|s| (p, s))) else {
+            self.unmatched_ends += 1;
+            return;
+        };
+        let pauses = p.kinds[kind].get_or_insert_with(|| {
+            Box::new(Pauses {
+                durations: Durations::new(2),
+                reclaimed: 0,
+            })
+        });
+        pauses
+            .durations
+            .record(ev.ts_ns.saturating_sub(start).max(0) as u64);
+        pauses.reclaimed = pauses
+            .reclaimed
+            .saturating_add(ev.int(Slot::Reclaimed).max(0) as u64);
+    }
+}
+
+impl Analysis for Gc {
+    fn on_event(&mut self, ev: &Event) {
+        match ev.kind() {
+            Some(Kind::GcMinorStart) => self.start(ev, 0),
+            Some(Kind::GcMajorStart) => self.start(ev, 1),
+            Some(Kind::GcMinorEnd) => self.end(ev, 0),
+            Some(Kind::GcMajorEnd) => self.end(ev, 1),
+            _ => {}
+        }
+    }
+
+    fn tables(&self, _summary: &Summary) -> Vec<Table> {
+        let mut t = Table::new(
+            "gc",
+            "GC pauses per process (longest total first)",
+            [
+                col("pid", "pid", Unit::Text),
+                col("kind", "kind", Unit::Text),
+            ]
+            .into_iter()
+            .chain(duration_columns())
+            .chain([col("reclaimed_words", "reclaimed", Unit::Words)])
+            .collect(),
+        );
+        let mut rows = Vec::new();
+        for pid in sorted_keys(&self.procs) {
+            for (kind, pauses) in self.procs[pid].kinds.iter().enumerate() {
+                if let Some(p) = pauses {
+                    rows.push((pid, kind, p));
+                }
+            }
+        }
+        rows.sort_by_key(|(_, _, p)| std::cmp::Reverse(p.durations.total()));
+        for (pid, kind, p) in rows {
+            let d = &p.durations;
+            t.push(
+                [Cell::bytes(pid), Cell::Text(KINDS[kind].into())]
+                    .into_iter()
+                    .chain(duration_cells(d))
+                    .chain([Cell::Num(p.reclaimed)])
+                    .collect(),
+                Some(d.log2()),
+            );
+        }
+        if self.unmatched_ends > 0 {
+            t.notes.push(format!(
+                "{} GC ends without a start (before the window)",
+                self.unmatched_ends
+            ));
+        }
+        vec![t]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::testing::Script;
+
+    #[test]
+    fn pauses_pair_start_and_end_per_kind() {
+        let mut s = Script::default();
+        s.ev_int(0, Kind::GcMinorStart, "<0.1.0>", &[10, 100, 0]);
+        s.ev_int(50, Kind::GcMinorEnd, "<0.1.0>", &[7, 100, 0]);
+        s.ev_int(60, Kind::GcMajorStart, "<0.1.0>", &[10, 100, 0]);
+        s.ev_int(260, Kind::GcMajorEnd, "<0.1.0>", &[90, 100, 0]);
+        s.ev_int(300, Kind::GcMinorEnd, "<0.2.0>", &[1, 1, 0]);
+        let mut g = Gc::default();
+        s.feed(&mut g);
+        let t = &g.tables(&Summary::default())[0];
+        assert_eq!(t.rows.len(), 2);
+        assert_eq!(
+            t.value(&t.rows[0], "kind"),
+            Some(&Cell::Text("major".into()))
+        );
+        assert_eq!(t.value(&t.rows[0], "max_ns"), Some(&Cell::Num(200)));
+        assert_eq!(t.value(&t.rows[1], "reclaimed_words"), Some(&Cell::Num(7)));
+        assert_eq!(t.notes.len(), 1);
+    }
+}

@@ -1,0 +1,289 @@
+//! `genserver`: gen_server and gen_statem calls seen from message events
+//! alone. A call is the message `{'$gen_call',{From,Tag},Request}`; its
+//! reply is `{Tag,Reply}`. OTP 24+ writes the tag as `[alias|#Ref<...>]`
+//! (the reply goes to the alias), older releases as `#Ref<...>`: either way
+//! the reference text is the key that pairs them. Per server and request
+//! (the request's first atom): the caller's latency (send of the call ->
+//! receive of the reply) and the server's share (receive of the call ->
+//! send of the reply). Calls whose text was cut before the reference, and
+//! calls never answered, are counted as unmatched.
+
+use rustc_hash::FxHashMap;
+
+use super::{duration_cells, duration_columns, Analysis};
+use crate::event::{Event, Kind, Slot};
+use crate::stats::Durations;
+use crate::table::{col, Cell, Summary, Table, Unit};
+
+/// Calls awaiting their reply, at most (more are counted unmatched).
+pub const MAX_PENDING: usize = 65_536;
+
+const CALL_PREFIX: &[u8] = b"{'$gen_call',{";
+/// Request text kept when it does not start with an atom.
+const REQUEST_TEXT_MAX: usize = 32;
+
+struct Pending {
+    row: usize,
+    sent_ns: i64,
+    server_received_ns: Option<i64>,
+}
+
+struct Row {
+    server: Box<[u8]>,
+    request: Box<[u8]>,
+    caller: Durations,
+    server_share: Durations,
+    unmatched: u64,
+}
+
+/// A row's server and request texts.
+type RowKey = (Box<[u8]>, Box<[u8]>);
+
+/// The `genserver` state machine.
+#[derive(Default)]
+pub struct GenServer {
+    rows: Vec<Row>,
+    row_ids: FxHashMap<RowKey, usize>,
+    pending: FxHashMap<Box<[u8]>, Pending>,
+}
+
+/// The reference inside a tag: `#Ref<...>` up to its `>`.
+fn reference(tag: &[u8]) -> Option<&[u8]> {
+    let start = tag.windows(5).position(|w| w == b"#Ref<")?;
+    let len = tag[start..].iter().position(|&b| b == b'>')?;
+    Some(&tag[start..=start + len])
+}
+
+/// A call's reference and request text, or `None` for the reference when
+/// the text was cut before it.
+fn parse_call(message: &[u8]) -> Option<(Option<&[u8]>, &[u8])> {
+    let rest = message.strip_prefix(CALL_PREFIX)?;
+    // From is a pid (no braces); the tag has no braces either.
+    let Some(close) = rest.iter().position(|&b| b == b'}') else {
+        return Some((None, b""));
+    };
+    let key = reference(&rest[..close]);
+    let request = rest[close + 1..].strip_prefix(b",").unwrap_or(b"");
+    let request = request.strip_suffix(b"}").unwrap_or(request);
+    Some((key, request))
+}
+
+/// A reply's reference: the message is `{#Ref<...>,...}` or
+/// `{[alias|#Ref<...>],...}`.
+fn parse_reply(message: &[u8]) -> Option<&[u8]> {
+    let rest = message.strip_prefix(b"{")?;
+    if rest.starts_with(b"#Ref<") || rest.starts_with(b"[alias|#Ref<") {
+        reference(rest)
+    } else {
+        None
+    }
+}
+
+/// The request's first atom (`get` of `{get,Key}`), else its text cut short.
+fn request_name(request: &[u8]) -> &[u8] {
+    let body = request.strip_prefix(b"{").unwrap_or(request);
+    if let Some(quoted) = body.strip_prefix(b"'") {
+        let end = quoted
+            .iter()
+            .position(|&b| b == b'\'')
+            .map_or(body.len(), |e| e + 2);
+        return &body[..end.min(body.len())];
+    }
+    if body.first().is_some_and(|b| b.is_ascii_lowercase()) {
+        let end = body
+            .iter()
+            .position(|&b| !(b.is_ascii_alphanumeric() || b == b'_' || b == b'@'));
+        return &body[..end.unwrap_or(body.len())];
+    }
+    &request[..request.len().min(REQUEST_TEXT_MAX)]
+}
+
+impl GenServer {
+    fn row(&mut self, server: &[u8], request: &[u8]) -> usize {
+        let key = (Box::<[u8]>::from(server), Box::<[u8]>::from(request));
+        if let Some(&i) = self.row_ids.get(&key) {
+            return i;
+        }
+        let i = self.rows.len();
+        self.rows.push(Row {
+            server: key.0.clone(),
+            request: key.1.clone(),
+            caller: Durations::new(2),
+            server_share: Durations::new(2),
+            unmatched: 0,
+        });
+        self.row_ids.insert(key, i);
+        i
+    }
+
+    fn send(&mut self, ev: &Event) {
+        let message = ev.str(Slot::Message);
+        if let Some((key, request)) = parse_call(message) {
+            let name = if key.is_some() {
+                request_name(request)
+            } else {
+                b"(cut)"
+            };
+            let row = self.row(ev.str(Slot::To), name);
+            match key {
+                Some(key) if self.pending.len() < MAX_PENDING => {
+                    let call = Pending {
+                        row,
+                        sent_ns: ev.ts_ns,
+                        server_received_ns: None,
+                    };
+                    if let Some(old) = self.pending.insert(key.into(), call) {
+                        self.rows[old.row].unmatched += 1;
+                    }
+                }
+                _ => self.rows[row].unmatched += 1,
+            }
+        } else if let Some(key) = parse_reply(message) {
+            if let Some(p) = self.pending.get(key) {
+                if let Some(received) = p.server_received_ns {
+                    let ns = ev.ts_ns.saturating_sub(received).max(0) as u64;
+                    self.rows[p.row].server_share.record(ns);
+                }
+            }
+        }
+    }
+
+    fn receive(&mut self, ev: &Event) {
+        let message = ev.str(Slot::Message);
+        if let Some((Some(key), _)) = parse_call(message) {
+            if let Some(p) = self.pending.get_mut(key) {
+                p.server_received_ns.get_or_insert(ev.ts_ns);
+            }
+        } else if let Some(key) = parse_reply(message) {
+            if let Some(p) = self.pending.remove(key) {
+                let ns = ev.ts_ns.saturating_sub(p.sent_ns).max(0) as u64;
+                self.rows[p.row].caller.record(ns);
+            }
+        }
+    }
+}
+
+impl Analysis for GenServer {
+    fn on_event(&mut self, ev: &Event) {
+        match ev.kind() {
+            Some(Kind::MessageSend) => self.send(ev),
+            Some(Kind::MessageReceive) => self.receive(ev),
+            _ => {}
+        }
+    }
+
+    fn tables(&self, _summary: &Summary) -> Vec<Table> {
+        let mut waiting = vec![0u64; self.rows.len()];
+        for p in self.pending.values() {
+            waiting[p.row] += 1;
+        }
+        let mut t = Table::new(
+            "genserver",
+            "gen_server/gen_statem calls: caller's latency and the server's share (worst p99 first)",
+            [col("server", "server", Unit::Text), col("request", "request", Unit::Text)]
+                .into_iter()
+                .chain(duration_columns())
+                .chain([
+                    col("server_p50_ns", "server p50", Unit::Ns),
+                    col("server_p99_ns", "server p99", Unit::Ns),
+                    col("server_max_ns", "server max", Unit::Ns),
+                    col("unmatched", "unmatched", Unit::Count),
+                ])
+                .collect(),
+        );
+        let mut order: Vec<usize> = (0..self.rows.len()).collect();
+        order.sort_by_key(|&i| (std::cmp::Reverse(self.rows[i].caller.quantile(0.99)), i));
+        for i in order {
+            let r = &self.rows[i];
+            let s = &r.server_share;
+            t.push(
+                [Cell::bytes(&r.server), Cell::bytes(&r.request)]
+                    .into_iter()
+                    .chain(duration_cells(&r.caller))
+                    .chain([
+                        Cell::Num(s.quantile(0.5)),
+                        Cell::Num(s.quantile(0.99)),
+                        Cell::Num(s.max()),
+                        Cell::Num(r.unmatched + waiting[i]),
+                    ])
+                    .collect(),
+                (r.caller.count() > 0).then(|| r.caller.log2()),
+            );
+        }
+        vec![t]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::testing::Script;
+
+    #[test]
+    fn texts_parse_as_otp_writes_them() {
+        let call = b"{'$gen_call',{<0.90.0>,[alias|#Ref<0.1.2.3>]},{get,key}}";
+        assert_eq!(
+            parse_call(call),
+            Some((Some(&b"#Ref<0.1.2.3>"[..]), &b"{get,key}"[..]))
+        );
+        assert_eq!(
+            parse_call(b"{'$gen_call',{<0.90.0>,#Ref<0.1.2.3>},stop}").map(|c| c.0),
+            Some(Some(&b"#Ref<0.1.2.3>"[..]))
+        );
+        assert_eq!(
+            parse_call(b"{'$gen_call',{<0.90.0>,[alias|#Ref<0.1..."),
+            Some((None, &b""[..]))
+        );
+        assert_eq!(
+            parse_reply(b"{[alias|#Ref<0.1.2.3>],ok}"),
+            Some(&b"#Ref<0.1.2.3>"[..])
+        );
+        assert_eq!(
+            parse_reply(b"{#Ref<0.1.2.3>,{ok,1}}"),
+            Some(&b"#Ref<0.1.2.3>"[..])
+        );
+        assert_eq!(parse_reply(b"{ok,#Ref<0.1.2.3>}"), None);
+        assert_eq!(request_name(b"{get,key}"), b"get");
+        assert_eq!(request_name(b"stop"), b"stop");
+        assert_eq!(request_name(b"{'EXIT',x}"), b"'EXIT'");
+        assert_eq!(request_name(b"42"), b"42");
+    }
+
+    #[test]
+    fn calls_pair_with_replies_by_reference() {
+        let call = "{'$gen_call',{<0.1.0>,[alias|#Ref<0.0.0.7>]},{get,k}}";
+        let reply = "{[alias|#Ref<0.0.0.7>],{ok,v}}";
+        let mut s = Script::default();
+        s.ev(100, Kind::MessageSend, &["<0.1.0>", "<0.2.0>", call]);
+        s.ev(150, Kind::MessageReceive, &["<0.2.0>", call]);
+        s.ev(400, Kind::MessageSend, &["<0.2.0>", "#Ref<0.0.0.7>", reply]);
+        s.ev(500, Kind::MessageReceive, &["<0.1.0>", reply]);
+        s.ev(
+            600,
+            Kind::MessageSend,
+            &[
+                "<0.1.0>",
+                "<0.2.0>",
+                "{'$gen_call',{<0.1.0>,[alias|#Ref<0.0...",
+            ],
+        );
+        let mut g = GenServer::default();
+        s.feed(&mut g);
+        let t = &g.tables(&Summary::default())[0];
+        let get = t
+            .rows
+            .iter()
+            .find(|r| r.cells[1] == Cell::Text("get".into()))
+            .expect("get row");
+        assert_eq!(t.value(get, "count"), Some(&Cell::Num(1)));
+        assert_eq!(t.value(get, "max_ns"), Some(&Cell::Num(400)));
+        assert_eq!(t.value(get, "server_max_ns"), Some(&Cell::Num(250)));
+        assert_eq!(t.value(get, "unmatched"), Some(&Cell::Num(0)));
+        let cut = t
+            .rows
+            .iter()
+            .find(|r| r.cells[1] == Cell::Text("(cut)".into()))
+            .expect("cut row");
+        assert_eq!(t.value(cut, "unmatched"), Some(&Cell::Num(1)));
+    }
+}

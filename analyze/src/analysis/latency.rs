@@ -1,0 +1,244 @@
+//! `latency`: how long a message waits. For each `message_send` to P, the
+//! time until P's next `process_scheduled` `in` (send -> scheduled), and,
+//! when receives are traced, until P's `message_receive` of the same text
+//! (send -> receive). Sends to registered names are resolved through the
+//! trace's `process_register` events. Pending sends are bounded per
+//! receiver; what is dropped or never paired is counted.
+
+use std::collections::VecDeque;
+use std::hash::Hasher;
+
+use super::{duration_cells, duration_columns, entry, sorted_keys, Analysis, ByText};
+use crate::event::{Event, Kind, Slot};
+use crate::stats::Durations;
+use crate::table::{col, Cell, Summary, Table, Unit};
+
+/// Pending sends kept per receiver before the oldest is dropped.
+pub const MAX_PENDING: usize = 4096;
+
+struct Receiver {
+    until_scheduled: VecDeque<i64>,
+    until_received: VecDeque<(i64, u64)>,
+    scheduled: Durations,
+    received: Durations,
+    dropped: u64,
+}
+
+impl Receiver {
+    fn new() -> Receiver {
+        Receiver {
+            until_scheduled: VecDeque::new(),
+            until_received: VecDeque::new(),
+            scheduled: Durations::new(2),
+            received: Durations::new(2),
+            dropped: 0,
+        }
+    }
+}
+
+/// The `latency` state machine.
+pub struct Latency {
+    receivers: ByText<Receiver>,
+    names: ByText<Box<[u8]>>,
+    all_scheduled: Durations,
+    all_received: Durations,
+}
+
+impl Default for Latency {
+    fn default() -> Self {
+        Latency {
+            receivers: ByText::default(),
+            names: ByText::default(),
+            all_scheduled: Durations::new(3),
+            all_received: Durations::new(3),
+        }
+    }
+}
+
+fn text_hash(b: &[u8]) -> u64 {
+    let mut h = rustc_hash::FxHasher::default();
+    h.write(b);
+    h.finish()
+}
+
+impl Latency {
+    fn receiver_of<'a>(&'a self, to: &'a [u8]) -> &'a [u8] {
+        match self.names.get(to) {
+            Some(pid) if !to.starts_with(b"<") => pid,
+            _ => to,
+        }
+    }
+
+    fn send(&mut self, ev: &Event) {
+        let to = ev.str(Slot::To);
+        if to.starts_with(b"#Port") || to.is_empty() {
+            return;
+        }
+        let to: Box<[u8]> = self.receiver_of(to).into();
+        let hash = text_hash(ev.str(Slot::Message));
+        let r = entry(&mut self.receivers, &to, Receiver::new);
+        if r.until_scheduled.len() >= MAX_PENDING {
+            r.until_scheduled.pop_front();
+            r.dropped += 1;
+        }
+        r.until_scheduled.push_back(ev.ts_ns);
+        if r.until_received.len() >= MAX_PENDING {
+            r.until_received.pop_front();
+        }
+        r.until_received.push_back((ev.ts_ns, hash));
+    }
+
+    fn scheduled(&mut self, ev: &Event) {
+        if !matches!(ev.str(Slot::Type), b"in" | b"in_exiting") {
+            return;
+        }
+        let Some(r) = self.receivers.get_mut(ev.str(Slot::Pid)) else {
+            return;
+        };
+        for sent in r.until_scheduled.drain(..) {
+            let ns = ev.ts_ns.saturating_sub(sent).max(0) as u64;
+            r.scheduled.record(ns);
+            self.all_scheduled.record(ns);
+        }
+    }
+
+    fn received(&mut self, ev: &Event) {
+        let Some(r) = self.receivers.get_mut(ev.str(Slot::To)) else {
+            return;
+        };
+        let hash = text_hash(ev.str(Slot::Message));
+        if let Some(i) = r.until_received.iter().position(|&(_, h)| h == hash) {
+            let (sent, _) = r.until_received.remove(i).unwrap_or_default();
+            let ns = ev.ts_ns.saturating_sub(sent).max(0) as u64;
+            r.received.record(ns);
+            self.all_received.record(ns);
+        }
+    }
+
+    fn exit(&mut self, ev: &Event) {
+        if let Some(r) = self.receivers.get_mut(ev.str(Slot::Pid)) {
+            r.dropped += r.until_scheduled.len() as u64;
+            r.until_scheduled.clear();
+            r.until_received.clear();
+        }
+    }
+
+    fn register(&mut self, ev: &Event) {
+        let name = ev.str(Slot::Name);
+        if ev.str(Slot::Type) == b"unregister" {
+            self.names.remove(name);
+        } else {
+            self.names.insert(name.into(), ev.str(Slot::Pid).into());
+        }
+    }
+}
+
+fn latency_columns(first: &'static str) -> Vec<crate::table::Column> {
+    [col("to", first, Unit::Text)]
+        .into_iter()
+        .chain(duration_columns())
+        .chain([col("unpaired", "unpaired", Unit::Count)])
+        .collect()
+}
+
+fn latency_cells(to: &[u8], d: &Durations, unpaired: u64) -> Vec<Cell> {
+    [Cell::bytes(to)]
+        .into_iter()
+        .chain(duration_cells(d))
+        .chain([Cell::Num(unpaired)])
+        .collect()
+}
+
+impl Analysis for Latency {
+    fn on_event(&mut self, ev: &Event) {
+        match ev.kind() {
+            Some(Kind::MessageSend) => self.send(ev),
+            Some(Kind::ProcessScheduled) => self.scheduled(ev),
+            Some(Kind::MessageReceive) => self.received(ev),
+            Some(Kind::ProcessExit) => self.exit(ev),
+            Some(Kind::ProcessRegister) => self.register(ev),
+            _ => {}
+        }
+    }
+
+    fn tables(&self, _summary: &Summary) -> Vec<Table> {
+        let mut keys = sorted_keys(&self.receivers);
+        keys.sort_by_key(|k| std::cmp::Reverse(self.receivers[*k].scheduled.quantile(0.99)));
+        let mut per = Table::new(
+            "latency",
+            "Send -> scheduled in, per receiver (worst p99 first)",
+            latency_columns("to"),
+        );
+        let mut recv = Table::new(
+            "receive_latency",
+            "Send -> receive, per receiver",
+            latency_columns("to"),
+        );
+        let mut unpaired_all = 0;
+        for k in keys {
+            let r = &self.receivers[k];
+            let unpaired = r.dropped + r.until_scheduled.len() as u64;
+            unpaired_all += unpaired;
+            per.push(
+                latency_cells(k, &r.scheduled, unpaired),
+                Some(r.scheduled.log2()),
+            );
+            if r.received.count() > 0 {
+                recv.push(
+                    latency_cells(k, &r.received, r.until_received.len() as u64),
+                    Some(r.received.log2()),
+                );
+            }
+        }
+        let mut all = Table::new(
+            "latency_all",
+            "Send -> scheduled in, all receivers",
+            latency_columns("to"),
+        );
+        all.push(
+            latency_cells(b"all", &self.all_scheduled, unpaired_all),
+            Some(self.all_scheduled.log2()),
+        );
+        let mut tables = vec![all, per];
+        if self.all_received.count() > 0 {
+            let mut all_recv = Table::new(
+                "receive_latency_all",
+                "Send -> receive, all receivers",
+                latency_columns("to"),
+            );
+            all_recv.push(
+                latency_cells(b"all", &self.all_received, 0),
+                Some(self.all_received.log2()),
+            );
+            tables.push(all_recv);
+            tables.push(recv);
+        }
+        tables
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::testing::Script;
+
+    #[test]
+    fn every_send_pairs_with_the_next_schedule_in() {
+        let mut s = Script::default();
+        s.ev(0, Kind::MessageSend, &["<0.1.0>", "<0.2.0>", "a"]);
+        s.ev(10, Kind::MessageSend, &["<0.1.0>", "srv", "b"]);
+        s.ev(20, Kind::ProcessRegister, &["<0.2.0>", "srv", "register"]);
+        s.ev(30, Kind::MessageSend, &["<0.1.0>", "srv", "c"]);
+        s.ev(100, Kind::ProcessScheduled, &["<0.2.0>", "m:f/0", "in"]);
+        s.ev(150, Kind::MessageReceive, &["<0.2.0>", "c"]);
+        s.ev(200, Kind::MessageSend, &["<0.1.0>", "<0.2.0>", "d"]);
+        let mut l = Latency::default();
+        s.feed(&mut l);
+        let t = l.tables(&Summary::default());
+        // "b" went to a name not yet registered: its own receiver, unpaired.
+        assert_eq!(t[0].value(&t[0].rows[0], "count"), Some(&Cell::Num(2)));
+        assert_eq!(t[0].value(&t[0].rows[0], "max_ns"), Some(&Cell::Num(100)));
+        assert_eq!(t[0].value(&t[0].rows[0], "unpaired"), Some(&Cell::Num(2)));
+        assert_eq!(t[2].value(&t[2].rows[0], "max_ns"), Some(&Cell::Num(120)));
+    }
+}

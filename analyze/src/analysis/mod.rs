@@ -1,0 +1,72 @@
+//! Per-analysis state machines. Each reads the event stream once through
+//! [`Analysis::on_event`] and keeps only what is bounded by the number of
+//! processes and code locations; [`Analysis::tables`] turns the state into
+//! result tables at any time (live mode prints them repeatedly). A new
+//! analysis is one module implementing the trait.
+
+pub mod calls;
+pub mod gc;
+pub mod genserver;
+pub mod latency;
+pub mod rates;
+pub mod sched;
+#[cfg(test)]
+mod testing;
+
+use rustc_hash::FxHashMap;
+
+use crate::event::Event;
+use crate::stats::Durations;
+use crate::table::{col, Cell, Column, Summary, Table, Unit};
+
+/// A streaming analysis.
+pub trait Analysis {
+    /// Feeds one event (already inside the time window and pid filter).
+    fn on_event(&mut self, ev: &Event);
+    /// The results so far.
+    fn tables(&self, summary: &Summary) -> Vec<Table>;
+}
+
+/// Per-process (or per-anything) state keyed by the text in the trace.
+pub type ByText<V> = FxHashMap<Box<[u8]>, V>;
+
+/// The entry for `key`, created with `make` the first time.
+pub fn entry<'m, V>(map: &'m mut ByText<V>, key: &[u8], make: impl FnOnce() -> V) -> &'m mut V {
+    if !map.contains_key(key) {
+        map.insert(key.into(), make());
+    }
+    map.get_mut(key).expect("inserted above")
+}
+
+/// Keys sorted for stable output.
+pub fn sorted_keys<V>(map: &ByText<V>) -> Vec<&[u8]> {
+    let mut keys: Vec<&[u8]> = map.keys().map(|k| &k[..]).collect();
+    keys.sort();
+    keys
+}
+
+/// The columns every duration view shows: count, percentiles, max, total.
+pub fn duration_columns() -> [Column; 7] {
+    [
+        col("count", "count", Unit::Count),
+        col("p50_ns", "p50", Unit::Ns),
+        col("p90_ns", "p90", Unit::Ns),
+        col("p99_ns", "p99", Unit::Ns),
+        col("p999_ns", "p99.9", Unit::Ns),
+        col("max_ns", "max", Unit::Ns),
+        col("total_ns", "total", Unit::Ns),
+    ]
+}
+
+/// The values of [`duration_columns`].
+pub fn duration_cells(d: &Durations) -> [Cell; 7] {
+    [
+        Cell::Num(d.count()),
+        Cell::Num(d.quantile(0.5)),
+        Cell::Num(d.quantile(0.9)),
+        Cell::Num(d.quantile(0.99)),
+        Cell::Num(d.quantile(0.999)),
+        Cell::Num(d.max()),
+        Cell::Num(d.total()),
+    ]
+}

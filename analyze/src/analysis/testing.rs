@@ -1,0 +1,97 @@
+//! Hand-written event sequences for the state machines' unit tests.
+
+use super::Analysis;
+use crate::event::{Event, EventClass, Field, Kind, PROVIDER};
+
+enum Value {
+    Str(String),
+    Int(i64),
+}
+
+struct Scripted {
+    kind: Kind,
+    ts: i64,
+    fields: Vec<(&'static str, Value)>,
+}
+
+/// A sequence of events to feed an analysis.
+#[derive(Default)]
+pub struct Script {
+    events: Vec<Scripted>,
+}
+
+fn fields_of(kind: Kind) -> &'static [&'static str] {
+    match kind {
+        Kind::FunctionCall | Kind::FunctionReturn => &["pid", "entry", "depth"],
+        Kind::FunctionException => &["pid", "entry", "class"],
+        Kind::MessageSend => &["from", "to", "message"],
+        Kind::MessageReceive => &["to", "message"],
+        Kind::ProcessScheduled => &["pid", "entry", "type"],
+        Kind::ProcessExit => &["pid", "reason"],
+        Kind::ProcessRegister => &["pid", "name", "type"],
+        Kind::GcMinorStart | Kind::GcMajorStart => &["pid", "need", "heap", "old_heap"],
+        Kind::GcMinorEnd | Kind::GcMajorEnd => &["pid", "reclaimed", "heap", "old_heap"],
+        _ => &["pid"],
+    }
+}
+
+impl Script {
+    /// Any event with string fields given in the contract's order.
+    pub fn ev(&mut self, ts: i64, kind: Kind, values: &[&str]) -> &mut Self {
+        let names = fields_of(kind);
+        let fields = names
+            .iter()
+            .zip(values)
+            .map(|(n, v)| (*n, Value::Str(v.to_string())))
+            .collect();
+        self.events.push(Scripted { kind, ts, fields });
+        self
+    }
+
+    /// An event with integer fields after the pid.
+    pub fn ev_int(&mut self, ts: i64, kind: Kind, pid: &str, ints: &[i64]) -> &mut Self {
+        let names = fields_of(kind);
+        let mut fields = vec![(names[0], Value::Str(pid.to_string()))];
+        fields.extend(
+            names[1..]
+                .iter()
+                .zip(ints)
+                .map(|(n, v)| (*n, Value::Int(*v))),
+        );
+        self.events.push(Scripted { kind, ts, fields });
+        self
+    }
+
+    /// `function_call`.
+    pub fn call(&mut self, ts: i64, pid: &str, entry: &str) -> &mut Self {
+        self.ev(ts, Kind::FunctionCall, &[pid, entry])
+    }
+
+    /// `function_return`.
+    pub fn ret(&mut self, ts: i64, pid: &str, entry: &str) -> &mut Self {
+        self.ev(ts, Kind::FunctionReturn, &[pid, entry])
+    }
+
+    /// Feeds every event, in order.
+    pub fn feed(&self, a: &mut dyn Analysis) {
+        for Scripted { kind, ts, fields } in &self.events {
+            let class = EventClass::new(
+                &format!("{PROVIDER}:{}", kind.name()),
+                fields.iter().map(|(n, _)| n.to_string()).collect(),
+            );
+            let values: Vec<Field> = fields
+                .iter()
+                .map(|(_, v)| match v {
+                    Value::Str(s) => Field::Str(s.as_bytes()),
+                    Value::Int(i) => Field::Int(*i),
+                })
+                .collect();
+            a.on_event(&Event {
+                class: &class,
+                ts_ns: *ts,
+                cpu: 0,
+                fields: &values,
+            });
+        }
+    }
+}

@@ -1,0 +1,15 @@
+//! dyntrace-analyze: answers from dyntrace's LTTng traces.
+//!
+//! Layers, each its own module: [`reader`] (libbabeltrace2: traces or a
+//! live relay, muxed into one timeline), [`event`] (the contract's events,
+//! fields resolved by name once per class), [`run`] (the event loop: time
+//! window, pid filter), [`analysis`] (one state machine per analysis), and
+//! [`table`] (results as tables: text, JSON, histograms).
+
+pub mod analysis;
+pub mod event;
+pub mod reader;
+pub mod report;
+pub mod run;
+pub mod stats;
+pub mod table;

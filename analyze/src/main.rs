@@ -1,0 +1,274 @@
+//! `dyntrace-analyze`: slow calls, latency percentiles, GC pauses and
+//! rates from dyntrace's LTTng traces (see README, "Finding a latency
+//! problem").
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::{Args, Parser, Subcommand};
+
+use dyntrace_analyze::analysis::{
+    calls::Calls, gc::Gc, genserver::GenServer, latency::Latency, rates::Rates, sched::Sched,
+    Analysis,
+};
+use dyntrace_analyze::reader::{find_traces, Source};
+use dyntrace_analyze::run::{run, Filter};
+use dyntrace_analyze::table::{render_json, render_text, Summary, Table};
+
+#[derive(Parser)]
+#[command(
+    name = "dyntrace-analyze",
+    version,
+    about = "Answers from dyntrace's LTTng traces"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Function durations per code location (function_call -> return)
+    Calls {
+        /// List each call at least this long (e.g. 1ms)
+        #[arg(long, value_parser = parse_duration)]
+        slower_than: Option<u64>,
+        /// At most this many slow calls listed
+        #[arg(long, default_value_t = 10_000)]
+        max_slow: usize,
+        /// The processes were traced with the return_to flag
+        #[arg(long)]
+        return_to: bool,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// Message send -> receiver scheduled in (and -> received)
+    Latency {
+        #[command(flatten)]
+        common: Common,
+    },
+    /// gen_server/gen_statem calls from message events: caller's latency, server's share
+    Genserver {
+        #[command(flatten)]
+        common: Common,
+    },
+    /// Garbage collection pauses per process and kind
+    Gc {
+        #[command(flatten)]
+        common: Common,
+    },
+    /// Time on a scheduler per process
+    Sched {
+        /// Processes shown
+        #[arg(long, default_value_t = 20)]
+        top: usize,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// Events per second per event name
+    Rates {
+        #[command(flatten)]
+        common: Common,
+    },
+    /// Every analysis in OUTDIR/index.md with SVG plots
+    Report {
+        /// Directory for index.md and the plots
+        outdir: PathBuf,
+        /// Calls at least this long are plotted over time
+        #[arg(long, value_parser = parse_duration, default_value = "1ms")]
+        slower_than: u64,
+        /// Processes shown in the scheduler table
+        #[arg(long, default_value_t = 20)]
+        top: usize,
+        #[command(flatten)]
+        common: Common,
+    },
+}
+
+#[derive(Args)]
+struct Common {
+    /// LTTng output directories or CTF traces (searched recursively), or
+    /// one lttng-live URL net://RELAYD/host/HOSTNAME/SESSION
+    #[arg(required = true)]
+    traces: Vec<String>,
+    /// Start this long after the first event (e.g. 2s)
+    #[arg(long, value_parser = parse_duration)]
+    from: Option<u64>,
+    /// End this long after the first event
+    #[arg(long, value_parser = parse_duration)]
+    to: Option<u64>,
+    /// Only events naming this process (repeatable), e.g. '<0.90.0>'
+    #[arg(long)]
+    pid: Vec<String>,
+    /// JSON for machines instead of tables
+    #[arg(long)]
+    json: bool,
+    /// Draw each duration row's power-of-two histogram
+    #[arg(long)]
+    hist: bool,
+    /// Live: print the results at this period (e.g. 5s)
+    #[arg(long, value_parser = parse_duration, default_value = "5s")]
+    every: u64,
+}
+
+/// Parses `12`, `12ns`, `3us`, `1.5ms`, `2s`, `1m` into nanoseconds.
+fn parse_duration(text: &str) -> Result<u64, String> {
+    let t = text.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let value: f64 = num
+        .parse()
+        .map_err(|_| format!("`{text}` is not a duration (e.g. 500us, 1ms, 2s)"))?;
+    let scale = match unit.trim() {
+        "" | "ns" => 1.0,
+        "us" | "µs" => 1e3,
+        "ms" => 1e6,
+        "s" => 1e9,
+        "m" | "min" => 60e9,
+        other => return Err(format!("unknown unit `{other}` (ns, us, ms, s, m)")),
+    };
+    Ok((value * scale).round() as u64)
+}
+
+fn source_of(common: &Common) -> Result<Source, String> {
+    if let Some(url) = common.traces.iter().find(|t| t.starts_with("net://")) {
+        if common.traces.len() > 1 {
+            return Err(format!(
+                "{url}: a live URL is read alone, without other traces"
+            ));
+        }
+        return Ok(Source::Live(url.clone()));
+    }
+    let mut dirs: Vec<PathBuf> = Vec::new();
+    for t in &common.traces {
+        dirs.extend(find_traces(std::path::Path::new(t))?);
+    }
+    Ok(Source::Traces(dirs))
+}
+
+fn filter_of(common: &Common) -> Filter {
+    Filter {
+        from_ns: common.from,
+        to_ns: common.to,
+        pids: common.pid.iter().map(|p| p.as_bytes().to_vec()).collect(),
+    }
+}
+
+fn emit(common: &Common, summary: &Summary, tables: &[Table]) -> Result<(), String> {
+    let text = if common.json {
+        render_json(summary, tables).to_string() + "\n"
+    } else {
+        render_text(summary, tables, common.hist)
+    };
+    let mut out = std::io::stdout().lock();
+    // A closed pipe (`| head`) is not an error of the analysis.
+    match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(format!("stdout: {e}")),
+        _ => Ok(()),
+    }
+}
+
+fn tables_of(analyses: &[&mut dyn Analysis], summary: &Summary) -> Vec<Table> {
+    analyses.iter().flat_map(|a| a.tables(summary)).collect()
+}
+
+fn analyse(common: &Common, analyses: &mut [&mut dyn Analysis]) -> Result<(), String> {
+    let source = source_of(common)?;
+    let filter = filter_of(common);
+    let live = matches!(source, Source::Live(_));
+    let mut failed: Option<String> = None;
+    let mut tick = |summary: &Summary, analyses: &mut [&mut dyn Analysis]| {
+        if let Err(e) = emit(common, summary, &tables_of(analyses, summary)) {
+            failed.get_or_insert(e);
+        }
+    };
+    let every = live.then_some((Duration::from_nanos(common.every), &mut tick as _));
+    let summary = run(&source, &filter, analyses, every)?;
+    if let Some(e) = failed {
+        return Err(e);
+    }
+    emit(common, &summary, &tables_of(analyses, &summary))
+}
+
+/// One pass of every analysis, written as a page with plots.
+fn report(outdir: &Path, slower_than: u64, top: usize, common: &Common) -> Result<(), String> {
+    let source = source_of(common)?;
+    let mut calls = Calls::new(Some(slower_than), 10_000, false);
+    let mut latency = Latency::default();
+    let mut genserver = GenServer::default();
+    let mut gc = Gc::default();
+    let mut sched = Sched::new(top);
+    let mut rates = Rates::default();
+    let summary = {
+        let mut all: [&mut dyn Analysis; 6] = [
+            &mut calls,
+            &mut latency,
+            &mut genserver,
+            &mut gc,
+            &mut sched,
+            &mut rates,
+        ];
+        run(&source, &filter_of(common), &mut all, None)?
+    };
+    let all: [&dyn Analysis; 6] = [&calls, &latency, &genserver, &gc, &sched, &rates];
+    let tables: Vec<Table> = all.iter().flat_map(|a| a.tables(&summary)).collect();
+    dyntrace_analyze::report::write(outdir, &summary, &tables, &calls, &rates)?;
+    emit(common, &summary, &[])?;
+    eprintln!(
+        "dyntrace-analyze: wrote {}",
+        outdir.join("index.md").display()
+    );
+    Ok(())
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match &cli.command {
+        Command::Calls {
+            slower_than,
+            max_slow,
+            return_to,
+            common,
+        } => analyse(
+            common,
+            &mut [&mut Calls::new(*slower_than, *max_slow, *return_to)],
+        ),
+        Command::Latency { common } => analyse(common, &mut [&mut Latency::default()]),
+        Command::Genserver { common } => analyse(common, &mut [&mut GenServer::default()]),
+        Command::Gc { common } => analyse(common, &mut [&mut Gc::default()]),
+        Command::Sched { top, common } => analyse(common, &mut [&mut Sched::new(*top)]),
+        Command::Rates { common } => analyse(common, &mut [&mut Rates::default()]),
+        Command::Report {
+            outdir,
+            slower_than,
+            top,
+            common,
+        } => report(outdir, *slower_than, *top, common),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("dyntrace-analyze: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_duration;
+
+    #[test]
+    fn durations_parse_with_units() {
+        assert_eq!(parse_duration("1ms"), Ok(1_000_000));
+        assert_eq!(parse_duration("1.5us"), Ok(1_500));
+        assert_eq!(parse_duration("250"), Ok(250));
+        assert_eq!(parse_duration("5s"), Ok(5_000_000_000));
+        assert!(parse_duration("fast").is_err());
+        assert!(parse_duration("3 fortnights").is_err());
+    }
+}

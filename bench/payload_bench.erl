@@ -1,0 +1,210 @@
+%%% @doc `make bench', payload modes: what one enabled `message_send'
+%%% costs under each `payload' mode and with `redact', side by side in one
+%%% run, against the VM's tracer dispatch alone (`floor_trace') and
+%%% `limit_tracer', a C tracer that writes the same tracepoint with
+%%% constant texts, the least an LTTng tracer can cost: `limit_none' with
+%%% the texts `none' writes (the two pids and `-'), `limit_full' with those
+%%% `full' writes.
+%%%
+%%% A process sends a term to itself and receives it, `sends' times, traced
+%%% with `send' only; its own loop time is the figure. Each round runs every
+%%% configuration once, in an order rotating per round. The LTTng session is
+%%% a snapshot session (ring buffers in overwrite mode, nothing written to
+%%% disk), so that the consumer daemon takes no CPU from the node.
+%%%
+%%% ```
+%%% erl -noshell -pa _build/default/lib/dyntrace/ebin -pa _build/bench \
+%%%     -eval 'payload_bench:main(["_build/bench/payload.md"])'
+%%% '''
+%%% `DYNTRACE_BENCH_ROUNDS' (default 9) and `DYNTRACE_BENCH_SCALE' (default
+%%% 1.0, multiplies the sends per run) shorten a trial run.
+-module(payload_bench).
+
+-export([main/1]).
+
+-define(SENDS, 100000).
+-define(BINARY, binary:copy(<<"0123456789">>, 10)).
+%% A structured message without the redacted key: the redaction check
+%% runs at each tuple and map key.
+-define(STRUCT, {order, 42, #{id => 7, items => [a, b, c], customer => {user, <<"alice">>}},
+                 [{qty, 3}, {price, 1.5}], ?BINARY}).
+
+%% @doc Runs every configuration for both messages and writes the report
+%% (Markdown) to `Out'; halts the node, non-zero on failure.
+-spec main([string()]) -> no_return().
+main([Out]) ->
+    try file:write_file(Out, report(measure())) of
+        ok -> halt(0)
+    catch
+        Class:Reason:Stack ->
+            io:format(standard_error, "payload bench failed: ~p:~p~n~p~n", [Class, Reason, Stack]),
+            halt(1)
+    end.
+
+%% Each message under every configuration, in one snapshot session.
+measure() ->
+    ok = lttng_session:ensure_daemon(),
+    {module, dyntrace} = code:ensure_loaded(dyntrace),
+    {module, floor_tracer} = code:ensure_loaded(floor_tracer),
+    {module, limit_tracer} = code:ensure_loaded(limit_tracer),
+    ok = lttng_session:wait_registered(),
+    ok = floor_tracer:set_answer(trace),
+    Session = snapshot_session(),
+    try
+        [{Name, Term, run(Term)} || {Name, Term} <- messages()]
+    after
+        lttng_session:cmd_ok("lttng destroy " ++ Session)
+    end.
+
+messages() ->
+    [{"a 100-byte binary", ?BINARY}, {"an order tuple with a map, a proplist and the binary", ?STRUCT}].
+
+configs() ->
+    [untraced, floor_trace, limit_none, limit_full, full, shape, size, none, redact].
+
+%% The dyntrace tracer state of each configuration.
+state(full) -> [];
+state(shape) -> #{payload => shape};
+state(size) -> #{payload => size};
+state(none) -> #{payload => none};
+state(redact) -> #{redact => [password, secret, token]}.
+
+tracer(floor_trace) -> {tracer, floor_tracer, []};
+tracer(limit_none) -> {tracer, limit_tracer, []};
+tracer(limit_full) -> {tracer, limit_tracer, []};
+tracer(Config) -> dyntrace:tracer(state(Config)).
+
+%% The limit tracer's texts: what dyntrace writes for this sender and
+%% message under `none', or under `full'.
+limit_texts(limit_none, Pid, Term) ->
+    Pids = pid_to_list(Pid),
+    limit_tracer:set_texts(Pids, Pids, dyntrace:format_term(Term, message, #{payload => none}));
+limit_texts(limit_full, Pid, Term) ->
+    Pids = pid_to_list(Pid),
+    limit_tracer:set_texts(Pids, Pids, dyntrace:format_term(Term, 1024));
+limit_texts(_, _, _) ->
+    ok.
+
+snapshot_session() ->
+    Name = "payload_bench_" ++ os:getpid(),
+    Dir = filename:join("/tmp/dyntrace-bench", Name),
+    lttng_session:cmd_ok("lttng create " ++ Name ++ " --snapshot --output=" ++ Dir),
+    lttng_session:cmd_ok("lttng enable-event -u -s " ++ Name ++ " org_erlang_dyntrace:message_send"),
+    lttng_session:cmd_ok("lttng track -u -s " ++ Name ++ " --vpid=" ++ os:getpid()),
+    lttng_session:cmd_ok("lttng start " ++ Name),
+    ok = lttng_session:wait_enabled([message_send]),
+    ok = lttng_session:wait_until(fun limit_tracer:is_enabled/0, 100),
+    Name.
+
+%% #{Config => [ns per send of each round]}.
+run(Term) ->
+    Configs = configs(),
+    Sends = sends(),
+    _ = run_once(untraced, Term, Sends),
+    lists:foldl(
+      fun(Round, Acc) ->
+              lists:foldl(fun(Config, A) ->
+                                  Ns = run_once(Config, Term, Sends),
+                                  maps:update_with(Config, fun(L) -> [Ns | L] end, [Ns], A)
+                          end, Acc, rotate(Configs, Round))
+      end, #{}, lists:seq(0, rounds() - 1)).
+
+run_once(Config, Term, Sends) ->
+    Parent = self(),
+    garbage_collect(),
+    Pid = spawn(fun() ->
+                        receive go -> ok end,
+                        T0 = erlang:monotonic_time(nanosecond),
+                        loop(Sends, Term),
+                        T1 = erlang:monotonic_time(nanosecond),
+                        Parent ! {done, self(), (T1 - T0) / Sends}
+                end),
+    ok = limit_texts(Config, Pid, Term),
+    Config =/= untraced andalso erlang:trace(Pid, true, [send, tracer(Config)]),
+    Pid ! go,
+    receive {done, Pid, Ns} -> Ns end.
+
+loop(0, _Term) -> ok;
+loop(N, Term) ->
+    self() ! Term,
+    receive _ -> loop(N - 1, Term) end.
+
+rotate(L, N) ->
+    {A, B} = lists:split(N rem length(L), L),
+    B ++ A.
+
+%%%===================================================================
+%%% REPORT
+%%%===================================================================
+
+report(Results) ->
+    ["## Payload modes: one enabled message_send\n\n",
+     io_lib:format("Command: `make bench` (`bench/payload_bench.erl`), ~b rounds of ~b sends per "
+                   "configuration, order rotating per round; ~s, `nproc` = ~s, load at the end ~s. "
+                   "A process sends the message to itself and receives it, traced with `send`; "
+                   "ns per send is the loop's median time over the rounds (min-max), **added** "
+                   "the median minus `untraced`'s. The LTTng session is a snapshot session "
+                   "(nothing written to disk). `floor_trace`: `bench/floor_tracer.c` (the VM's "
+                   "dispatch, nothing written); `limit_none` / `limit_full`: `bench/limit_tracer.c`, "
+                   "a C tracer writing the same tracepoint with constant texts, those `none` writes "
+                   "(the pids and `-`) / those `full` writes; `redact`: "
+                   "`redact => [password, secret, token]`, keys the message does not hold.\n\n",
+                   [rounds(), sends(), sh("uname -srm"), sh("nproc"),
+                    sh("cut -d' ' -f1-3 /proc/loadavg")]),
+     [message_md(Name, Runs) || {Name, _Term, Runs} <- Results],
+     targets_md(Results)].
+
+message_md(Name, Runs) ->
+    Base = median(maps:get(untraced, Runs)),
+    Full = median(maps:get(full, Runs)),
+    Row = fun(Config) ->
+                  Ns = maps:get(Config, Runs),
+                  Med = median(Ns),
+                  io_lib:format("| ~p | ~s (~s-~s) | ~s | ~s |\n",
+                                [Config, fmt(Med, 0), fmt(lists:min(Ns), 0), fmt(lists:max(Ns), 0),
+                                 fmt(Med - Base, 0), fmt(Med / Full, 2)])
+          end,
+    [io_lib:format("### ~s\n\n", [Name]),
+     "| configuration | ns per send | added ns | x full |\n|---|---|---|---|\n",
+     [Row(C) || C <- configs()], "\n"].
+
+targets_md(Results) ->
+    Line = fun(Name, Runs) ->
+                   R = fun(A, B) -> median(maps:get(A, Runs)) / median(maps:get(B, Runs)) end,
+                   None = R(none, limit_none),
+                   Shape = R(shape, full),
+                   Redact = R(redact, full),
+                   io_lib:format("- ~s: none ~s x limit_none (target <= 1.10: ~s); "
+                                 "shape ~s x full (target <= 1.00: ~s); "
+                                 "redact ~s x full (target <= 1.10: ~s); "
+                                 "full ~s x limit_full\n",
+                                 [Name, fmt(None, 2), verdict(None, 1.10), fmt(Shape, 2),
+                                  verdict(Shape, 1.0), fmt(Redact, 2), verdict(Redact, 1.10),
+                                  fmt(R(full, limit_full), 2)])
+           end,
+    ["**Against the targets** (median ns per send):\n\n",
+     [Line(Name, Runs) || {Name, _, Runs} <- Results], "\n"].
+
+verdict(X, Limit) when X =< Limit -> "meets";
+verdict(_, _) -> "**misses**".
+
+%% The lower median (the rounds are odd in number by default).
+median(L) ->
+    lists:nth((length(L) + 1) div 2, lists:sort(L)).
+
+fmt(X, 0) -> integer_to_list(round(X));
+fmt(X, D) -> float_to_list(float(X), [{decimals, D}]).
+
+sh(Cmd) -> string:trim(os:cmd(Cmd)).
+
+rounds() ->
+    round(env_number("DYNTRACE_BENCH_ROUNDS", 9)).
+
+sends() ->
+    max(1000, round(?SENDS * env_number("DYNTRACE_BENCH_SCALE", 1.0))).
+
+env_number(Name, Default) ->
+    Text = os:getenv(Name, ""),
+    try list_to_float(Text) catch error:badarg ->
+            try list_to_integer(Text) catch error:badarg -> Default end
+    end.

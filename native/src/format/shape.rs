@@ -1,0 +1,98 @@
+//! `payload => shape`: the leaves that `shape` writes as their type and
+//! size, never reading a byte, character or digit of them into the text.
+//!
+//! - integers that fit in 64 bits (-2^63 ..= 2^64-1): `<int:D>`, D the
+//!   number of decimal digits of the magnitude (no sign); others `<bigint>`
+//! - floats: `<float>`
+//! - binaries: `<<_:N/binary>>`, N bytes; bitstrings whose size is not a
+//!   multiple of 8: `<<_/bitstring>>`
+//! - printable lists (the lists `full` writes as strings): `<string:N>`, N
+//!   characters; `<string:>N>` for one whose first N elements are
+//!   printable characters and that goes on past them (not looked at)
+//! - funs: `<fun>`; anything else that is not a container, atom or
+//!   identifier: `<term>`
+
+use super::sink::Sink;
+use super::walk::{decimal, list_char, DECIMAL_MAX};
+use crate::enif::{is_empty_list, list_cell};
+use rustler::sys::{ErlNifBinary, ErlNifEnv, ErlNifTerm};
+use std::mem::MaybeUninit;
+
+pub fn write_integer(env: *mut ErlNifEnv, term: ErlNifTerm, sink: &mut Sink) {
+    let (mut small, mut unsigned) = (0i64, 0u64);
+    // SAFETY: out-pointers to locals.
+    let magnitude = if unsafe { rustler::sys::enif_get_int64(env, term, &mut small) } != 0 {
+        small.unsigned_abs()
+    } else if unsafe { rustler::sys::enif_get_uint64(env, term, &mut unsigned) } != 0 {
+        unsigned
+    } else {
+        sink.put(b"<bigint>");
+        return;
+    };
+    let digits = decimal(magnitude, &mut [0; DECIMAL_MAX]).len();
+    sink.put(b"<int:");
+    sink.put(decimal(digits as u64, &mut [0; DECIMAL_MAX]));
+    sink.byte(b'>');
+}
+
+pub fn write_float(sink: &mut Sink) {
+    sink.put(b"<float>");
+}
+
+pub fn write_fun(sink: &mut Sink) {
+    sink.put(b"<fun>");
+}
+
+pub fn write_other(sink: &mut Sink) {
+    sink.put(b"<term>");
+}
+
+pub fn write_binary(env: *mut ErlNifEnv, term: ErlNifTerm, sink: &mut Sink) {
+    let mut bin = MaybeUninit::<ErlNifBinary>::uninit();
+    // SAFETY: on success the VM fills `bin`; only its size is read.
+    if unsafe { rustler::sys::enif_inspect_binary(env, term, bin.as_mut_ptr()) } == 0 {
+        sink.put(b"<<_/bitstring>>");
+        return;
+    }
+    // SAFETY: the call succeeded, so the VM filled `bin`.
+    let size = unsafe { bin.assume_init() }.size;
+    sink.put(b"<<_:");
+    sink.put(decimal(size as u64, &mut [0; DECIMAL_MAX]));
+    sink.put(b"/binary>>");
+}
+
+/// Writes the list `list`, whose first element `head` is a printable
+/// character, as a string's shape if it is one, and returns true; false
+/// (nothing written) if it is not a printable list. Looks at no more
+/// elements than the sink's scan allowance (at least the first).
+pub fn write_string(env: *mut ErlNifEnv, list: ErlNifTerm, sink: &mut Sink) -> bool {
+    let limit = sink.scan_bound().min(sink.scan_left().saturating_add(1));
+    let mut seen = 0usize;
+    let mut rest = list;
+    let string = loop {
+        if is_empty_list(env, rest) {
+            break seen > 0;
+        }
+        if seen >= limit {
+            break true;
+        }
+        match list_cell(env, rest) {
+            Some((elem, next)) if list_char(env, elem).is_some() => {
+                seen += 1;
+                rest = next;
+            }
+            _ => break false,
+        }
+    };
+    sink.spend_scan(seen);
+    if !string {
+        return false;
+    }
+    sink.put(b"<string:");
+    if !is_empty_list(env, rest) {
+        sink.byte(b'>');
+    }
+    sink.put(decimal(seen as u64, &mut [0; DECIMAL_MAX]));
+    sink.byte(b'>');
+    true
+}

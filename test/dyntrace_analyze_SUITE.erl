@@ -1,0 +1,507 @@
+%%% End-to-end for `dyntrace-analyze': this node traces a workload whose
+%%% answer it knows (a planted slow path it times itself, garbage
+%%% collections, messages), LTTng records it, and the analyser's JSON must
+%%% give that answer. Bad input must get one line on stderr naming the
+%%% input and a non-zero exit status.
+-module(dyntrace_analyze_SUITE).
+
+-include_lib("common_test/include/ct.hrl").
+-include_lib("stdlib/include/assert.hrl").
+
+-export([all/0, suite/0, init_per_suite/1, end_per_suite/1,
+         init_per_testcase/2, end_per_testcase/2]).
+-export([t_calls_planted_slow_path/1,
+         t_python_reference_agrees/1,
+         t_gc_pairs/1,
+         t_latency_pairs_sends/1,
+         t_two_traces_merged/1,
+         t_genserver/1,
+         t_live/1,
+         t_bad_input/1]).
+%% The traced workload; a gen_server's callbacks.
+-export([slow_path/1, fast_path/1, serve/1]).
+-export([init/1, handle_call/3, handle_cast/2]).
+
+-define(SLOW_MS, 8).
+-define(REQUESTS, 200).
+-define(SLOW_EVERY, 20).
+
+suite() ->
+    [{timetrap, {minutes, 3}}].
+
+all() ->
+    [t_calls_planted_slow_path,
+     t_python_reference_agrees,
+     t_gc_pairs,
+     t_latency_pairs_sends,
+     t_two_traces_merged,
+     t_genserver,
+     t_live,
+     t_bad_input].
+
+init_per_suite(Config) ->
+    ok = lttng_session:ensure_daemon(),
+    {module, dyntrace} = code:ensure_loaded(dyntrace),
+    ok = lttng_session:wait_registered(),
+    Exe = filename:join(code:priv_dir(dyntrace), "dyntrace-analyze"),
+    true = filelib:is_regular(Exe),
+    [{analyze, Exe} | Config].
+
+end_per_suite(_Config) ->
+    ok.
+
+init_per_testcase(_Case, Config) ->
+    Config.
+
+end_per_testcase(_Case, _Config) ->
+    _ = erlang:trace(all, false, [all]),
+    _ = erlang:trace_pattern({?MODULE, '_', '_'}, false, [local]),
+    ok.
+
+%%%===================================================================
+%%% Workload
+%%%===================================================================
+
+%% @doc The planted slow path: sleeps `Ms' milliseconds.
+slow_path(Ms) ->
+    timer:sleep(Ms),
+    slow.
+
+%% @doc The common fast path.
+fast_path(N) ->
+    lists:sum(lists:seq(1, N)).
+
+%% @doc A server answering `{Ref, From}' requests until `stop'.
+serve(Count) ->
+    receive
+        {req, From, Ref} ->
+            From ! {Ref, Count},
+            serve(Count + 1);
+        stop ->
+            ok
+    end.
+
+%% @doc gen_server callback: no state.
+init([]) ->
+    {ok, nostate}.
+
+%% @doc gen_server callback: `{get, N}' answers at once, `{slow, Ms}'
+%% after `Ms' milliseconds.
+handle_call({get, N}, _From, State) ->
+    {reply, N, State};
+handle_call({slow, Ms}, _From, State) ->
+    timer:sleep(Ms),
+    {reply, ok, State}.
+
+%% @doc gen_server callback: casts are ignored.
+handle_cast(_Msg, State) ->
+    {noreply, State}.
+
+%% Runs `Fun' in a fresh process traced with `Flags'; its result and pid.
+traced(Flags, Fun) ->
+    Parent = self(),
+    Ref = make_ref(),
+    Pid = spawn(fun() ->
+                        receive go -> ok end,
+                        Parent ! {Ref, Fun()}
+                end),
+    1 = erlang:trace(Pid, true, [{tracer, dyntrace, []} | Flags]),
+    Pid ! go,
+    receive {Ref, Result} -> {Result, Pid}
+    after 60000 -> error(workload_timeout)
+    end.
+
+%%%===================================================================
+%%% Cases
+%%%===================================================================
+
+%% Every 20th of 200 requests takes the slow path; the node times each
+%% slow call. `calls --slower-than' lists exactly those calls, each within
+%% 1 ms of the node's own measurement, and the per-entry counts are exact.
+t_calls_planted_slow_path(Config) ->
+    S = start_session(t_calls, [function_call, function_return, function_exception]),
+    {Measured, Pid} = planted_calls(),
+    lttng_session:stop(S),
+    Out = analyze_ok(Config, ["calls", "--json", "--slower-than", "4ms",
+                              "--pid", pid_text(Pid), dir(S)]),
+    Slow = maps:get(<<"slow">>, Out),
+    ?assertEqual(?REQUESTS div ?SLOW_EVERY, length(Measured)),
+    ?assertEqual(length(Measured), length(Slow)),
+    lists:foreach(
+      fun({Node, Call}) ->
+              ?assertEqual(<<"dyntrace_analyze_SUITE:slow_path/1">>, maps:get(<<"entry">>, Call)),
+              ?assertEqual(pid_text(Pid), binary_to_list(maps:get(<<"pid">>, Call))),
+              Ns = maps:get(<<"duration_ns">>, Call),
+              ?assert(abs(Ns - Node) =< 1000000, {Ns, Node}),
+              ?assert(is_integer(maps:get(<<"cpu_call">>, Call))),
+              ?assert(is_integer(maps:get(<<"cpu_return">>, Call)))
+      end, lists:zip(Measured, Slow)),
+    Rows = by(<<"entry">>, maps:get(<<"calls">>, Out)),
+    SlowRow = maps:get(<<"dyntrace_analyze_SUITE:slow_path/1">>, Rows),
+    FastRow = maps:get(<<"dyntrace_analyze_SUITE:fast_path/1">>, Rows),
+    ?assertEqual({10, 0}, {maps:get(<<"count">>, SlowRow), maps:get(<<"unmatched">>, SlowRow)}),
+    ?assertEqual({190, 0}, {maps:get(<<"count">>, FastRow), maps:get(<<"unmatched">>, FastRow)}),
+    ?assert(maps:get(<<"p50_ns">>, SlowRow) >= ?SLOW_MS * 1000000),
+    ?assertEqual(lists:max([maps:get(<<"duration_ns">>, C) || C <- Slow]),
+                 maps:get(<<"max_ns">>, SlowRow)),
+    ?assertEqual(0, maps:get(<<"discarded">>, Out)),
+    lttng_session:destroy(S).
+
+%% The Python reference of the benchmark (bench/calls_reference.py, with
+%% python3-bt2) and the analyser agree on one trace: same events, counts,
+%% unmatched and max; percentiles within the histogram's precision (0.1%).
+t_python_reference_agrees(Config) ->
+    S = start_session(t_python, [function_call, function_return, function_exception]),
+    _ = planted_calls(),
+    lttng_session:stop(S),
+    Ours = analyze_ok(Config, ["calls", "--json", dir(S)]),
+    Script = filename:join([filename:dirname(filename:dirname(?FILE)), "bench", "calls_reference.py"]),
+    {0, Text} = lttng_session:cmd("/usr/bin/python3 " ++ Script ++ " " ++ dir(S)),
+    {Ref, _} = json_value(list_to_binary(Text)),
+    ?assertEqual(maps:get(<<"events">>, Ref), maps:get(<<"events">>, Ours)),
+    OursByEntry = by(<<"entry">>, maps:get(<<"calls">>, Ours)),
+    RefRows = maps:get(<<"calls">>, Ref),
+    ?assertEqual(lists:sort(maps:keys(OursByEntry)), lists:sort([maps:get(<<"entry">>, R) || R <- RefRows])),
+    lists:foreach(
+      fun(R) ->
+              O = maps:get(maps:get(<<"entry">>, R), OursByEntry),
+              [?assertEqual(maps:get(K, R), maps:get(K, O), K)
+               || K <- [<<"count">>, <<"unmatched">>, <<"max_ns">>]],
+              [?assert(abs(maps:get(K, R) - maps:get(K, O)) =< maps:get(K, R) div 1000 + 1, {K, R, O})
+               || K <- [<<"p50_ns">>, <<"p90_ns">>, <<"p99_ns">>]]
+      end, RefRows),
+    lttng_session:destroy(S).
+
+%% Every 20th of 200 requests takes the slow path, timed by the caller;
+%% returns those times and the traced process.
+planted_calls() ->
+    Spec = [{'_', [], [{return_trace}]}],
+    1 = erlang:trace_pattern({?MODULE, slow_path, 1}, Spec, [local]),
+    1 = erlang:trace_pattern({?MODULE, fast_path, 1}, Spec, [local]),
+    Request = fun(I) when I rem ?SLOW_EVERY =:= 0 ->
+                      T0 = erlang:monotonic_time(nanosecond),
+                      slow = ?MODULE:slow_path(?SLOW_MS),
+                      [erlang:monotonic_time(nanosecond) - T0];
+                 (I) ->
+                      _ = ?MODULE:fast_path(I),
+                      []
+              end,
+    traced([call], fun() -> lists:append([Request(I) || I <- lists:seq(1, ?REQUESTS)]) end).
+
+%% `gc' counts one pause per start/end pair of each kind and process, as
+%% read from the trace by babeltrace2.
+t_gc_pairs(Config) ->
+    Gc = [gc_minor_start, gc_minor_end, gc_major_start, gc_major_end],
+    S = start_session(t_gc, Gc),
+    {_, Pid} = traced([garbage_collection],
+                      fun() ->
+                              _ = lists:foldl(fun(I, Acc) -> [{I, I} | Acc] end, [], lists:seq(1, 200000)),
+                              true = erlang:garbage_collect(),
+                              ok
+                      end),
+    lttng_session:stop(S),
+    Events = [E || E <- lttng_session:read(S), lttng_session:field(<<"pid">>, E) =:= pid_bin(Pid)],
+    Pairs = fun(Start, End) -> gc_pairs([N || #{name := N} <- Events], Start, End, none, 0) end,
+    Minor = Pairs(gc_minor_start, gc_minor_end),
+    Major = Pairs(gc_major_start, gc_major_end),
+    ?assert(Minor > 0),
+    ?assert(Major > 0),
+    Out = analyze_ok(Config, ["gc", "--json", dir(S)]),
+    Mine = [R || R <- maps:get(<<"gc">>, Out), maps:get(<<"pid">>, R) =:= pid_bin(Pid)],
+    ?assertEqual(#{<<"minor">> => Minor, <<"major">> => Major},
+                 maps:from_list([{maps:get(<<"kind">>, R), maps:get(<<"count">>, R)} || R <- Mine])),
+    lttng_session:destroy(S).
+
+gc_pairs([], _Start, _End, _Open, N) -> N;
+gc_pairs([Start | Rest], Start, End, _, N) -> gc_pairs(Rest, Start, End, open, N);
+gc_pairs([End | Rest], Start, End, open, N) -> gc_pairs(Rest, Start, End, none, N + 1);
+gc_pairs([_ | Rest], Start, End, Open, N) -> gc_pairs(Rest, Start, End, Open, N).
+
+%% `latency' pairs every send that has a later schedule-in of its
+%% receiver, and its worst case is the trace's worst such wait.
+t_latency_pairs_sends(Config) ->
+    S = start_session(t_latency, [message_send, process_scheduled]),
+    {_, Client} = ping_server(),
+    lttng_session:stop(S),
+    Events = lttng_session:read(S),
+    {Paired, Max} = send_to_schedule_in(Events),
+    ?assert(Paired >= 100),
+    Out = analyze_ok(Config, ["latency", "--json", dir(S)]),
+    [All] = maps:get(<<"latency_all">>, Out),
+    ?assertEqual({Paired, Max}, {maps:get(<<"count">>, All), maps:get(<<"max_ns">>, All)}),
+    Rows = by(<<"to">>, maps:get(<<"latency">>, Out)),
+    ?assertMatch(#{<<"count">> := 100}, maps:get(pid_bin(Client), Rows)),
+    lttng_session:destroy(S).
+
+%% A client sends 100 requests to a server; both traced. Returns once
+%% both have exited and been scheduled out for the last time.
+ping_server() ->
+    Server = spawn(?MODULE, serve, [0]),
+    Watch = erlang:monitor(process, Server),
+    1 = erlang:trace(Server, true, [send, running, {tracer, dyntrace, []}]),
+    {_, Client} = Result =
+        traced([send, running],
+               fun() ->
+                       [begin
+                            Ref = make_ref(),
+                            Server ! {req, self(), Ref},
+                            receive {Ref, _} -> ok end
+                        end || _ <- lists:seq(1, 100)],
+                       Server ! stop
+               end),
+    receive {'DOWN', Watch, process, Server, _} -> ok end,
+    lttng_session:wait_until(fun() -> not is_process_alive(Client) end, 100),
+    timer:sleep(100),
+    Result.
+
+%% What the analyser must find, straight from the trace: each send waits
+%% for its receiver's next schedule-in.
+send_to_schedule_in(Events) ->
+    {_, Paired, Max} =
+        lists:foldl(
+          fun(#{name := message_send, ts := Ts} = E, {Pending, P, M}) ->
+                  To = lttng_session:field(<<"to">>, E),
+                  {maps:update_with(To, fun(L) -> [Ts | L] end, [Ts], Pending), P, M};
+             (#{name := process_scheduled, ts := Ts} = E, {Pending, P, M}) ->
+                  Pid = lttng_session:field(<<"pid">>, E),
+                  case {lttng_session:field(<<"type">>, E), maps:take(Pid, Pending)} of
+                      {In, {Sent, Rest}} when In =:= <<"in">>; In =:= <<"in_exiting">> ->
+                          {Rest, P + length(Sent), lists:max([M | [Ts - T || T <- Sent]])};
+                      _ ->
+                          {Pending, P, M}
+                  end;
+             (_, Acc) ->
+                  Acc
+          end, {#{}, 0, 0}, Events),
+    {Paired, Max}.
+
+%% Sends in one trace, schedule-ins in another, recorded at the same time:
+%% given together, the analyser must see them as one timeline, so its
+%% latency equals that of a third trace holding both event kinds (each
+%% session stamps its copy of an event itself: tens of ns apart).
+t_two_traces_merged(Config) ->
+    Sends = start_session(t_merge_sends, [message_send]),
+    Scheds = start_session(t_merge_scheds, [process_scheduled]),
+    Both = start_session(t_merge_both, [message_send, process_scheduled]),
+    _ = ping_server(),
+    [lttng_session:stop(S) || S <- [Sends, Scheds, Both]],
+    Merged = analyze_ok(Config, ["latency", "--json", dir(Sends), dir(Scheds)]),
+    Single = analyze_ok(Config, ["latency", "--json", dir(Both)]),
+    [M] = maps:get(<<"latency_all">>, Merged),
+    [S1] = maps:get(<<"latency_all">>, Single),
+    Get = fun(Key, Row) -> maps:get(Key, Row) end,
+    ?assert(Get(<<"count">>, S1) >= 100),
+    ?assertEqual(Get(<<"count">>, S1), Get(<<"count">>, M)),
+    ?assertEqual(maps:get(<<"events">>, Single), maps:get(<<"events">>, Merged)),
+    %% Each session stamps its copy of an event itself: tens of ns apart,
+    %% or microseconds when the writer is preempted between the two copies
+    %% (a loaded machine). Read one trace after the other instead of
+    %% merged, the waits would be off by orders of magnitude.
+    Close = fun(Key) -> abs(Get(Key, S1) - Get(Key, M)) =< Get(Key, S1) div 4 end,
+    ?assert(Close(<<"p50_ns">>), {S1, M}),
+    ?assert(Close(<<"total_ns">>), {S1, M}),
+    [lttng_session:destroy(S) || S <- [Sends, Scheds, Both]].
+
+%% 20 fast and 5 slow gen_server calls, traced by their messages only:
+%% `genserver' pairs each call with its reply by the reference, per
+%% request; the slow ones' latency is what the caller measured (within
+%% 1 ms) and the server's share holds the planted sleep.
+t_genserver(Config) ->
+    S = start_session(t_genserver, [message_send, message_receive]),
+    {ok, Server} = gen_server:start(?MODULE, [], []),
+    1 = erlang:trace(Server, true, [send, 'receive', {tracer, dyntrace, []}]),
+    Slow = fun() ->
+                   T0 = erlang:monotonic_time(nanosecond),
+                   ok = gen_server:call(Server, {slow, ?SLOW_MS}),
+                   erlang:monotonic_time(nanosecond) - T0
+           end,
+    {Measured, _Client} =
+        traced([send, 'receive'],
+               fun() ->
+                       [I = gen_server:call(Server, {get, I}) || I <- lists:seq(1, 20)],
+                       [Slow() || _ <- lists:seq(1, 5)]
+               end),
+    ok = gen_server:stop(Server),
+    lttng_session:stop(S),
+    Out = analyze_ok(Config, ["genserver", "--json", dir(S)]),
+    Rows = by(<<"request">>, [R || R <- maps:get(<<"genserver">>, Out),
+                                   maps:get(<<"server">>, R) =:= pid_bin(Server)]),
+    ?assertEqual([<<"get">>, <<"slow">>], lists:sort(maps:keys(Rows))),
+    #{<<"get">> := Get, <<"slow">> := SlowRow} = Rows,
+    ?assertEqual({20, 0}, {maps:get(<<"count">>, Get), maps:get(<<"unmatched">>, Get)}),
+    ?assertEqual({5, 0}, {maps:get(<<"count">>, SlowRow), maps:get(<<"unmatched">>, SlowRow)}),
+    ?assert(abs(maps:get(<<"max_ns">>, SlowRow) - lists:max(Measured)) =< 1000000),
+    ?assert(maps:get(<<"server_p50_ns">>, SlowRow) >= ?SLOW_MS * 1000000),
+    ?assert(maps:get(<<"p50_ns">>, SlowRow) >= maps:get(<<"server_p50_ns">>, SlowRow)),
+    lttng_session:destroy(S).
+
+%% Live: the analyser reads a `lttng create --live' session through a relay
+%% daemon while the node records, prints its results every second, and
+%% exits when the session is destroyed, having seen every event.
+t_live(Config) ->
+    case os:getenv("DYNTRACE_ISOLATED") of
+        "inside" -> live(Config);
+        _ -> {skip, "starts its own lttng-relayd: run it in scripts/isolated.sh"}
+    end.
+
+live(Config) ->
+    _ = lttng_session:cmd("lttng-relayd -d"),
+    Name = "t_live_" ++ os:getpid(),
+    lttng_session:cmd_ok("lttng create " ++ Name ++ " --live=200000 --set-url=net://127.0.0.1"),
+    lttng_session:cmd_ok("lttng enable-event -u -s " ++ Name ++ " org_erlang_dyntrace:message_send"),
+    lttng_session:cmd_ok("lttng start " ++ Name),
+    ok = lttng_session:wait_enabled([message_send]),
+    Host = string:trim(os:cmd("hostname")),
+    Url = "net://127.0.0.1/host/" ++ Host ++ "/" ++ Name,
+    Port = open_port({spawn_executable, ?config(analyze, Config)},
+                     [{args, ["rates", "--json", "--every", "1s", Url]}, exit_status, binary, hide]),
+    Sink = spawn(fun() -> receive _ -> ok end end),
+    {_, _} = traced([send], fun() -> [Sink ! I || I <- lists:seq(1, 1000)], ok end),
+    timer:sleep(3000),
+    lttng_session:cmd_ok("lttng stop " ++ Name),
+    lttng_session:cmd_ok("lttng destroy " ++ Name),
+    {Status, Out} = collect(Port, []),
+    ct:log("~s", [Out]),
+    ?assertEqual(0, Status),
+    Lines = binary:split(Out, <<"\n">>, [global, trim_all]),
+    ?assert(length(Lines) >= 2),
+    {Last, <<>>} = json_value(lists:last(Lines)),
+    %% 1000 sends to the sink and the result sent back to this process.
+    Sends = [maps:get(<<"count">>, R) || R <- maps:get(<<"rates">>, Last),
+                                         maps:get(<<"event">>, R) =:= <<"message_send">>],
+    ?assertEqual(1001, lists:sum(Sends)).
+
+%% Bad input: one line on stderr naming the input, exit status 1.
+t_bad_input(Config) ->
+    Empty = filename:join(base_dir(), "empty_" ++ os:getpid()),
+    ok = filelib:ensure_dir(filename:join(Empty, "x")),
+    bad(Config, ["calls", Empty], [Empty, "no CTF trace"]),
+    bad(Config, ["calls", Empty ++ "/missing"], [Empty ++ "/missing"]),
+    %% A trace of ours without one org_erlang_dyntrace event in it.
+    Quiet = start_session(t_quiet, [process_spawn]),
+    lttng_session:stop(Quiet),
+    bad(Config, ["gc", dir(Quiet)], [dir(Quiet), "no org_erlang_dyntrace events"]),
+    lttng_session:destroy(Quiet),
+    %% A stream file cut short.
+    S = start_session(t_cut, [message_send, process_scheduled]),
+    _ = ping_server(),
+    lttng_session:stop(S),
+    Cut = filename:join(base_dir(), "cut_" ++ os:getpid()),
+    lttng_session:cmd_ok("rm -rf " ++ Cut ++ " && cp -r " ++ dir(S) ++ " " ++ Cut),
+    [Stream | _] = [F || F <- filelib:wildcard(filename:join(Cut, "**/*_[0-9]*")),
+                         filelib:file_size(F) > 4096],
+    lttng_session:cmd_ok("truncate -s 3000 " ++ Stream),
+    bad(Config, ["latency", Cut], [Stream]),
+    %% Metadata cut short (libbabeltrace2 itself would loop on it).
+    [Metadata] = filelib:wildcard(filename:join(Cut, "**/metadata")),
+    lttng_session:cmd_ok("truncate -s 300 " ++ Metadata),
+    bad(Config, ["latency", Cut], [Metadata, "metadata"]),
+    %% No relay daemon listens on port 1.
+    Url = "net://127.0.0.1:1/host/nohost/nosession",
+    bad(Config, ["calls", Url], [Url, "Connection refused"]),
+    lttng_session:cmd_ok("rm -rf " ++ Cut ++ " " ++ Empty),
+    lttng_session:destroy(S).
+
+bad(Config, Args, Mentions) ->
+    {Status, Stdout, Stderr} = analyze(Config, Args),
+    ct:log("~p -> ~p~nstdout: ~s~nstderr: ~s", [Args, Status, Stdout, Stderr]),
+    ?assertEqual(1, Status),
+    ?assertEqual(<<>>, Stdout),
+    [Line] = binary:split(Stderr, <<"\n">>, [global, trim_all]),
+    [?assertNotEqual(nomatch, string:find(Line, M), {M, Line}) || M <- Mentions],
+    ?assertEqual(nomatch, string:find(Line, "panicked")).
+
+%%%===================================================================
+%%% Helpers
+%%%===================================================================
+
+start_session(Name, Events) ->
+    S = lttng_session:create(Name, Events),
+    ok = lttng_session:start(S),
+    ok = lttng_session:wait_enabled(Events),
+    S.
+
+dir(#{dir := Dir}) ->
+    Dir.
+
+base_dir() ->
+    os:getenv("DYNTRACE_TRACE_DIR", "/tmp/dyntrace-test-traces").
+
+pid_text(Pid) ->
+    pid_to_list(Pid).
+
+pid_bin(Pid) ->
+    list_to_binary(pid_to_list(Pid)).
+
+by(Key, Rows) ->
+    maps:from_list([{maps:get(Key, R), R} || R <- Rows]).
+
+%% Runs the analyser: exit status, stdout and stderr apart.
+analyze(Config, Args) ->
+    Err = filename:join(base_dir(), "analyze_stderr_" ++ os:getpid()),
+    Port = open_port({spawn_executable, "/bin/sh"},
+                     [{args, ["-c", "exec \"$0\" \"$@\" 2>" ++ Err, ?config(analyze, Config) | Args]},
+                      exit_status, binary, hide]),
+    {Status, Out} = collect(Port, []),
+    {ok, Stderr} = file:read_file(Err),
+    ok = file:delete(Err),
+    {Status, Out, Stderr}.
+
+collect(Port, Acc) ->
+    receive
+        {Port, {data, D}} -> collect(Port, [D | Acc]);
+        {Port, {exit_status, S}} -> {S, iolist_to_binary(lists:reverse(Acc))}
+    after 120000 -> error({analyze_timeout, Port})
+    end.
+
+analyze_ok(Config, Args) ->
+    {Status, Out, Stderr} = analyze(Config, Args),
+    ct:log("~p -> ~p~n~s~s", [Args, Status, Stderr, Out]),
+    ?assertEqual({0, <<>>}, {Status, Stderr}),
+    {Json, <<"\n">>} = json_value(Out),
+    Json.
+
+%% A small JSON reader (OTP 25 has no json module): objects as maps with
+%% binary keys, strings as binaries, numbers as integers or floats.
+json_value(<<C, Rest/binary>>) when C =:= $\s; C =:= $\n; C =:= $\t; C =:= $\r ->
+    json_value(Rest);
+json_value(<<"{", Rest/binary>>) -> json_object(skip_ws(Rest), #{});
+json_value(<<"[", Rest/binary>>) -> json_array(skip_ws(Rest), []);
+json_value(<<"\"", Rest/binary>>) -> json_string(Rest, <<>>);
+json_value(<<"true", Rest/binary>>) -> {true, Rest};
+json_value(<<"false", Rest/binary>>) -> {false, Rest};
+json_value(<<"null", Rest/binary>>) -> {null, Rest};
+json_value(Bin) ->
+    {match, [Num]} = re:run(Bin, "^-?[0-9]+(\\.[0-9]+)?([eE][-+]?[0-9]+)?", [{capture, first, binary}]),
+    <<Num:(byte_size(Num))/binary, Rest/binary>> = Bin,
+    Value = try binary_to_integer(Num) catch error:badarg -> binary_to_float(Num) end,
+    {Value, Rest}.
+
+json_object(<<"}", Rest/binary>>, Acc) -> {Acc, Rest};
+json_object(Bin, Acc) ->
+    {Key, <<":", AfterColon/binary>>} = json_value(Bin),
+    {Value, After} = json_value(AfterColon),
+    case skip_ws(After) of
+        <<",", Next/binary>> -> json_object(skip_ws(Next), Acc#{Key => Value});
+        <<"}", Next/binary>> -> {Acc#{Key => Value}, Next}
+    end.
+
+json_array(<<"]", Rest/binary>>, Acc) -> {lists:reverse(Acc), Rest};
+json_array(Bin, Acc) ->
+    {Value, After} = json_value(Bin),
+    case skip_ws(After) of
+        <<",", Next/binary>> -> json_array(skip_ws(Next), [Value | Acc]);
+        <<"]", Next/binary>> -> {lists:reverse([Value | Acc]), Next}
+    end.
+
+json_string(<<"\"", Rest/binary>>, Acc) -> {Acc, Rest};
+json_string(<<"\\u", Hex:4/binary, Rest/binary>>, Acc) ->
+    json_string(Rest, <<Acc/binary, (unicode:characters_to_binary([binary_to_integer(Hex, 16)]))/binary>>);
+json_string(<<"\\", C, Rest/binary>>, Acc) ->
+    Char = case C of $n -> $\n; $t -> $\t; $r -> $\r; $b -> $\b; $f -> $\f; _ -> C end,
+    json_string(Rest, <<Acc/binary, Char>>);
+json_string(<<C, Rest/binary>>, Acc) ->
+    json_string(Rest, <<Acc/binary, C>>).
+
+skip_ws(<<C, Rest/binary>>) when C =:= $\s; C =:= $\n; C =:= $\t; C =:= $\r -> skip_ws(Rest);
+skip_ws(Bin) -> Bin.
