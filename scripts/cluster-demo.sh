@@ -32,7 +32,7 @@ echo "==> 3 nodes (own network, hostname, session daemon, epmd) and a relay at $
 scripts/cluster.sh up "$DIR" 3
 for i in 1 2 3; do
     echo "==> node$i: $(node "$i")"
-    on "$i" lttng create "$SESSION" --set-url="net://$relay"
+    on "$i" lttng create "$SESSION" --live --set-url="net://$relay"
     on "$i" lttng enable-event -u -s "$SESSION" "$EVENTS"
     on "$i" lttng start "$SESSION"
 done
@@ -40,16 +40,31 @@ for i in 2 3; do
     scripts/cluster.sh exec "$DIR" "$i" erl -noshell -name "$(node "$i")" -setcookie "$COOKIE" \
         -pa "$EBIN" -pa _build/cluster-demo >"$DIR/logs/node$i.log" 2>&1 &
 done
+echo "==> dyntrace-analyze, live, beside the relay (every second, to $DIR/logs/live.txt)"
+urls=()
+for i in 1 2 3; do urls+=("net://$relay/host/node$i/$SESSION"); done
+echo "\$ dyntrace-analyze delivery --every 1s ${urls[*]}"
+scripts/cluster.sh hub "$DIR" priv/dyntrace-analyze delivery --every 1s "${urls[@]}" \
+    >"$DIR/logs/live.txt" 2>&1 &
+live=$!
 echo "==> the workload, from node1"
 scripts/cluster.sh exec "$DIR" 1 erl -noshell -name "$(node 1)" -setcookie "$COOKIE" \
     -pa "$EBIN" -pa _build/cluster-demo \
     -s dyntrace_cluster_demo main "$(node 2)" "$(node 3)"
-wait
+wait_nodes() { for pid in $(jobs -p); do [ "$pid" = "$live" ] || wait "$pid"; done; }
+wait_nodes
+# Live readers fetch new streams at the sessions' live timer (1 s): let
+# them find every node's before the sessions end.
+sleep 3
 for i in 1 2 3; do
     # destroy waits until the node's consumer has sent everything to the relay.
     scripts/cluster.sh exec "$DIR" "$i" lttng destroy "$SESSION" >/dev/null
 done
 
+# The live reader ends when the sessions do.
+wait "$live" || echo "(the live analysis failed: $DIR/logs/live.txt)"
+echo "==> its last table"
+tac "$DIR/logs/live.txt" | sed -n '1,/^Message delivery/p' | tac
 echo "==> the relay's output: one trace per host"
 (cd "$DIR/relay" && find . -mindepth 2 -maxdepth 2 -type d | sort)
 echo "\$ babeltrace2 $DIR/relay | head -4"
@@ -62,4 +77,7 @@ echo "what each node's channel numbers name (node_name events):"
 babeltrace2 "$DIR/relay" |
     sed -nE 's/^.* ([^ ]+) org_erlang_dyntrace:node_name: .*node = "([^"]*)", channel = ([0-9]+), peer = "([^"]*)".*/\1 \2 \3 \4/p' |
     sed "s/\\\\'/'/g" | sort -u | awk '{ printf "  %-8s %-18s %6s -> %s\n", $1, $2, $3, $4 }'
+echo "==> the same analysis over the relay's output"
+echo "\$ dyntrace-analyze delivery $DIR/relay"
+priv/dyntrace-analyze delivery "$DIR/relay"
 echo "trace kept in $DIR/relay"

@@ -6,7 +6,10 @@
 %%% C = dyntrace_cluster:start(3, Dir),         % namespaces, relay, peers
 %%% [N1, N2, N3] = dyntrace_cluster:nodes(C),
 %%% dyntrace_cluster:call(C, N1, M, F, A),      % apply(M, F, A) on node 1
-%%% Events = dyntrace_cluster:read(C),          % every node's events
+%%% Names = dyntrace_cluster:record(C, Events), % a session on each node
+%%% ... work ...
+%%% dyntrace_cluster:finish(C),
+%%% Events = dyntrace_cluster:read(C, Names),   % every node's events
 %%% dyntrace_cluster:stop(C).                   % nothing of it is left
 %%% '''
 %%% The suite's node reaches each peer through its standard input and
@@ -15,7 +18,7 @@
 -module(dyntrace_cluster).
 
 -export([start/2, stop/1, nodes/1, call/5, script/1,
-         record/2, finish/1, read/1]).
+         record/2, record/3, finish/1, read/2, trace_dirs/2, live_urls/2, hub_port/2]).
 
 -type cluster() :: #{dir := string(), script := string(),
                      peers := #{node() => pid()}, nodes := [node()]}.
@@ -86,21 +89,29 @@ find_up(Dir, Name, Up) ->
         false -> find_up(Up(Dir), Name, Up)
     end.
 
+%% @doc `record(C, Events, #{})'.
+-spec record(cluster(), [atom()]) -> [string()].
+record(C, Events) ->
+    record(C, Events, #{}).
+
 %% @doc On every node: loads dyntrace, creates a session streamed to the
-%% relay with `Events' enabled, starts it and waits until the node sees
-%% the events enabled.
--spec record(cluster(), [atom()]) -> ok.
-record(#{nodes := Nodes, dir := Dir, script := Script} = C, Events) ->
+%% relay with `Events' enabled (`#{live => true}': a live session), starts
+%% it and waits until the node sees the events enabled. The sessions'
+%% names, in node order.
+-spec record(cluster(), [atom()], #{live => boolean()}) -> [string()].
+record(#{nodes := Nodes, dir := Dir, script := Script} = C, Events, Opts) ->
     Relay = string:trim(os:cmd(Script ++ " address '" ++ Dir ++ "' 0")),
     [begin
          {module, dyntrace} = call(C, N, code, ensure_loaded, [dyntrace]),
          ok = call(C, N, lttng_session, wait_registered, []),
-         S = call(C, N, lttng_session, create, [cluster, Events, #{url => "net://" ++ Relay}]),
+         S = call(C, N, lttng_session, create,
+                  [cluster, Events, #{url => "net://" ++ Relay,
+                                      live => maps:get(live, Opts, false)}]),
          ok = call(C, N, lttng_session, start, [S]),
          ok = call(C, N, dyntrace_rel_node, wait_enabled, [Events]),
-         call(C, N, persistent_term, put, [dyntrace_cluster_session, S])
-     end || N <- Nodes],
-    ok.
+         call(C, N, persistent_term, put, [dyntrace_cluster_session, S]),
+         maps:get(name, S)
+     end || N <- Nodes].
 
 %% @doc On every node: destroys the session, which sends the rest of its
 %% trace to the relay first.
@@ -113,10 +124,35 @@ finish(#{nodes := Nodes} = C) ->
      end || N <- Nodes],
     ok.
 
-%% @doc Every node's events from the relay's output, in timestamp order.
--spec read(cluster()) -> [lttng_session:event()].
-read(#{dir := Dir}) ->
-    lttng_session:read(#{name => "relay", dir => filename:join(Dir, "relay")}).
+%% @doc The events of the sessions `Names' (all nodes') from the relay's
+%% output, in timestamp order.
+-spec read(cluster(), [string()]) -> [lttng_session:event()].
+read(C, Names) ->
+    Events = lists:append([lttng_session:read(#{name => Dir, dir => Dir})
+                           || Dir <- trace_dirs(C, Names)]),
+    lists:sort(fun(#{ts := A}, #{ts := B}) -> A =< B end, Events).
+
+%% @doc Where the relay wrote the sessions `Names' (on every host).
+-spec trace_dirs(cluster(), [string()]) -> [string()].
+trace_dirs(#{dir := Dir}, Names) ->
+    lists:usort([Trace || Name <- Names,
+                          Trace <- filelib:wildcard(filename:join([Dir, "relay", "*",
+                                                                   Name ++ "-*"]))]).
+
+%% @doc The lttng-live URLs of the sessions `Names' (in node order).
+-spec live_urls(cluster(), [string()]) -> [string()].
+live_urls(#{dir := Dir, script := Script}, Names) ->
+    Relay = string:trim(os:cmd(Script ++ " address '" ++ Dir ++ "' 0")),
+    [lists:flatten(io_lib:format("net://~s/host/node~b/~s", [Relay, I, Name]))
+     || {I, Name} <- lists:zip(lists:seq(1, length(Names)), Names)].
+
+%% @doc Runs `[Program | Args]' in the hub namespace, beside the relay
+%% (where the live port is), as a port: `{exit_status, _}' and its output
+%% (stdout and stderr) come as port messages.
+-spec hub_port(cluster(), [string()]) -> port().
+hub_port(#{dir := Dir, script := Script}, Command) ->
+    open_port({spawn_executable, Script},
+              [{args, ["hub", Dir | Command]}, exit_status, binary, stderr_to_stdout]).
 
 sh_ok(Cmd) ->
     case lttng_session:cmd(Cmd) of

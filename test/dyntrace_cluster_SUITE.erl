@@ -7,6 +7,7 @@
 
 -export([all/0, suite/0, init_per_suite/1, end_per_suite/1]).
 -export([t_one_trace_per_host/1,
+         t_live_delivery/1,
          t_stop_removes_everything/1,
          t_demo_interrupted/1]).
 -export([echo_start/0, ping_all/2]).
@@ -20,6 +21,7 @@ suite() ->
 
 all() ->
     [t_one_trace_per_host,
+     t_live_delivery,
      t_stop_removes_everything,
      t_demo_interrupted].
 
@@ -40,22 +42,16 @@ end_per_suite(Config) ->
 %% exactly the sends and receives its node made, sends addressed to remote
 %% pids as the sending node numbers them. Each trace names its node, and
 %% the channel of every remote pid it wrote: the pid, renumbered, is a
-%% receiver in the trace of the node so named.
+%% receiver in the trace of the node so named. dyntrace-analyze pairs
+%% every send with its receive on the right node, though the texts repeat
+%% (the same `pong' from two nodes, the same-looking `{ping,<0.N.0>}' from
+%% senders of the same local number on different nodes).
 t_one_trace_per_host(Config) ->
     C = ?config(cluster, Config),
-    Nodes = dyntrace_cluster:nodes(C),
-    ok = dyntrace_cluster:record(C, [node_name | ?EVENTS]),
-    Echoes = [{N, dyntrace_cluster:call(C, N, ?MODULE, echo_start, [])} || N <- Nodes],
-    Parent = self(),
-    _ = [spawn_link(fun() ->
-                               Others = [E || {M, E} <- Echoes, M =/= N],
-                               Parent ! {done, N, dyntrace_cluster:call(C, N, ?MODULE, ping_all,
-                                                                        [Others, ?PINGS])}
-                       end) || N <- Nodes],
-    Replies = [receive {done, N, R} -> R end || N <- Nodes],
-    [?PINGS * 2 = R || R <- Replies],
+    Sessions = dyntrace_cluster:record(C, [node_name | ?EVENTS]),
+    ok = ping_everyone(C),
     ok = dyntrace_cluster:finish(C),
-    Events = dyntrace_cluster:read(C),
+    Events = dyntrace_cluster:read(C, Sessions),
     Hosts = [<<"node1">>, <<"node2">>, <<"node3">>],
     Hosts = lists:usort([H || #{host := H} <- Events]),
     [begin
@@ -80,7 +76,22 @@ t_one_trace_per_host(Config) ->
          Peer = maps:get({Host, binary_to_integer(Channel)}, Names),
          true = lists:member({maps:get(Peer, HostOf), <<"<0.", Local/binary>>}, Receivers)
      end || #{host := Host, name := message_send, fields := #{<<"to">> := To}} <- Events],
-    ok.
+    ok = all_delivered(C, analyze(["delivery", "--json" | dyntrace_cluster:trace_dirs(C, Sessions)])).
+
+%% The same, read live from the relay while the nodes record: the last
+%% table printed, when the sessions end, has every delivery.
+t_live_delivery(Config) ->
+    C = ?config(cluster, Config),
+    Sessions = dyntrace_cluster:record(C, [node_name | ?EVENTS], #{live => true}),
+    Urls = dyntrace_cluster:live_urls(C, Sessions),
+    Port = dyntrace_cluster:hub_port(C, [analyzer(), "delivery", "--json", "--every", "1s" | Urls]),
+    ok = ping_everyone(C),
+    %% Live readers look for new streams once a live-timer period (1 s).
+    timer:sleep(3000),
+    ok = dyntrace_cluster:finish(C),
+    {0, Out} = collect(Port, []),
+    Last = lists:last(binary:split(Out, <<"\n">>, [global, trim_all])),
+    ok = all_delivered(C, Last).
 
 %% Stopping the cluster leaves none of its namespaces and processes.
 t_stop_removes_everything(Config) ->
@@ -114,6 +125,49 @@ t_demo_interrupted(Config) ->
     [false = alive(P) || P <- Keepers],
     false = filelib:is_regular(PrefixFile),
     ok.
+
+%% Every node's sender pings every other node's echo process, all nodes
+%% at once.
+ping_everyone(C) ->
+    Nodes = dyntrace_cluster:nodes(C),
+    Echoes = [{N, dyntrace_cluster:call(C, N, ?MODULE, echo_start, [])} || N <- Nodes],
+    Parent = self(),
+    _ = [spawn_link(fun() ->
+                            Others = [E || {M, E} <- Echoes, M =/= N],
+                            Parent ! {done, N, dyntrace_cluster:call(C, N, ?MODULE, ping_all,
+                                                                     [Others, ?PINGS])}
+                    end) || N <- Nodes],
+    Replies = [receive {done, N, R} -> R end || N <- Nodes],
+    [?PINGS * 2 = R || R <- Replies],
+    ok.
+
+%% The delivery table has every ordered pair of nodes, each with its
+%% pings and pongs (2 x ?PINGS), none unmatched, none paired by guess.
+all_delivered(C, Json) ->
+    {#{<<"delivery">> := Rows, <<"delivery_summary">> := [Summary]}, _} = json_text:value(Json),
+    ct:log("~p~n~p", [Rows, Summary]),
+    Names = [atom_to_binary(N) || N <- dyntrace_cluster:nodes(C)],
+    Expected = [{A, B, ?PINGS * 2, 0} || A <- Names, B <- Names, A =/= B],
+    Expected = lists:sort([{A, B, N, U} || #{<<"from">> := A, <<"to">> := B, <<"count">> := N,
+                                             <<"unmatched">> := U} <- Rows]),
+    #{<<"unresolved">> := 0, <<"ambiguous">> := 0, <<"skewed">> := 0} = Summary,
+    [true = Max > 0 andalso Max < 1000000000 || #{<<"max_ns">> := Max} <- Rows],
+    ok.
+
+analyzer() ->
+    filename:join(code:priv_dir(dyntrace), "dyntrace-analyze").
+
+analyze(Args) ->
+    Port = open_port({spawn_executable, analyzer()}, [{args, Args}, exit_status, binary]),
+    {0, Out} = collect(Port, []),
+    Out.
+
+collect(Port, Acc) ->
+    receive
+        {Port, {data, D}} -> collect(Port, [D | Acc]);
+        {Port, {exit_status, S}} -> {S, iolist_to_binary(lists:reverse(Acc))}
+    after 120000 -> error({timeout, Port})
+    end.
 
 %%%===================================================================
 %%% IN THE NODES

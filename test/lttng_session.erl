@@ -58,7 +58,8 @@ create(Name, Events) ->
 %% @doc As {@link create/2}; `Opts' may set a channel's `subbuf_size'
 %% (bytes, a power of two) and `num_subbuf' for small-buffer tests, or a
 %% `url' (`net://RELAY') to stream the trace to an lttng-relayd instead of
-%% writing it to the session's directory.
+%% writing it to the session's directory, with `live => true' for a live
+%% session (readable while it records).
 -spec create(atom() | string(), [atom()], map()) -> session().
 create(Name, Events, Opts) ->
     Unique = lists:flatten(io_lib:format("~s_~s_~p",
@@ -69,7 +70,10 @@ create(Name, Events, Opts) ->
     Output = case maps:get(url, Opts, undefined) of
                  undefined -> " --output=" ++ Dir;
                  Url -> " --set-url=" ++ Url
-             end,
+             end ++ case maps:get(live, Opts, false) of
+                        true -> " --live";
+                        false -> ""
+                    end,
     cmd_ok("lttng create " ++ Unique ++ Output),
     S = #{name => Unique, dir => Dir, channel => channel(Unique, Opts)},
     enable(S, Events),
