@@ -72,7 +72,11 @@
 -module(dyntrace).
 
 %%% PUBLIC %%%
--export([tracer/0, tracer/1, format_term/2, format_term/3, events/0, enabled_events/0, stats/0]).
+-export([tracer/0, tracer/1, format_term/2, format_term/3, events/0, enabled_events/0, stats/0,
+         announce_nodes/0]).
+
+%%% PRIVATE EXPORTS %%%
+-export([emit_node_name/4, node_names_loop/1]).
 
 %%% THE FRONT DOOR (dyntrace_ctl does the work) %%%
 -export([trace/3, calls/2, clear/0, status/0]).
@@ -107,6 +111,11 @@
 -define(MAX_REDACT_KEYS, 32).
 -define(PAYLOAD_MODES, [full, shape, size, none]).
 -define(FIELD_KINDS, [message, reason, name, driver, callback]).
+%% The process that writes the node_name events, and how often it looks
+%% whether the event became enabled, and rewrites them while it is.
+-define(NODE_NAMES, dyntrace_node_names).
+-define(NODE_NAMES_POLL_MS, 1000).
+-define(NODE_NAMES_REFRESH_MS, 10000).
 
 -type max_term_bytes() :: ?MIN_TERM_BYTES..?MAX_TERM_BYTES.
 %% A count of events left, shared by every tracee of one tracer state.
@@ -125,7 +134,8 @@
                     | function_call | function_return | function_exception
                     | message_send | message_receive
                     | gc_minor_start | gc_minor_end
-                    | gc_major_start | gc_major_end.
+                    | gc_major_start | gc_major_end
+                    | node_name.
 %% `event_name()' lists the events of native/events.table in its order:
 %% the NIF's build fails when they differ.
 -type field_type() :: string | u32 | u64.
@@ -140,6 +150,7 @@
 -type probe_arg() :: integer() | iolist().
 -type n_probe_label() :: 0..1023.
 -type user_probe_result() :: true | false | error | badarg.
+-type node_name_reason() :: load | enable | nodeup | nodedown | refresh | request.
 
 -export_type([options/0, tracer_state/0, event_name/0, event_info/0, payload_mode/0,
               field_kind/0, event_budget/0, max_term_bytes/0, counters/0]).
@@ -267,6 +278,96 @@ new_event_budget(_N) ->
 -spec events_left(event_budget()) -> non_neg_integer().
 events_left(_Budget) ->
     erlang:nif_error(nif_not_loaded).
+
+
+%%%===================================================================
+%%% NODE NAMES
+%%%===================================================================
+
+%% @doc Writes this node's `node_name' events now (when the event is
+%% enabled in a started session): one naming the node itself (channel 0)
+%% and one per connected node with the number this node writes first in
+%% that node's pids. Also written on its own: when the module loads, when a
+%% node connects or disconnects, when the event becomes enabled, and every
+%% 10 seconds while it is enabled.
+-spec announce_nodes() -> ok.
+announce_nodes() ->
+    write_node_names(request, [node() | nodes(connected)]).
+
+%% The announcer: a registered process that writes the node names when
+%% something may have changed them or a new session may need them.
+start_node_names() ->
+    case whereis(?NODE_NAMES) of
+        undefined -> _ = spawn(fun node_names_init/0), ok;
+        Pid -> Pid ! {announce, load}, ok
+    end.
+
+node_names_init() ->
+    try register(?NODE_NAMES, self()) of
+        true ->
+            ok = net_kernel:monitor_nodes(true, [{node_type, all}]),
+            write_node_names(load, [node() | nodes(connected)]),
+            ?MODULE:node_names_loop(#{node => node(), enabled => false, since => 0})
+    catch
+        %% Another announcer registered first.
+        error:badarg -> ok
+    end.
+
+%% @doc The announcer's loop, exported so that it moves to new code when
+%% the module is reloaded. Not for users.
+-spec node_names_loop(#{node := node(), enabled := boolean(), since := non_neg_integer()}) ->
+          no_return().
+node_names_loop(#{node := Self, enabled := WasEnabled, since := Since} = State) ->
+    receive
+        {nodeup, Node, _} ->
+            write_node_names(nodeup, [node(), Node]),
+            ?MODULE:node_names_loop(State);
+        {nodedown, Node, _} ->
+            %% Not when distribution stopped: the node is `nonode@nohost'
+            %% then, and would number its own former name as a stranger.
+            is_alive() andalso write_node_names(nodedown, [Node]),
+            ?MODULE:node_names_loop(State);
+        {announce, Why} ->
+            write_node_names(Why, [node() | nodes(connected)]),
+            ?MODULE:node_names_loop(State)
+    after ?NODE_NAMES_POLL_MS ->
+            Enabled = lists:member(node_name, enabled_events()),
+            Why = if
+                      Enabled andalso not WasEnabled -> enable;
+                      Enabled andalso node() =/= Self -> nodeup;
+                      Enabled andalso Since >= ?NODE_NAMES_REFRESH_MS -> refresh;
+                      true -> none
+                  end,
+            Why =/= none andalso write_node_names(Why, [node() | nodes(connected)]),
+            ?MODULE:node_names_loop(#{node => node(), enabled => Enabled,
+                                      since => case Why of
+                                                   none -> Since + ?NODE_NAMES_POLL_MS;
+                                                   _ -> 0
+                                               end})
+    end.
+
+%% @doc Writes one `node_name' event (the NIF). Not for users: see
+%% {@link announce_nodes/0}.
+-spec emit_node_name(node(), non_neg_integer(), node(), node_name_reason()) -> ok.
+emit_node_name(_Node, _Channel, _Peer, _Why) ->
+    erlang:nif_error(nif_not_loaded).
+
+write_node_names(Why, Nodes) ->
+    Self = node(),
+    [emit_node_name(Self, channel(N), N, Why) || N <- Nodes],
+    ok.
+
+%% The channel number the VM writes first in the text of `Node''s pids,
+%% ports and refs here: 0 for this node, otherwise the index of `Node''s
+%% name in this node's atom table. Read from the text of a pid of `Node'.
+channel(Node) when Node =:= node() ->
+    0;
+channel(Node) ->
+    Name = atom_to_binary(Node, utf8),
+    %% NEW_PID_EXT, node as ATOM_UTF8_EXT, number, serial and creation 0.
+    Pid = binary_to_term(<<131, 88, 118, (byte_size(Name)):16, Name/binary, 0:32, 0:32, 0:32>>),
+    [Channel | _] = string:lexemes(pid_to_list(Pid), "<."),
+    list_to_integer(Channel).
 
 %%%===================================================================
 %%% erl_tracer CALLBACKS
@@ -556,7 +657,7 @@ load_nif() ->
     Provider = filename:join(Priv, ?PROVIDER),
     case filelib:is_regular(Provider) andalso erlang:load_nif(Library, list_to_binary(Provider)) of
         ok ->
-            ok;
+            start_node_names();
         false ->
             not_loaded(Library, {missing, Provider}, "no probe provider library");
         {error, {Reason, Text}} ->

@@ -174,7 +174,7 @@ t_python_reference_agrees(Config) ->
     Ours = analyze_ok(Config, ["calls", "--json", dir(S)]),
     Script = filename:join([filename:dirname(filename:dirname(?FILE)), "bench", "calls_reference.py"]),
     {0, Text} = lttng_session:cmd("/usr/bin/python3 " ++ Script ++ " " ++ dir(S)),
-    {Ref, _} = json_value(list_to_binary(Text)),
+    {Ref, _} = json_text:value(list_to_binary(Text)),
     ?assertEqual(maps:get(<<"events">>, Ref), maps:get(<<"events">>, Ours)),
     OursByEntry = by(<<"entry">>, maps:get(<<"calls">>, Ours)),
     RefRows = maps:get(<<"calls">>, Ref),
@@ -388,7 +388,7 @@ live(Config) ->
     ?assertEqual(0, Status),
     Lines = binary:split(Out, <<"\n">>, [global, trim_all]),
     ?assert(length(Lines) >= 2),
-    {Last, <<>>} = json_value(lists:last(Lines)),
+    {Last, <<>>} = json_text:value(lists:last(Lines)),
     %% 1000 sends to the sink and the result sent back to this process.
     Sends = [maps:get(<<"count">>, R) || R <- maps:get(<<"rates">>, Last),
                                          maps:get(<<"event">>, R) =:= <<"message_send">>],
@@ -501,50 +501,5 @@ analyze_ok(Config, Args) ->
     {Status, Out, Stderr} = analyze(Config, Args),
     ct:log("~p -> ~p~n~s~s", [Args, Status, Stderr, Out]),
     ?assertEqual({0, <<>>}, {Status, Stderr}),
-    {Json, <<"\n">>} = json_value(Out),
+    {Json, <<"\n">>} = json_text:value(Out),
     Json.
-
-%% A small JSON reader (OTP 25 has no json module): objects as maps with
-%% binary keys, strings as binaries, numbers as integers or floats.
-json_value(<<C, Rest/binary>>) when C =:= $\s; C =:= $\n; C =:= $\t; C =:= $\r ->
-    json_value(Rest);
-json_value(<<"{", Rest/binary>>) -> json_object(skip_ws(Rest), #{});
-json_value(<<"[", Rest/binary>>) -> json_array(skip_ws(Rest), []);
-json_value(<<"\"", Rest/binary>>) -> json_string(Rest, <<>>);
-json_value(<<"true", Rest/binary>>) -> {true, Rest};
-json_value(<<"false", Rest/binary>>) -> {false, Rest};
-json_value(<<"null", Rest/binary>>) -> {null, Rest};
-json_value(Bin) ->
-    {match, [Num]} = re:run(Bin, "^-?[0-9]+(\\.[0-9]+)?([eE][-+]?[0-9]+)?", [{capture, first, binary}]),
-    <<Num:(byte_size(Num))/binary, Rest/binary>> = Bin,
-    Value = try binary_to_integer(Num) catch error:badarg -> binary_to_float(Num) end,
-    {Value, Rest}.
-
-json_object(<<"}", Rest/binary>>, Acc) -> {Acc, Rest};
-json_object(Bin, Acc) ->
-    {Key, <<":", AfterColon/binary>>} = json_value(Bin),
-    {Value, After} = json_value(AfterColon),
-    case skip_ws(After) of
-        <<",", Next/binary>> -> json_object(skip_ws(Next), Acc#{Key => Value});
-        <<"}", Next/binary>> -> {Acc#{Key => Value}, Next}
-    end.
-
-json_array(<<"]", Rest/binary>>, Acc) -> {lists:reverse(Acc), Rest};
-json_array(Bin, Acc) ->
-    {Value, After} = json_value(Bin),
-    case skip_ws(After) of
-        <<",", Next/binary>> -> json_array(skip_ws(Next), [Value | Acc]);
-        <<"]", Next/binary>> -> {lists:reverse([Value | Acc]), Next}
-    end.
-
-json_string(<<"\"", Rest/binary>>, Acc) -> {Acc, Rest};
-json_string(<<"\\u", Hex:4/binary, Rest/binary>>, Acc) ->
-    json_string(Rest, <<Acc/binary, (unicode:characters_to_binary([binary_to_integer(Hex, 16)]))/binary>>);
-json_string(<<"\\", C, Rest/binary>>, Acc) ->
-    Char = case C of $n -> $\n; $t -> $\t; $r -> $\r; $b -> $\b; $f -> $\f; _ -> C end,
-    json_string(Rest, <<Acc/binary, Char>>);
-json_string(<<C, Rest/binary>>, Acc) ->
-    json_string(Rest, <<Acc/binary, C>>).
-
-skip_ws(<<C, Rest/binary>>) when C =:= $\s; C =:= $\n; C =:= $\t; C =:= $\r -> skip_ws(Rest);
-skip_ws(Bin) -> Bin.

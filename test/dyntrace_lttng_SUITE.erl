@@ -23,6 +23,7 @@
          t_call_silent/1,
          t_send/1,
          t_send_remote/1,
+         t_node_name/1,
          t_send_many_pids/1,
          t_receive/1,
          t_garbage_collection/1,
@@ -60,6 +61,7 @@ all() ->
      t_call_silent,
      t_send,
      t_send_remote,
+     t_node_name,
      t_send_many_pids,
      t_receive,
      t_garbage_collection,
@@ -154,7 +156,8 @@ t_readme_events(_Config) ->
     ?assertEqual([{N, depth, u32} || N <- [function_call, function_return]]
                  ++ [{N, F, u64} || N <- [gc_minor_start, gc_minor_end,
                                           gc_major_start, gc_major_end],
-                                    F <- [gc_size_field(N), heap, old_heap]],
+                                    F <- [gc_size_field(N), heap, old_heap]]
+                 ++ [{node_name, channel, u64}],
                  Integers).
 
 gc_size_field(Event) ->
@@ -558,6 +561,53 @@ send_remote() ->
         peer:stop(Peer)
     end.
 
+%% node_name: without being asked, the node names itself when the event
+%% becomes enabled and names a node that connects, with the channel its
+%% pids are written with; on request, the whole table.
+t_node_name(_Config) ->
+    case start_distribution() of
+        ok ->
+            try
+                node_name()
+            after
+                net_kernel:stop()
+            end;
+        {error, Why} ->
+            {skip, io_lib:format("no distribution: ~p", [Why])}
+    end.
+
+node_name() ->
+    S = start_session(t_node_name, [node_name, message_send]),
+    %% The module looks once a second whether the event became enabled.
+    timer:sleep(2500),
+    {ok, Peer, Node} = peer:start_link(#{name => peer:random_name(dyntrace_ct)}),
+    try
+        Remote = erpc:call(Node, erlang, spawn, [timer, sleep, [infinity]]),
+        A = actor(),
+        trace(A, [send]),
+        ok = run(A, fun() -> Remote ! hello, ok end),
+        ok = dyntrace:announce_nodes(),
+        lttng_session:stop(S),
+        Events = lttng_session:read(S),
+        lttng_session:destroy(S),
+        %% Node names as the VM's printer writes atoms (quoted: they hold `@').
+        [Self, Other] = [dyntrace:format_term(N, 1024) || N <- [node(), Node]],
+        Rows = [{T, C, P} || #{name := node_name, fields := #{<<"node">> := N, <<"channel">> := C,
+                                                            <<"peer">> := P, <<"type">> := T}}
+                                 <- Events, N =:= Self],
+        ct:log("node_name rows: ~p", [Rows]),
+        [To] = [maps:get(<<"to">>, F) || #{name := message_send, fields := F} <- Events,
+                                         maps:get(<<"message">>, F) =:= <<"hello">>],
+        {match, [Channel]} = re:run(To, "^<([0-9]+)\\.", [{capture, all_but_first, list}]),
+        ?assert(lists:member({<<"enable">>, 0, Self}, Rows)),
+        ?assert(lists:member({<<"nodeup">>, list_to_integer(Channel), Other}, Rows)),
+        ?assertEqual([{<<"request">>, 0, Self},
+                      {<<"request">>, list_to_integer(Channel), Other}],
+                     [R || {<<"request">>, _, _} = R <- Rows])
+    after
+        peer:stop(Peer)
+    end.
+
 start_distribution() ->
     %% `epmd -daemon' returns before the daemon listens: wait for it.
     _ = os:cmd("epmd -daemon"),
@@ -846,10 +896,10 @@ t_reload(_Config) ->
     ?assertEqual([<<"before_reload">>, <<"after_first_reload">>,
                   <<"after_second_reload">>], Messages).
 
-%% Everything at once on one actor and its port: all 18 events appear,
-%% each with identifiers of the right kind.
+%% Everything at once on one actor and its port: all 18 events of OTP's
+%% appear, each with identifiers of the right kind.
 t_all(_Config) ->
-    S = start_session(t_all, all_events()),
+    S = start_session(t_all, otp_events()),
     A = actor(),
     1 = erlang:trace_pattern({dyntrace_test_mod, fail, 1},
                              [{'_', [], [{exception_trace}]}], [local]),
@@ -875,7 +925,7 @@ t_all(_Config) ->
     %% No call the runtime made was rejected.
     ?assertMatch(#{bad_arguments := BadBefore}, dyntrace:stats()),
     Events = read(S, [A, Port, Child]),
-    ?assertEqual(lists:sort(all_events()),
+    ?assertEqual(lists:sort(otp_events()),
                  lists:usort([N || #{name := N} <- Events])),
     [?assertEqual(ok, kinds_ok(E), E) || E <- Events].
 
@@ -924,6 +974,10 @@ is_port_text(Text) ->
 
 all_events() ->
     [Name || #{name := Name} <- dyntrace:events()].
+
+%% The events trace tags emit: OTP's 18.
+otp_events() ->
+    [Name || #{name := Name, tags := [_ | _]} <- dyntrace:events()].
 
 trace(Tracee, Flags) ->
     erlang:trace(Tracee, true, [{tracer, dyntrace, []} | Flags]).

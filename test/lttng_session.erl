@@ -9,8 +9,9 @@
 %%% lttng_session:destroy(S).
 %%% '''
 %%% An event is `#{name := atom(), ts := integer() (ns), cpu_id := integer(),
-%%% fields := #{binary() => binary() | integer()}}', field strings decoded
-%%% from babeltrace2's escaping back to the bytes in the trace.
+%%% host := binary(), fields := #{binary() => binary() | integer()}}', field
+%%% strings decoded from babeltrace2's escaping back to the bytes in the
+%%% trace; `host' is the recording host's name.
 -module(lttng_session).
 
 -export([ensure_daemon/0, wait_registered/0,
@@ -22,7 +23,7 @@
 
 -type session() :: #{name := string(), dir := string()}.
 -type event() :: #{name := atom(), ts := integer(), cpu_id := integer(),
-                   fields := #{binary() => binary() | integer()}}.
+                   host := binary(), fields := #{binary() => binary() | integer()}}.
 -export_type([session/0, event/0]).
 
 %% @doc Starts a root session daemon when `lttng list' cannot reach one.
@@ -55,7 +56,10 @@ create(Name, Events) ->
     create(Name, Events, #{}).
 
 %% @doc As {@link create/2}; `Opts' may set a channel's `subbuf_size'
-%% (bytes, a power of two) and `num_subbuf' for small-buffer tests.
+%% (bytes, a power of two) and `num_subbuf' for small-buffer tests, or a
+%% `url' (`net://RELAY') to stream the trace to an lttng-relayd instead of
+%% writing it to the session's directory, with `live => true' for a live
+%% session (readable while it records).
 -spec create(atom() | string(), [atom()], map()) -> session().
 create(Name, Events, Opts) ->
     Unique = lists:flatten(io_lib:format("~s_~s_~p",
@@ -63,12 +67,20 @@ create(Name, Events, Opts) ->
                                           erlang:unique_integer([positive])])),
     Dir = filename:join(base_dir(), Unique),
     ok = filelib:ensure_dir(filename:join(Dir, "x")),
-    cmd_ok("lttng create " ++ Unique ++ " --output=" ++ Dir),
+    Output = case maps:get(url, Opts, undefined) of
+                 undefined -> " --output=" ++ Dir;
+                 Url -> " --set-url=" ++ Url
+             end ++ case maps:get(live, Opts, false) of
+                        true -> " --live";
+                        false -> ""
+                    end,
+    cmd_ok("lttng create " ++ Unique ++ Output),
     S = #{name => Unique, dir => Dir, channel => channel(Unique, Opts)},
     enable(S, Events),
     S.
 
-channel(Session, Opts) when map_size(Opts) =:= 0 ->
+channel(Session, Opts) when not is_map_key(subbuf_size, Opts),
+                            not is_map_key(num_subbuf, Opts) ->
     _ = Session,
     undefined;
 channel(Session, Opts) ->
@@ -224,13 +236,14 @@ cmd_ok(Cmd) ->
 parse_line(<<"[", Rest/binary>> = Line) ->
     try
         [Ts, Rest1] = binary:split(Rest, <<"] ">>),
-        [_Host, Rest2] = binary:split(Rest1, <<" ">>),
+        [Host, Rest2] = binary:split(Rest1, <<" ">>),
         <<?PROVIDER ":", Rest3/binary>> = Rest2,
         [Name, Rest4] = binary:split(Rest3, <<": ">>),
         Fields = parse_groups(Rest4, #{}),
         #{name => binary_to_atom(Name),
           ts => parse_ts(Ts),
           cpu_id => maps:get(<<"cpu_id">>, Fields, -1),
+          host => Host,
           fields => maps:remove(<<"cpu_id">>, Fields)}
     catch
         _:_ -> {other, Line}

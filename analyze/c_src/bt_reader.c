@@ -15,6 +15,7 @@
 #include "bt_reader.h"
 
 #define CLASS_SLOTS 4096 /* open addressing; at most half used */
+#define MAX_TRACES 1024  /* one per node and session: a few, searched in order */
 
 #define CPU_CACHE 64 /* live packets whose cpu_id is known */
 
@@ -50,6 +51,9 @@ struct dt_reader {
      * beginning or end message. */
     struct dt_packet_cpu cpus[CPU_CACHE];
     uint32_t n_cpus;
+    /* Traces seen, by first event: an event's trace is its node. */
+    const bt_trace *traces[MAX_TRACES];
+    uint32_t n_traces;
     char error[1024];
 };
 
@@ -177,6 +181,18 @@ static int64_t event_cpu(struct dt_reader *r, const bt_event *ev)
     return cpu;
 }
 
+static uint32_t trace_index(struct dt_reader *r, const bt_event *ev)
+{
+    const bt_trace *t = bt_stream_borrow_trace_const(bt_event_borrow_stream_const(ev));
+    for (uint32_t i = 0; i < r->n_traces; i++)
+        if (r->traces[i] == t)
+            return i;
+    if (r->n_traces >= MAX_TRACES)
+        return UINT32_MAX;
+    r->traces[r->n_traces] = t;
+    return r->n_traces++;
+}
+
 static int handle_event(struct dt_reader *r, const bt_message *msg)
 {
     const bt_event *ev = bt_message_event_borrow_event_const(msg);
@@ -196,6 +212,11 @@ static int handle_event(struct dt_reader *r, const bt_message *msg)
             out.ts_ns = 0;
     }
     out.cpu = event_cpu(r, ev);
+    out.trace = trace_index(r, ev);
+    if (out.trace == UINT32_MAX) {
+        snprintf(r->error, sizeof r->error, "more than %d traces", MAX_TRACES);
+        return -1;
+    }
     out.n_fields = 0;
     out.fields = fields;
     const bt_field *payload = bt_event_borrow_payload_field_const(ev);

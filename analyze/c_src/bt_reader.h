@@ -21,6 +21,7 @@ typedef struct {
     int64_t ts_ns; /* default clock, ns from its origin */
     int64_t cpu;   /* packet context cpu_id, or -1 */
     const dt_field *fields;
+    uint32_t trace; /* the event's trace, numbered in order of first event */
 } dt_event;
 
 typedef struct dt_reader dt_reader;

@@ -43,6 +43,7 @@ kinds! {
     GcMinorEnd => "gc_minor_end",
     GcMajorStart => "gc_major_start",
     GcMajorEnd => "gc_major_end",
+    NodeName => "node_name",
 }
 
 macro_rules! slots {
@@ -70,6 +71,9 @@ slots! {
     Reclaimed => "reclaimed",
     Heap => "heap",
     OldHeap => "old_heap",
+    Node => "node",
+    Channel => "channel",
+    Peer => "peer",
 }
 
 /// An event class of the trace: its name and where each known field is.
@@ -132,6 +136,9 @@ pub struct Event<'a> {
     pub ts_ns: i64,
     /// The CPU that recorded it (packet context `cpu_id`), -1 if unknown.
     pub cpu: i64,
+    /// The trace it comes from (numbered by the reader in order of first
+    /// event): one per node and session.
+    pub trace: u32,
     /// Payload fields in order.
     pub fields: &'a [Field<'a>],
 }
@@ -190,6 +197,7 @@ mod tests {
             class: &class,
             ts_ns: 5,
             cpu: 1,
+            trace: 0,
             fields: &fields,
         };
         assert_eq!(ev.str(Slot::To), b"<0.2.0>");

@@ -10,12 +10,16 @@ use std::time::Duration;
 use clap::{Args, Parser, Subcommand};
 
 use dyntrace_analyze::analysis::{
-    calls::Calls, gc::Gc, genserver::GenServer, latency::Latency, rates::Rates, sched::Sched,
-    Analysis,
+    calls::Calls, delivery::Delivery, gc::Gc, genserver::GenServer, latency::Latency, rates::Rates,
+    sched::Sched, Analysis,
 };
 use dyntrace_analyze::reader::{find_traces, Source};
 use dyntrace_analyze::run::{run, Filter};
 use dyntrace_analyze::table::{render_json, render_text, Summary, Table};
+
+/// How far (in trace time) a live reader may deliver one host's events
+/// behind another's: twice LTTng's default live timer.
+const LIVE_REORDER_NS: u64 = 2_000_000_000;
 
 #[derive(Parser)]
 #[command(
@@ -51,6 +55,13 @@ enum Command {
     },
     /// gen_server/gen_statem calls from message events: caller's latency, server's share
     Genserver {
+        #[command(flatten)]
+        common: Common,
+    },
+    /// Message delivery between nodes (send on one -> receive on another),
+    /// per pair of nodes; give every node's trace (a relay's output
+    /// directory holds them all, or one live URL per node)
+    Delivery {
         #[command(flatten)]
         common: Common,
     },
@@ -90,7 +101,7 @@ enum Command {
 #[derive(Args)]
 struct Common {
     /// LTTng output directories or CTF traces (searched recursively), or
-    /// one lttng-live URL net://RELAYD/host/HOSTNAME/SESSION
+    /// lttng-live URLs net://RELAYD/host/HOSTNAME/SESSION (one per node)
     #[arg(required = true)]
     traces: Vec<String>,
     /// Start this long after the first event (e.g. 2s)
@@ -135,13 +146,19 @@ fn parse_duration(text: &str) -> Result<u64, String> {
 }
 
 fn source_of(common: &Common) -> Result<Source, String> {
-    if let Some(url) = common.traces.iter().find(|t| t.starts_with("net://")) {
-        if common.traces.len() > 1 {
+    let urls: Vec<String> = common
+        .traces
+        .iter()
+        .filter(|t| t.starts_with("net://"))
+        .cloned()
+        .collect();
+    if let Some(url) = urls.first() {
+        if urls.len() < common.traces.len() {
             return Err(format!(
-                "{url}: a live URL is read alone, without other traces"
+                "{url}: live URLs are read without trace directories"
             ));
         }
-        return Ok(Source::Live(url.clone()));
+        return Ok(Source::Live(urls));
     }
     let mut dirs: Vec<PathBuf> = Vec::new();
     for t in &common.traces {
@@ -254,6 +271,15 @@ fn main() -> ExitCode {
         ),
         Command::Latency { common } => analyse(common, &mut [&mut Latency::default()]),
         Command::Genserver { common } => analyse(common, &mut [&mut GenServer::default()]),
+        Command::Delivery { common } => {
+            // Live, each host's events may be read a little apart.
+            let live = common.traces.iter().any(|t| t.starts_with("net://"));
+            let mut delivery = match live {
+                true => Delivery::with_window(LIVE_REORDER_NS),
+                false => Delivery::new(),
+            };
+            analyse(common, &mut [&mut delivery])
+        }
         Command::Gc { common } => analyse(common, &mut [&mut Gc::default()]),
         Command::Sched { top, common } => analyse(common, &mut [&mut Sched::new(*top)]),
         Command::Rates { common } => analyse(common, &mut [&mut Rates::default()]),

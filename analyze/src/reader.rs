@@ -27,6 +27,7 @@ struct RawEvent {
     ts_ns: i64,
     cpu: i64,
     fields: *const RawField,
+    trace: u32,
 }
 
 #[repr(C)]
@@ -61,13 +62,14 @@ const RUN_OK: c_int = 0;
 const RUN_AGAIN: c_int = 1;
 const RUN_END: c_int = 2;
 
-/// Where events come from: trace directories, or one lttng-live URL.
+/// Where events come from: trace directories, or lttng-live URLs.
 #[derive(Debug, Clone)]
 pub enum Source {
     /// CTF trace directories (each holds a `metadata` file).
     Traces(Vec<PathBuf>),
-    /// `net://relayd-host/host/HOSTNAME/SESSION`.
-    Live(String),
+    /// `net://relayd-host/host/HOSTNAME/SESSION` URLs: one per node of a
+    /// cluster, merged by timestamp.
+    Live(Vec<String>),
 }
 
 /// What one call to [`Reader::step`] found.
@@ -197,7 +199,7 @@ impl Reader {
                     .collect::<Vec<_>>()
                     .join(", "),
             ),
-            Source::Live(url) => (vec![url.clone()], true, url.clone()),
+            Source::Live(urls) => (urls.clone(), true, urls.join(", ")),
         };
         let c_inputs = inputs
             .iter()
@@ -341,6 +343,7 @@ unsafe extern "C" fn on_event(ctx: *mut c_void, raw: *const RawEvent) {
         class,
         ts_ns: raw.ts_ns,
         cpu: raw.cpu,
+        trace: raw.trace,
         fields: &fields[..n],
     };
     let handler = &mut sink.handler;

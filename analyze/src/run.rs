@@ -119,6 +119,9 @@ pub fn run(
     if let Some(p) = &feed.progress {
         p.finish_and_clear();
     }
+    for a in feed.analyses.iter_mut() {
+        a.finish();
+    }
     if feed.ours_seen == 0 {
         if let Source::Traces(dirs) = source {
             let names: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();

@@ -5,6 +5,7 @@
 //! analysis is one module implementing the trait.
 
 pub mod calls;
+pub mod delivery;
 pub mod gc;
 pub mod genserver;
 pub mod latency;
@@ -21,6 +22,8 @@ use crate::table::{col, Cell, Column, Summary, Table, Unit};
 pub trait Analysis {
     /// Feeds one event (already inside the time window and pid filter).
     fn on_event(&mut self, ev: &Event);
+    /// The input has ended: handle anything held back.
+    fn finish(&mut self) {}
     /// The results so far.
     fn tables(&self, summary: &Summary) -> Vec<Table>;
 }

@@ -11,6 +11,7 @@ enum Value {
 struct Scripted {
     kind: Kind,
     ts: i64,
+    trace: u32,
     fields: Vec<(&'static str, Value)>,
 }
 
@@ -18,6 +19,7 @@ struct Scripted {
 #[derive(Default)]
 pub struct Script {
     events: Vec<Scripted>,
+    trace: u32,
 }
 
 fn fields_of(kind: Kind) -> &'static [&'static str] {
@@ -31,11 +33,18 @@ fn fields_of(kind: Kind) -> &'static [&'static str] {
         Kind::ProcessRegister => &["pid", "name", "type"],
         Kind::GcMinorStart | Kind::GcMajorStart => &["pid", "need", "heap", "old_heap"],
         Kind::GcMinorEnd | Kind::GcMajorEnd => &["pid", "reclaimed", "heap", "old_heap"],
+        Kind::NodeName => &["node", "channel", "peer", "type"],
         _ => &["pid"],
     }
 }
 
 impl Script {
+    /// The events added from now on are in trace `trace` (0 at first).
+    pub fn in_trace(&mut self, trace: u32) -> &mut Self {
+        self.trace = trace;
+        self
+    }
+
     /// Any event with string fields given in the contract's order.
     pub fn ev(&mut self, ts: i64, kind: Kind, values: &[&str]) -> &mut Self {
         let names = fields_of(kind);
@@ -44,7 +53,12 @@ impl Script {
             .zip(values)
             .map(|(n, v)| (*n, Value::Str(v.to_string())))
             .collect();
-        self.events.push(Scripted { kind, ts, fields });
+        self.events.push(Scripted {
+            kind,
+            ts,
+            trace: self.trace,
+            fields,
+        });
         self
     }
 
@@ -58,7 +72,29 @@ impl Script {
                 .zip(ints)
                 .map(|(n, v)| (*n, Value::Int(*v))),
         );
-        self.events.push(Scripted { kind, ts, fields });
+        self.events.push(Scripted {
+            kind,
+            ts,
+            trace: self.trace,
+            fields,
+        });
+        self
+    }
+
+    /// `node_name`.
+    pub fn ev_node(&mut self, ts: i64, node: &str, channel: i64, peer: &str) -> &mut Self {
+        let fields = vec![
+            ("node", Value::Str(node.to_string())),
+            ("channel", Value::Int(channel)),
+            ("peer", Value::Str(peer.to_string())),
+            ("type", Value::Str("request".to_string())),
+        ];
+        self.events.push(Scripted {
+            kind: Kind::NodeName,
+            ts,
+            trace: self.trace,
+            fields,
+        });
         self
     }
 
@@ -74,7 +110,13 @@ impl Script {
 
     /// Feeds every event, in order.
     pub fn feed(&self, a: &mut dyn Analysis) {
-        for Scripted { kind, ts, fields } in &self.events {
+        for Scripted {
+            kind,
+            ts,
+            trace,
+            fields,
+        } in &self.events
+        {
             let class = EventClass::new(
                 &format!("{PROVIDER}:{}", kind.name()),
                 fields.iter().map(|(n, _)| n.to_string()).collect(),
@@ -90,6 +132,7 @@ impl Script {
                 class: &class,
                 ts_ns: *ts,
                 cpu: 0,
+                trace: *trace,
                 fields: &values,
             });
         }
