@@ -67,7 +67,7 @@ up() {
                 mount -t tmpfs tmpfs /var/run/lttng
                 mount -t tmpfs tmpfs /dev/shm
                 epmd -daemon
-                lttng-sessiond --daemonize --no-kernel >/dev/null 2>&1
+                LTTNG_APP_SOCKET_TIMEOUT=60 lttng-sessiond --daemonize --no-kernel >/dev/null 2>&1
                 exec sleep infinity' sh "node$i" </dev/null >/dev/null 2>&1 &
         echo $! >"$DIR/n$i.pid"
     done

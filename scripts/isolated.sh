@@ -25,7 +25,11 @@ LTTNG_HOME=$(mktemp -d /tmp/dyntrace-isolated.XXXXXX)
 export LTTNG_HOME
 trap 'rm -rf "$LTTNG_HOME"' EXIT
 
-lttng-sessiond --daemonize --no-kernel >/dev/null 2>&1
+# A daemon drops an application that leaves a command unanswered for
+# LTTNG_APP_SOCKET_TIMEOUT seconds (5 by default), and the node is then
+# not traced again: on a loaded 2-core machine a test node's LTTng-UST
+# thread can starve that long. The tests' daemons wait a minute.
+LTTNG_APP_SOCKET_TIMEOUT=60 lttng-sessiond --daemonize --no-kernel >/dev/null 2>&1
 for _ in $(seq 100); do lttng list >/dev/null 2>&1 && break; sleep 0.1; done
 lttng list >/dev/null 2>&1 || { echo "$0: the private session daemon did not start" >&2; exit 1; }
 

@@ -82,7 +82,8 @@ call(#{peer := Peer}, M, F, A, Timeout) ->
 %% `lttng' client reaches it.
 -spec start_daemon(node_ref()) -> ok.
 start_daemon(Node) ->
-    sh(Node, "lttng-sessiond --daemonize --no-kernel >/dev/null 2>&1"),
+    %% As scripts/isolated.sh: a minute before a busy node is dropped.
+    sh(Node, "LTTNG_APP_SOCKET_TIMEOUT=60 lttng-sessiond --daemonize --no-kernel >/dev/null 2>&1"),
     lttng_session:wait_until(fun() -> sh(Node, "lttng list >/dev/null 2>&1 && echo up") =:= "up\n" end, 100).
 
 %% @doc SIGKILLs the node's session daemon and every process it started
