@@ -655,7 +655,13 @@ load_nif() ->
     Priv = nif_dir(),
     Library = filename:join(Priv, ?LIBRARY),
     Provider = filename:join(Priv, ?PROVIDER),
-    case filelib:is_regular(Provider) andalso erlang:load_nif(Library, list_to_binary(Provider)) of
+    %% Maps over 32 keys are written in maps:to_list/1's order; which way
+    %% the NIF's map iterator goes differs between releases: it learns it
+    %% from this map.
+    OrderProbe = maps:from_list([{K, []} || K <- lists:seq(1, 33)]),
+    [{First, _} | _] = maps:to_list(OrderProbe),
+    LoadInfo = {list_to_binary(Provider), OrderProbe, First},
+    case filelib:is_regular(Provider) andalso erlang:load_nif(Library, LoadInfo) of
         ok ->
             start_node_names();
         false ->

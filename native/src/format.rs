@@ -60,7 +60,7 @@ mod walk;
 pub use field::{format_field, FieldKind, Payload, Redact, TermOptions};
 use rustler::Term;
 use sink::Sink;
-pub use walk::{decimal, DECIMAL_MAX};
+pub use walk::{decimal, learn_hash_map_order, DECIMAL_MAX};
 
 /// The budget of texts that are never cut (identifiers, atoms).
 const UNBOUNDED: usize = usize::MAX / 2;

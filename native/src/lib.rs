@@ -182,12 +182,19 @@ fn on_load(env: Env, load_info: Term) -> bool {
         eprintln!("dyntrace: cannot open the event budget resource type");
         return false;
     }
-    let Some(path) = load_info
+    // `{ProviderPath, HashMap, FirstKeyOfItsToList}`: the map tells which
+    // way this release's iterator goes (format's big-map order).
+    let Ok((path, map, first)) = load_info.decode::<(Term, Term, Term)>() else {
+        eprintln!("dyntrace: the load info must be {{ProviderPath, Map, Key}}");
+        return false;
+    };
+    format::learn_hash_map_order(env.as_c_arg(), map.as_c_arg(), first.as_c_arg());
+    let Some(path) = path
         .decode_as_binary()
         .ok()
         .and_then(|bin| CString::new(bin.as_slice()).ok())
     else {
-        eprintln!("dyntrace: the load info must be the provider library's path");
+        eprintln!("dyntrace: the provider library's path must be a binary");
         return false;
     };
     match lttng::load_provider(&path) {

@@ -24,6 +24,7 @@ use std::cell::RefCell;
 use std::ffi::c_int;
 use std::io::Write;
 use std::mem::MaybeUninit;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// What is left to do, innermost last.
 #[derive(Clone, Copy)]
@@ -635,9 +636,9 @@ fn map_start(
         return;
     }
     // Up to 32 keys (a flat map) the iterator goes in key order, as %T
-    // and maps:to_list/1 do; beyond (a hash map) it goes in the reverse
-    // of maps:to_list/1's order, so the walk starts from its end.
-    let backward = size > MAX_FLAT_MAP_KEYS;
+    // and maps:to_list/1 do; beyond (a hash map) it goes in maps:to_list/1's
+    // order or its reverse, depending on the release (learned at load).
+    let backward = size > MAX_FLAT_MAP_KEYS && HASH_MAP_BACKWARD.load(Ordering::Relaxed);
     let start = if backward {
         ErlNifMapIteratorEntry::ERL_NIF_MAP_ITERATOR_TAIL
     } else {
@@ -659,6 +660,42 @@ fn map_start(
 
 /// The most keys a map stored flat has (the VM's MAP_SMALL_MAP_LIMIT).
 const MAX_FLAT_MAP_KEYS: usize = 32;
+
+/// Whether the enif iterator walks a hash map in the reverse of
+/// maps:to_list/1's order: so on OTP 25, not on OTP 29.
+static HASH_MAP_BACKWARD: AtomicBool = AtomicBool::new(true);
+
+/// Learns the direction from a hash map and the first key maps:to_list/1
+/// gives for it (the module passes both at load). Anything else keeps the
+/// default.
+pub fn learn_hash_map_order(env: *mut ErlNifEnv, map: ErlNifTerm, to_list_first: ErlNifTerm) {
+    let mut size = 0;
+    // SAFETY: out-pointer to a local; `map` is a term of `env`.
+    if unsafe { rustler::sys::enif_get_map_size(env, map, &mut size) } == 0
+        || size <= MAX_FLAT_MAP_KEYS
+    {
+        return;
+    }
+    let mut iter = MaybeUninit::<ErlNifMapIterator>::uninit();
+    let (mut key, mut value) = (ErlNifTerm::default(), ErlNifTerm::default());
+    // SAFETY: the iterator lives in a local and is destroyed before it
+    // goes; `key` and `value` are out-pointers to locals.
+    let found = unsafe {
+        let head = ErlNifMapIteratorEntry::ERL_NIF_MAP_ITERATOR_HEAD;
+        if rustler::sys::enif_map_iterator_create(env, map, iter.as_mut_ptr(), head) == 0 {
+            return;
+        }
+        let found =
+            rustler::sys::enif_map_iterator_get_pair(env, iter.as_mut_ptr(), &mut key, &mut value);
+        rustler::sys::enif_map_iterator_destroy(env, iter.as_mut_ptr());
+        found
+    };
+    if found != 0 {
+        // SAFETY: two terms of `env`.
+        let same = unsafe { rustler::sys::enif_compare(key, to_list_first) } == 0;
+        HASH_MAP_BACKWARD.store(!same, Ordering::Relaxed);
+    }
+}
 
 fn map_next(
     env: *mut ErlNifEnv,
