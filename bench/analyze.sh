@@ -37,6 +37,7 @@ measure() {
     echo "$best"
 }
 
+load_before=$(cut -d' ' -f1 /proc/loadavg)
 T3="$OUT/trace-3M"
 T10="$OUT/trace-10M"
 record "$T3" 3000000
@@ -64,6 +65,7 @@ print("yes" if ours["events"] == ref["events"] and not bad else "NO: " + ", ".jo
 PYEOF
 )
 
+load_after=$(cut -d' ' -f3 /proc/loadavg)
 rate() { awk -v n="$1" -v s="$2" 'BEGIN { printf "%.2f M", n / s / 1e6 }'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2fx", b / a }'; }
 set -- $bt; bt_s=$1 bt_kib=$2
@@ -80,7 +82,8 @@ cat <<EOF2
 $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//'), $(uname -sr), libbabeltrace2
 $(dpkg-query -W -f '${Version}' libbabeltrace2-0 2>/dev/null). Traces: function_call/function_return of
 4 processes (bench/analyze_workload.erl). Wall-clock seconds, best of two runs (Python: one); rate =
-events / second; ratio = the analyser's rate over the other's.
+events / second; ratio = the analyser's rate over the other's. Load average (other jobs on the
+machine): $load_before at the start, $load_after over the last 15 minutes.
 
 | reader, $events3-event trace | seconds | events/s | peak RSS | analyser's rate vs. it |
 |---|---:|---:|---:|---:|

@@ -8,7 +8,7 @@
 %%% and the ring buffer's atomics cost more time than their share of Ir.
 -module(dyntrace_profile).
 
--export([workload/1, workload_off/1, workload_procs_off/1, report/5]).
+-export([workload/1, workload_limit/1, workload_off/1, workload_procs_off/1, report/6]).
 
 %%%===================================================================
 %%% PUBLIC
@@ -19,18 +19,33 @@
 %% `events N' (the events in the trace) and halts.
 -spec workload(pos_integer()) -> no_return().
 workload(Trips) ->
+    ping_pong(Trips, dyntrace).
+
+%% @doc The same with `limit_tracer' (the VM's dispatch and one tracepoint
+%% of constant texts, see `bench/limit_tracer.c') instead of dyntrace.
+-spec workload_limit(pos_integer()) -> no_return().
+workload_limit(Trips) ->
+    ping_pong(Trips, limit_tracer).
+
+ping_pong(Trips, Tracer) ->
     ok = lttng_session:ensure_daemon(),
     {module, dyntrace} = code:ensure_loaded(dyntrace),
+    {module, Tracer} = code:ensure_loaded(Tracer),
     ok = lttng_session:wait_registered(),
     S = lttng_session:create(bench_profile, [message_send]),
     %% Only this node: other nodes tracing sends would write into it too.
     ok = lttng_session:track_self(S),
     ok = lttng_session:start(S),
     ok = lttng_session:wait_enabled([message_send]),
+    Tracer =:= limit_tracer andalso
+        (ok = lttng_session:wait_until(fun limit_tracer:is_enabled/0, 100)),
     Bin = binary:copy(<<"0123456789">>, 10),
     Me = self(),
     Echo = spawn(fun() -> echo(Me) end),
-    _ = [erlang:trace(P, true, [send, {tracer, dyntrace, []}]) || P <- [self(), Echo]],
+    Tracer =:= limit_tracer andalso
+        (ok = limit_tracer:set_texts(pid_to_list(Me), pid_to_list(Echo),
+                                     dyntrace:format_term(Bin, 1024))),
+    _ = [erlang:trace(P, true, [send, {tracer, Tracer, []}]) || P <- [self(), Echo]],
     ping(Echo, Trips, Bin),
     _ = [erlang:trace(P, false, [all]) || P <- [self(), Echo]],
     ok = lttng_session:stop(S),
@@ -67,11 +82,13 @@ workload_procs_off(Children) ->
 %% of the probe-on run (`SendFile') and of the probe-off runs (`OffFile',
 %% `Calls' traced calls; `ProcsFile', `Calls' children) and prints the
 %% Markdown breakdown.
--spec report(file:filename(), file:filename(), file:filename(), string(), string()) -> no_return().
-report(SendFile, OffFile, ProcsFile, CallsText, EventsText) ->
+-spec report(file:filename(), file:filename(), file:filename(), file:filename(), string(),
+             string()) -> no_return().
+report(SendFile, LimitFile, OffFile, ProcsFile, CallsText, EventsText) ->
     Calls = list_to_integer(string:trim(CallsText)),
     Events = list_to_integer(string:trim(EventsText)),
     io:put_chars([send_md(parse_file(SendFile), Events),
+                  limit_md(parse_file(SendFile), parse_file(LimitFile), Events),
                   "## Profile: the probe off\n\n"
                   "The same way, with dyntrace attached and its events off, then with "
                   "`floor_tracer` answering `discard`: the Ir of the tracers' `enabled*` "
@@ -169,11 +186,10 @@ incl(Blocks, Fn) ->
 
 %% What the parts of the profile are, where the name alone does not say.
 describe(<<"dyntrace_nif::format::format_term_bounded">>) -> "the message text";
-describe(<<"dyntrace_emit_s3">>) -> "the tracepoint: LTTng-UST probe, ring buffer reserve/copy/commit";
-describe(<<"dyntrace_nif::tracer::identifier">>) -> "pid texts (cached)";
+describe(<<"dyntrace_emit_message_send">>) -> "the tracepoint: LTTng-UST probe, ring buffer reserve/copy/commit";
+describe(<<"dyntrace_nif::fields::identifier">>) -> "pid texts (cached)";
 describe(<<"dyntrace_nif::ident_cache::write_identifier">>) -> "pid texts (cached)";
-describe(<<"dyntrace_nif::tracer::c_str">>) -> "NUL-terminating the fields";
-describe(<<"dyntrace_nif::tracer::Event::extra">>) -> "the `extra` lookup in the options map";
+describe(<<"dyntrace_nif::fields::EventTerms::extra">>) -> "the `extra` lookup in the options map";
 describe(<<"enif_snprintf">>) -> "the VM's `%T` printer";
 describe(_) -> "".
 
@@ -185,7 +201,7 @@ send_md(Blocks, TraceEvents) ->
     Pct = fun(X) -> fmt_pct(X, Total) end,
     Row = fun(Label, X) -> io_lib:format("| ~s | ~s | ~s |\n", [Label, PerEv(X), Pct(X)]) end,
     {EmitIncl, EmitCallees} = maps:get(?EMIT, Blocks, {0, #{}}),
-    Parts = lists:reverse(lists:keysort(2, [{F, I} || {F, {I, _}} <- maps:to_list(EmitCallees)])),
+    Parts = lists:reverse(lists:keysort(2, expand(Blocks, maps:to_list(EmitCallees)))),
     Own = EmitIncl - lists:sum([I || {_, I} <- Parts]),
     ["## Profile: one enabled `message_send`\n\n"
      "`valgrind --tool=callgrind --smc-check=all` on the emulator (`perf` has no hardware "
@@ -205,6 +221,27 @@ send_md(Blocks, TraceEvents) ->
                    [PerEv(Total), PerEv(incl(Blocks, <<"trace_send">>))]),
      io_lib:format("Per event: divided by the ~s calls of `emit`. The trace holds ~s events "
                    "(babeltrace2's counter).\n\n", [fmt_int(Events), fmt_int(TraceEvents)])].
+
+%% The VM's `trace_send' (its dispatch and the tracer callbacks it calls)
+%% per event, with dyntrace and with the limit tracer.
+limit_md(Dyntrace, Limit, Events) ->
+    Per = fun(Blocks) -> incl(Blocks, <<"trace_send">>) / max(1, Events) end,
+    {D, L} = {Per(Dyntrace), Per(Limit)},
+    io_lib:format("Against the limit tracer (`bench/limit_tracer.c`: the VM's dispatch and the "
+                  "same tracepoint with constant texts, `dyntrace_profile:workload_limit/1`), "
+                  "the VM's `trace_send` inclusive per event: dyntrace ~s Ir, limit ~s Ir: "
+                  "~s x the limit's instructions.\n\n",
+                  [fmt_int(D), fmt_int(L), fmt(D / max(1, L), 2)]).
+
+%% The parts of `emit', looking through the event dispatch and the field
+%% extraction when the compiler kept them as functions of their own.
+expand(Blocks, Callees) ->
+    lists:append(
+      [case string:prefix(binary_to_list(F), "dyntrace_nif::events::") =/= nomatch
+               orelse string:prefix(binary_to_list(F), "dyntrace_nif::fields::message_send") =/= nomatch of
+           true -> expand(Blocks, maps:to_list(element(2, maps:get(F, Blocks, {0, #{}}))));
+           false -> [{F, I}]
+       end || {F, {I, _}} <- Callees]).
 
 %% The probe-off path: what the enabled callbacks cost per traced call,
 %% dyntrace against the floor tracer (whose callbacks are one C function).

@@ -28,8 +28,9 @@ profile() {
         >"$OUT/callgrind.$name.txt" 2>/dev/null
 }
 profile send "dyntrace_profile:workload($TRIPS)"
+profile limit "dyntrace_profile:workload_limit($TRIPS)"
 profile off "dyntrace_profile:workload_off($CALLS)"
 profile procs "dyntrace_profile:workload_procs_off($CALLS)"
 EVENTS=$(sed -n 's/^events //p' "$OUT/profile.send.stdout")
 erl -noshell -pa "$OUT" -eval \
-    "dyntrace_profile:report(\"$OUT/callgrind.send.txt\", \"$OUT/callgrind.off.txt\", \"$OUT/callgrind.procs.txt\", \"$CALLS\", \"$EVENTS\")"
+    "dyntrace_profile:report(\"$OUT/callgrind.send.txt\", \"$OUT/callgrind.limit.txt\", \"$OUT/callgrind.off.txt\", \"$OUT/callgrind.procs.txt\", \"$CALLS\", \"$EVENTS\")"

@@ -19,7 +19,7 @@ TP_DIR=$(cargo build --release --message-format=json 2>/dev/null \
 cc -shared -fPIC -O2 -Wall -Wextra -Wno-unused-parameter -I"$ERL_INCLUDE" -Inative/c_src -I"$TP_DIR" \
     -o "$OUT/limit_tracer.so" bench/limit_tracer.c -ldl
 erlc -Werror +warn_missing_spec -o "$OUT" bench/floor_tracer.erl bench/limit_tracer.erl \
-    bench/bench_callee.erl bench/dyntrace_bench.erl bench/payload_bench.erl
+    bench/bench_callee.erl bench/dyntrace_bench.erl bench/dyntrace_profile.erl bench/payload_bench.erl
 erlc -o "$OUT" test/lttng_session.erl
 erl -noshell -pa _build/default/lib/dyntrace/ebin -pa "$OUT" \
     -eval 'dyntrace_bench:main(["BENCHMARKS.md"])'

@@ -17,6 +17,7 @@
          t_two_traces_merged/1,
          t_genserver/1,
          t_live/1,
+         t_discarded/1,
          t_bad_input/1]).
 %% The traced workload; a gen_server's callbacks.
 -export([slow_path/1, fast_path/1, serve/1]).
@@ -37,6 +38,7 @@ all() ->
      t_two_traces_merged,
      t_genserver,
      t_live,
+     t_discarded,
      t_bad_input].
 
 init_per_suite(Config) ->
@@ -145,6 +147,21 @@ t_calls_planted_slow_path(Config) ->
     ?assertEqual(lists:max([maps:get(<<"duration_ns">>, C) || C <- Slow]),
                  maps:get(<<"max_ns">>, SlowRow)),
     ?assertEqual(0, maps:get(<<"discarded">>, Out)),
+    %% --from (time after the trace's first event) just before the 6th slow
+    %% call keeps exactly the last five.
+    Sixth = maps:get(<<"start_ns">>, lists:nth(6, Slow)),
+    From = integer_to_list(Sixth - maps:get(<<"first_ns">>, Out) - 1000) ++ "ns",
+    Late = analyze_ok(Config, ["calls", "--json", "--slower-than", "4ms", "--from", From, dir(S)]),
+    ?assertEqual(lists:nthtail(5, Slow), maps:get(<<"slow">>, Late)),
+    %% The report plots exactly the planted calls over time.
+    Report = filename:join(base_dir(), "report_" ++ os:getpid()),
+    {0, _, _} = analyze(Config, ["report", Report, "--slower-than", "4ms", "--pid", pid_text(Pid), dir(S)]),
+    {ok, Page} = file:read_file(filename:join(Report, "index.md")),
+    ?assertNotEqual(nomatch, string:find(Page, "dyntrace_analyze_SUITE:slow_path/1")),
+    ?assertNotEqual(nomatch, string:find(Page, "(slow-calls.svg)")),
+    {ok, Scatter} = file:read_file(filename:join(Report, "slow-calls.svg")),
+    ?assertEqual(length(Measured), length(binary:matches(Scatter, <<"<circle">>))),
+    lttng_session:cmd_ok("rm -rf " ++ Report),
     lttng_session:destroy(S).
 
 %% The Python reference of the benchmark (bench/calls_reference.py, with
@@ -370,6 +387,26 @@ live(Config) ->
     Sends = [maps:get(<<"count">>, R) || R <- maps:get(<<"rates">>, Last),
                                          maps:get(<<"event">>, R) =:= <<"message_send">>],
     ?assertEqual(1001, lists:sum(Sends)).
+
+%% A flood into small buffers makes LTTng discard events: every output
+%% says how many, as the session daemon counted them, and the text output
+%% says the results are incomplete.
+t_discarded(Config) ->
+    S = lttng_session:create(t_discarded, [message_send], #{subbuf_size => 4096, num_subbuf => 2}),
+    ok = lttng_session:start(S),
+    ok = lttng_session:wait_enabled([message_send]),
+    Sink = spawn(fun() -> receive _ -> ok end end),
+    _ = traced([send], fun() -> [Sink ! {flood, I} || I <- lists:seq(1, 200000)], ok end),
+    lttng_session:stop(S),
+    Lost = lttng_session:discarded(S),
+    ?assert(Lost > 0),
+    Json = analyze_ok(Config, ["rates", "--json", dir(S)]),
+    ?assertEqual(Lost, maps:get(<<"discarded">>, Json)),
+    {0, Text, <<>>} = analyze(Config, ["latency", dir(S)]),
+    [First | _] = binary:split(Text, <<"\n">>),
+    Expected = integer_to_list(Lost) ++ " discarded by LTTng: results are incomplete",
+    ?assertNotEqual(nomatch, string:find(First, Expected), First),
+    lttng_session:destroy(S).
 
 %% Bad input: one line on stderr naming the input, exit status 1.
 t_bad_input(Config) ->

@@ -10,6 +10,8 @@
 %% printable strings, and maps over 32 keys written flat.
 -module(dyntrace_format_SUITE).
 
+-include_lib("stdlib/include/assert.hrl").
+
 -export([all/0, init_per_suite/1, end_per_suite/1]).
 -export([t_leaves/1, t_containers/1, t_strings/1, t_atoms/1, t_numbers/1,
          t_identifiers/1, t_binaries/1, t_leaf_lists/1, t_cut_utf8/1, t_huge_terms/1,
@@ -292,8 +294,8 @@ t_payload_texts(_Config) ->
     <<"4">> = fmt3({42}, reason, PerKind),
     <<"{42}">> = fmt3({42}, driver, PerKind),
     %% Checked as tracer/1 checks them.
-    {'EXIT', {{badarg, {kind, pid}}, _}} = (catch fmt3(x, pid, #{})),
-    [{'EXIT', {{badarg, {Key, Value}}, _}} = (catch fmt3(x, #{Key => Value}))
+    ?assertError({badarg, {kind, pid}}, fmt3(x, pid, #{})),
+    [?assertError({badarg, {Key, Value}}, fmt3(x, #{Key => Value}))
      || {Key, Value} <- [{payload, fast}, {payload, #{message => fast}},
                          {payload, #{pid => none}}, {payload, "full"},
                          {redact, password}, {redact, [a | b]},

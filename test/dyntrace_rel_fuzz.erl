@@ -10,17 +10,6 @@
 
 -export([run/0, run/1, table/0]).
 
--define(CLASSES, [{procs, [spawn, spawned, exit, link, unlink, getting_linked,
-                           getting_unlinked, register, unregister]},
-                  {ports, [open, closed, link, unlink, getting_linked, getting_unlinked]},
-                  {running_procs, [in, out, in_exiting, out_exiting, out_exited]},
-                  {running_ports, [in, out]},
-                  {call, [call, return_from, return_to, exception_from]},
-                  {send, [send, send_to_non_existing_process]},
-                  {'receive', ['receive']},
-                  {garbage_collection, [gc_minor_start, gc_minor_end,
-                                        gc_major_start, gc_major_end]}]).
-
 %% @doc `run(10000)'.
 -spec run() -> map().
 run() ->
@@ -28,7 +17,7 @@ run() ->
 
 %% @doc Calls each callback `Calls' times with junk; then checks that a real
 %% event is still written with the right fields. Returns `#{bad, outcomes,
-%% table, real_event, seed}'.
+%% table, real_event, seed, stats}'.
 -spec run(pos_integer()) -> map().
 run(Calls) ->
     {module, dyntrace} = c:l(dyntrace),
@@ -49,13 +38,27 @@ run(Calls) ->
     ok = lttng_session:stop(S),
     lttng_session:destroy(S),
     #{seed => Seed, bad => lists:sublist(Bad, 20), outcomes => Outcomes,
-      table => Table, real_event => real_event()}.
+      table => Table, real_event => real_event(), stats => dyntrace:stats()}.
 
 callbacks() ->
     [{enabled, 3}, {trace, 5}, {format_term, 2}, {format_term, 3}, {tracer, 1}]
         ++ lists:append([[{list_to_atom("enabled_" ++ atom_to_list(C)), 3},
                           {list_to_atom("trace_" ++ atom_to_list(C)), 5}]
-                         || {C, _} <- ?CLASSES]).
+                         || {C, _} <- classes()]).
+
+%% Each trace class with the tags that become its events (dyntrace:events()),
+%% read once per fuzzing process.
+classes() ->
+    case get(classes) of
+        undefined ->
+            Tags = [ClassTag || #{tags := Tags} <- dyntrace:events(), ClassTag <- Tags],
+            Classes = [{Class, [T || {C, T} <- Tags, C =:= Class]}
+                       || Class <- lists:usort([C || {C, _} <- Tags])],
+            put(classes, Classes),
+            Classes;
+        Classes ->
+            Classes
+    end.
 
 %% After the junk: a send traced for real gives one correct event.
 real_event() ->
@@ -160,12 +163,14 @@ class_of(Name) ->
 %% Mostly the class's own tags (so that events are emitted), else any tag
 %% of any class, trace_status, seq_trace, or junk.
 tag(Class, P) ->
-    Own = case lists:keyfind(Class, 1, ?CLASSES) of
+    Classes = classes(),
+    All = lists:append([T || {_, T} <- Classes]),
+    Own = case lists:keyfind(Class, 1, Classes) of
               {_, Tags} -> Tags;
-              false -> lists:append([T || {_, T} <- ?CLASSES])
+              false -> All
           end,
     pick([{6, fun() -> one(Own) end},
-          {2, fun() -> one(lists:append([T || {_, T} <- ?CLASSES])) end},
+          {2, fun() -> one(All) end},
           {1, fun() -> one([trace_status, seq_trace, spawned, return_to, foo, 'EXIT']) end},
           {1, fun() -> junk(P) end}]).
 

@@ -109,7 +109,17 @@ start(#{name := N}) ->
 %% @doc Waits until this node's enabled checks see all of `Events'.
 -spec wait_enabled([atom()]) -> ok.
 wait_enabled(Events) ->
-    wait_until(fun() -> Events -- dyntrace:enabled_events() =:= [] end, 100).
+    try
+        wait_until(fun() -> Events -- dyntrace:enabled_events() =:= [] end, 100)
+    catch
+        error:timeout ->
+            %% What the daemon saw, for a failure that only a loaded
+            %% machine shows.
+            error({not_enabled, Events -- dyntrace:enabled_events(),
+                   {sessions, os:cmd("lttng list 2>&1")},
+                   {apps, os:cmd("lttng list -u 2>&1 | grep -E 'PID|org_erlang' | head -5")},
+                   {daemons, os:cmd("ps -eo pid,stat,args | grep -E 'lttng-(sessiond|consumerd)' | grep -v grep")}})
+    end.
 
 %% @doc Stops recording; the trace is complete on disk when it returns.
 -spec stop(session()) -> ok.

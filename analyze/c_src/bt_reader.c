@@ -16,9 +16,18 @@
 
 #define CLASS_SLOTS 4096 /* open addressing; at most half used */
 
+#define CPU_CACHE 64 /* live packets whose cpu_id is known */
+
 struct dt_class_slot {
     const bt_event_class *cls;
     uint32_t index;
+    uint32_t n_fields;
+    bt_field_class_type types[DT_MAX_FIELDS]; /* payload member types */
+};
+
+struct dt_packet_cpu {
+    const bt_packet *packet;
+    int64_t cpu;
 };
 
 struct dt_reader {
@@ -36,6 +45,11 @@ struct dt_reader {
     /* The packet context's cpu_id member: its index, per context class. */
     const bt_field_class *cpu_ctx_class;
     int64_t cpu_member;
+    /* cpu_id per packet, looked up once per packet: a packet object may be
+     * reused after its end, so the cache is emptied at every packet
+     * beginning or end message. */
+    struct dt_packet_cpu cpus[CPU_CACHE];
+    uint32_t n_cpus;
     char error[1024];
 };
 
@@ -60,17 +74,17 @@ static void set_error(struct dt_reader *r, const char *what)
         bt_error_release(err);
 }
 
-static uint32_t class_index(struct dt_reader *r, const bt_event_class *cls)
+static struct dt_class_slot *class_slot(struct dt_reader *r, const bt_event_class *cls)
 {
     uintptr_t h = ((uintptr_t)cls >> 4) * 0x9E3779B97F4A7C15ull;
     size_t i = (size_t)(h >> 52) & (CLASS_SLOTS - 1);
     for (;;) {
         struct dt_class_slot *s = &r->classes[i];
         if (s->cls == cls)
-            return s->index;
+            return s;
         if (s->cls == NULL) {
             if (r->n_classes >= CLASS_SLOTS / 2)
-                return UINT32_MAX;
+                return NULL;
             s->cls = cls;
             s->index = r->n_classes++;
             const char *names[DT_MAX_FIELDS];
@@ -79,21 +93,25 @@ static uint32_t class_index(struct dt_reader *r, const bt_event_class *cls)
             if (payload != NULL
                 && bt_field_class_get_type(payload) == BT_FIELD_CLASS_TYPE_STRUCTURE) {
                 uint64_t count = bt_field_class_structure_get_member_count(payload);
-                for (uint64_t m = 0; m < count && n < DT_MAX_FIELDS; m++)
-                    names[n++] = bt_field_class_structure_member_get_name(
-                        bt_field_class_structure_borrow_member_by_index_const(payload, m));
+                for (uint64_t m = 0; m < count && n < DT_MAX_FIELDS; m++) {
+                    const bt_field_class_structure_member *member =
+                        bt_field_class_structure_borrow_member_by_index_const(payload, m);
+                    s->types[n] = bt_field_class_get_type(
+                        bt_field_class_structure_member_borrow_field_class_const(member));
+                    names[n++] = bt_field_class_structure_member_get_name(member);
+                }
             }
+            s->n_fields = n;
             const char *name = bt_event_class_get_name(cls);
             r->on_class(r->ctx, s->index, name ? name : "", n, names);
-            return s->index;
+            return s;
         }
         i = (i + 1) & (CLASS_SLOTS - 1);
     }
 }
 
-static int64_t integer_of(const bt_field *f, int *ok)
+static int64_t integer_of_type(const bt_field *f, bt_field_class_type t, int *ok)
 {
-    bt_field_class_type t = bt_field_get_class_type(f);
     *ok = 1;
     if (bt_field_class_type_is(t, BT_FIELD_CLASS_TYPE_UNSIGNED_INTEGER))
         return (int64_t)bt_field_integer_unsigned_get_value(f);
@@ -101,6 +119,11 @@ static int64_t integer_of(const bt_field *f, int *ok)
         return bt_field_integer_signed_get_value(f);
     *ok = 0;
     return 0;
+}
+
+static int64_t integer_of(const bt_field *f, int *ok)
+{
+    return integer_of_type(f, bt_field_get_class_type(f), ok);
 }
 
 static int64_t member_int(const bt_field *st, const char *name)
@@ -113,9 +136,8 @@ static int64_t member_int(const bt_field *st, const char *name)
     return f && ok ? v : -1;
 }
 
-static int64_t event_cpu(struct dt_reader *r, const bt_event *ev)
+static int64_t packet_cpu(struct dt_reader *r, const bt_event *ev, const bt_packet *pkt)
 {
-    const bt_packet *pkt = bt_event_borrow_packet_const(ev);
     const bt_field *ctx = pkt ? bt_packet_borrow_context_field_const(pkt) : NULL;
     if (ctx != NULL && bt_field_get_class_type(ctx) == BT_FIELD_CLASS_TYPE_STRUCTURE) {
         const bt_field_class *fc = bt_field_borrow_class_const(ctx);
@@ -141,16 +163,31 @@ static int64_t event_cpu(struct dt_reader *r, const bt_event *ev)
     return member_int(bt_event_borrow_common_context_field_const(ev), "cpu_id");
 }
 
+static int64_t event_cpu(struct dt_reader *r, const bt_event *ev)
+{
+    const bt_packet *pkt = bt_event_borrow_packet_const(ev);
+    if (pkt == NULL)
+        return packet_cpu(r, ev, NULL);
+    for (uint32_t i = 0; i < r->n_cpus; i++)
+        if (r->cpus[i].packet == pkt)
+            return r->cpus[i].cpu;
+    int64_t cpu = packet_cpu(r, ev, pkt);
+    if (r->n_cpus < CPU_CACHE)
+        r->cpus[r->n_cpus++] = (struct dt_packet_cpu){pkt, cpu};
+    return cpu;
+}
+
 static int handle_event(struct dt_reader *r, const bt_message *msg)
 {
     const bt_event *ev = bt_message_event_borrow_event_const(msg);
     dt_event out;
     dt_field fields[DT_MAX_FIELDS];
-    out.class_index = class_index(r, bt_event_borrow_class_const(ev));
-    if (out.class_index == UINT32_MAX) {
+    const struct dt_class_slot *cls = class_slot(r, bt_event_borrow_class_const(ev));
+    if (cls == NULL) {
         snprintf(r->error, sizeof r->error, "more than %d event classes", CLASS_SLOTS / 2);
         return -1;
     }
+    out.class_index = cls->index;
     out.ts_ns = 0;
     if (bt_message_event_borrow_stream_class_default_clock_class_const(msg) != NULL) {
         const bt_clock_snapshot *snap = bt_message_event_borrow_default_clock_snapshot_const(msg);
@@ -162,23 +199,24 @@ static int handle_event(struct dt_reader *r, const bt_message *msg)
     out.n_fields = 0;
     out.fields = fields;
     const bt_field *payload = bt_event_borrow_payload_field_const(ev);
-    if (payload != NULL && bt_field_get_class_type(payload) == BT_FIELD_CLASS_TYPE_STRUCTURE) {
-        uint64_t n = bt_field_class_structure_get_member_count(bt_field_borrow_class_const(payload));
-        for (uint64_t m = 0; m < n && m < DT_MAX_FIELDS; m++) {
+    /* Member types come from the class slot: the payload of an event of
+     * a class has that class's members, in order. */
+    if (payload != NULL && cls->n_fields > 0) {
+        for (uint32_t m = 0; m < cls->n_fields; m++) {
             const bt_field *f = bt_field_structure_borrow_member_field_by_index_const(payload, m);
             dt_field *o = &fields[out.n_fields++];
             o->str = NULL;
             o->len = 0;
             o->integer = 0;
             o->kind = DT_FIELD_OTHER;
-            bt_field_class_type t = bt_field_get_class_type(f);
+            bt_field_class_type t = cls->types[m];
             if (t == BT_FIELD_CLASS_TYPE_STRING) {
                 o->str = bt_field_string_get_value(f);
                 o->len = bt_field_string_get_length(f);
                 o->kind = DT_FIELD_STRING;
             } else {
                 int ok;
-                o->integer = integer_of(f, &ok);
+                o->integer = integer_of_type(f, t, &ok);
                 if (ok)
                     o->kind = DT_FIELD_INTEGER;
             }
@@ -212,6 +250,10 @@ static bt_graph_simple_sink_component_consume_func_status consume(bt_message_ite
             switch (bt_message_get_type(msg)) {
             case BT_MESSAGE_TYPE_EVENT:
                 failed = handle_event(r, msg) != 0;
+                break;
+            case BT_MESSAGE_TYPE_PACKET_BEGINNING:
+            case BT_MESSAGE_TYPE_PACKET_END:
+                r->n_cpus = 0;
                 break;
             case BT_MESSAGE_TYPE_DISCARDED_EVENTS: {
                 uint64_t n;

@@ -3,8 +3,9 @@
 //! Layers, each its own module: [`reader`] (libbabeltrace2: traces or a
 //! live relay, muxed into one timeline), [`event`] (the contract's events,
 //! fields resolved by name once per class), [`run`] (the event loop: time
-//! window, pid filter), [`analysis`] (one state machine per analysis), and
-//! [`table`] (results as tables: text, JSON, histograms).
+//! window, pid filter), [`analysis`] (one state machine per analysis),
+//! [`table`] (results as tables: text, JSON, histograms) and [`report`] (a
+//! Markdown page with SVG plots).
 
 pub mod analysis;
 pub mod event;

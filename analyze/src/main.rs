@@ -158,11 +158,20 @@ fn filter_of(common: &Common) -> Filter {
     }
 }
 
-fn emit(common: &Common, summary: &Summary, tables: &[Table]) -> Result<(), String> {
+/// Prints the results; `heading` (text output only) marks live updates.
+fn emit(
+    common: &Common,
+    summary: &Summary,
+    tables: &[Table],
+    heading: Option<&str>,
+) -> Result<(), String> {
     let text = if common.json {
         render_json(summary, tables).to_string() + "\n"
     } else {
-        render_text(summary, tables, common.hist)
+        heading
+            .map(|h| format!("\n== {h} ==\n"))
+            .unwrap_or_default()
+            + &render_text(summary, tables, common.hist)
     };
     let mut out = std::io::stdout().lock();
     // A closed pipe (`| head`) is not an error of the analysis.
@@ -182,7 +191,12 @@ fn analyse(common: &Common, analyses: &mut [&mut dyn Analysis]) -> Result<(), St
     let live = matches!(source, Source::Live(_));
     let mut failed: Option<String> = None;
     let mut tick = |summary: &Summary, analyses: &mut [&mut dyn Analysis]| {
-        if let Err(e) = emit(common, summary, &tables_of(analyses, summary)) {
+        if let Err(e) = emit(
+            common,
+            summary,
+            &tables_of(analyses, summary),
+            Some("live: results so far"),
+        ) {
             failed.get_or_insert(e);
         }
     };
@@ -191,7 +205,8 @@ fn analyse(common: &Common, analyses: &mut [&mut dyn Analysis]) -> Result<(), St
     if let Some(e) = failed {
         return Err(e);
     }
-    emit(common, &summary, &tables_of(analyses, &summary))
+    let heading = live.then_some("live: the session ended");
+    emit(common, &summary, &tables_of(analyses, &summary), heading)
 }
 
 /// One pass of every analysis, written as a page with plots.
@@ -217,7 +232,7 @@ fn report(outdir: &Path, slower_than: u64, top: usize, common: &Common) -> Resul
     let all: [&dyn Analysis; 6] = [&calls, &latency, &genserver, &gc, &sched, &rates];
     let tables: Vec<Table> = all.iter().flat_map(|a| a.tables(&summary)).collect();
     dyntrace_analyze::report::write(outdir, &summary, &tables, &calls, &rates)?;
-    emit(common, &summary, &[])?;
+    emit(common, &summary, &[], None)?;
     eprintln!(
         "dyntrace-analyze: wrote {}",
         outdir.join("index.md").display()

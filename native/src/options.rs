@@ -37,7 +37,7 @@ pub fn parse_options<'a>(state: Term<'a>) -> Option<TermOptions<'a>> {
 /// The options of one event. A state we cannot read is counted
 /// (`dyntrace:stats()`) and means the defaults, except that a map that
 /// names `payload` or `redact` fails closed: every term text is then
-/// written as with `payload => none`, since those options hide things.
+/// written `-` (names included), since those options hide things.
 #[inline]
 pub fn term_options_of<'a>(state: Term<'a>) -> TermOptions<'a> {
     if state.is_empty_list() {
@@ -65,7 +65,7 @@ struct Bad {
 }
 
 fn parse_map<'a>(state: Term<'a>) -> Result<TermOptions<'a>, Bad> {
-    let size = state.map_size().unwrap_or(usize::MAX);
+    let size = map_size(state).unwrap_or(usize::MAX);
     let mut options = TermOptions::default();
     // `max_events` (a valid event count) is read by `limits`.
     let mut found = limits::known_keys(state);
@@ -115,6 +115,17 @@ fn map_value<'a>(map: Term<'a>, key: Atom) -> Option<Term<'a>> {
     (found != 0).then(|| unsafe { Term::new(env, value) })
 }
 
+/// The number of keys of a map.
+#[inline]
+fn map_size(map: Term) -> Option<usize> {
+    let mut size = 0;
+    // SAFETY: a valid term; `size` is an out-pointer to a local.
+    let is_map = unsafe {
+        rustler::sys::enif_get_map_size(map.get_env().as_c_arg(), map.as_c_arg(), &mut size)
+    };
+    (is_map != 0).then_some(size)
+}
+
 /// A byte limit given as a term, if it is an integer in 64..=65536.
 pub fn valid_max_term_bytes(value: Term) -> Option<usize> {
     value
@@ -131,7 +142,7 @@ fn payloads(value: Term) -> Option<[Payload; FieldKind::COUNT]> {
         modes[FieldKind::Name as usize] = Payload::Full;
         return Some(modes);
     }
-    let size = value.map_size().ok()?;
+    let size = map_size(value)?;
     let mut modes = [Payload::Full; FieldKind::COUNT];
     let mut found = 0;
     for kind in FieldKind::ALL {
@@ -146,16 +157,16 @@ fn payloads(value: Term) -> Option<[Payload; FieldKind::COUNT]> {
     (found == size).then_some(modes)
 }
 
+/// Atoms are compared as words: no decoding on the per-event path.
 fn payload_mode(value: Term) -> Option<Payload> {
-    let atom = value.decode::<Atom>().ok()?;
-    if atom == full() {
-        Some(Payload::Full)
-    } else if atom == shape() {
-        Some(Payload::Shape)
-    } else if atom == size() {
-        Some(Payload::Size)
-    } else if atom == none() {
+    if none() == value {
         Some(Payload::None)
+    } else if shape() == value {
+        Some(Payload::Shape)
+    } else if size() == value {
+        Some(Payload::Size)
+    } else if full() == value {
+        Some(Payload::Full)
     } else {
         None
     }

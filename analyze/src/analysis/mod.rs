@@ -13,8 +13,6 @@ pub mod sched;
 #[cfg(test)]
 mod testing;
 
-use rustc_hash::FxHashMap;
-
 use crate::event::Event;
 use crate::stats::Durations;
 use crate::table::{col, Cell, Column, Summary, Table, Unit};
@@ -28,14 +26,12 @@ pub trait Analysis {
 }
 
 /// Per-process (or per-anything) state keyed by the text in the trace.
-pub type ByText<V> = FxHashMap<Box<[u8]>, V>;
+pub type ByText<V> = hashbrown::HashMap<Box<[u8]>, V, rustc_hash::FxBuildHasher>;
 
-/// The entry for `key`, created with `make` the first time.
+/// The entry for `key`, created with `make` the first time (one hash
+/// lookup; the key is copied only when inserted).
 pub fn entry<'m, V>(map: &'m mut ByText<V>, key: &[u8], make: impl FnOnce() -> V) -> &'m mut V {
-    if !map.contains_key(key) {
-        map.insert(key.into(), make());
-    }
-    map.get_mut(key).expect("inserted above")
+    map.entry_ref(key).or_insert_with(make)
 }
 
 /// Keys sorted for stable output.

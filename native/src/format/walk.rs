@@ -96,16 +96,45 @@ impl Iters {
 /// How a walk writes: `%T` text or shape, and the keys it redacts.
 struct Style<'a> {
     shape: bool,
-    redact: &'a [ErlNifTerm],
+    /// The state's list of redacted keys, if any.
+    redact: Option<ErlNifTerm>,
+    /// Its keys, read from the list at the first map pair or 2-tuple: a
+    /// term without one never pays for them.
+    keys: RefCell<Keys<'a>>,
 }
 
-impl Style<'_> {
+struct Keys<'a> {
+    read: bool,
+    keys: &'a mut Vec<ErlNifTerm>,
+}
+
+impl<'a> Style<'a> {
+    fn new(shape: bool, redact: &Redact, keys: &'a mut Vec<ErlNifTerm>) -> Self {
+        Style {
+            shape,
+            redact: redact.list().map(|list| list.as_c_arg()),
+            keys: RefCell::new(Keys { read: false, keys }),
+        }
+    }
+
     /// Whether `key` is one of the redacted keys: identical terms only
     /// (`1` is not `1.0`). Immediates (atoms, small integers) are equal
     /// exactly when their words are, so only boxed keys need the VM.
     #[inline]
-    fn redacts(&self, key: ErlNifTerm) -> bool {
-        self.redact.iter().any(|k| {
+    fn redacts(&self, env: *mut ErlNifEnv, key: ErlNifTerm) -> bool {
+        let Some(list) = self.redact else {
+            return false;
+        };
+        // Never borrowed elsewhere; if it were, hiding is the safe answer.
+        let Ok(mut keys) = self.keys.try_borrow_mut() else {
+            return true;
+        };
+        if !keys.read {
+            keys.keys.clear();
+            append_keys(env, list, keys.keys);
+            keys.read = true;
+        }
+        keys.keys.iter().any(|k| {
             *k == key
                 || (!is_immediate(*k)
                     && !is_immediate(key)
@@ -151,12 +180,7 @@ pub fn walk(env: *mut ErlNifEnv, root: ErlNifTerm, sink: &mut Sink, shape: bool,
     let _ = SCRATCH.try_with(|scratch| {
         if let Ok(mut scratch) = scratch.try_borrow_mut() {
             let Scratch { work, iters, keys } = &mut *scratch;
-            keys.clear();
-            append_keys(env, redact, keys);
-            let style = Style {
-                shape,
-                redact: keys,
-            };
+            let style = Style::new(shape, redact, keys);
             run(env, root, sink, &style, work, iters);
             done = true;
         }
@@ -165,11 +189,7 @@ pub fn walk(env: *mut ErlNifEnv, root: ErlNifTerm, sink: &mut Sink, shape: bool,
         // Re-entered on this thread, or its buffers are gone (thread exit):
         // fresh buffers for this call.
         let mut keys = Vec::new();
-        append_keys(env, redact, &mut keys);
-        let style = Style {
-            shape,
-            redact: &keys,
-        };
+        let style = Style::new(shape, redact, &mut keys);
         run(
             env,
             root,
@@ -182,11 +202,7 @@ pub fn walk(env: *mut ErlNifEnv, root: ErlNifTerm, sink: &mut Sink, shape: bool,
 }
 
 /// Appends the redacted keys to `out`.
-fn append_keys(env: *mut ErlNifEnv, redact: &Redact, out: &mut Vec<ErlNifTerm>) {
-    let Some(list) = redact.list() else {
-        return;
-    };
-    let mut list = list.as_c_arg();
+fn append_keys(env: *mut ErlNifEnv, mut list: ErlNifTerm, out: &mut Vec<ErlNifTerm>) {
     while let Some((key, tail)) = list_cell(env, list) {
         out.push(key);
         list = tail;
@@ -288,7 +304,7 @@ fn term_start(
             };
             sink.byte(b'{');
             if let [key, _] = elems {
-                if style.redacts(*key) {
+                if style.redacts(env, *key) {
                     work.push(Work::Text(b",<redacted>}"));
                     work.push(Work::Term(*key));
                     return;
@@ -493,8 +509,15 @@ fn write_binary(env: *mut ErlNifEnv, term: ErlNifTerm, sink: &mut Sink) {
     // Each byte writes at least one byte of text, so no more than the scan
     // bound can be written before the text is full.
     let scanned = &bytes[..bytes.len().min(sink.scan_bound())];
-    let printable = !bytes.is_empty() && scanned.iter().all(|b| (b' '..0x7F).contains(b));
-    if printable {
+    let (printable, quoted) = classify(scanned);
+    let printable = printable && !bytes.is_empty();
+    if printable && !quoted {
+        sink.put(b"<<\"");
+        sink.put(scanned);
+        if sink.is_full() {
+            return;
+        }
+    } else if printable {
         sink.put(b"<<\"");
         for (i, run) in scanned.split(|b| *b == b'"').enumerate() {
             if i > 0 {
@@ -523,6 +546,30 @@ fn write_binary(env: *mut ErlNifEnv, term: ErlNifTerm, sink: &mut Sink) {
         return;
     }
     sink.put(if printable { b"\">>" } else { b">>" });
+}
+
+/// Whether every byte is printable ASCII (32 to 126), as a binary must be
+/// to print as `<<"...">>`, and whether one is `"`. Eight bytes at a time:
+/// this runs on every traced binary message.
+fn classify(bytes: &[u8]) -> (bool, bool) {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    // Whether some byte of `x` is zero (exact as a whole, per word).
+    let has_zero = |x: u64| x.wrapping_sub(ONES) & !x & HIGHS;
+    let (mut bad, mut quote) = (0u64, 0u64);
+    let mut chunks = bytes.chunks_exact(8);
+    for chunk in &mut chunks {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(chunk);
+        let x = u64::from_le_bytes(word);
+        // Bytes of 128 and up, below 32, or 127.
+        bad |=
+            (x & HIGHS) | (x.wrapping_sub(0x20 * ONES) & !x & HIGHS) | has_zero(x ^ (0x7F * ONES));
+        quote |= has_zero(x ^ (u64::from(b'"') * ONES));
+    }
+    let rest = chunks.remainder();
+    let printable = bad == 0 && rest.iter().all(|b| (b' '..0x7F).contains(b));
+    (printable, quote != 0 || rest.contains(&b'"'))
 }
 
 /// `,N` for a byte N: the text of a binary's elements after the first.
@@ -648,7 +695,7 @@ fn map_next(
         first: false,
         backward,
     });
-    if style.redacts(key) {
+    if style.redacts(env, key) {
         work.push(Work::Text(b"=><redacted>"));
     } else {
         work.push(Work::Term(value));
@@ -683,6 +730,27 @@ mod tests {
         {
             assert_eq!(text(n), n.to_string().into_bytes());
         }
+    }
+
+    #[test]
+    fn classify_agrees_with_a_byte_by_byte_check() {
+        let expected = |bytes: &[u8]| {
+            (
+                bytes.iter().all(|b| (b' '..0x7F).contains(b)),
+                bytes.contains(&b'"'),
+            )
+        };
+        // Every byte value at every position of a 1 to 17 byte text.
+        for len in 1..=17 {
+            for at in 0..len {
+                for b in 0..=255u8 {
+                    let mut text = vec![b'a'; len];
+                    text[at] = b;
+                    assert_eq!(classify(&text), expected(&text), "{text:?}");
+                }
+            }
+        }
+        assert_eq!(classify(b""), (true, false));
     }
 
     #[test]
