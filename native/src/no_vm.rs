@@ -16,8 +16,9 @@ macro_rules! no_vm {
 }
 
 no_vm! {
-    enif_alloc_env enif_binary_to_term enif_compare enif_free_env enif_get_atom
+    enif_alloc_env enif_alloc_resource enif_binary_to_term enif_compare enif_free_env enif_get_atom
     enif_get_double enif_get_int enif_get_list_cell enif_get_long enif_get_map_size
+    enif_get_resource enif_make_resource enif_open_resource_type enif_release_resource
     enif_get_tuple enif_get_ulong enif_inspect_binary enif_is_empty_list enif_is_exception
     enif_make_atom_len enif_make_badarg enif_make_copy enif_make_list_from_array
     enif_make_map_from_arrays enif_make_map_put enif_make_new_binary enif_make_new_map
