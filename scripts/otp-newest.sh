@@ -49,10 +49,12 @@ erl -noshell -eval '
 echo "==> PropEr recompiled from $proper_ebin"
 
 echo "==> erlc (OTP $otp) +warnings_as_errors: src_erl, test, bench, examples"
-erlc +warnings_as_errors +debug_info +warn_missing_spec -o "$app/ebin" src_erl/*.erl
+# Absolute source paths, as rebar3 gives them: suites find files beside
+# themselves with ?FILE, from Common Test's log directory.
+erlc +warnings_as_errors +debug_info +warn_missing_spec -o "$app/ebin" "$top"/src_erl/*.erl
 cp test/*.c "$app/test/"
 erlc +warnings_as_errors +debug_info -pa "$app/ebin" -pa "$build/lib/proper/ebin" \
-     -o "$app/test" test/*.erl
+     -o "$app/test" "$top"/test/*.erl
 erlc +warnings_as_errors -o "$build/lint" bench/*.erl examples/*.erl
 
 if [ $# -gt 0 ]; then
