@@ -51,8 +51,14 @@ echo "==> PropEr recompiled from $proper_ebin"
 echo "==> erlc (OTP $otp) +warnings_as_errors: src_erl, test, bench, examples"
 erlc +warnings_as_errors +debug_info +warn_missing_spec -o "$app/ebin" src_erl/*.erl
 cp test/*.c "$app/test/"
-erlc +warnings_as_errors +debug_info -pa "$app/ebin" -pa "$build/lib/proper/ebin" \
-     -o "$app/test" test/*.erl
+# compile:file keeps a source's absolute path in ?FILE, as rebar3 does (erlc
+# makes it relative): suites find files beside themselves from Common
+# Test's log directory.
+erl -noshell -pa "$app/ebin" "$build/lib/proper/ebin" -eval '
+    [Out | Sources] = init:get_plain_arguments(),
+    Opts = [report, warnings_as_errors, debug_info, {outdir, Out}],
+    Failed = [S || S <- Sources, compile:file(S, Opts) =:= error],
+    halt(min(length(Failed), 1)).' -extra "$app/test" "$top"/test/*.erl
 erlc +warnings_as_errors -o "$build/lint" bench/*.erl examples/*.erl
 
 if [ $# -gt 0 ]; then
