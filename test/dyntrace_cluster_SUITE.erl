@@ -111,7 +111,8 @@ t_stop_removes_everything(Config) ->
 t_demo_interrupted(Config) ->
     Dir = filename:join(?config(priv_dir, Config), "demo"),
     Demo = dyntrace_cluster:script("cluster-demo.sh"),
-    Port = open_port({spawn_executable, Demo}, [{args, [Dir]}, exit_status, stderr_to_stdout]),
+    Port = open_port({spawn_executable, Demo}, [{args, [Dir]}, {env, [{"DYNTRACE_BUILT", "1"}]},
+                                               exit_status, stderr_to_stdout]),
     {os_pid, Pid} = erlang:port_info(Port, os_pid),
     PrefixFile = filename:join(Dir, "prefix"),
     ok = lttng_session:wait_until(fun() -> filelib:is_regular(filename:join(Dir, "n3.pid")) end, 600),
