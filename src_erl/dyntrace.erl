@@ -76,7 +76,8 @@
          announce_nodes/0]).
 
 %%% PRIVATE EXPORTS %%%
--export([emit_node_name/4, node_names_loop/1, emit_user_trace_s1/2, emit_user_trace/5]).
+-export([emit_node_name/4, node_names_loop/1, emit_user_trace_s1/2, emit_user_trace/5,
+         user_probe_enabled/1]).
 
 %%% THE FRONT DOOR (dyntrace_ctl does the work) %%%
 -export([trace/3, calls/2, clear/0, status/0]).
@@ -484,9 +485,10 @@ trace_garbage_collection(_Tag, _State, _Tracee, _Term, _Opts) ->
 %%% `user_trace_n' (OTP's LTTng build has none: there they answer
 %%% `error'). Each answers `true' when written, `false' when its event is
 %%% not enabled; a string is written at most 1024 bytes long, cut with
-%%% `...'. The shape of the arguments is checked here; whether a string is
-%%% an iolist only when the event is enabled (as OTP does), and only the
-%%% part read.
+%%% `...'. A probe first asks whether its event is enabled, so that one
+%%% not enabled costs a NIF call and a load; the arguments are checked only
+%%% when it is (as OTP's probes do), but for the probe number and whether
+%%% the message of `user_trace_s1/1' is a list or binary.
 %%%===================================================================
 
 %% @doc Whether the user probes exist: yes, as LTTng events.
@@ -506,7 +508,8 @@ user_trace_s1(Message) ->
                       probe_int(), probe_string(), probe_string(), probe_string(),
                       probe_string()) -> user_probe_result().
 user_trace_i4s4(Tag, I1, I2, I3, I4, S1, S2, S3, S4) ->
-    user_trace(undefined, Tag, [I1, I2, I3, I4], [S1, S2, S3, S4]).
+    user_probe_enabled(undefined)
+        andalso user_trace(undefined, Tag, [I1, I2, I3, I4], [S1, S2, S3, S4]).
 
 %% @doc Writes `user_trace_n': the probe number `Label', then as
 %% {@link user_trace_i4s4/9}.
@@ -515,7 +518,8 @@ user_trace_i4s4(Tag, I1, I2, I3, I4, S1, S2, S3, S4) ->
                    probe_string(), probe_string()) -> user_probe_result().
 user_trace_n(Label, Tag, I1, I2, I3, I4, S1, S2, S3, S4)
   when is_integer(Label), Label >= 0, Label =< 1023 ->
-    user_trace(Label, Tag, [I1, I2, I3, I4], [S1, S2, S3, S4]);
+    user_probe_enabled(Label)
+        andalso user_trace(Label, Tag, [I1, I2, I3, I4], [S1, S2, S3, S4]);
 user_trace_n(Label, Tag, I1, I2, I3, I4, S1, S2, S3, S4) ->
     erlang:error(badarg, [Label, Tag, I1, I2, I3, I4, S1, S2, S3, S4]).
 
@@ -676,13 +680,16 @@ user_probe(Args) ->
 -spec user_probe(n_probe_label() | undefined, [probe_arg()]) -> user_probe_result().
 user_probe(Label, Args) when Label =:= undefined;
                              is_integer(Label), Label >= 0, Label =< 1023 ->
+    user_probe_enabled(Label) andalso user_probe_checked(Label, Args);
+user_probe(Label, Args) ->
+    erlang:error(badarg, [Label, Args]).
+
+user_probe_checked(Label, Args) ->
     {Ints, Strings} = lists:splitwith(fun erlang:is_integer/1, Args),
     case length(Ints) =< 4 andalso length(Strings) =< 4 of
         true -> user_trace(Label, get_tag_data(), Ints, Strings);
         false -> erlang:error(badarg, [Label, Args])
-    end;
-user_probe(Label, Args) ->
-    erlang:error(badarg, [Label, Args]).
+    end.
 
 %% Checks the shape (64-bit integers or `undefined', then iolists or
 %% `undefined'), pads to four of each and writes the event.
@@ -704,6 +711,12 @@ int_or_zero(undefined) -> 0;
 int_or_zero(I) -> I.
 
 pad(List) -> List ++ lists:duplicate(4 - length(List), undefined).
+
+%% @doc Whether the event of a probe is enabled (the NIF):
+%% `user_trace_i4s4' for `undefined', `user_trace_n' for a number.
+-spec user_probe_enabled(n_probe_label() | undefined) -> boolean().
+user_probe_enabled(_Label) ->
+    erlang:nif_error(nif_not_loaded).
 
 %% @doc Writes `user_trace_s1' (the NIF). Not for users: see
 %% {@link user_trace_s1/1}.

@@ -173,6 +173,18 @@ fn probe_text(term: Term, out: &mut Vec<u8>) -> NifResult<()> {
     }
 }
 
+/// Whether the user probe event of `probe` is enabled: `user_trace_i4s4`
+/// for `undefined`, `user_trace_n` for a number. The first thing a probe
+/// does, so that one not enabled costs this call and a load.
+#[rustler::nif]
+fn user_probe_enabled(probe: Term) -> bool {
+    lttng::is_enabled(if probe.is_atom() {
+        EventId::UserTraceI4s4
+    } else {
+        EventId::UserTraceN
+    })
+}
+
 /// Writes `user_trace_s1` for `pid` (the caller); false when the event is
 /// not enabled. `dyntrace:user_trace_s1/1` checks the arguments' shape.
 #[rustler::nif]
