@@ -19,13 +19,17 @@ TP_DIR=$(cargo build --release --message-format=json 2>/dev/null \
 cc -shared -fPIC -O2 -Wall -Wextra -Wno-unused-parameter -I"$ERL_INCLUDE" -Inative/c_src -I"$TP_DIR" \
     -o "$OUT/limit_tracer.so" bench/limit_tracer.c -ldl
 erlc -Werror +warn_missing_spec -o "$OUT" bench/floor_tracer.erl bench/limit_tracer.erl \
-    bench/bench_callee.erl bench/dyntrace_bench.erl bench/dyntrace_profile.erl bench/payload_bench.erl
+    bench/bench_callee.erl bench/dyntrace_bench.erl bench/dyntrace_profile.erl bench/payload_bench.erl \
+    bench/probes_bench.erl
 erlc -o "$OUT" test/lttng_session.erl
 erl -noshell -pa _build/default/lib/dyntrace/ebin -pa "$OUT" \
     -eval 'dyntrace_bench:main(["BENCHMARKS.md"])'
 erl -noshell -pa _build/default/lib/dyntrace/ebin -pa "$OUT" \
     -eval 'payload_bench:main(["'"$OUT"'/payload.md"])'
 cat "$OUT/payload.md" >>BENCHMARKS.md
+erl -noshell -pa _build/default/lib/dyntrace/ebin -pa "$OUT" \
+    -eval 'probes_bench:main(["'"$OUT"'/probes.md"])'
+cat "$OUT/probes.md" >>BENCHMARKS.md
 if [ -x bench/profile.sh ]; then
     bench/profile.sh >>BENCHMARKS.md
 fi

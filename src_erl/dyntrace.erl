@@ -76,7 +76,8 @@
          announce_nodes/0]).
 
 %%% PRIVATE EXPORTS %%%
--export([emit_node_name/4, node_names_loop/1]).
+-export([emit_node_name/4, node_names_loop/1, emit_user_trace_s1/2, emit_user_trace/5,
+         user_probe_enabled/1]).
 
 %%% THE FRONT DOOR (dyntrace_ctl does the work) %%%
 -export([trace/3, calls/2, clear/0, status/0]).
@@ -114,6 +115,8 @@
 %% The process that writes the node_name events, and how often it looks
 %% whether the event became enabled, and rewrites them while it is.
 -define(NODE_NAMES, dyntrace_node_names).
+%% Where put_tag/1 keeps the process's tag (a stock VM keeps none).
+-define(TAG_KEY, '$dyntrace_tag').
 -define(NODE_NAMES_POLL_MS, 1000).
 -define(NODE_NAMES_REFRESH_MS, 10000).
 
@@ -135,10 +138,11 @@
                     | message_send | message_receive
                     | gc_minor_start | gc_minor_end
                     | gc_major_start | gc_major_end
-                    | node_name.
+                    | node_name
+                    | user_trace_s1 | user_trace_i4s4 | user_trace_n.
 %% `event_name()' lists the events of native/events.table in its order:
 %% the NIF's build fails when they differ.
--type field_type() :: string | u32 | u64.
+-type field_type() :: string | u32 | u64 | i64.
 -type trace_class() :: procs | ports | running_procs | running_ports | call
                      | send | 'receive' | garbage_collection.
 -type event_info() :: #{name := event_name(),
@@ -149,7 +153,9 @@
                       panics := non_neg_integer()}.
 -type probe_arg() :: integer() | iolist().
 -type n_probe_label() :: 0..1023.
--type user_probe_result() :: true | false | error | badarg.
+-type user_probe_result() :: boolean().
+-type probe_int() :: integer() | undefined.
+-type probe_string() :: iodata() | undefined.
 -type node_name_reason() :: load | enable | nodeup | nodedown | refresh | request.
 
 -export_type([options/0, tracer_state/0, event_name/0, event_info/0, payload_mode/0,
@@ -475,29 +481,47 @@ trace_garbage_collection(_Tag, _State, _Tracee, _Term, _Opts) ->
 
 %%%===================================================================
 %%% OTP's dyntrace API
-%%% OTP's LTTng build has no user probes: `available/0' is `false' and the
-%%% probes answer `error'. This module answers the same, so that code
-%%% written for OTP's module behaves the same with this one.
+%%% The user probes write events `user_trace_s1', `user_trace_i4s4' and
+%%% `user_trace_n' (OTP's LTTng build has none: there they answer
+%%% `error'). Each answers `true' when written, `false' when its event is
+%%% not enabled; a string is written at most 1024 bytes long, cut with
+%%% `...'. A probe first asks whether its event is enabled, so that one
+%%% not enabled costs a NIF call and a load; the arguments are checked only
+%%% when it is (as OTP's probes do), but for the probe number and whether
+%%% the message of `user_trace_s1/1' is a list or binary.
 %%%===================================================================
 
-%% @doc Whether DTrace/SystemTap user probes exist: never, with LTTng.
--spec available() -> false.
-available() -> false.
+%% @doc Whether the user probes exist: yes, as LTTng events.
+-spec available() -> true.
+available() -> true.
 
-%% @doc User probe with one string: `error', as on OTP's LTTng build.
+%% @doc Writes `user_trace_s1': the calling process and `Message'.
 -spec user_trace_s1(iolist()) -> user_probe_result().
-user_trace_s1(_Message) -> error.
+user_trace_s1(Message) when is_list(Message); is_binary(Message) ->
+    emit_user_trace_s1(self(), Message);
+user_trace_s1(Message) ->
+    erlang:error(badarg, [Message]).
 
-%% @doc User probe with a tag, four integers and four strings: `error'.
--spec user_trace_i4s4(binary() | undefined, term(), term(), term(), term(),
-                      term(), term(), term(), term()) -> user_probe_result().
-user_trace_i4s4(_Tag, _I1, _I2, _I3, _I4, _S1, _S2, _S3, _S4) -> error.
+%% @doc Writes `user_trace_i4s4' with `Tag' as the tag (`undefined' is
+%% `""'); each integer may be `undefined' (0), each string `undefined' ("").
+-spec user_trace_i4s4(binary() | undefined, probe_int(), probe_int(), probe_int(),
+                      probe_int(), probe_string(), probe_string(), probe_string(),
+                      probe_string()) -> user_probe_result().
+user_trace_i4s4(Tag, I1, I2, I3, I4, S1, S2, S3, S4) ->
+    user_probe_enabled(undefined)
+        andalso user_trace(undefined, Tag, [I1, I2, I3, I4], [S1, S2, S3, S4]).
 
-%% @doc Numbered user probe: `error'.
--spec user_trace_n(n_probe_label(), binary() | undefined, term(), term(),
-                   term(), term(), term(), term(), term(), term()) ->
-          user_probe_result().
-user_trace_n(_Label, _Tag, _I1, _I2, _I3, _I4, _S1, _S2, _S3, _S4) -> error.
+%% @doc Writes `user_trace_n': the probe number `Label', then as
+%% {@link user_trace_i4s4/9}.
+-spec user_trace_n(n_probe_label(), binary() | undefined, probe_int(), probe_int(),
+                   probe_int(), probe_int(), probe_string(), probe_string(),
+                   probe_string(), probe_string()) -> user_probe_result().
+user_trace_n(Label, Tag, I1, I2, I3, I4, S1, S2, S3, S4)
+  when is_integer(Label), Label >= 0, Label =< 1023 ->
+    user_probe_enabled(Label)
+        andalso user_trace(Label, Tag, [I1, I2, I3, I4], [S1, S2, S3, S4]);
+user_trace_n(Label, Tag, I1, I2, I3, I4, S1, S2, S3, S4) ->
+    erlang:error(badarg, [Label, Tag, I1, I2, I3, I4, S1, S2, S3, S4]).
 
 %% @doc User probe with no arguments.
 -spec p() -> user_probe_result().
@@ -566,17 +590,39 @@ pn(L, A, B, C, D, E, F, G) -> user_probe(L, [A, B, C, D, E, F, G]).
           user_probe_result().
 pn(L, A, B, C, D, E, F, G, H) -> user_probe(L, [A, B, C, D, E, F, G, H]).
 
-%% @doc Sets this process's dynamic trace tag (OTP's `erlang:dt_put_tag/1').
+%% @doc Sets this process's dynamic trace tag, which the user probes write
+%% as `tag'; the old one. A stock VM (built without dynamic trace) keeps no
+%% tag of its own (`erlang:dt_put_tag/1' does nothing there): the tag is
+%% kept in the process dictionary too.
 -spec put_tag(undefined | iodata()) -> binary() | undefined.
-put_tag(Data) -> erlang:dt_put_tag(unicode:characters_to_binary(Data)).
+put_tag(Data) ->
+    Tag = case Data of
+              undefined -> undefined;
+              _ -> unicode:characters_to_binary(Data)
+          end,
+    is_binary(Tag) orelse Tag =:= undefined orelse erlang:error(badarg, [Data]),
+    VmOld = erlang:dt_put_tag(Tag),
+    case put(?TAG_KEY, Tag) of
+        undefined -> VmOld;
+        Old -> Old
+    end.
 
 %% @doc This process's dynamic trace tag.
 -spec get_tag() -> binary() | undefined.
-get_tag() -> erlang:dt_get_tag().
+get_tag() ->
+    case get(?TAG_KEY) of
+        undefined -> erlang:dt_get_tag();
+        Tag -> Tag
+    end.
 
-%% @doc The tag if set, else the tag spread with the last message received.
+%% @doc The tag if set, else the tag spread with the last message received
+%% (only a VM built with dynamic trace spreads tags).
 -spec get_tag_data() -> binary() | undefined.
-get_tag_data() -> erlang:dt_get_tag_data().
+get_tag_data() ->
+    case get(?TAG_KEY) of
+        undefined -> erlang:dt_get_tag_data();
+        Tag -> Tag
+    end.
 
 %% @doc Makes the tag spread with sent messages, like a sequential trace token.
 -spec spread_tag(boolean()) -> true | {non_neg_integer(), binary() | []}.
@@ -629,17 +675,63 @@ validate_option(Key, Value) ->
 %% Up to four integers, then up to four strings, as OTP's probes take them.
 -spec user_probe([probe_arg()]) -> user_probe_result().
 user_probe(Args) ->
-    {Ints, Strings} = lists:splitwith(fun erlang:is_integer/1, Args),
-    case length(Ints) =< 4 andalso length(Strings) =< 4 of
-        true -> error;
-        false -> erlang:error(badarg, [Args])
-    end.
+    user_probe(undefined, Args).
 
--spec user_probe(n_probe_label(), [probe_arg()]) -> user_probe_result().
-user_probe(Label, Args) when is_integer(Label), Label >= 0, Label =< 1023 ->
-    user_probe(Args);
+-spec user_probe(n_probe_label() | undefined, [probe_arg()]) -> user_probe_result().
+user_probe(Label, Args) when Label =:= undefined;
+                             is_integer(Label), Label >= 0, Label =< 1023 ->
+    user_probe_enabled(Label) andalso user_probe_checked(Label, Args);
 user_probe(Label, Args) ->
     erlang:error(badarg, [Label, Args]).
+
+user_probe_checked(Label, Args) ->
+    {Ints, Strings} = lists:splitwith(fun erlang:is_integer/1, Args),
+    case length(Ints) =< 4 andalso length(Strings) =< 4 of
+        true -> user_trace(Label, get_tag_data(), Ints, Strings);
+        false -> erlang:error(badarg, [Label, Args])
+    end.
+
+%% Checks the shape (64-bit integers or `undefined', then iolists or
+%% `undefined'), pads to four of each and writes the event.
+user_trace(Label, Tag, Ints, Strings) ->
+    Valid = (Tag =:= undefined orelse is_binary(Tag))
+        andalso lists:all(fun is_probe_int/1, Ints)
+        andalso lists:all(fun is_probe_string/1, Strings),
+    Valid orelse erlang:error(badarg, [Label, Tag, Ints, Strings]),
+    [I1, I2, I3, I4] = [int_or_zero(I) || I <- pad(Ints)],
+    [S1, S2, S3, S4] = pad(Strings),
+    emit_user_trace(Label, self(), Tag, {I1, I2, I3, I4}, {S1, S2, S3, S4}).
+
+is_probe_int(I) -> I =:= undefined orelse (is_integer(I) andalso I >= -(1 bsl 63)
+                                           andalso I < 1 bsl 63).
+
+is_probe_string(S) -> S =:= undefined orelse is_list(S) orelse is_binary(S).
+
+int_or_zero(undefined) -> 0;
+int_or_zero(I) -> I.
+
+pad(List) -> List ++ lists:duplicate(4 - length(List), undefined).
+
+%% @doc Whether the event of a probe is enabled (the NIF):
+%% `user_trace_i4s4' for `undefined', `user_trace_n' for a number.
+-spec user_probe_enabled(n_probe_label() | undefined) -> boolean().
+user_probe_enabled(_Label) ->
+    erlang:nif_error(nif_not_loaded).
+
+%% @doc Writes `user_trace_s1' (the NIF). Not for users: see
+%% {@link user_trace_s1/1}.
+-spec emit_user_trace_s1(pid(), iodata()) -> boolean().
+emit_user_trace_s1(_Pid, _Message) ->
+    erlang:nif_error(nif_not_loaded).
+
+%% @doc Writes `user_trace_i4s4' or `user_trace_n' (the NIF). Not for
+%% users: see {@link p/8} and {@link pn/9}.
+-spec emit_user_trace(n_probe_label() | undefined, pid(), binary() | undefined,
+                      {integer(), integer(), integer(), integer()},
+                      {probe_string(), probe_string(), probe_string(), probe_string()}) ->
+          boolean().
+emit_user_trace(_Label, _Pid, _Tag, _Ints, _Strings) ->
+    erlang:nif_error(nif_not_loaded).
 
 %%%===================================================================
 %%% NIF LOADING

@@ -125,9 +125,10 @@ t_event_fields(_Config) ->
     Declared = maps:from_list(
                  [{list_to_atom(Name), declared_fields(Body)}
                   || [Name, Body] <- match_all(Text, "(?s)name = \"org_erlang_dyntrace:"
-                                               "([a-z_]+)\";.*?fields := struct \\{"
+                                               "([a-z0-9_]+)\";.*?fields := struct \\{"
                                                "(.*?)\\};")]),
-    Ctf = #{string => string, u32 => {unsigned, 32}, u64 => {unsigned, 64}},
+    Ctf = #{string => string, u32 => {unsigned, 32}, u64 => {unsigned, 64},
+            i64 => {signed, 64}},
     Expected = maps:from_list(
                  [{Name, [{maps:get(Type, Ctf), atom_to_list(F)} || {F, Type} <- Fields]}
                   || #{name := Name, fields := Fields} <- dyntrace:events()]),
@@ -136,7 +137,7 @@ t_event_fields(_Config) ->
 %% The README's Events table is the contract: it names every event of
 %% `dyntrace:events()' once, with its fields in order, and the integer
 %% fields are the ones it says: `depth' unsigned 32-bit, the GC sizes
-%% unsigned 64-bit.
+%% unsigned 64-bit, the user probes' integers signed 64-bit.
 t_readme_events(_Config) ->
     Source = proplists:get_value(source, ?MODULE:module_info(compile)),
     Readme = filename:join(filename:dirname(filename:dirname(Source)), "README.md"),
@@ -157,7 +158,10 @@ t_readme_events(_Config) ->
                  ++ [{N, F, u64} || N <- [gc_minor_start, gc_minor_end,
                                           gc_major_start, gc_major_end],
                                     F <- [gc_size_field(N), heap, old_heap]]
-                 ++ [{node_name, channel, u64}],
+                 ++ [{node_name, channel, u64}]
+                 ++ [{user_trace_i4s4, I, i64} || I <- [i1, i2, i3, i4]]
+                 ++ [{user_trace_n, probe, u32}]
+                 ++ [{user_trace_n, I, i64} || I <- [i1, i2, i3, i4]],
                  Integers).
 
 gc_size_field(Event) ->
@@ -182,7 +186,7 @@ declared_fields(Body) ->
                     end,
              {{Sign, list_to_integer(Size)}, Name}
      end
-     || [Type, Name] <- match_all(Body, "(string|integer \\{[^}]*\\}) _([a-z_]+);")].
+     || [Type, Name] <- match_all(Body, "(string|integer \\{[^}]*\\}) _([a-z0-9_]+);")].
 
 %% spawn, link/unlink on both sides, register/unregister, exit.
 t_procs(_Config) ->
@@ -1110,7 +1114,7 @@ listed_events(OsPid) ->
     {0, Out} = lttng_session:cmd("lttng list -u"),
     Sections = string:split(Out, "PID: ", all),
     [Mine] = [S || S <- Sections, string:prefix(S, OsPid ++ " ") =/= nomatch],
-    [list_to_atom(N) || [N] <- match_all(Mine, "org_erlang_dyntrace:([a-z_]+) ")].
+    [list_to_atom(N) || [N] <- match_all(Mine, "org_erlang_dyntrace:([a-z0-9_]+) ")].
 
 destroy_sessions_of(Case) ->
     {_, Out} = lttng_session:cmd("lttng list"),

@@ -63,6 +63,8 @@ pub enum FieldType {
     U32,
     /// An unsigned 64-bit integer (C `unsigned long`).
     U64,
+    /// A signed 64-bit integer (C `long`): the user probes' integers.
+    I64,
 }
 
 impl FieldType {
@@ -72,6 +74,7 @@ impl FieldType {
             FieldType::String => "string",
             FieldType::U32 => "u32",
             FieldType::U64 => "u64",
+            FieldType::I64 => "i64",
         }
     }
 }

@@ -93,3 +93,43 @@ pub fn format_identifier(term: Term, out: &mut Vec<u8>) {
 pub fn format_atom(term: Term, out: &mut Vec<u8>) {
     format_identifier(term, out);
 }
+
+/// Appends the bytes of an iolist (or binary), at most `max` of them, cut
+/// as `format_term_bounded` cuts. The walk is bounded too: it stops when
+/// the text is full or after 4 * `max` list cells (nests of lists write
+/// nothing), so only the part read is checked. False when what it read is
+/// not an iolist.
+pub fn format_iolist_bounded(term: Term, max: usize, out: &mut Vec<u8>) -> bool {
+    let mut sink = Sink::new(out, max);
+    let mut cells_left = max.saturating_mul(4).saturating_add(16);
+    // What is still to read, the next part last; each list cell read
+    // pushes at most two (its tail, a list or binary head), so the stack
+    // stays within twice the cells read.
+    let mut pending: Vec<Term> = vec![term];
+    while let Some(next) = pending.pop() {
+        if sink.is_full() {
+            break;
+        }
+        // Not `decode_as_binary`: it flattens a whole iolist.
+        if let Ok(binary) = rustler::Binary::from_term(next) {
+            sink.put(binary.as_slice());
+        } else if let Ok((head, tail)) = next.list_get_cell() {
+            if cells_left == 0 {
+                sink.stop();
+                break;
+            }
+            cells_left -= 1;
+            pending.push(tail);
+            // rustler's u8 decoder truncates (256 would be 0).
+            match head.decode::<u32>().ok().and_then(|n| u8::try_from(n).ok()) {
+                Some(byte) => sink.byte(byte),
+                None if head.is_binary() || head.is_list() => pending.push(head),
+                None => return false,
+            }
+        } else if !next.is_empty_list() {
+            return false;
+        }
+    }
+    sink.finish();
+    true
+}
