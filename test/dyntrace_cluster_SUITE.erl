@@ -85,6 +85,10 @@ t_live_delivery(Config) ->
     Sessions = dyntrace_cluster:record(C, [node_name | ?EVENTS], #{live => true}),
     Urls = dyntrace_cluster:live_urls(C, Sessions),
     Port = dyntrace_cluster:hub_port(C, [analyzer(), "delivery", "--json", "--every", "1s" | Urls]),
+    %% A live viewer sees a stream's events from when it attaches, and
+    %% looks for streams once a live-timer period (1 s): give it a few
+    %% before the workload starts.
+    timer:sleep(5000),
     ok = ping_everyone(C),
     %% Live readers look for new streams once a live-timer period (1 s).
     timer:sleep(3000),
