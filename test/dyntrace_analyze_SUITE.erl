@@ -42,9 +42,7 @@ all() ->
      t_bad_input].
 
 init_per_suite(Config) ->
-    ok = lttng_session:ensure_daemon(),
-    {module, dyntrace} = code:ensure_loaded(dyntrace),
-    ok = lttng_session:wait_registered(),
+    ok = lttng_session:traced_node(),
     Exe = filename:join(code:priv_dir(dyntrace), "dyntrace-analyze"),
     true = filelib:is_regular(Exe),
     [{analyze, Exe} | Config].

@@ -56,10 +56,7 @@ all() ->
      t_sessions].
 
 init_per_suite(Config) ->
-    ok = lttng_session:ensure_daemon(),
-    {module, dyntrace} = code:ensure_loaded(dyntrace),
-    nomatch = string:find(code:which(dyntrace), "runtime_tools"),
-    ok = lttng_session:wait_registered(),
+    ok = lttng_session:traced_node(),
     {module, dyntrace_test_mod} = code:ensure_loaded(dyntrace_test_mod),
     Config.
 

@@ -76,15 +76,8 @@ all() ->
      t_all].
 
 init_per_suite(Config) ->
-    ok = lttng_session:ensure_daemon(),
-    {module, dyntrace} = code:ensure_loaded(dyntrace),
-    %% OTP's runtime_tools has a dyntrace module too, without these: ours
-    %% must come first in the code path.
-    Which = code:which(dyntrace),
-    nomatch = string:find(Which, "runtime_tools"),
-    Events = dyntrace:enabled_events(),
-    true = is_list(Events),
-    ok = lttng_session:wait_registered(),
+    ok = lttng_session:traced_node(),
+    true = is_list(dyntrace:enabled_events()),
     %% Loaded, so that trace patterns on it match before first use.
     {module, dyntrace_test_mod} = code:ensure_loaded(dyntrace_test_mod),
     Config.

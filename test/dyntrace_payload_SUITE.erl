@@ -28,9 +28,7 @@ all() ->
     [t_secrecy, t_mode_texts, t_kinds, t_cut_texts, t_fails_closed].
 
 init_per_suite(Config) ->
-    ok = lttng_session:ensure_daemon(),
-    {module, dyntrace} = code:ensure_loaded(dyntrace),
-    ok = lttng_session:wait_registered(),
+    ok = lttng_session:traced_node(),
     Config.
 
 end_per_suite(_Config) ->

@@ -21,9 +21,7 @@ all() ->
      t_not_enabled, t_bad_arguments].
 
 init_per_suite(Config) ->
-    ok = lttng_session:ensure_daemon(),
-    {module, dyntrace} = code:ensure_loaded(dyntrace),
-    ok = lttng_session:wait_registered(),
+    ok = lttng_session:traced_node(),
     Config.
 
 end_per_suite(_Config) ->

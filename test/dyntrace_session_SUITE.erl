@@ -32,9 +32,7 @@ all() ->
 init_per_suite(Config) ->
     case list_to_integer(erlang:system_info(otp_release)) of
         Release when Release >= 27 ->
-            ok = lttng_session:ensure_daemon(),
-            {module, dyntrace} = code:ensure_loaded(dyntrace),
-            ok = lttng_session:wait_registered(),
+            ok = lttng_session:traced_node(),
             {module, dyntrace_test_mod} = code:ensure_loaded(dyntrace_test_mod),
             Config;
         Release ->

@@ -14,7 +14,7 @@
 %%% trace; `host' is the recording host's name.
 -module(lttng_session).
 
--export([ensure_daemon/0, wait_registered/0,
+-export([traced_node/0, ensure_daemon/0, wait_registered/0,
          create/2, create/3, enable/2, track_self/1, start/1, wait_enabled/1, stop/1, destroy/1,
          read/1, read_all/1, stop_and_read/1, discarded/1, recorded/1,
          select/2, field/2, cmd/1, cmd_ok/1, parse_line/1, wait_until/2]).
@@ -36,6 +36,17 @@ ensure_daemon() ->
             wait_until(fun() -> element(1, cmd("lttng list")) =:= 0 end, 50),
             ok
     end.
+
+%% @doc Readies this node for a suite: a session daemon answers, our
+%% `dyntrace' is loaded (not OTP's runtime_tools module of that name, which
+%% has no tracer: ours must come first in the code path), and the daemon
+%% has it registered.
+-spec traced_node() -> ok.
+traced_node() ->
+    ok = ensure_daemon(),
+    {module, dyntrace} = code:ensure_loaded(dyntrace),
+    nomatch = string:find(code:which(dyntrace), "runtime_tools"),
+    wait_registered().
 
 %% @doc Waits until this node shows in `lttng list -u' with our events, so
 %% that a session started now reaches it (registration with the daemon
