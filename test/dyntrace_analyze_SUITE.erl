@@ -16,6 +16,7 @@
          t_latency_pairs_sends/1,
          t_two_traces_merged/1,
          t_genserver/1,
+         t_probes/1,
          t_live/1,
          t_discarded/1,
          t_bad_input/1]).
@@ -37,6 +38,7 @@ all() ->
      t_latency_pairs_sends,
      t_two_traces_merged,
      t_genserver,
+     t_probes,
      t_live,
      t_discarded,
      t_bad_input].
@@ -352,6 +354,91 @@ t_genserver(Config) ->
     ?assert(maps:get(<<"p50_ns">>, SlowRow) >= maps:get(<<"server_p50_ns">>, SlowRow)),
     lttng_session:destroy(S).
 
+%% User probes fired a known number of times with known integers, by three
+%% processes one after the other (the third with a dynamic trace tag):
+%% `probes' counts each probe (event and number, first string, tag)
+%% exactly and gives each integer argument's exact min, percentiles and
+%% max; `--by-pid' splits a probe per process, `--pid' keeps one process's,
+%% `--max-probes' keeps the first probes and counts the events of the rest;
+%% `rates' and the report have them too.
+t_probes(Config) ->
+    S = start_session(t_probes, [user_trace_s1, user_trace_i4s4, user_trace_n]),
+    Run = fun(Tag, Fun) ->
+                  {Pid, Ref} = spawn_monitor(fun() ->
+                                                     _ = dyntrace:put_tag(Tag),
+                                                     Fun()
+                                             end),
+                  receive {'DOWN', Ref, process, Pid, normal} -> Pid end
+          end,
+    First = Run(undefined,
+                fun() ->
+                        [true = dyntrace:p(I, -I, "work") || I <- lists:seq(1, 100)],
+                        [true = dyntrace:pn(7, I * 10, "checkout") || I <- lists:seq(1, 20)],
+                        [true = dyntrace:user_trace_s1("hello") || _ <- lists:seq(1, 3)],
+                        true = dyntrace:p("bare"),
+                        [true = dyntrace:p(5, "shared") || _ <- lists:seq(1, 4)]
+                end),
+    _ = Run(undefined, fun() -> [true = dyntrace:p(6, "shared") || _ <- lists:seq(1, 6)] end),
+    _ = Run(<<"req-1">>,
+            fun() ->
+                    [true = dyntrace:pn(7, I, "checkout") || I <- lists:seq(1, 20)],
+                    [true = dyntrace:p(1000000, "big") || _ <- lists:seq(1, 5)]
+            end),
+    lttng_session:stop(S),
+    Out = analyze_ok(Config, ["probes", "--json", dir(S)]),
+    Key = fun(R) -> {maps:get(<<"probe">>, R), maps:get(<<"name">>, R), maps:get(<<"tag">>, R)} end,
+    Counts = lists:sort([{Key(R), maps:get(<<"count">>, R)} || R <- maps:get(<<"probes">>, Out)]),
+    ?assertEqual(lists:sort([{{<<"p">>, <<"work">>, <<>>}, 100},
+                             {{<<"pn(7)">>, <<"checkout">>, <<>>}, 20},
+                             {{<<"pn(7)">>, <<"checkout">>, <<"req-1">>}, 20},
+                             {{<<"s1">>, <<"hello">>, <<>>}, 3},
+                             {{<<"p">>, <<"bare">>, <<>>}, 1},
+                             {{<<"p">>, <<"shared">>, <<>>}, 10},
+                             {{<<"p">>, <<"big">>, <<"req-1">>}, 5}]),
+                 Counts),
+    %% Min, p50, p90, p99, max: the ceil(q * count)-th value, exact below
+    %% 256; `big' is one value, exact too. Integers always 0 have no row.
+    Ints = lists:sort([{Key(R), maps:get(<<"arg">>, R),
+                        [maps:get(K, R) || K <- [<<"count">>, <<"min">>, <<"p50">>, <<"p90">>,
+                                                 <<"p99">>, <<"max">>]]}
+                       || R <- maps:get(<<"probe_ints">>, Out)]),
+    ?assertEqual(lists:sort([{{<<"p">>, <<"work">>, <<>>}, <<"i1">>, [100, 1, 50, 90, 99, 100]},
+                             {{<<"p">>, <<"work">>, <<>>}, <<"i2">>, [100, -100, -51, -11, -2, -1]},
+                             {{<<"pn(7)">>, <<"checkout">>, <<>>}, <<"i1">>, [20, 10, 100, 180, 200, 200]},
+                             {{<<"pn(7)">>, <<"checkout">>, <<"req-1">>}, <<"i1">>, [20, 1, 10, 18, 20, 20]},
+                             {{<<"p">>, <<"shared">>, <<>>}, <<"i1">>, [10, 5, 6, 6, 6, 6]},
+                             {{<<"p">>, <<"big">>, <<"req-1">>}, <<"i1">>,
+                              [5, 1000000, 1000000, 1000000, 1000000, 1000000]}]),
+                 Ints),
+    ?assertEqual([#{<<"kept">> => 7, <<"over_cap">> => 0}], maps:get(<<"probes_summary">>, Out)),
+    %% Per process: `shared' is 4 of the first process's and 6 of the second's.
+    ByPid = analyze_ok(Config, ["probes", "--json", "--by-pid", dir(S)]),
+    ?assertEqual([4, 6], lists:sort([maps:get(<<"count">>, R) || R <- maps:get(<<"probes">>, ByPid),
+                                      maps:get(<<"name">>, R) =:= <<"shared">>])),
+    Mine = analyze_ok(Config, ["probes", "--json", "--pid", pid_text(First), dir(S)]),
+    ?assertEqual(100 + 20 + 3 + 1 + 4, lists:sum([maps:get(<<"count">>, R) || R <- maps:get(<<"probes">>, Mine)])),
+    %% The first two probes seen are kept; the other 39 events counted.
+    Capped = analyze_ok(Config, ["probes", "--json", "--max-probes", "2", dir(S)]),
+    ?assertEqual([{{<<"p">>, <<"work">>, <<>>}, 100}, {{<<"pn(7)">>, <<"checkout">>, <<>>}, 20}],
+                 lists:sort([{Key(R), maps:get(<<"count">>, R)} || R <- maps:get(<<"probes">>, Capped)])),
+    ?assertEqual([#{<<"kept">> => 2, <<"over_cap">> => 39}], maps:get(<<"probes_summary">>, Capped)),
+    {0, Text, <<>>} = analyze(Config, ["probes", "--max-probes", "2", dir(S)]),
+    ?assertNotEqual(nomatch, string:find(Text, "39 events of probes beyond the first 2")),
+    %% `rates' counts them per event name; the report has their table.
+    Rates = analyze_ok(Config, ["rates", "--json", dir(S)]),
+    PerEvent = fun(Name) -> lists:sum([maps:get(<<"count">>, R) || R <- maps:get(<<"rates">>, Rates),
+                                                                 maps:get(<<"event">>, R) =:= Name])
+               end,
+    ?assertEqual({116, 40, 3}, {PerEvent(<<"user_trace_i4s4">>), PerEvent(<<"user_trace_n">>),
+                                PerEvent(<<"user_trace_s1">>)}),
+    Report = filename:join(base_dir(), "probes_report_" ++ os:getpid()),
+    {0, _, _} = analyze(Config, ["report", Report, dir(S)]),
+    {ok, Page} = file:read_file(filename:join(Report, "index.md")),
+    ?assertNotEqual(nomatch, string:find(Page, "## User probes: events per probe")),
+    ?assertNotEqual(nomatch, string:find(Page, "| pn(7) | checkout | req-1 | 20 |")),
+    lttng_session:cmd_ok("rm -rf " ++ Report),
+    lttng_session:destroy(S).
+
 %% Live: the analyser reads a `lttng create --live' session through a relay
 %% daemon while the node records, prints its results every second, and
 %% exits when the session is destroyed, having seen every event.
@@ -440,6 +527,9 @@ t_bad_input(Config) ->
     %% No relay daemon listens on port 1.
     Url = "net://127.0.0.1:1/host/nohost/nosession",
     bad(Config, ["calls", Url], [Url, "Connection refused"]),
+    %% An option's value out of range, or an option that does not exist.
+    bad(Config, ["probes", "--max-probes", "0", Empty], ["--max-probes", "`0`"]),
+    bad(Config, ["probes", "--by-tag", Empty], ["--by-tag"]),
     lttng_session:cmd_ok("rm -rf " ++ Cut ++ " " ++ Empty),
     lttng_session:destroy(S).
 

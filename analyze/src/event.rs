@@ -1,11 +1,11 @@
-//! One event as the analyses see it: its kind (one of the contract's 18
+//! One event as the analyses see it: its kind (one of the
 //! `org_erlang_dyntrace` events), timestamp, CPU and fields by name. Field
 //! names are resolved once per event class into [`Slot`] positions, so a
 //! lookup per event is an array index.
 
 /// The trace provider whose events the analyses read.
 pub const PROVIDER: &str = "org_erlang_dyntrace";
-/// Payload fields passed per event (the contract's events have at most 4).
+/// Payload fields passed per event (the contract's events have at most 11).
 pub const MAX_FIELDS: usize = 16;
 
 macro_rules! kinds {
@@ -44,6 +44,9 @@ kinds! {
     GcMajorStart => "gc_major_start",
     GcMajorEnd => "gc_major_end",
     NodeName => "node_name",
+    UserTraceS1 => "user_trace_s1",
+    UserTraceI4s4 => "user_trace_i4s4",
+    UserTraceN => "user_trace_n",
 }
 
 macro_rules! slots {
@@ -74,6 +77,13 @@ slots! {
     Node => "node",
     Channel => "channel",
     Peer => "peer",
+    Probe => "probe",
+    Tag => "tag",
+    I1 => "i1",
+    I2 => "i2",
+    I3 => "i3",
+    I4 => "i4",
+    S1 => "s1",
 }
 
 /// An event class of the trace: its name and where each known field is.

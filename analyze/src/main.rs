@@ -1,6 +1,6 @@
-//! `dyntrace-analyze`: slow calls, latency percentiles, GC pauses and
-//! rates from dyntrace's LTTng traces (see README, "Finding a latency
-//! problem").
+//! `dyntrace-analyze`: slow calls, latency percentiles, GC pauses, rates
+//! and user probes from dyntrace's LTTng traces (see README, "Finding a
+//! latency problem").
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -10,8 +10,15 @@ use std::time::Duration;
 use clap::{Args, Parser, Subcommand};
 
 use dyntrace_analyze::analysis::{
-    calls::Calls, delivery::Delivery, gc::Gc, genserver::GenServer, latency::Latency, rates::Rates,
-    sched::Sched, Analysis,
+    calls::Calls,
+    delivery::Delivery,
+    gc::Gc,
+    genserver::GenServer,
+    latency::Latency,
+    probes::{Probes, DEFAULT_MAX_PROBES},
+    rates::Rates,
+    sched::Sched,
+    Analysis,
 };
 use dyntrace_analyze::reader::{find_traces, Source};
 use dyntrace_analyze::run::{run, Filter};
@@ -83,6 +90,19 @@ enum Command {
         #[command(flatten)]
         common: Common,
     },
+    /// User probes (dyntrace:p/0..8, pn/1..9, user_trace_s1/1): events per
+    /// probe (number, name = first string, tag) and each integer argument's
+    /// min, p50, p90, p99, max
+    Probes {
+        /// One row per probe and calling process
+        #[arg(long)]
+        by_pid: bool,
+        /// Probes kept (the first seen); events of more are counted
+        #[arg(long, default_value_t = DEFAULT_MAX_PROBES, value_parser = parse_max_probes)]
+        max_probes: usize,
+        #[command(flatten)]
+        common: Common,
+    },
     /// Every analysis in OUTDIR/index.md with SVG plots
     Report {
         /// Directory for index.md and the plots
@@ -143,6 +163,15 @@ fn parse_duration(text: &str) -> Result<u64, String> {
         other => return Err(format!("unknown unit `{other}` (ns, us, ms, s, m)")),
     };
     Ok((value * scale).round() as u64)
+}
+
+fn parse_max_probes(text: &str) -> Result<usize, String> {
+    match text.parse::<usize>() {
+        Ok(n) if (1..=1_000_000).contains(&n) => Ok(n),
+        _ => Err(format!(
+            "`{text}` is not a number of probes from 1 to 1000000"
+        )),
+    }
 }
 
 fn source_of(common: &Common) -> Result<Source, String> {
@@ -235,18 +264,20 @@ fn report(outdir: &Path, slower_than: u64, top: usize, common: &Common) -> Resul
     let mut gc = Gc::default();
     let mut sched = Sched::new(top);
     let mut rates = Rates::default();
+    let mut probes = Probes::default();
     let summary = {
-        let mut all: [&mut dyn Analysis; 6] = [
+        let mut all: [&mut dyn Analysis; 7] = [
             &mut calls,
             &mut latency,
             &mut genserver,
             &mut gc,
             &mut sched,
             &mut rates,
+            &mut probes,
         ];
         run(&source, &filter_of(common), &mut all, None)?
     };
-    let all: [&dyn Analysis; 6] = [&calls, &latency, &genserver, &gc, &sched, &rates];
+    let all: [&dyn Analysis; 7] = [&calls, &latency, &genserver, &gc, &sched, &rates, &probes];
     let tables: Vec<Table> = all.iter().flat_map(|a| a.tables(&summary)).collect();
     dyntrace_analyze::report::write(outdir, &summary, &tables, &calls, &rates)?;
     emit(common, &summary, &[], None)?;
@@ -258,7 +289,26 @@ fn report(outdir: &Path, slower_than: u64, top: usize, common: &Common) -> Resul
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        // --help and --version go to stdout as clap prints them.
+        Err(e) if !e.use_stderr() => e.exit(),
+        Err(e) => {
+            // One line: clap's message up to its usage paragraph.
+            let text = e.render().to_string();
+            let message: Vec<&str> = text
+                .lines()
+                .map(str::trim)
+                .take_while(|l| !l.is_empty())
+                .collect();
+            let message = message.join(" ");
+            eprintln!(
+                "dyntrace-analyze: {} (see --help)",
+                message.strip_prefix("error: ").unwrap_or(&message)
+            );
+            return ExitCode::FAILURE;
+        }
+    };
     let result = match &cli.command {
         Command::Calls {
             slower_than,
@@ -283,6 +333,11 @@ fn main() -> ExitCode {
         Command::Gc { common } => analyse(common, &mut [&mut Gc::default()]),
         Command::Sched { top, common } => analyse(common, &mut [&mut Sched::new(*top)]),
         Command::Rates { common } => analyse(common, &mut [&mut Rates::default()]),
+        Command::Probes {
+            by_pid,
+            max_probes,
+            common,
+        } => analyse(common, &mut [&mut Probes::new(*by_pid, *max_probes)]),
         Command::Report {
             outdir,
             slower_than,

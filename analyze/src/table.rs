@@ -23,6 +23,8 @@ pub enum Unit {
     Timestamp,
     /// Words of memory.
     Words,
+    /// A number as the trace gave it (a user probe's integer argument).
+    Value,
 }
 
 /// A column: its JSON key, its title in text tables, its unit.

@@ -1,6 +1,6 @@
 //! `rates`: events per second per event name, seconds counted from the
 //! first event seen. Memory grows with the trace's duration in seconds
-//! (18 counters a second), not with its number of events.
+//! (one counter per event name a second), not with its number of events.
 
 use super::Analysis;
 use crate::event::{Event, Kind};

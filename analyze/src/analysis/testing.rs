@@ -34,6 +34,7 @@ fn fields_of(kind: Kind) -> &'static [&'static str] {
         Kind::GcMinorStart | Kind::GcMajorStart => &["pid", "need", "heap", "old_heap"],
         Kind::GcMinorEnd | Kind::GcMajorEnd => &["pid", "reclaimed", "heap", "old_heap"],
         Kind::NodeName => &["node", "channel", "peer", "type"],
+        Kind::UserTraceS1 => &["pid", "message"],
         _ => &["pid"],
     }
 }
@@ -45,6 +46,16 @@ impl Script {
         self
     }
 
+    fn push(&mut self, ts: i64, kind: Kind, fields: Vec<(&'static str, Value)>) -> &mut Self {
+        self.events.push(Scripted {
+            kind,
+            ts,
+            trace: self.trace,
+            fields,
+        });
+        self
+    }
+
     /// Any event with string fields given in the contract's order.
     pub fn ev(&mut self, ts: i64, kind: Kind, values: &[&str]) -> &mut Self {
         let names = fields_of(kind);
@@ -53,13 +64,7 @@ impl Script {
             .zip(values)
             .map(|(n, v)| (*n, Value::Str(v.to_string())))
             .collect();
-        self.events.push(Scripted {
-            kind,
-            ts,
-            trace: self.trace,
-            fields,
-        });
-        self
+        self.push(ts, kind, fields)
     }
 
     /// An event with integer fields after the pid.
@@ -72,13 +77,7 @@ impl Script {
                 .zip(ints)
                 .map(|(n, v)| (*n, Value::Int(*v))),
         );
-        self.events.push(Scripted {
-            kind,
-            ts,
-            trace: self.trace,
-            fields,
-        });
-        self
+        self.push(ts, kind, fields)
     }
 
     /// `node_name`.
@@ -89,13 +88,33 @@ impl Script {
             ("peer", Value::Str(peer.to_string())),
             ("type", Value::Str("request".to_string())),
         ];
-        self.events.push(Scripted {
-            kind: Kind::NodeName,
-            ts,
-            trace: self.trace,
-            fields,
-        });
-        self
+        self.push(ts, Kind::NodeName, fields)
+    }
+
+    /// `user_trace_i4s4` (no `number`) or `user_trace_n`: the integers
+    /// given (the rest 0), `name` as `s1`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn probe(
+        &mut self,
+        ts: i64,
+        kind: Kind,
+        number: Option<i64>,
+        pid: &str,
+        tag: &str,
+        ints: &[i64],
+        name: &str,
+    ) -> &mut Self {
+        let mut fields = Vec::new();
+        if let Some(n) = number {
+            fields.push(("probe", Value::Int(n)));
+        }
+        fields.push(("pid", Value::Str(pid.to_string())));
+        fields.push(("tag", Value::Str(tag.to_string())));
+        for (i, field) in ["i1", "i2", "i3", "i4"].into_iter().enumerate() {
+            fields.push((field, Value::Int(ints.get(i).copied().unwrap_or(0))));
+        }
+        fields.push(("s1", Value::Str(name.to_string())));
+        self.push(ts, kind, fields)
     }
 
     /// `function_call`.
