@@ -104,6 +104,12 @@ pub fn run(
         if let Some((period, tick)) = every.as_mut() {
             if last_tick.elapsed() >= *period {
                 last_tick = Instant::now();
+                let now = std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(0, |d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX));
+                for a in feed.analyses.iter_mut() {
+                    a.advance_to(now);
+                }
                 tick(&feed.summary, feed.analyses);
             }
         }

@@ -18,10 +18,14 @@
 //! events are then held back for a window of trace time and handled in
 //! timestamp order.
 //!
-//! A send or receive seen before its node's `node_name` events (they may be
-//! written up to a second after recording starts) waits, bounded, until
-//! they come. Memory is bounded per receiver; what is dropped, never paired
-//! or never resolved is counted. Local sends are paired too (a node's pair
+//! A send or receive seen before its node's `node_name` events waits, in
+//! order, until they come: a node writes them up to a second after the
+//! event is enabled, and again every 10 s, so a live reader that attached
+//! after the first ones has them within about 11 s. The wait is bounded in
+//! time ([`NAMES_WAIT_NS`], so that a node that never names itself does not
+//! hold back every other pair) and in count ([`MAX_UNRESOLVED`]). Memory is
+//! bounded per receiver; what is dropped, never paired or never resolved is
+//! counted. Local sends are paired too (a node's pair
 //! with itself), so that a local message is never taken for a remote one
 //! of the same text.
 
@@ -41,8 +45,14 @@ pub const MAX_PENDING: usize = 4096;
 /// Receives seen before their send (clocks of different hosts disagree by
 /// a little), kept per receiver.
 pub const MAX_EARLY: usize = 256;
-/// Sends and receives kept while their node's names are unknown.
+/// Sends and receives kept while their node's names are unknown (at most
+/// [`KEPT_BYTES`] of message and 64 bytes each: 20 MiB): at 6,000 a second
+/// across the cluster, the 11 s until a node's next `node_name` refresh.
 pub const MAX_UNRESOLVED: usize = 65536;
+/// Trace time a send or receive waits for its node's names: three of the
+/// nodes' 10-s refresh periods, so that one refresh lost (a full buffer)
+/// drops nothing.
+pub const NAMES_WAIT_NS: i64 = 30_000_000_000;
 /// Events held back at most, live, whatever the window.
 pub const MAX_HELD: usize = 1 << 18;
 /// Bytes of a message kept while its node's names are unknown.
@@ -138,8 +148,13 @@ pub struct Delivery {
     /// Receives timestamped before their send: the hosts' clocks differ
     /// (recorded as 0 ns).
     pub skewed: u64,
-    /// Sends and receives dropped because their node was never named.
+    /// Sends and receives dropped because their node was not named within
+    /// [`NAMES_WAIT_NS`], by the end of the input, or while
+    /// [`MAX_UNRESOLVED`] others waited.
     pub unresolved_dropped: u64,
+    /// Those of [`Delivery::unresolved_dropped`] dropped because
+    /// [`MAX_UNRESOLVED`] others waited.
+    pub unresolved_over_cap: u64,
     window_ns: i64,
     held: BinaryHeap<Reverse<Held>>,
     held_seq: u64,
@@ -214,7 +229,12 @@ impl Delivery {
             trace,
             kind,
         }));
-        self.newest_ns = self.newest_ns.max(ts);
+        self.release_held(ts);
+    }
+
+    /// Handles the held events older than the window before `now_ns`.
+    fn release_held(&mut self, now_ns: i64) {
+        self.newest_ns = self.newest_ns.max(now_ns);
         while let Some(Reverse(oldest)) = self.held.peek() {
             if oldest.ts > self.newest_ns.saturating_sub(self.window_ns)
                 && self.held.len() <= MAX_HELD
@@ -322,9 +342,14 @@ impl Delivery {
         rows
     }
 
-    /// Sends and receives still waiting for their node's names.
+    /// Sends and receives dropped for want of their node's names.
     pub fn unresolved(&self) -> u64 {
-        self.unresolved.len() as u64 + self.unresolved_dropped
+        self.unresolved_dropped
+    }
+
+    /// Sends and receives waiting for their node's names now.
+    pub fn waiting_for_names(&self) -> u64 {
+        self.unresolved.len() as u64
     }
 
     fn intern(&mut self, name: &[u8]) -> NodeId {
@@ -354,6 +379,7 @@ impl Delivery {
     /// Handles a send or receive now if nothing waits before it and its
     /// names are known; otherwise it waits, in order.
     fn take(&mut self, u: Unresolved) {
+        let now = u.ts();
         if self.unresolved.is_empty() {
             if let Err(u) = self.resolve(u) {
                 self.unresolved.push_back(u);
@@ -361,10 +387,26 @@ impl Delivery {
             return;
         }
         if self.unresolved.len() >= MAX_UNRESOLVED {
-            self.unresolved.pop_front();
-            self.unresolved_dropped += 1;
+            self.drop_oldest_unresolved();
+            self.unresolved_over_cap += 1;
         }
         self.unresolved.push_back(u);
+        self.retry_unresolved();
+        while self
+            .unresolved
+            .front()
+            .is_some_and(|oldest| now.saturating_sub(oldest.ts()) > NAMES_WAIT_NS)
+        {
+            self.drop_oldest_unresolved();
+        }
+    }
+
+    /// Gives up on the oldest waiting event, and handles those behind it
+    /// that can be.
+    fn drop_oldest_unresolved(&mut self) {
+        if self.unresolved.pop_front().is_some() {
+            self.unresolved_dropped += 1;
+        }
         self.retry_unresolved();
     }
 
@@ -497,6 +539,12 @@ impl Unresolved {
             Unresolved::Send { trace, .. } | Unresolved::Receive { trace, .. } => *trace,
         }
     }
+
+    fn ts(&self) -> i64 {
+        match self {
+            Unresolved::Send { ts, .. } | Unresolved::Receive { ts, .. } => *ts,
+        }
+    }
 }
 
 impl Analysis for Delivery {
@@ -538,17 +586,24 @@ impl Analysis for Delivery {
         }
     }
 
+    fn advance_to(&mut self, now_ns: i64) {
+        // A live reader gets events a live-timer period or so after they
+        // happen: no event older than the window is due before another
+        // window has passed.
+        if self.window_ns > 0 {
+            self.release_held(now_ns.saturating_sub(self.window_ns));
+        }
+    }
+
     fn finish(&mut self) {
         while let Some(Reverse(held)) = self.held.pop() {
             self.handle(held);
         }
         // What never got its names is dropped, so that what follows it is
         // paired.
+        self.retry_unresolved();
         while !self.unresolved.is_empty() {
-            self.retry_unresolved();
-            if self.unresolved.pop_front().is_some() {
-                self.unresolved_dropped += 1;
-            }
+            self.drop_oldest_unresolved();
         }
     }
 
@@ -571,11 +626,20 @@ impl Analysis for Delivery {
                 .collect();
             table.push(cells, Some(latency.log2()));
         }
+        if self.waiting_for_names() > 0 {
+            table.notes.push(format!(
+                "{} sends and receives wait for their nodes' names: each node writes them \
+                 every 10 s (dyntrace:announce_nodes() writes them at once)",
+                self.waiting_for_names()
+            ));
+        }
         if self.unresolved() > 0 {
             table.notes.push(format!(
-                "{} sends and receives of nodes (or channels) no node_name event named: \
+                "{} sends and receives of nodes (or channels) no node_name event named \
+                 in time ({} of them dropped while {MAX_UNRESOLVED} others waited): \
                  enable org_erlang_dyntrace:node_name, or call dyntrace:announce_nodes()",
-                self.unresolved()
+                self.unresolved(),
+                self.unresolved_over_cap
             ));
         }
         if self.ambiguous > 0 {
@@ -595,6 +659,8 @@ impl Analysis for Delivery {
             "Unpaired",
             vec![
                 col("unresolved", "unresolved", Unit::Count),
+                col("unresolved_over_cap", "unresolved over cap", Unit::Count),
+                col("waiting_for_names", "waiting for names", Unit::Count),
                 col("ambiguous", "ambiguous", Unit::Count),
                 col("early_receives", "early receives", Unit::Count),
                 col("skewed", "skewed", Unit::Count),
@@ -604,6 +670,8 @@ impl Analysis for Delivery {
         summary.push(
             vec![
                 Cell::Num(self.unresolved()),
+                Cell::Num(self.unresolved_over_cap),
+                Cell::Num(self.waiting_for_names()),
                 Cell::Num(self.ambiguous),
                 Cell::Num(self.early_receives),
                 Cell::Num(self.skewed),
@@ -852,14 +920,75 @@ mod tests {
         let mut d = Delivery::new();
         d.send(0, 100, b"<3002.90.0>", b"{hello,<0.5.0>}");
         d.receive(1, 250, b"<0.90.0>", b"{hello,<8707.5.0>}");
-        assert_eq!(d.unresolved(), 2);
+        assert_eq!(d.waiting_for_names(), 2);
         d.node_name(1, N2, 0, N2);
         d.node_name(0, N1, 0, N1);
         d.node_name(0, N1, 3002, N2);
-        assert_eq!(d.unresolved(), 1);
+        assert_eq!(d.waiting_for_names(), 1);
         d.node_name(1, N2, 8707, N1);
-        assert_eq!(d.unresolved(), 0);
+        assert_eq!((d.waiting_for_names(), d.unresolved()), (0, 0));
         assert_eq!(row(&d, N1, N2), (1, 0, 150));
+    }
+
+    /// Live, a reader that attached after the nodes wrote their names gets
+    /// them with the next refresh, seconds later (here 9 s): the send
+    /// waits for them past the reordering window, and is paired.
+    #[test]
+    fn events_wait_past_the_window_for_a_refresh() {
+        let mut d = Delivery::with_window(2_000_000_000);
+        let mut s = Script::default();
+        s.in_trace(1)
+            .ev_node(0, "'n2@h'", 0, "'n2@h'")
+            .ev_node(0, "'n2@h'", 8707, "'n1@h'")
+            .in_trace(0)
+            .ev(
+                500_000_000,
+                Kind::MessageSend,
+                &["<0.5.0>", "<3002.90.0>", "ping"],
+            )
+            .in_trace(1)
+            .ev(600_000_000, Kind::MessageReceive, &["<0.90.0>", "ping"])
+            .in_trace(0)
+            .ev_node(9_500_000_000, "'n1@h'", 0, "'n1@h'")
+            .ev_node(9_500_000_000, "'n1@h'", 3002, "'n2@h'")
+            .in_trace(1)
+            .ev(12_000_000_000, Kind::MessageReceive, &["<0.91.0>", "later"]);
+        s.feed(&mut d);
+        assert_eq!(row(&d, b"'n1@h'", b"'n2@h'"), (1, 0, 100_000_000));
+        assert_eq!((d.waiting_for_names(), d.unresolved()), (0, 0));
+    }
+
+    /// A node that never names itself holds the others' pairs back for
+    /// NAMES_WAIT_NS at most; its events are then counted unresolved.
+    #[test]
+    fn an_unnamed_node_stops_holding_back_the_others() {
+        let mut d = cluster();
+        d.send(3, 0, b"<4000.90.0>", b"lost");
+        d.send(0, 1_000, b"<3002.90.0>", b"ping");
+        d.receive(1, 2_000, b"<0.90.0>", b"ping");
+        assert_eq!((row(&d, N1, N2), d.waiting_for_names()), ((0, 0, 0), 3));
+        d.send(0, NAMES_WAIT_NS + 1, b"<3002.91.0>", b"next");
+        assert_eq!(row(&d, N1, N2), (1, 1, 1_000));
+        assert_eq!((d.waiting_for_names(), d.unresolved()), (0, 1));
+    }
+
+    /// At most MAX_UNRESOLVED events wait; the oldest beyond are dropped
+    /// and counted apart.
+    #[test]
+    fn waiting_events_are_capped() {
+        let mut d = Delivery::new();
+        for i in 0..MAX_UNRESOLVED as i64 + 5 {
+            d.send(0, i, b"<3002.90.0>", b"ping");
+        }
+        assert_eq!(d.waiting_for_names(), MAX_UNRESOLVED as u64);
+        assert_eq!((d.unresolved(), d.unresolved_over_cap), (5, 5));
+        let t = &d.tables(&Summary::default())[1];
+        assert_eq!(
+            t.value(&t.rows[0], "unresolved_over_cap"),
+            Some(&Cell::Num(5))
+        );
+        d.finish();
+        assert_eq!(d.unresolved(), MAX_UNRESOLVED as u64 + 5);
     }
 
     /// Local sends are pairs too, so a local message of the same text is
@@ -902,6 +1031,23 @@ mod tests {
         assert_eq!(row(&d, b"'n3@h'", b"'n2@h'"), (1, 0, 10));
         assert_eq!(row(&d, b"'n1@h'", b"'n2@h'"), (1, 0, 10));
         assert_eq!((d.ambiguous, d.skewed), (0, 0));
+    }
+
+    /// Live, when nothing more is read, the wall clock lets the held events
+    /// go two windows after their time.
+    #[test]
+    fn the_wall_clock_releases_held_events() {
+        let mut d = Delivery::with_window(1_000);
+        let mut s = Script::default();
+        s.ev_node(0, "'n1@h'", 0, "'n1@h'")
+            .ev(10, Kind::MessageSend, &["<0.5.0>", "<0.90.0>", "go"])
+            .ev(20, Kind::MessageReceive, &["<0.90.0>", "go"]);
+        s.feed(&mut d);
+        assert_eq!(row(&d, b"'n1@h'", b"'n1@h'"), (0, 0, 0));
+        d.advance_to(1_500);
+        assert_eq!(row(&d, b"'n1@h'", b"'n1@h'"), (0, 0, 0));
+        d.advance_to(2_020);
+        assert_eq!(row(&d, b"'n1@h'", b"'n1@h'"), (1, 0, 10));
     }
 
     /// Through the events: each trace's node_name events name it.

@@ -23,6 +23,11 @@ use crate::table::{col, Cell, Column, Summary, Table, Unit};
 pub trait Analysis {
     /// Feeds one event (already inside the time window and pid filter).
     fn on_event(&mut self, ev: &Event);
+    /// Live, between reads: the wall clock reads `now_ns` (ns from the Unix
+    /// epoch, as the trace's timestamps): what is held back for reordering
+    /// may be handled as if an event of that time had been read, so that
+    /// results do not wait for the next event.
+    fn advance_to(&mut self, _now_ns: i64) {}
     /// The input has ended: handle anything held back.
     fn finish(&mut self) {}
     /// The results so far.
