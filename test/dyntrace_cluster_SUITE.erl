@@ -10,7 +10,7 @@
          t_live_delivery/1,
          t_stop_removes_everything/1,
          t_demo_interrupted/1]).
--export([echo_start/0, ping_all/2]).
+-export([echo_start/0, ping_all/2, fill_stream/1]).
 
 -define(EVENTS, [message_send, message_receive]).
 %% Pings each node's sender makes to each other node's echo process.
@@ -88,8 +88,11 @@ t_live_delivery(Config) ->
     Sessions = dyntrace_cluster:record(C, [node_name | ?EVENTS], #{live => true}),
     Urls = dyntrace_cluster:live_urls(C, Sessions),
     %% The names written when the event was enabled (the announcer looks
-    %% once a second) go out before the viewer attaches.
-    timer:sleep(3000),
+    %% once a second) go out before the viewer attaches, and other events
+    %% after them: a viewer starts from a stream's last packet.
+    timer:sleep(2000),
+    [ok = dyntrace_cluster:call(C, N, ?MODULE, fill_stream, [2000]) || N <- dyntrace_cluster:nodes(C)],
+    timer:sleep(2000),
     Port = dyntrace_cluster:hub_port(C, [analyzer(), "delivery", "--json", "--every", "1s" | Urls]),
     %% A live viewer sees a stream's events from when it attaches, and
     %% looks for streams once a live-timer period (1 s): give it a few
@@ -106,8 +109,8 @@ t_live_delivery(Config) ->
     %% every second.
     {Seen, Buffer} = lines_until(Port, Delivered, <<>>, [],
                                  erlang:monotonic_time(millisecond) + 40000),
-    ct:log("~b tables before every delivery was paired; sends and receives waiting for "
-           "names in them: ~p", [length(Seen), [waiting(L) || L <- Seen]]),
+    ct:log("~b tables before every delivery was paired; in each, {events read, sends and "
+           "receives waiting for names}: ~p", [length(Seen), [progress(L) || L <- Seen]]),
     ok = dyntrace_cluster:finish(C),
     {0, Out} = collect(Port, []),
     Last = lists:last(binary:split(<<Buffer/binary, Out/binary>>, <<"\n">>, [global, trim_all])),
@@ -132,9 +135,10 @@ lines_until(Port, Done, Buffer, Seen, Deadline) ->
             end
     end.
 
-waiting(Line) ->
-    {#{<<"delivery_summary">> := [#{<<"waiting_for_names">> := W}]}, _} = json_text:value(Line),
-    W.
+progress(Line) ->
+    {#{<<"events">> := Events, <<"delivery_summary">> := [#{<<"waiting_for_names">> := W}]}, _} =
+        json_text:value(Line),
+    {Events, W}.
 
 %% Stopping the cluster leaves none of its namespaces and processes.
 t_stop_removes_everything(Config) ->
@@ -231,6 +235,16 @@ echo_start() ->
 echo() ->
     receive {ping, From} -> From ! pong end,
     echo().
+
+%% @doc Writes `N' receives that no send pairs with (the sender is not
+%% traced) into this node's stream.
+-spec fill_stream(pos_integer()) -> ok.
+fill_stream(N) ->
+    {Sink, Ref} = spawn_monitor(fun() -> receive stop -> ok end end),
+    1 = erlang:trace(Sink, true, ['receive', {tracer, dyntrace, []}]),
+    [Sink ! {filler, I} || I <- lists:seq(1, N)],
+    Sink ! stop,
+    receive {'DOWN', Ref, process, Sink, normal} -> ok end.
 
 %% @doc Traced, sends `N' pings to each of `Echoes' and waits for each pong;
 %% the number of pongs.
