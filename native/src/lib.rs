@@ -31,9 +31,18 @@ use rustler::{Atom, Binary, Encoder, Env, NifResult, Term};
 use std::ffi::{c_int, c_void, CString};
 
 /// The machine word of a term: what the VM compares for immediates.
+#[inline]
 pub(crate) fn term_word(term: ErlNifTerm) -> usize {
     // SAFETY: ErlNifTerm is a repr(transparent) wrapper of the term word.
     unsafe { std::mem::transmute::<ErlNifTerm, usize>(term) }
+}
+
+/// Whether a term is an immediate (atom, small integer, local pid or
+/// port, `[]`): its primary tag, the same in every ERTS release. A map,
+/// a tuple or a list cell never is.
+#[inline]
+pub(crate) fn is_immediate(term: ErlNifTerm) -> bool {
+    term_word(term) & 0b11 == 0b11
 }
 
 /// After a panic caught at the NIF boundary, still inside the same NIF

@@ -76,39 +76,33 @@ fn budget<'a>(term: Term<'a>) -> Option<&'a AtomicU64> {
     }
 }
 
-/// The budget of a tracer state, if it has one. Only maps carry one.
-#[inline]
-fn budget_of<'a>(state: Term<'a>) -> Option<&'a AtomicU64> {
-    if !state.is_map() {
-        return None;
-    }
-    budget(state.map_get(max_events()).ok()?)
-}
-
-/// How many keys of `state` this module reads and finds valid (0 or 1),
-/// for the options reader's check that no unknown key is present.
-pub fn known_keys(state: Term) -> usize {
-    usize::from(budget_of(state).is_some())
+/// The budget under `max_events` in a map state, if it holds a valid one.
+/// Only the options reader calls this: it reads the whole state once per
+/// event (`options::read_state`).
+pub fn budget_in<'a>(map: Term<'a>) -> Option<&'a AtomicU64> {
+    budget(map.map_get(max_events()).ok()?)
 }
 
 /// An `enabled*` answer with the budget applied: a tracer whose budget is
-/// spent is removed from the tracee (also on `trace_status`).
+/// spent is removed from the tracee (also on `trace_status`). Only map
+/// states carry a budget, and a map is never an immediate: the common
+/// state `[]` costs one test of its word.
 #[inline]
 pub fn gate(state: Term, answer: Atom) -> Atom {
-    if answer != trace() {
+    if answer != trace() || crate::is_immediate(state.as_c_arg()) || !state.is_map() {
         return answer;
     }
-    match budget_of(state) {
+    match budget_in(state) {
         Some(left) if left.load(Ordering::Relaxed) == 0 => remove(),
         _ => answer,
     }
 }
 
-/// Takes one event from the state's budget: `false` when none is left (the
-/// event must not be written). A state without a budget always may write.
+/// Takes one event from a budget: `false` when none is left (the event
+/// must not be written). No budget always may write.
 #[inline]
-pub fn take(state: Term) -> bool {
-    match budget_of(state) {
+pub fn take(budget: Option<&AtomicU64>) -> bool {
+    match budget {
         Some(left) => left
             .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1))
             .is_ok(),

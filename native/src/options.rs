@@ -1,10 +1,11 @@
 //! The tracer state: `[]` or a map of options, read on every event into
-//! one small `TermOptions` (no allocation; `[]` costs one check).
+//! one small `StateView` (no allocation; `[]` costs one check).
 
 use crate::format::{FieldKind, Payload, Redact, TermOptions};
 use crate::{limits, stats};
 use rustler::sys::ErlNifTerm;
 use rustler::{Atom, Term};
+use std::sync::atomic::AtomicU64;
 
 pub const DEFAULT_MAX_TERM_BYTES: usize = 1024;
 pub const MIN_MAX_TERM_BYTES: usize = 64;
@@ -31,32 +32,49 @@ pub fn parse_options<'a>(state: Term<'a>) -> Option<TermOptions<'a>> {
     if state.is_empty_list() {
         return Some(TermOptions::default());
     }
-    state.is_map().then(|| parse_map(state).ok()).flatten()
+    if !state.is_map() {
+        return None;
+    }
+    let found = usize::from(limits::budget_in(state).is_some());
+    parse_map(state, found).ok()
 }
 
-/// The options of one event. A state we cannot read is counted
-/// (`dyntrace:stats()`) and means the defaults, except that a map that
-/// names `payload` or `redact` fails closed: every term text is then
-/// written `-` (names included), since those options hide things.
+/// What one event reads of the tracer state: the options of its term
+/// fields and the event budget (`max_events`), if any.
+pub struct StateView<'a> {
+    pub options: TermOptions<'a>,
+    pub budget: Option<&'a AtomicU64>,
+}
+
+/// Reads the state of one event, in one pass over the map. A state we
+/// cannot read is counted (`dyntrace:stats()`) and means the defaults,
+/// except that a map that names `payload` or `redact` fails closed: every
+/// term text is then written `-` (names included), since those options
+/// hide things. A valid budget counts even in a state that is not.
 #[inline]
-pub fn term_options_of<'a>(state: Term<'a>) -> TermOptions<'a> {
+pub fn read_state<'a>(state: Term<'a>) -> StateView<'a> {
+    let mut view = StateView {
+        options: TermOptions::default(),
+        budget: None,
+    };
     if state.is_empty_list() {
-        return TermOptions::default();
+        return view;
     }
-    if state.is_map() {
-        match parse_map(state) {
-            Ok(options) => return options,
+    if !crate::is_immediate(state.as_c_arg()) && state.is_map() {
+        view.budget = limits::budget_in(state);
+        match parse_map(state, usize::from(view.budget.is_some())) {
+            Ok(options) => view.options = options,
             Err(Bad { hides }) => {
                 stats::count_bad_tracer_state();
                 if hides {
-                    return TermOptions::hiding_all();
+                    view.options = TermOptions::hiding_all();
                 }
-                return TermOptions::default();
             }
         }
+        return view;
     }
     stats::count_bad_tracer_state();
-    TermOptions::default()
+    view
 }
 
 /// A state that is not valid; `hides` when it names an option that hides.
@@ -64,16 +82,18 @@ struct Bad {
     hides: bool,
 }
 
-fn parse_map<'a>(state: Term<'a>) -> Result<TermOptions<'a>, Bad> {
+/// The term options of a map state, `found` of whose keys (the budget)
+/// were read already.
+fn parse_map<'a>(state: Term<'a>, mut found: usize) -> Result<TermOptions<'a>, Bad> {
     let size = map_size(state).unwrap_or(usize::MAX);
     let mut options = TermOptions::default();
-    // `max_events` (a valid event count) is read by `limits`.
-    let mut found = limits::known_keys(state);
     let mut hides = false;
-    if let Some(value) = map_value(state, payload()) {
-        found += 1;
-        hides = true;
-        options.payload = payloads(value).ok_or(Bad { hides })?;
+    if found < size {
+        if let Some(value) = map_value(state, payload()) {
+            found += 1;
+            hides = true;
+            options.payload = payloads(value).ok_or(Bad { hides })?;
+        }
     }
     if found < size {
         if let Some(value) = map_value(state, redact()) {

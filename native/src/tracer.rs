@@ -48,13 +48,17 @@ pub fn emit<'a>(
         return Ok(ok());
     };
     // Sessions may have stopped since the enabled check: skip the work.
-    if !lttng::is_enabled(route.event) || !limits::take(state) {
+    if !lttng::is_enabled(route.event) {
+        return Ok(ok());
+    }
+    let state = options::read_state(state);
+    if !limits::take(state.budget) {
         return Ok(ok());
     }
     let terms = EventTerms {
         env,
         route,
-        options: options::term_options_of(state),
+        options: state.options,
         tracee,
         term,
         opts,
