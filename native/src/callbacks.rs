@@ -65,6 +65,15 @@ macro_rules! callbacks {
                 argc: c_int,
                 argv: *const ErlNifTerm,
             ) -> ErlNifTerm {
+                // The question before every event, answered first, with
+                // no call that could panic.
+                if argc == 3 {
+                    // SAFETY: argc says `argv` holds 3 terms.
+                    let (tag, state) = unsafe { (*argv, *argv.add(1)) };
+                    if let Some(answer) = tracer::trace_status_answer(tag, state) {
+                        return answer;
+                    }
+                }
                 // SAFETY: registered with arity 3 (`table`), so the runtime
                 // passes 3 terms.
                 unsafe {

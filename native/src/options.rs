@@ -57,7 +57,7 @@ pub fn read_state<'a>(state: Term<'a>) -> StateView<'a> {
         options: TermOptions::default(),
         budget: None,
     };
-    if state.is_empty_list() {
+    if crate::is_nil(state.as_c_arg()) {
         return view;
     }
     if !crate::is_immediate(state.as_c_arg()) && state.is_map() {

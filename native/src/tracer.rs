@@ -5,13 +5,42 @@ use crate::events::{self, Class, Route};
 use crate::fields::{EventTerms, FieldTexts, Malformed};
 use crate::{limits, lttng, options, routes, stats};
 use rustler::{Atom, Env, Error, NifResult, Term};
+use crate::{is_immediate, term_of_word, term_word};
+use rustler::sys::ErlNifTerm;
 use std::cell::RefCell;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 rustler::atoms! {
     ok,
     trace,
     discard,
     trace_status,
+}
+
+/// The words of `trace_status` and `trace`, set at load (0, which is no
+/// term, before): the runtime asks `enabled(trace_status, ...)` before
+/// every event, and this answers it with plain loads.
+static TRACE_STATUS_WORD: AtomicUsize = AtomicUsize::new(0);
+static TRACE_WORD: AtomicUsize = AtomicUsize::new(0);
+
+/// Learns the words `trace_status_answer` compares with.
+pub fn init(env: Env) {
+    let word = |atom: Atom| term_word(atom.to_term(env).as_c_arg());
+    TRACE_STATUS_WORD.store(word(trace_status()), Ordering::Relaxed);
+    TRACE_WORD.store(word(trace()), Ordering::Relaxed);
+}
+
+/// `trace` for `enabled(trace_status, State, _)` with a state that holds
+/// no event budget (an immediate, as `[]` is), the question the runtime
+/// asks before every event; `None` for anything else, which `enabled` and
+/// `limits::gate` answer.
+#[inline(always)]
+pub fn trace_status_answer(tag: ErlNifTerm, state: ErlNifTerm) -> Option<ErlNifTerm> {
+    let status = TRACE_STATUS_WORD.load(Ordering::Relaxed);
+    if term_word(tag) != status || status == 0 || !is_immediate(state) {
+        return None;
+    }
+    Some(term_of_word(TRACE_WORD.load(Ordering::Relaxed)))
 }
 
 /// `enabled*(Tag, State, Tracee)`: `trace` when `Tag`'s event is enabled in

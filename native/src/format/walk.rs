@@ -606,13 +606,15 @@ fn classify(bytes: &[u8]) -> (bool, bool) {
         let delete = _mm_set1_epi8(0x7F);
         let quote_byte = _mm_set1_epi8(b'"' as i8);
         let (mut bad, mut quote) = (_mm_setzero_si128(), _mm_setzero_si128());
-        for block in blocks.iter().chain([last]) {
+        let mut scan = |block: &[u8; LANES]| {
             let x = _mm_loadu_si128(block.as_ptr().cast());
             // As signed bytes, 128 and up are below 32 too.
             let outside = _mm_or_si128(_mm_cmplt_epi8(x, low), _mm_cmpeq_epi8(x, delete));
             bad = _mm_or_si128(bad, outside);
             quote = _mm_or_si128(quote, _mm_cmpeq_epi8(x, quote_byte));
-        }
+        };
+        blocks.iter().for_each(&mut scan);
+        scan(last);
         (_mm_movemask_epi8(bad) == 0, _mm_movemask_epi8(quote) != 0)
     }
 }
