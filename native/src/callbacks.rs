@@ -65,7 +65,7 @@ macro_rules! callbacks {
                 argc: c_int,
                 argv: *const ErlNifTerm,
             ) -> ErlNifTerm {
-                // The question before every event, answered first, with
+                // The question before most events, answered first, with
                 // no call that could panic.
                 if argc == 3 {
                     // SAFETY: argc says `argv` holds 3 terms.
@@ -79,7 +79,7 @@ macro_rules! callbacks {
                 unsafe {
                     run(env, argc, argv, |_, [tag, state, tracee]| {
                         let answer = tracer::enabled($class, tag, tracee);
-                        Some(limits::gate(state, answer).as_c_arg())
+                        Some(limits::gate(tag, state, answer).as_c_arg())
                     })
                 }
             }

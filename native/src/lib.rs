@@ -305,7 +305,10 @@ fn on_load(env: Env, load_info: Term) -> bool {
         eprintln!("dyntrace: cannot open the event budget resource type");
         return false;
     }
-    NIL_WORD.store(term_word(Term::list_new_empty(env).as_c_arg()), Ordering::Relaxed);
+    NIL_WORD.store(
+        term_word(Term::list_new_empty(env).as_c_arg()),
+        Ordering::Relaxed,
+    );
     tracer::init(env);
     // `{ProviderPath, HashMap, FirstKeyOfItsToList}`: the map tells which
     // way this release's iterator goes (format's big-map order).

@@ -35,8 +35,8 @@ pub fn parse_options<'a>(state: Term<'a>) -> Option<TermOptions<'a>> {
     if !state.is_map() {
         return None;
     }
-    let found = usize::from(limits::budget_in(state).is_some());
-    parse_map(state, found).ok()
+    let read = read_map(state);
+    read.valid.then_some(read.options)
 }
 
 /// What one event reads of the tracer state: the options of its term
@@ -53,73 +53,96 @@ pub struct StateView<'a> {
 /// hide things. A valid budget counts even in a state that is not.
 #[inline]
 pub fn read_state<'a>(state: Term<'a>) -> StateView<'a> {
-    let mut view = StateView {
-        options: TermOptions::default(),
-        budget: None,
-    };
     if crate::is_nil(state.as_c_arg()) {
-        return view;
+        return StateView {
+            options: TermOptions::default(),
+            budget: None,
+        };
     }
-    if !crate::is_immediate(state.as_c_arg()) && state.is_map() {
-        view.budget = limits::budget_in(state);
-        match parse_map(state, usize::from(view.budget.is_some())) {
-            Ok(options) => view.options = options,
-            Err(Bad { hides }) => {
-                stats::count_bad_tracer_state();
-                if hides {
-                    view.options = TermOptions::hiding_all();
-                }
-            }
-        }
-        return view;
+    if crate::is_immediate(state.as_c_arg()) || !state.is_map() {
+        stats::count_bad_tracer_state();
+        return StateView {
+            options: TermOptions::default(),
+            budget: None,
+        };
     }
-    stats::count_bad_tracer_state();
-    view
+    let read = read_map(state);
+    let mut options = read.options;
+    if !read.valid {
+        stats::count_bad_tracer_state();
+        options = if read.hides {
+            TermOptions::hiding_all()
+        } else {
+            TermOptions::default()
+        };
+    }
+    StateView {
+        options,
+        budget: read.budget,
+    }
 }
 
-/// A state that is not valid; `hides` when it names an option that hides.
-struct Bad {
+/// A map state as read: valid when every key is one of ours with a valid
+/// value; `hides` when it names an option that hides.
+struct MapState<'a> {
+    options: TermOptions<'a>,
+    budget: Option<&'a AtomicU64>,
+    valid: bool,
     hides: bool,
 }
 
-/// The term options of a map state, `found` of whose keys (the budget)
-/// were read already.
-fn parse_map<'a>(state: Term<'a>, mut found: usize) -> Result<TermOptions<'a>, Bad> {
+/// Reads a map state: each key looked up once, the most common first,
+/// and none after the map's size is reached (a missing key costs a lookup
+/// too).
+fn read_map<'a>(state: Term<'a>) -> MapState<'a> {
     let size = map_size(state).unwrap_or(usize::MAX);
-    let mut options = TermOptions::default();
-    let mut hides = false;
-    if found < size {
-        if let Some(value) = map_value(state, payload()) {
-            found += 1;
-            hides = true;
-            options.payload = payloads(value).ok_or(Bad { hides })?;
+    let mut read = MapState {
+        options: TermOptions::default(),
+        budget: None,
+        valid: true,
+        hides: false,
+    };
+    let mut found = 0;
+    if let Some(value) = map_value(state, payload()) {
+        found += 1;
+        read.hides = true;
+        match payloads(value) {
+            Some(modes) => read.options.payload = modes,
+            None => read.valid = false,
         }
     }
     if found < size {
         if let Some(value) = map_value(state, redact()) {
             found += 1;
-            hides = true;
-            options.redact = Redact::from_list(value).ok_or(Bad { hides })?;
+            read.hides = true;
+            match Redact::from_list(value) {
+                Some(keys) => read.options.redact = keys,
+                None => read.valid = false,
+            }
         }
     }
     if found < size {
         if let Some(value) = map_value(state, max_term_bytes()) {
             found += 1;
-            options.max_term_bytes = valid_max_term_bytes(value).ok_or(Bad { hides })?;
+            match valid_max_term_bytes(value) {
+                Some(max) => read.options.max_term_bytes = max,
+                None => read.valid = false,
+            }
         }
     }
-    // A key that is none of ours makes the whole map invalid.
-    if found == size {
-        Ok(options)
-    } else {
-        Err(Bad { hides })
+    if found < size {
+        read.budget = limits::budget_in(state);
+        found += usize::from(read.budget.is_some());
     }
+    // A key that is none of ours makes the whole map invalid.
+    read.valid &= found == size;
+    read
 }
 
 /// The value under `key` in `map`. Straight from the enif call: the state
 /// is read on every event, and a missing key is common.
 #[inline]
-fn map_value<'a>(map: Term<'a>, key: Atom) -> Option<Term<'a>> {
+pub fn map_value<'a>(map: Term<'a>, key: Atom) -> Option<Term<'a>> {
     let env = map.get_env();
     let mut value = ErlNifTerm::default();
     // SAFETY: valid terms of `env`; `value` is an out-pointer to a local.

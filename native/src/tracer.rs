@@ -3,10 +3,10 @@
 
 use crate::events::{self, Class, Route};
 use crate::fields::{EventTerms, FieldTexts, Malformed};
-use crate::{limits, lttng, options, routes, stats};
-use rustler::{Atom, Env, Error, NifResult, Term};
 use crate::{is_immediate, term_of_word, term_word};
+use crate::{limits, lttng, options, routes, stats};
 use rustler::sys::ErlNifTerm;
+use rustler::{Atom, Env, Error, NifResult, Term};
 use std::cell::RefCell;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -18,8 +18,9 @@ rustler::atoms! {
 }
 
 /// The words of `trace_status` and `trace`, set at load (0, which is no
-/// term, before): the runtime asks `enabled(trace_status, ...)` before
-/// every event, and this answers it with plain loads.
+/// term, before): the runtime asks `enabled(trace_status, ...)` on every
+/// traced send and call and every schedule-in, and this answers it with
+/// plain loads.
 static TRACE_STATUS_WORD: AtomicUsize = AtomicUsize::new(0);
 static TRACE_WORD: AtomicUsize = AtomicUsize::new(0);
 
@@ -31,9 +32,8 @@ pub fn init(env: Env) {
 }
 
 /// `trace` for `enabled(trace_status, State, _)` with a state that holds
-/// no event budget (an immediate, as `[]` is), the question the runtime
-/// asks before every event; `None` for anything else, which `enabled` and
-/// `limits::gate` answer.
+/// no event budget (an immediate, as `[]` is); `None` for anything else,
+/// which `enabled` and `limits::gate` answer.
 #[inline(always)]
 pub fn trace_status_answer(tag: ErlNifTerm, state: ErlNifTerm) -> Option<ErlNifTerm> {
     let status = TRACE_STATUS_WORD.load(Ordering::Relaxed);
@@ -48,7 +48,7 @@ pub fn trace_status_answer(tag: ErlNifTerm, state: ErlNifTerm) -> Option<ErlNifT
 /// tracer attached whatever LTTng's state, so that `lttng enable-event`
 /// and `lttng start` after `erlang:trace/3` take effect at once.
 ///
-/// The runtime asks `enabled(trace_status, ...)` before every event, so
+/// The runtime asks `enabled(trace_status, ...)` before most events, so
 /// that question is answered first, before any route lookup.
 #[inline]
 pub fn enabled(class: Option<Class>, tag: Term, tracee: Term) -> Atom {
