@@ -8,7 +8,8 @@
 %%% and the ring buffer's atomics cost more time than their share of Ir.
 -module(dyntrace_profile).
 
--export([workload/1, workload_limit/1, workload_off/1, workload_procs_off/1, report/6]).
+-export([workload/1, workload_limit/1, workload_none/1, workload_limit_none/1, workload_off/1,
+         workload_procs_off/1, report/8]).
 
 %%%===================================================================
 %%% PUBLIC
@@ -19,15 +20,28 @@
 %% `events N' (the events in the trace) and halts.
 -spec workload(pos_integer()) -> no_return().
 workload(Trips) ->
-    ping_pong(Trips, dyntrace).
+    ping_pong(Trips, dyntrace, []).
 
 %% @doc The same with `limit_tracer' (the VM's dispatch and one tracepoint
 %% of constant texts, see `bench/limit_tracer.c') instead of dyntrace.
 -spec workload_limit(pos_integer()) -> no_return().
 workload_limit(Trips) ->
-    ping_pong(Trips, limit_tracer).
+    ping_pong(Trips, limit_tracer, []).
 
-ping_pong(Trips, Tracer) ->
+%% @doc `workload/1' with the tracer state `#{payload => none}'.
+-spec workload_none(pos_integer()) -> no_return().
+workload_none(Trips) ->
+    ping_pong(Trips, dyntrace, #{payload => none}).
+
+%% @doc `workload_limit/1' with the texts `payload => none' writes (the
+%% two pids and `-').
+-spec workload_limit_none(pos_integer()) -> no_return().
+workload_limit_none(Trips) ->
+    ping_pong(Trips, limit_tracer, #{payload => none}).
+
+%% `State' is dyntrace's tracer state; the limit tracer writes the texts
+%% dyntrace writes under it.
+ping_pong(Trips, Tracer, State) ->
     ok = lttng_session:ensure_daemon(),
     {module, dyntrace} = code:ensure_loaded(dyntrace),
     {module, Tracer} = code:ensure_loaded(Tracer),
@@ -44,8 +58,9 @@ ping_pong(Trips, Tracer) ->
     Echo = spawn(fun() -> echo(Me) end),
     Tracer =:= limit_tracer andalso
         (ok = limit_tracer:set_texts(pid_to_list(Me), pid_to_list(Echo),
-                                     dyntrace:format_term(Bin, 1024))),
-    _ = [erlang:trace(P, true, [send, {tracer, Tracer, []}]) || P <- [self(), Echo]],
+                                     message_text(Bin, State))),
+    TracerState = case Tracer of dyntrace -> State; limit_tracer -> [] end,
+    _ = [erlang:trace(P, true, [send, {tracer, Tracer, TracerState}]) || P <- [self(), Echo]],
     ping(Echo, Trips, Bin),
     _ = [erlang:trace(P, false, [all]) || P <- [self(), Echo]],
     ok = lttng_session:stop(S),
@@ -79,16 +94,18 @@ workload_procs_off(Children) ->
     halt(0).
 
 %% @doc Reads the `callgrind_annotate --tree=calling --inclusive=yes' output
-%% of the probe-on run (`SendFile') and of the probe-off runs (`OffFile',
-%% `Calls' traced calls; `ProcsFile', `Calls' children) and prints the
-%% Markdown breakdown.
--spec report(file:filename(), file:filename(), file:filename(), file:filename(), string(),
-             string()) -> no_return().
-report(SendFile, LimitFile, OffFile, ProcsFile, CallsText, EventsText) ->
+%% of the probe-on runs (`SendFile', `LimitFile', and the same under
+%% `payload => none': `NoneFile', `LimitNoneFile') and of the probe-off
+%% runs (`OffFile', `Calls' traced calls; `ProcsFile', `Calls' children)
+%% and prints the Markdown breakdown.
+-spec report(file:filename(), file:filename(), file:filename(), file:filename(),
+             file:filename(), file:filename(), string(), string()) -> no_return().
+report(SendFile, LimitFile, NoneFile, LimitNoneFile, OffFile, ProcsFile, CallsText, EventsText) ->
     Calls = list_to_integer(string:trim(CallsText)),
     Events = list_to_integer(string:trim(EventsText)),
     io:put_chars([send_md(parse_file(SendFile), Events),
                   limit_md(parse_file(SendFile), parse_file(LimitFile), Events),
+                  none_md(parse_file(NoneFile), parse_file(LimitNoneFile), Events),
                   "## Profile: the probe off\n\n"
                   "The same way, with dyntrace attached and its events off, then with "
                   "`floor_tracer` answering `discard`: the Ir of the tracers' `enabled*` "
@@ -142,6 +159,9 @@ echo(Peer) ->
         Msg -> Peer ! Msg, echo(Peer)
     end.
 
+message_text(Bin, []) -> dyntrace:format_term(Bin, 1024);
+message_text(Bin, State) -> dyntrace:format_term(Bin, message, State).
+
 ping(_Echo, 0, _Bin) -> ok;
 ping(Echo, K, Bin) ->
     Echo ! Bin,
@@ -186,6 +206,7 @@ incl(Blocks, Fn) ->
 
 %% What the parts of the profile are, where the name alone does not say.
 describe(<<"dyntrace_nif::format::format_term_bounded">>) -> "the message text";
+describe(<<"dyntrace_nif::format::field::format_field">>) -> "the message text";
 describe(<<"dyntrace_emit_message_send">>) -> "the tracepoint: LTTng-UST probe, ring buffer reserve/copy/commit";
 describe(<<"dyntrace_nif::fields::identifier">>) -> "pid texts (cached)";
 describe(<<"dyntrace_nif::ident_cache::write_identifier">>) -> "pid texts (cached)";
@@ -231,6 +252,16 @@ limit_md(Dyntrace, Limit, Events) ->
                   "same tracepoint with constant texts, `dyntrace_profile:workload_limit/1`), "
                   "the VM's `trace_send` inclusive per event: dyntrace ~s Ir, limit ~s Ir: "
                   "~s x the limit's instructions.\n\n",
+                  [fmt_int(D), fmt_int(L), fmt(D / max(1, L), 2)]).
+
+%% The same under `payload => none', against the limit tracer writing the
+%% texts `none' writes.
+none_md(Dyntrace, Limit, Events) ->
+    Per = fun(Blocks) -> incl(Blocks, <<"trace_send">>) / max(1, Events) end,
+    {D, L} = {Per(Dyntrace), Per(Limit)},
+    io_lib:format("With `payload => none` (`dyntrace_profile:workload_none/1`) against the limit "
+                  "tracer writing the texts `none` writes, the two pids and `-` "
+                  "(`workload_limit_none/1`): dyntrace ~s Ir, limit ~s Ir: ~s x.\n\n",
                   [fmt_int(D), fmt_int(L), fmt(D / max(1, L), 2)]).
 
 %% The parts of `emit', looking through the event dispatch and the field

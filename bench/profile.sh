@@ -23,14 +23,18 @@ profile() {
         --callgrind-out-file="$OUT/callgrind.$name.%p" \
         erl -noshell +S 1 -pa _build/default/lib/dyntrace/ebin -pa "$OUT" \
         -eval "$@" >"$OUT/profile.$name.stdout" 2>"$OUT/profile.$name.stderr"
+    # The emulator's profile is the largest: `erl` starts it through a
+    # shell script, whose profile names the workload too.
     callgrind_annotate --threshold=100 --inclusive=yes --tree=calling \
-        "$(grep -l 'dyntrace_profile:workload' "$OUT/callgrind.$name".* | head -1)" \
+        "$(ls -S $(grep -l 'dyntrace_profile:workload' "$OUT/callgrind.$name".*) | head -1)" \
         >"$OUT/callgrind.$name.txt" 2>/dev/null
 }
 profile send "dyntrace_profile:workload($TRIPS)"
 profile limit "dyntrace_profile:workload_limit($TRIPS)"
+profile none "dyntrace_profile:workload_none($TRIPS)"
+profile limit_none "dyntrace_profile:workload_limit_none($TRIPS)"
 profile off "dyntrace_profile:workload_off($CALLS)"
 profile procs "dyntrace_profile:workload_procs_off($CALLS)"
 EVENTS=$(sed -n 's/^events //p' "$OUT/profile.send.stdout")
 erl -noshell -pa "$OUT" -eval \
-    "dyntrace_profile:report(\"$OUT/callgrind.send.txt\", \"$OUT/callgrind.limit.txt\", \"$OUT/callgrind.off.txt\", \"$OUT/callgrind.procs.txt\", \"$CALLS\", \"$EVENTS\")"
+    "dyntrace_profile:report(\"$OUT/callgrind.send.txt\", \"$OUT/callgrind.limit.txt\", \"$OUT/callgrind.none.txt\", \"$OUT/callgrind.limit_none.txt\", \"$OUT/callgrind.off.txt\", \"$OUT/callgrind.procs.txt\", \"$CALLS\", \"$EVENTS\")"

@@ -65,12 +65,21 @@ macro_rules! callbacks {
                 argc: c_int,
                 argv: *const ErlNifTerm,
             ) -> ErlNifTerm {
+                // The question before most events, answered first, with
+                // no call that could panic.
+                if argc == 3 {
+                    // SAFETY: argc says `argv` holds 3 terms.
+                    let (tag, state) = unsafe { (*argv, *argv.add(1)) };
+                    if let Some(answer) = tracer::trace_status_answer(tag, state) {
+                        return answer;
+                    }
+                }
                 // SAFETY: registered with arity 3 (`table`), so the runtime
                 // passes 3 terms.
                 unsafe {
                     run(env, argc, argv, |_, [tag, state, tracee]| {
                         let answer = tracer::enabled($class, tag, tracee);
-                        Some(limits::gate(state, answer).as_c_arg())
+                        Some(limits::gate(tag, state, answer).as_c_arg())
                     })
                 }
             }

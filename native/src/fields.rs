@@ -8,7 +8,7 @@ use crate::enif;
 use crate::events::emit;
 use crate::events::Route;
 use crate::format::{decimal, format_atom, format_field, FieldKind, TermOptions, DECIMAL_MAX};
-use crate::ident_cache::write_identifier;
+use crate::ident_cache::{is_local_pid, write_identifier};
 use crate::lttng::Text;
 use rustler::sys::ErlNifTerm as ERL_NIF_TERM;
 use rustler::{Env, Term};
@@ -351,7 +351,7 @@ struct GcInfo {
 
 /// A pid, exactly and in full; anything else is not a process here.
 fn process(term: Term, out: &mut Vec<u8>) -> Written {
-    if term.is_pid() {
+    if is_local_pid(term) || term.is_pid() {
         write_identifier(term, out);
         Ok(())
     } else {
@@ -371,7 +371,7 @@ fn port(term: Term, out: &mut Vec<u8>) -> Written {
 
 /// Pids and ports, exactly and in full; anything else is not an identifier.
 fn identifier(term: Term, out: &mut Vec<u8>) -> Written {
-    if term.is_pid() || term.is_port() {
+    if is_local_pid(term) || term.is_pid() || term.is_port() {
         write_identifier(term, out);
         Ok(())
     } else {

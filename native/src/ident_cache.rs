@@ -14,10 +14,12 @@ use rustler::Term;
 use std::cell::RefCell;
 
 const SLOTS: usize = 256;
-/// Longer than any local pid's text (`<0.4294967295.4294967295>`).
-const TEXT_MAX: usize = 40;
-/// The low two bits of every immediate term, in every ERTS release.
-const IMMEDIATE_TAG: usize = 0b11;
+/// Longer than any local pid's or port's text (`<0.4294967295.4294967295>`
+/// is 25 bytes): a hit copies all of it, a fixed-size copy.
+const TEXT_MAX: usize = 32;
+/// The low four bits of a local pid (`_TAG_IMMED1_PID`), the same in every
+/// ERTS release: a term with them is a pid, no VM call needed.
+const LOCAL_PID_TAG: usize = 0b0011;
 
 #[derive(Clone, Copy)]
 struct Slot {
@@ -37,10 +39,16 @@ thread_local! {
     static CACHE: RefCell<[Slot; SLOTS]> = const { RefCell::new([EMPTY; SLOTS]) };
 }
 
+/// Whether `term` is a local pid, from its word alone.
+#[inline]
+pub fn is_local_pid(term: Term) -> bool {
+    term_word(term.as_c_arg()) & 0b1111 == LOCAL_PID_TAG
+}
+
 /// Appends the text of a pid or port, as `format_identifier` writes it.
 pub fn write_identifier(term: Term, out: &mut Vec<u8>) {
     let word = term_word(term.as_c_arg());
-    if word & IMMEDIATE_TAG != IMMEDIATE_TAG {
+    if !crate::is_immediate(term.as_c_arg()) {
         return format_identifier(term, out);
     }
     CACHE.with(|cache| {
@@ -50,7 +58,19 @@ pub fn write_identifier(term: Term, out: &mut Vec<u8>) {
         // The tag bits are the same for all pids: index by the bits above.
         let slot = &mut cache[(word >> 4) % SLOTS];
         if slot.word == word {
-            out.extend_from_slice(&slot.text[..usize::from(slot.len)]);
+            out.reserve(TEXT_MAX);
+            let len = out.len();
+            // SAFETY: `reserve` made room for TEXT_MAX bytes after `len`;
+            // all of the slot's text is copied there (a fixed size, so no
+            // call to memcpy), and only its `slot.len` bytes are kept.
+            unsafe {
+                std::ptr::copy_nonoverlapping(
+                    slot.text.as_ptr(),
+                    out.as_mut_ptr().add(len),
+                    TEXT_MAX,
+                );
+                out.set_len(len + usize::from(slot.len));
+            }
             return;
         }
         let start = out.len();

@@ -29,16 +29,47 @@ use rustler::codegen_runtime::{ErlNifEntry, ErlNifEnv, ErlNifFunc, ErlNifTerm};
 use rustler::types::binary::NewBinary;
 use rustler::{Atom, Binary, Encoder, Env, NifResult, Term};
 use std::ffi::{c_int, c_void, CString};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// The machine word of a term: what the VM compares for immediates.
+#[inline]
 pub(crate) fn term_word(term: ErlNifTerm) -> usize {
     // SAFETY: ErlNifTerm is a repr(transparent) wrapper of the term word.
     unsafe { std::mem::transmute::<ErlNifTerm, usize>(term) }
 }
 
+/// The term a word is: the inverse of `term_word`, for words taken from
+/// terms.
+#[inline]
+pub(crate) fn term_of_word(word: usize) -> ErlNifTerm {
+    // SAFETY: ErlNifTerm is a repr(transparent) wrapper of the term word.
+    unsafe { std::mem::transmute::<usize, ErlNifTerm>(word) }
+}
+
+/// Whether a term is an immediate (atom, small integer, local pid or
+/// port, `[]`): its primary tag, the same in every ERTS release. A map,
+/// a tuple or a list cell never is.
+#[inline]
+pub(crate) fn is_immediate(term: ErlNifTerm) -> bool {
+    term_word(term) & 0b11 == 0b11
+}
+
+/// The word of `[]`, learned at load (it differs between releases); 0,
+/// which is no term, before.
+static NIL_WORD: AtomicUsize = AtomicUsize::new(0);
+
+/// Whether a term is `[]`, by its word: no VM call.
+#[inline]
+pub(crate) fn is_nil(term: ErlNifTerm) -> bool {
+    term_word(term) == NIL_WORD.load(Ordering::Relaxed)
+}
+
 /// After a panic caught at the NIF boundary, still inside the same NIF
 /// call: counts it (`dyntrace:stats()`, `panics`) and resets the
 /// formatter's per-thread state, whose map iterators belong to this call.
+/// Out of line: the callbacks' common path keeps its registers.
+#[cold]
+#[inline(never)]
 pub(crate) fn recover_from_panic(env: *mut ErlNifEnv) {
     stats::count_panic();
     format::reset_after_panic(env);
@@ -274,6 +305,11 @@ fn on_load(env: Env, load_info: Term) -> bool {
         eprintln!("dyntrace: cannot open the event budget resource type");
         return false;
     }
+    NIL_WORD.store(
+        term_word(Term::list_new_empty(env).as_c_arg()),
+        Ordering::Relaxed,
+    );
+    tracer::init(env);
     // `{ProviderPath, HashMap, FirstKeyOfItsToList}`: the map tells which
     // way this release's iterator goes (format's big-map order).
     let Ok((path, map, first)) = load_info.decode::<(Term, Term, Term)>() else {

@@ -3,8 +3,11 @@
 //! The count is an atomic in a NIF resource (an "event budget") that the
 //! tracer state carries as `#{max_events => Budget}`: every process traced
 //! with that state shares it, with no process and no mailbox in between.
-//! `trace*` takes one unit before it writes; once none is left, `enabled*`
-//! answers `remove` and the runtime drops the tracee's flags itself.
+//! `trace*` takes one unit before it writes, and writes nothing once none
+//! is left; then `enabled(trace_status, ...)`, which the runtime asks when
+//! a traced process sends, calls or is scheduled, answers `remove`, and
+//! the runtime drops the tracee's flags itself (`remove` is an answer for
+//! `trace_status` only).
 
 use rustler::sys::{
     enif_alloc_resource, enif_get_resource, enif_make_resource, enif_open_resource_type,
@@ -18,6 +21,7 @@ use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
 rustler::atoms! {
     max_events,
     trace,
+    trace_status,
     remove,
 }
 
@@ -76,39 +80,37 @@ fn budget<'a>(term: Term<'a>) -> Option<&'a AtomicU64> {
     }
 }
 
-/// The budget of a tracer state, if it has one. Only maps carry one.
-#[inline]
-fn budget_of<'a>(state: Term<'a>) -> Option<&'a AtomicU64> {
-    if !state.is_map() {
-        return None;
-    }
-    budget(state.map_get(max_events()).ok()?)
+/// The budget under `max_events` in a map state, if it holds a valid one.
+pub fn budget_in<'a>(map: Term<'a>) -> Option<&'a AtomicU64> {
+    budget(crate::options::map_value(map, max_events())?)
 }
 
-/// How many keys of `state` this module reads and finds valid (0 or 1),
-/// for the options reader's check that no unknown key is present.
-pub fn known_keys(state: Term) -> usize {
-    usize::from(budget_of(state).is_some())
-}
-
-/// An `enabled*` answer with the budget applied: a tracer whose budget is
-/// spent is removed from the tracee (also on `trace_status`).
+/// An `enabled*` answer with the budget applied: `remove` for
+/// `trace_status` once the budget is spent. The other tags' answers stand
+/// (`trace*` refuses an event past the budget), so the enabled check of
+/// each event costs no budget lookup. Only map states carry a budget, and
+/// a map is never an immediate: the common state `[]` costs one test of
+/// its word.
 #[inline]
-pub fn gate(state: Term, answer: Atom) -> Atom {
-    if answer != trace() {
+pub fn gate(tag: Term, state: Term, answer: Atom) -> Atom {
+    if crate::is_immediate(state.as_c_arg())
+        || answer != trace()
+        || trace_status() != tag
+        || !state.is_map()
+    {
         return answer;
     }
-    match budget_of(state) {
+    match budget_in(state) {
         Some(left) if left.load(Ordering::Relaxed) == 0 => remove(),
         _ => answer,
     }
 }
 
-/// Takes one event from the state's budget: `false` when none is left (the
-/// event must not be written). A state without a budget always may write.
+/// Takes one event from a budget: `false` when none is left (the event
+/// must not be written). No budget always may write.
 #[inline]
-pub fn take(state: Term) -> bool {
-    match budget_of(state) {
+pub fn take(budget: Option<&AtomicU64>) -> bool {
+    match budget {
         Some(left) => left
             .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1))
             .is_ok(),

@@ -1,10 +1,11 @@
 //! The tracer state: `[]` or a map of options, read on every event into
-//! one small `TermOptions` (no allocation; `[]` costs one check).
+//! one small `StateView` (no allocation; `[]` costs one check).
 
 use crate::format::{FieldKind, Payload, Redact, TermOptions};
 use crate::{limits, stats};
 use rustler::sys::ErlNifTerm;
 use rustler::{Atom, Term};
+use std::sync::atomic::AtomicU64;
 
 pub const DEFAULT_MAX_TERM_BYTES: usize = 1024;
 pub const MIN_MAX_TERM_BYTES: usize = 64;
@@ -31,75 +32,117 @@ pub fn parse_options<'a>(state: Term<'a>) -> Option<TermOptions<'a>> {
     if state.is_empty_list() {
         return Some(TermOptions::default());
     }
-    state.is_map().then(|| parse_map(state).ok()).flatten()
+    if !state.is_map() {
+        return None;
+    }
+    let read = read_map(state);
+    read.valid.then_some(read.options)
 }
 
-/// The options of one event. A state we cannot read is counted
-/// (`dyntrace:stats()`) and means the defaults, except that a map that
-/// names `payload` or `redact` fails closed: every term text is then
-/// written `-` (names included), since those options hide things.
+/// What one event reads of the tracer state: the options of its term
+/// fields and the event budget (`max_events`), if any.
+pub struct StateView<'a> {
+    pub options: TermOptions<'a>,
+    pub budget: Option<&'a AtomicU64>,
+}
+
+/// Reads the state of one event, in one pass over the map. A state we
+/// cannot read is counted (`dyntrace:stats()`) and means the defaults,
+/// except that a map that names `payload` or `redact` fails closed: every
+/// term text is then written `-` (names included), since those options
+/// hide things. A valid budget counts even in a state that is not.
 #[inline]
-pub fn term_options_of<'a>(state: Term<'a>) -> TermOptions<'a> {
-    if state.is_empty_list() {
-        return TermOptions::default();
+pub fn read_state<'a>(state: Term<'a>) -> StateView<'a> {
+    if crate::is_nil(state.as_c_arg()) {
+        return StateView {
+            options: TermOptions::default(),
+            budget: None,
+        };
     }
-    if state.is_map() {
-        match parse_map(state) {
-            Ok(options) => return options,
-            Err(Bad { hides }) => {
-                stats::count_bad_tracer_state();
-                if hides {
-                    return TermOptions::hiding_all();
-                }
-                return TermOptions::default();
-            }
-        }
+    if crate::is_immediate(state.as_c_arg()) || !state.is_map() {
+        stats::count_bad_tracer_state();
+        return StateView {
+            options: TermOptions::default(),
+            budget: None,
+        };
     }
-    stats::count_bad_tracer_state();
-    TermOptions::default()
+    let read = read_map(state);
+    let mut options = read.options;
+    if !read.valid {
+        stats::count_bad_tracer_state();
+        options = if read.hides {
+            TermOptions::hiding_all()
+        } else {
+            TermOptions::default()
+        };
+    }
+    StateView {
+        options,
+        budget: read.budget,
+    }
 }
 
-/// A state that is not valid; `hides` when it names an option that hides.
-struct Bad {
+/// A map state as read: valid when every key is one of ours with a valid
+/// value; `hides` when it names an option that hides.
+struct MapState<'a> {
+    options: TermOptions<'a>,
+    budget: Option<&'a AtomicU64>,
+    valid: bool,
     hides: bool,
 }
 
-fn parse_map<'a>(state: Term<'a>) -> Result<TermOptions<'a>, Bad> {
+/// Reads a map state: each key looked up once, the most common first,
+/// and none after the map's size is reached (a missing key costs a lookup
+/// too).
+fn read_map<'a>(state: Term<'a>) -> MapState<'a> {
     let size = map_size(state).unwrap_or(usize::MAX);
-    let mut options = TermOptions::default();
-    // `max_events` (a valid event count) is read by `limits`.
-    let mut found = limits::known_keys(state);
-    let mut hides = false;
+    let mut read = MapState {
+        options: TermOptions::default(),
+        budget: None,
+        valid: true,
+        hides: false,
+    };
+    let mut found = 0;
     if let Some(value) = map_value(state, payload()) {
         found += 1;
-        hides = true;
-        options.payload = payloads(value).ok_or(Bad { hides })?;
+        read.hides = true;
+        match payloads(value) {
+            Some(modes) => read.options.payload = modes,
+            None => read.valid = false,
+        }
     }
     if found < size {
         if let Some(value) = map_value(state, redact()) {
             found += 1;
-            hides = true;
-            options.redact = Redact::from_list(value).ok_or(Bad { hides })?;
+            read.hides = true;
+            match Redact::from_list(value) {
+                Some(keys) => read.options.redact = keys,
+                None => read.valid = false,
+            }
         }
     }
     if found < size {
         if let Some(value) = map_value(state, max_term_bytes()) {
             found += 1;
-            options.max_term_bytes = valid_max_term_bytes(value).ok_or(Bad { hides })?;
+            match valid_max_term_bytes(value) {
+                Some(max) => read.options.max_term_bytes = max,
+                None => read.valid = false,
+            }
         }
     }
-    // A key that is none of ours makes the whole map invalid.
-    if found == size {
-        Ok(options)
-    } else {
-        Err(Bad { hides })
+    if found < size {
+        read.budget = limits::budget_in(state);
+        found += usize::from(read.budget.is_some());
     }
+    // A key that is none of ours makes the whole map invalid.
+    read.valid &= found == size;
+    read
 }
 
 /// The value under `key` in `map`. Straight from the enif call: the state
 /// is read on every event, and a missing key is common.
 #[inline]
-fn map_value<'a>(map: Term<'a>, key: Atom) -> Option<Term<'a>> {
+pub fn map_value<'a>(map: Term<'a>, key: Atom) -> Option<Term<'a>> {
     let env = map.get_env();
     let mut value = ErlNifTerm::default();
     // SAFETY: valid terms of `env`; `value` is an out-pointer to a local.

@@ -17,6 +17,7 @@ use super::leaf::{write_bignum, write_bitstring, write_identifier, write_leaf};
 use super::shape;
 use super::sink::Sink;
 use crate::enif::{is_empty_list, list_cell, tuple_elements};
+use crate::is_immediate;
 use rustler::sys::{
     ErlNifBinary, ErlNifEnv, ErlNifMapIterator, ErlNifMapIteratorEntry, ErlNifTerm,
 };
@@ -145,12 +146,6 @@ impl<'a> Style<'a> {
     }
 }
 
-/// The VM's primary tag for immediates (`TAG_PRIMARY_IMMED1`).
-#[inline]
-fn is_immediate(term: ErlNifTerm) -> bool {
-    crate::term_word(term) & 0x3 == 0x3
-}
-
 thread_local! {
     static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
 }
@@ -176,7 +171,24 @@ extern "C" {
 
 /// Writes `root` into `sink` until done or full: its `%T` text, or its
 /// shape, with the values under `redact`'s keys left out.
+#[inline]
 pub fn walk(env: *mut ErlNifEnv, root: ErlNifTerm, sink: &mut Sink, shape: bool, redact: &Redact) {
+    // A leaf (a binary, an atom, a number: many messages are) needs none of
+    // the walk's buffers.
+    // SAFETY: `root` is a valid term of `env`.
+    if !write_leaf_of(env, root, unsafe { term_type(env, root) }, sink, shape) {
+        walk_container(env, root, sink, shape, redact);
+    }
+}
+
+/// `walk` for a list, tuple or map, with this thread's buffers.
+fn walk_container(
+    env: *mut ErlNifEnv,
+    root: ErlNifTerm,
+    sink: &mut Sink,
+    shape: bool,
+    redact: &Redact,
+) {
     let mut done = false;
     let _ = SCRATCH.try_with(|scratch| {
         if let Ok(mut scratch) = scratch.try_borrow_mut() {
@@ -278,23 +290,10 @@ fn term_start(
 ) {
     // SAFETY: `term` is a valid term of `env`.
     let kind = unsafe { term_type(env, term) };
-    if style.shape {
-        match kind {
-            TYPE_INTEGER => return shape::write_integer(env, term, sink),
-            TYPE_FLOAT => return shape::write_float(sink),
-            TYPE_BITSTRING => return shape::write_binary(env, term, sink),
-            TYPE_FUN => return shape::write_fun(sink),
-            TYPE_ATOM | TYPE_LIST | TYPE_TUPLE | TYPE_MAP | TYPE_PID | TYPE_PORT
-            | TYPE_REFERENCE => {}
-            _ => return shape::write_other(sink),
-        }
+    if write_leaf_of(env, term, kind, sink, style.shape) {
+        return;
     }
     match kind {
-        TYPE_ATOM => {
-            write_atom(env, term, sink);
-        }
-        TYPE_INTEGER => write_integer(env, term, sink),
-        TYPE_FLOAT => write_float(env, term, sink),
         TYPE_LIST if style.shape => shape_list_start(env, term, sink, work),
         TYPE_LIST => list_start(env, term, sink, work),
         TYPE_TUPLE => {
@@ -320,10 +319,38 @@ fn term_start(
             }
         }
         TYPE_MAP => map_start(env, term, sink, work, iters),
-        TYPE_BITSTRING => write_binary(env, term, sink),
-        TYPE_PID | TYPE_PORT | TYPE_REFERENCE => write_identifier(term, sink),
         _ => write_leaf(term, sink),
     }
+}
+
+/// Writes `term`, of type `kind`, if it is a leaf: its `%T` text, or in
+/// `shape` its type and size. False for a list, tuple or map, which the
+/// walk opens.
+#[inline]
+fn write_leaf_of(
+    env: *mut ErlNifEnv,
+    term: ErlNifTerm,
+    kind: c_int,
+    sink: &mut Sink,
+    shape: bool,
+) -> bool {
+    match kind {
+        TYPE_LIST | TYPE_TUPLE | TYPE_MAP => return false,
+        TYPE_ATOM => {
+            write_atom(env, term, sink);
+        }
+        TYPE_PID | TYPE_PORT | TYPE_REFERENCE => write_identifier(term, sink),
+        TYPE_INTEGER if shape => shape::write_integer(env, term, sink),
+        TYPE_FLOAT if shape => shape::write_float(sink),
+        TYPE_BITSTRING if shape => shape::write_binary(env, term, sink),
+        TYPE_FUN if shape => shape::write_fun(sink),
+        _ if shape => shape::write_other(sink),
+        TYPE_INTEGER => write_integer(env, term, sink),
+        TYPE_FLOAT => write_float(env, term, sink),
+        TYPE_BITSTRING => write_binary(env, term, sink),
+        _ => write_leaf(term, sink),
+    }
+    true
 }
 
 /// The character a list element stands for in a printable string.
@@ -550,8 +577,50 @@ fn write_binary(env: *mut ErlNifEnv, term: ErlNifTerm, sink: &mut Sink) {
 }
 
 /// Whether every byte is printable ASCII (32 to 126), as a binary must be
-/// to print as `<<"...">>`, and whether one is `"`. Eight bytes at a time:
-/// this runs on every traced binary message.
+/// to print as `<<"...">>`, and whether one is `"`. This runs on every
+/// traced binary message: sixteen bytes a step with SSE2, which every
+/// x86-64 processor has.
+#[cfg(target_arch = "x86_64")]
+fn classify(bytes: &[u8]) -> (bool, bool) {
+    use std::arch::x86_64::{
+        _mm_cmpeq_epi8, _mm_cmplt_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_or_si128,
+        _mm_set1_epi8, _mm_setzero_si128,
+    };
+    const LANES: usize = 16;
+    let (blocks, rest) = bytes.as_chunks::<LANES>();
+    // The bytes after the last whole block: the last 16 bytes (again some
+    // of a block before), or, in a shorter binary, all of them padded with
+    // spaces (printable, not a quote).
+    let mut padded = [b' '; LANES];
+    let last: &[u8; LANES] = match bytes.last_chunk::<LANES>() {
+        Some(last) if !rest.is_empty() => last,
+        _ => {
+            padded[..rest.len()].copy_from_slice(rest);
+            &padded
+        }
+    };
+    // SAFETY: SSE2 is part of x86-64 itself, so every processor this code
+    // runs on has these instructions; each load reads one 16-byte array.
+    unsafe {
+        let low = _mm_set1_epi8(b' ' as i8);
+        let delete = _mm_set1_epi8(0x7F);
+        let quote_byte = _mm_set1_epi8(b'"' as i8);
+        let (mut bad, mut quote) = (_mm_setzero_si128(), _mm_setzero_si128());
+        let mut scan = |block: &[u8; LANES]| {
+            let x = _mm_loadu_si128(block.as_ptr().cast());
+            // As signed bytes, 128 and up are below 32 too.
+            let outside = _mm_or_si128(_mm_cmplt_epi8(x, low), _mm_cmpeq_epi8(x, delete));
+            bad = _mm_or_si128(bad, outside);
+            quote = _mm_or_si128(quote, _mm_cmpeq_epi8(x, quote_byte));
+        };
+        blocks.iter().for_each(&mut scan);
+        scan(last);
+        (_mm_movemask_epi8(bad) == 0, _mm_movemask_epi8(quote) != 0)
+    }
+}
+
+/// `classify` eight bytes a step, where SSE2 is not there.
+#[cfg(not(target_arch = "x86_64"))]
 fn classify(bytes: &[u8]) -> (bool, bool) {
     const ONES: u64 = 0x0101_0101_0101_0101;
     const HIGHS: u64 = 0x8080_8080_8080_8080;
@@ -777,8 +846,9 @@ mod tests {
                 bytes.contains(&b'"'),
             )
         };
-        // Every byte value at every position of a 1 to 17 byte text.
-        for len in 1..=17 {
+        // Every byte value at every position of a 1 to 40 byte text: short,
+        // whole blocks, and a last block that overlaps the one before.
+        for len in 1..=40 {
             for at in 0..len {
                 for b in 0..=255u8 {
                     let mut text = vec![b'a'; len];
