@@ -961,6 +961,9 @@ identifier_fields(port_link) -> {[], []};
 identifier_fields(port_scheduled) -> {[], [<<"pid">>]};
 identifier_fields(message_send) -> {[], []};
 identifier_fields(message_receive) -> {[], []};
+%% Node names, written when the event becomes enabled (so in any session
+%% that enables every event): node names, no identifiers.
+identifier_fields(node_name) -> {[], []};
 identifier_fields(_) -> {[<<"pid">>], []}.
 
 is_pid_text(Text) ->
