@@ -7,7 +7,7 @@
 use crate::enif;
 use crate::events::emit;
 use crate::events::Route;
-use crate::format::{decimal, format_atom, format_field, FieldKind, TermOptions, DECIMAL_MAX};
+use crate::format::{decimal, format_field, FieldKind, TermOptions, DECIMAL_MAX};
 use crate::ident_cache::{is_local_pid, write_identifier};
 use crate::lttng::Text;
 use rustler::sys::ErlNifTerm as ERL_NIF_TERM;
@@ -194,7 +194,9 @@ pub fn function_exception(e: &EventTerms, t: &mut FieldTexts) -> Written {
     process(e.tracee, &mut t.first)?;
     e.mfa(e.term, &mut t.second);
     match e.tuple(e.extra()?) {
-        Some([class, _]) if e.wrap(*class).is_atom() => format_atom(e.wrap(*class), &mut t.third),
+        Some([class, _]) if e.wrap(*class).is_atom() => {
+            write_identifier(e.wrap(*class), &mut t.third)
+        }
         _ => return Err(Malformed),
     }
     t.emit3(emit::function_exception)
@@ -285,9 +287,9 @@ impl<'a> EventTerms<'a> {
                     return None;
                 }
                 let arity = a.decode::<u32>().ok().or_else(|| self.list_length(a))?;
-                format_atom(m, out);
+                write_identifier(m, out);
                 out.push(b':');
-                format_atom(f, out);
+                write_identifier(f, out);
                 out.push(b'/');
                 out.extend_from_slice(decimal(u64::from(arity), &mut [0; DECIMAL_MAX]));
                 Some(())

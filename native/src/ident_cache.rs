@@ -1,12 +1,13 @@
-//! The text of local pids, remembered per scheduler thread.
+//! The text of local pids and of atoms, remembered per scheduler thread.
 //!
-//! Every event writes one to three pids, and the VM's printer
-//! (`enif_snprintf`) is the costliest step after the message itself. A
-//! local pid is an immediate term: its word alone decides its text, for as
-//! long as the node runs, so a slot keyed by the word is never stale. The
-//! cache has a fixed number of slots per thread and never grows; boxed
-//! identifiers (remote pids, ports on runtimes where they are boxed) are
-//! always printed.
+//! Every event writes one to three pids, a call event a module and a
+//! function name, and the VM's printer (`enif_snprintf`) or its atom table
+//! is the costliest step after the message itself. A local pid and an atom
+//! are immediate terms: the word alone decides the text, for as long as the
+//! node runs (atoms are never collected), so a slot keyed by the word is
+//! never stale. The cache has a fixed number of slots per thread and never
+//! grows; boxed identifiers (remote pids, ports on runtimes where they are
+//! boxed) and texts longer than a slot are always printed.
 
 use crate::format::format_identifier;
 use crate::term_word;
@@ -15,13 +16,22 @@ use std::cell::RefCell;
 
 const SLOTS: usize = 256;
 /// Longer than any local pid's or port's text (`<0.4294967295.4294967295>`
-/// is 25 bytes): a hit copies all of it, a fixed-size copy.
-const TEXT_MAX: usize = 32;
+/// is 25 bytes) and than most atoms: a hit copies all of it, a fixed-size
+/// copy. A slot is then one 64-byte cache line.
+const TEXT_MAX: usize = 48;
 /// The low four bits of a local pid (`_TAG_IMMED1_PID`), the same in every
 /// ERTS release: a term with them is a pid, no VM call needed.
 const LOCAL_PID_TAG: usize = 0b0011;
 
+/// The slot of a word: its bits mixed (Fibonacci hashing), since pids and
+/// atoms differ in their tag bits and atoms step by 64.
+#[inline]
+fn slot_of(word: usize) -> usize {
+    ((word as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - SLOTS.ilog2())) as usize
+}
+
 #[derive(Clone, Copy)]
+#[repr(align(64))]
 struct Slot {
     /// The term word; 0 is no immediate, so it marks an empty slot.
     word: usize,
@@ -45,7 +55,8 @@ pub fn is_local_pid(term: Term) -> bool {
     term_word(term.as_c_arg()) & 0b1111 == LOCAL_PID_TAG
 }
 
-/// Appends the text of a pid or port, as `format_identifier` writes it.
+/// Appends the text of a pid, port or atom, as `format_identifier` writes
+/// it.
 pub fn write_identifier(term: Term, out: &mut Vec<u8>) {
     let word = term_word(term.as_c_arg());
     if !crate::is_immediate(term.as_c_arg()) {
@@ -55,8 +66,7 @@ pub fn write_identifier(term: Term, out: &mut Vec<u8>) {
         let Ok(mut cache) = cache.try_borrow_mut() else {
             return format_identifier(term, out);
         };
-        // The tag bits are the same for all pids: index by the bits above.
-        let slot = &mut cache[(word >> 4) % SLOTS];
+        let slot = &mut cache[slot_of(word)];
         if slot.word == word {
             out.reserve(TEXT_MAX);
             let len = out.len();
