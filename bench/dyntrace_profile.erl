@@ -207,9 +207,11 @@ incl(Blocks, Fn) ->
 %% What the parts of the profile are, where the name alone does not say.
 describe(<<"dyntrace_nif::format::format_term_bounded">>) -> "the message text";
 describe(<<"dyntrace_nif::format::field::format_field">>) -> "the message text";
+describe(<<"dyntrace_nif::fields::EventTerms::term_text">>) -> "the message text";
 describe(<<"dyntrace_emit_message_send">>) -> "the tracepoint: LTTng-UST probe, ring buffer reserve/copy/commit";
 describe(<<"dyntrace_nif::fields::identifier">>) -> "pid texts (cached)";
 describe(<<"dyntrace_nif::ident_cache::write_identifier">>) -> "pid texts (cached)";
+describe(<<"dyntrace_nif::ident_cache::IdentCache::write">>) -> "pid texts (cached)";
 describe(<<"dyntrace_nif::fields::EventTerms::extra">>) -> "the `extra` lookup in the options map";
 describe(<<"enif_snprintf">>) -> "the VM's `%T` printer";
 describe(_) -> "".

@@ -8,7 +8,7 @@ use crate::enif;
 use crate::events::emit;
 use crate::events::Route;
 use crate::format::{decimal, format_field, FieldKind, TermOptions, DECIMAL_MAX};
-use crate::ident_cache::{is_local_pid, write_identifier};
+use crate::ident_cache::{is_local_pid, IdentCache};
 use crate::lttng::Text;
 use rustler::sys::ErlNifTerm as ERL_NIF_TERM;
 use rustler::{Env, Term};
@@ -35,6 +35,8 @@ pub struct Malformed;
 /// KiB for code locations) and stay there.
 #[derive(Default)]
 pub struct FieldTexts {
+    /// The texts of pids and atoms seen on this thread.
+    idents: IdentCache,
     first: Vec<u8>,
     second: Vec<u8>,
     third: Vec<u8>,
@@ -82,9 +84,9 @@ type Written = Result<(), Malformed>;
 /// `spawn`: pid = the new process, parent = the tracee, entry = the
 /// `{M,F,Args}` in `extra`.
 pub fn process_spawn(e: &EventTerms, t: &mut FieldTexts) -> Written {
-    process(e.tracee, &mut t.second)?;
-    process(e.term, &mut t.first)?;
-    e.mfa(e.extra()?, &mut t.third);
+    process(&mut t.idents, e.tracee, &mut t.second)?;
+    process(&mut t.idents, e.term, &mut t.first)?;
+    e.mfa(&mut t.idents, e.extra()?, &mut t.third);
     t.emit3(emit::process_spawn)
 }
 
@@ -112,21 +114,21 @@ fn link(e: &EventTerms, t: &mut FieldTexts, emit: fn(Text, Text, Text)) -> Writt
         "getting_unlinked" => (e.term, e.tracee, "unlink"),
         _ => return Err(Malformed),
     };
-    identifier(from, &mut t.first)?;
-    identifier(to, &mut t.second)?;
+    identifier(&mut t.idents, from, &mut t.first)?;
+    identifier(&mut t.idents, to, &mut t.second)?;
     t.third.extend_from_slice(kind.as_bytes());
     t.emit3(emit)
 }
 
 pub fn process_exit(e: &EventTerms, t: &mut FieldTexts) -> Written {
-    process(e.tracee, &mut t.first)?;
+    process(&mut t.idents, e.tracee, &mut t.first)?;
     e.term_text(FieldKind::Reason, e.term, &mut t.second);
     t.emit2(emit::process_exit)
 }
 
 /// type = the tag, `register` or `unregister`.
 pub fn process_register(e: &EventTerms, t: &mut FieldTexts) -> Written {
-    process(e.tracee, &mut t.first)?;
+    process(&mut t.idents, e.tracee, &mut t.first)?;
     e.term_text(FieldKind::Name, e.term, &mut t.second);
     t.third.extend_from_slice(e.route.tag.as_bytes());
     t.emit3(emit::process_register)
@@ -134,22 +136,22 @@ pub fn process_register(e: &EventTerms, t: &mut FieldTexts) -> Written {
 
 /// entry = the current function; type = the tag (`in`, `out`, ...).
 pub fn process_scheduled(e: &EventTerms, t: &mut FieldTexts) -> Written {
-    process(e.tracee, &mut t.first)?;
-    e.mfa(e.term, &mut t.second);
+    process(&mut t.idents, e.tracee, &mut t.first)?;
+    e.mfa(&mut t.idents, e.term, &mut t.second);
     t.third.extend_from_slice(e.route.tag.as_bytes());
     t.emit3(emit::process_scheduled)
 }
 
 /// pid = the opener, driver = the port's name (in `extra`).
 pub fn port_open(e: &EventTerms, t: &mut FieldTexts) -> Written {
-    port(e.tracee, &mut t.third)?;
-    process(e.term, &mut t.first)?;
+    port(&mut t.idents, e.tracee, &mut t.third)?;
+    process(&mut t.idents, e.term, &mut t.first)?;
     e.term_text(FieldKind::Driver, e.extra()?, &mut t.second);
     t.emit3(emit::port_open)
 }
 
 pub fn port_exit(e: &EventTerms, t: &mut FieldTexts) -> Written {
-    port(e.tracee, &mut t.first)?;
+    port(&mut t.idents, e.tracee, &mut t.first)?;
     e.term_text(FieldKind::Reason, e.term, &mut t.second);
     t.emit2(emit::port_exit)
 }
@@ -157,7 +159,7 @@ pub fn port_exit(e: &EventTerms, t: &mut FieldTexts) -> Written {
 /// The field `pid` holds the port; entry = the callback's name, or
 /// `undefined`; type = the tag.
 pub fn port_scheduled(e: &EventTerms, t: &mut FieldTexts) -> Written {
-    port(e.tracee, &mut t.first)?;
+    port(&mut t.idents, e.tracee, &mut t.first)?;
     if e.term.is_atom() {
         e.term_text(FieldKind::Callback, e.term, &mut t.second);
     } else {
@@ -179,8 +181,8 @@ pub fn function_return(e: &EventTerms, t: &mut FieldTexts) -> Written {
 /// pid, entry and depth 0: the runtime passes no call depth, and OTP's
 /// backend writes 0 too.
 fn call(e: &EventTerms, t: &mut FieldTexts, emit: fn(Text, Text, u32)) -> Written {
-    process(e.tracee, &mut t.first)?;
-    e.mfa(e.term, &mut t.second);
+    process(&mut t.idents, e.tracee, &mut t.first)?;
+    e.mfa(&mut t.idents, e.term, &mut t.second);
     emit(
         Text::terminate(&mut t.first),
         Text::terminate(&mut t.second),
@@ -191,11 +193,11 @@ fn call(e: &EventTerms, t: &mut FieldTexts, emit: fn(Text, Text, u32)) -> Writte
 
 /// class = the exception class, from the `{Class, Value}` in `extra`.
 pub fn function_exception(e: &EventTerms, t: &mut FieldTexts) -> Written {
-    process(e.tracee, &mut t.first)?;
-    e.mfa(e.term, &mut t.second);
+    process(&mut t.idents, e.tracee, &mut t.first)?;
+    e.mfa(&mut t.idents, e.term, &mut t.second);
     match e.tuple(e.extra()?) {
         Some([class, _]) if e.wrap(*class).is_atom() => {
-            write_identifier(e.wrap(*class), &mut t.third)
+            t.idents.write(e.wrap(*class), &mut t.third)
         }
         _ => return Err(Malformed),
     }
@@ -205,9 +207,9 @@ pub fn function_exception(e: &EventTerms, t: &mut FieldTexts) -> Written {
 /// to = the receiver in `extra`: a pid or port, or the name a send to an
 /// unregistered name went to. Ports send messages too.
 pub fn message_send(e: &EventTerms, t: &mut FieldTexts) -> Written {
-    identifier(e.tracee, &mut t.first)?;
+    identifier(&mut t.idents, e.tracee, &mut t.first)?;
     let to = e.extra()?;
-    if identifier(to, &mut t.second).is_err() {
+    if identifier(&mut t.idents, to, &mut t.second).is_err() {
         e.term_text(FieldKind::Name, to, &mut t.second);
     }
     e.term_text(FieldKind::Message, e.term, &mut t.third);
@@ -215,7 +217,7 @@ pub fn message_send(e: &EventTerms, t: &mut FieldTexts) -> Written {
 }
 
 pub fn message_receive(e: &EventTerms, t: &mut FieldTexts) -> Written {
-    identifier(e.tracee, &mut t.first)?;
+    identifier(&mut t.idents, e.tracee, &mut t.first)?;
     e.term_text(FieldKind::Message, e.term, &mut t.second);
     t.emit2(emit::message_receive)
 }
@@ -239,7 +241,7 @@ pub fn gc_major_end(e: &EventTerms, t: &mut FieldTexts) -> Written {
 /// pid, then need (start) or reclaimed (end) = `wordsize`, heap, old_heap
 /// from the info list.
 fn gc(e: &EventTerms, t: &mut FieldTexts, emit: fn(Text, u64, u64, u64)) -> Written {
-    process(e.tracee, &mut t.first)?;
+    process(&mut t.idents, e.tracee, &mut t.first)?;
     let info = e.gc_info(e.term)?;
     emit(
         Text::terminate(&mut t.first),
@@ -279,7 +281,7 @@ impl<'a> EventTerms<'a> {
     /// `Module:Function/Arity`, the arity being the length when the runtime
     /// hands the argument list; `undefined` when there is no location (the
     /// runtime passes 0 for a process with no current function).
-    fn mfa(&self, term: Term<'a>, out: &mut Vec<u8>) {
+    fn mfa(&self, idents: &mut IdentCache, term: Term<'a>, out: &mut Vec<u8>) {
         let written = self.tuple(term).and_then(|elems| match elems {
             [m, f, a] => {
                 let (m, f, a) = (self.wrap(*m), self.wrap(*f), self.wrap(*a));
@@ -287,9 +289,9 @@ impl<'a> EventTerms<'a> {
                     return None;
                 }
                 let arity = a.decode::<u32>().ok().or_else(|| self.list_length(a))?;
-                write_identifier(m, out);
+                idents.write(m, out);
                 out.push(b':');
-                write_identifier(f, out);
+                idents.write(f, out);
                 out.push(b'/');
                 out.extend_from_slice(decimal(u64::from(arity), &mut [0; DECIMAL_MAX]));
                 Some(())
@@ -352,9 +354,9 @@ struct GcInfo {
 }
 
 /// A pid, exactly and in full; anything else is not a process here.
-fn process(term: Term, out: &mut Vec<u8>) -> Written {
+fn process(idents: &mut IdentCache, term: Term, out: &mut Vec<u8>) -> Written {
     if is_local_pid(term) || term.is_pid() {
-        write_identifier(term, out);
+        idents.write(term, out);
         Ok(())
     } else {
         Err(Malformed)
@@ -362,9 +364,9 @@ fn process(term: Term, out: &mut Vec<u8>) -> Written {
 }
 
 /// A port, exactly and in full.
-fn port(term: Term, out: &mut Vec<u8>) -> Written {
+fn port(idents: &mut IdentCache, term: Term, out: &mut Vec<u8>) -> Written {
     if term.is_port() {
-        write_identifier(term, out);
+        idents.write(term, out);
         Ok(())
     } else {
         Err(Malformed)
@@ -372,9 +374,9 @@ fn port(term: Term, out: &mut Vec<u8>) -> Written {
 }
 
 /// Pids and ports, exactly and in full; anything else is not an identifier.
-fn identifier(term: Term, out: &mut Vec<u8>) -> Written {
+fn identifier(idents: &mut IdentCache, term: Term, out: &mut Vec<u8>) -> Written {
     if is_local_pid(term) || term.is_pid() || term.is_port() {
-        write_identifier(term, out);
+        idents.write(term, out);
         Ok(())
     } else {
         Err(Malformed)

@@ -12,7 +12,6 @@
 use crate::format::format_identifier;
 use crate::term_word;
 use rustler::Term;
-use std::cell::RefCell;
 
 const SLOTS: usize = 256;
 /// Longer than any local pid's or port's text (`<0.4294967295.4294967295>`
@@ -45,8 +44,18 @@ const EMPTY: Slot = Slot {
     text: [0; TEXT_MAX],
 };
 
-thread_local! {
-    static CACHE: RefCell<[Slot; SLOTS]> = const { RefCell::new([EMPTY; SLOTS]) };
+/// One thread's slots, kept with the field buffers of its events (one
+/// thread-local lookup per event serves both).
+pub struct IdentCache {
+    slots: Box<[Slot; SLOTS]>,
+}
+
+impl Default for IdentCache {
+    fn default() -> Self {
+        IdentCache {
+            slots: Box::new([EMPTY; SLOTS]),
+        }
+    }
 }
 
 /// Whether `term` is a local pid, from its word alone.
@@ -55,18 +64,15 @@ pub fn is_local_pid(term: Term) -> bool {
     term_word(term.as_c_arg()) & 0b1111 == LOCAL_PID_TAG
 }
 
-/// Appends the text of a pid, port or atom, as `format_identifier` writes
-/// it.
-pub fn write_identifier(term: Term, out: &mut Vec<u8>) {
-    let word = term_word(term.as_c_arg());
-    if !crate::is_immediate(term.as_c_arg()) {
-        return format_identifier(term, out);
-    }
-    CACHE.with(|cache| {
-        let Ok(mut cache) = cache.try_borrow_mut() else {
+impl IdentCache {
+    /// Appends the text of a pid, port or atom, as `format_identifier`
+    /// writes it.
+    pub fn write(&mut self, term: Term, out: &mut Vec<u8>) {
+        let word = term_word(term.as_c_arg());
+        if !crate::is_immediate(term.as_c_arg()) {
             return format_identifier(term, out);
-        };
-        let slot = &mut cache[slot_of(word)];
+        }
+        let slot = &mut self.slots[slot_of(word)];
         if slot.word == word {
             out.reserve(TEXT_MAX);
             let len = out.len();
@@ -91,5 +97,5 @@ pub fn write_identifier(term: Term, out: &mut Vec<u8>) {
             slot.len = text.len() as u8;
             slot.word = word;
         }
-    })
+    }
 }

@@ -106,7 +106,7 @@ impl TermOptions<'_> {
 
 /// Appends the text field `kind` gets for `term` under `options`: at most
 /// `max_term_bytes`, a cut text ends in `...` and stays valid UTF-8.
-#[inline]
+#[inline(always)]
 pub fn format_field(term: Term, options: &TermOptions, kind: FieldKind, out: &mut Vec<u8>) {
     let env = term.get_env().as_c_arg();
     let max = options.max_term_bytes;
@@ -125,7 +125,7 @@ pub fn format_field(term: Term, options: &TermOptions, kind: FieldKind, out: &mu
 
 /// Appends `term` as `%T` text or its shape, at most `max` bytes; true if
 /// it was cut.
-#[inline]
+#[inline(always)]
 pub(super) fn write(
     env: *mut rustler::sys::ErlNifEnv,
     term: ErlNifTerm,
