@@ -78,6 +78,21 @@ impl<'a> Sink<'a> {
         }
     }
 
+    /// Writes `parts` one after the other, as `put` would; when all of them
+    /// fit, with one room check and one reservation.
+    #[inline]
+    pub fn put_parts<const N: usize>(&mut self, parts: [&[u8]; N]) {
+        let len: usize = parts.iter().map(|part| part.len()).sum();
+        if self.full || len > self.room() {
+            parts.into_iter().for_each(|part| self.put(part));
+            return;
+        }
+        self.out.reserve(len);
+        parts
+            .into_iter()
+            .for_each(|part| self.out.extend_from_slice(part));
+    }
+
     #[inline]
     pub fn byte(&mut self, byte: u8) {
         self.put(&[byte]);

@@ -539,6 +539,11 @@ fn write_binary(env: *mut ErlNifEnv, term: ErlNifTerm, sink: &mut Sink) {
     let scanned = &bytes[..bytes.len().min(sink.scan_bound())];
     let (printable, quoted) = classify(scanned);
     let printable = printable && !bytes.is_empty();
+    if printable && !quoted && scanned.len() == bytes.len() {
+        // The common case, a text binary read whole: one write.
+        sink.put_parts([b"<<\"", scanned, b"\">>"]);
+        return;
+    }
     if printable && !quoted {
         sink.put(b"<<\"");
         sink.put(scanned);
