@@ -9,7 +9,7 @@
 -module(dyntrace_profile).
 
 -export([workload/1, workload_limit/1, workload_none/1, workload_limit_none/1, workload_off/1,
-         workload_procs_off/1, report/8]).
+         workload_procs_off/1, workload_call/1, report/9]).
 
 %%%===================================================================
 %%% PUBLIC
@@ -38,6 +38,26 @@ workload_none(Trips) ->
 -spec workload_limit_none(pos_integer()) -> no_return().
 workload_limit_none(Trips) ->
     ping_pong(Trips, limit_tracer, #{payload => none}).
+
+%% @doc `Calls' calls of a traced function (`call' trace, exception_trace)
+%% with function_call, function_return and function_exception recorded in
+%% a running LTTng session; prints `events N' and halts.
+-spec workload_call(pos_integer()) -> no_return().
+workload_call(Calls) ->
+    ok = lttng_session:ensure_daemon(),
+    {module, dyntrace} = code:ensure_loaded(dyntrace),
+    {module, bench_callee} = code:ensure_loaded(bench_callee),
+    ok = lttng_session:wait_registered(),
+    Events = [function_call, function_return, function_exception],
+    S = lttng_session:create(bench_profile_call, Events),
+    ok = lttng_session:track_self(S),
+    ok = lttng_session:start(S),
+    ok = lttng_session:wait_enabled(Events),
+    ok = call_traced(dyntrace, Calls),
+    ok = lttng_session:stop(S),
+    io:format("events ~b~n", [lttng_session:recorded(S)]),
+    lttng_session:destroy(S),
+    halt(0).
 
 %% `State' is dyntrace's tracer state; the limit tracer writes the texts
 %% dyntrace writes under it.
@@ -96,16 +116,18 @@ workload_procs_off(Children) ->
 %% @doc Reads the `callgrind_annotate --tree=calling --inclusive=yes' output
 %% of the probe-on runs (`SendFile', `LimitFile', and the same under
 %% `payload => none': `NoneFile', `LimitNoneFile') and of the probe-off
-%% runs (`OffFile', `Calls' traced calls; `ProcsFile', `Calls' children)
-%% and prints the Markdown breakdown.
+%% runs (`OffFile', `Calls' traced calls; `ProcsFile', `Calls' children),
+%% and of the call events (`CallFile'), and prints the Markdown breakdown.
 -spec report(file:filename(), file:filename(), file:filename(), file:filename(),
-             file:filename(), file:filename(), string(), string()) -> no_return().
-report(SendFile, LimitFile, NoneFile, LimitNoneFile, OffFile, ProcsFile, CallsText, EventsText) ->
+             file:filename(), file:filename(), file:filename(), string(), string()) -> no_return().
+report(SendFile, LimitFile, NoneFile, LimitNoneFile, CallFile, OffFile, ProcsFile, CallsText,
+       EventsText) ->
     Calls = list_to_integer(string:trim(CallsText)),
     Events = list_to_integer(string:trim(EventsText)),
     io:put_chars([send_md(parse_file(SendFile), Events),
                   limit_md(parse_file(SendFile), parse_file(LimitFile), Events),
                   none_md(parse_file(NoneFile), parse_file(LimitNoneFile), Events),
+                  call_md(parse_file(CallFile)),
                   "## Profile: the probe off\n\n"
                   "The same way, with dyntrace attached and its events off, then with "
                   "`floor_tracer` answering `discard`: the Ir of the tracers' `enabled*` "
@@ -265,6 +287,18 @@ none_md(Dyntrace, Limit, Events) ->
                   "tracer writing the texts `none` writes, the two pids and `-` "
                   "(`workload_limit_none/1`): dyntrace ~s Ir, limit ~s Ir: ~s x.\n\n",
                   [fmt_int(D), fmt_int(L), fmt(D / max(1, L), 2)]).
+
+%% Call events: dyntrace's `trace_call' callback per event (a call and its
+%% return or exception), and the tracepoints' share of it.
+call_md(Blocks) ->
+    Events = max(1, calls_to(Blocks, <<?CALLBACKS "trace_call">>)),
+    Tracepoints = lists:sum([I || {F, {I, _}} <- maps:to_list(Blocks),
+                                  string:prefix(binary_to_list(F), "dyntrace_emit_function_") =/= nomatch]),
+    io_lib:format("Call events (`dyntrace_profile:workload_call/1`: traced calls with `exception_trace`, "
+                  "`function_call` and `function_return` recorded): `trace_call` takes ~s Ir per "
+                  "event, ~s of them the tracepoint.\n\n",
+                  [fmt_int(incl(Blocks, <<?CALLBACKS "trace_call">>) / Events),
+                   fmt_int(Tracepoints / Events)]).
 
 %% The parts of `emit', looking through the event dispatch and the field
 %% extraction when the compiler kept them as functions of their own.

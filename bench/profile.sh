@@ -32,9 +32,10 @@ profile() {
 profile send "dyntrace_profile:workload($TRIPS)"
 profile limit "dyntrace_profile:workload_limit($TRIPS)"
 profile none "dyntrace_profile:workload_none($TRIPS)"
+profile call "dyntrace_profile:workload_call($CALLS)"
 profile limit_none "dyntrace_profile:workload_limit_none($TRIPS)"
 profile off "dyntrace_profile:workload_off($CALLS)"
 profile procs "dyntrace_profile:workload_procs_off($CALLS)"
 EVENTS=$(sed -n 's/^events //p' "$OUT/profile.send.stdout")
 erl -noshell -pa "$OUT" -eval \
-    "dyntrace_profile:report(\"$OUT/callgrind.send.txt\", \"$OUT/callgrind.limit.txt\", \"$OUT/callgrind.none.txt\", \"$OUT/callgrind.limit_none.txt\", \"$OUT/callgrind.off.txt\", \"$OUT/callgrind.procs.txt\", \"$CALLS\", \"$EVENTS\")"
+    "dyntrace_profile:report(\"$OUT/callgrind.send.txt\", \"$OUT/callgrind.limit.txt\", \"$OUT/callgrind.none.txt\", \"$OUT/callgrind.limit_none.txt\", \"$OUT/callgrind.call.txt\", \"$OUT/callgrind.off.txt\", \"$OUT/callgrind.procs.txt\", \"$CALLS\", \"$EVENTS\")"

@@ -284,11 +284,13 @@ impl<'a> EventTerms<'a> {
     fn mfa(&self, idents: &mut IdentCache, term: Term<'a>, out: &mut Vec<u8>) {
         let written = self.tuple(term).and_then(|elems| match elems {
             [m, f, a] => {
-                let (m, f, a) = (self.wrap(*m), self.wrap(*f), self.wrap(*a));
-                if !(m.is_atom() && f.is_atom()) {
+                if !(crate::is_atom_word(*m) && crate::is_atom_word(*f)) {
                     return None;
                 }
-                let arity = a.decode::<u32>().ok().or_else(|| self.list_length(a))?;
+                let (m, f, a) = (self.wrap(*m), self.wrap(*f), self.wrap(*a));
+                let arity = crate::small_int(a.as_c_arg())
+                    .and_then(|n| u32::try_from(n).ok())
+                    .or_else(|| self.list_length(a))?;
                 idents.write(m, out);
                 out.push(b':');
                 idents.write(f, out);

@@ -38,6 +38,21 @@ pub(crate) fn term_word(term: ErlNifTerm) -> usize {
     unsafe { std::mem::transmute::<ErlNifTerm, usize>(term) }
 }
 
+/// Whether a term is an atom, by its tag (`_TAG_IMMED2_ATOM`, the same
+/// in every ERTS release): no VM call.
+#[inline]
+pub(crate) fn is_atom_word(term: ErlNifTerm) -> bool {
+    term_word(term) & 0x3F == 0x0B
+}
+
+/// The value of a small integer, by its tag (`_TAG_IMMED1_SMALL`, the
+/// same in every ERTS release); `None` for anything else, bignums too.
+#[inline]
+pub(crate) fn small_int(term: ErlNifTerm) -> Option<i64> {
+    let word = term_word(term);
+    (word & 0xF == 0xF).then_some((word as i64) >> 4)
+}
+
 /// The term a word is: the inverse of `term_word`, for words taken from
 /// terms.
 #[inline]
