@@ -270,23 +270,24 @@ send_md(Blocks, TraceEvents) ->
 %% The VM's `trace_send' (its dispatch and the tracer callbacks it calls)
 %% per event, with dyntrace and with the limit tracer.
 limit_md(Dyntrace, Limit, Events) ->
-    Per = fun(Blocks) -> incl(Blocks, <<"trace_send">>) / max(1, Events) end,
-    {D, L} = {Per(Dyntrace), Per(Limit)},
-    io_lib:format("Against the limit tracer (`bench/limit_tracer.c`: the VM's dispatch and the "
+    against_limit("Against the limit tracer (`bench/limit_tracer.c`: the VM's dispatch and the "
                   "same tracepoint with constant texts, `dyntrace_profile:workload_limit/1`), "
-                  "the VM's `trace_send` inclusive per event: dyntrace ~s Ir, limit ~s Ir: "
-                  "~s x the limit's instructions.\n\n",
-                  [fmt_int(D), fmt_int(L), fmt(D / max(1, L), 2)]).
+                  "the VM's `trace_send` inclusive per event",
+                  Dyntrace, Limit, Events).
 
 %% The same under `payload => none', against the limit tracer writing the
 %% texts `none' writes.
 none_md(Dyntrace, Limit, Events) ->
+    against_limit("With `payload => none` (`dyntrace_profile:workload_none/1`) against the limit "
+                  "tracer writing the texts `none` writes, the two pids and `-` "
+                  "(`workload_limit_none/1`)",
+                  Dyntrace, Limit, Events).
+
+against_limit(What, Dyntrace, Limit, Events) ->
     Per = fun(Blocks) -> incl(Blocks, <<"trace_send">>) / max(1, Events) end,
     {D, L} = {Per(Dyntrace), Per(Limit)},
-    io_lib:format("With `payload => none` (`dyntrace_profile:workload_none/1`) against the limit "
-                  "tracer writing the texts `none` writes, the two pids and `-` "
-                  "(`workload_limit_none/1`): dyntrace ~s Ir, limit ~s Ir: ~s x.\n\n",
-                  [fmt_int(D), fmt_int(L), fmt(D / max(1, L), 2)]).
+    io_lib:format("~s: dyntrace ~s Ir, limit ~s Ir: ~s x the limit's instructions.\n\n",
+                  [What, fmt_int(D), fmt_int(L), fmt(D / max(1, L), 2)]).
 
 %% Call events: dyntrace's `trace_call' callback per event (a call and its
 %% return or exception), and the tracepoints' share of it.

@@ -8,7 +8,8 @@ use crate::enif;
 use crate::events::emit;
 use crate::events::Route;
 use crate::format::{decimal, format_field, FieldKind, TermOptions, DECIMAL_MAX};
-use crate::ident_cache::{is_local_pid, IdentCache};
+use crate::ident_cache::IdentCache;
+use crate::is_local_pid;
 use crate::lttng::Text;
 use rustler::sys::ErlNifTerm as ERL_NIF_TERM;
 use rustler::{Env, Term};
@@ -357,7 +358,7 @@ struct GcInfo {
 
 /// A pid, exactly and in full; anything else is not a process here.
 fn process(idents: &mut IdentCache, term: Term, out: &mut Vec<u8>) -> Written {
-    if is_local_pid(term) || term.is_pid() {
+    if is_local_pid(term.as_c_arg()) || term.is_pid() {
         idents.write(term, out);
         Ok(())
     } else {
@@ -377,7 +378,7 @@ fn port(idents: &mut IdentCache, term: Term, out: &mut Vec<u8>) -> Written {
 
 /// Pids and ports, exactly and in full; anything else is not an identifier.
 fn identifier(idents: &mut IdentCache, term: Term, out: &mut Vec<u8>) -> Written {
-    if is_local_pid(term) || term.is_pid() || term.is_port() {
+    if is_local_pid(term.as_c_arg()) || term.is_pid() || term.is_port() {
         idents.write(term, out);
         Ok(())
     } else {

@@ -18,9 +18,6 @@ const SLOTS: usize = 256;
 /// is 25 bytes) and than most atoms: a hit copies all of it, a fixed-size
 /// copy. A slot is then one 64-byte cache line.
 const TEXT_MAX: usize = 48;
-/// The low four bits of a local pid (`_TAG_IMMED1_PID`), the same in every
-/// ERTS release: a term with them is a pid, no VM call needed.
-const LOCAL_PID_TAG: usize = 0b0011;
 
 /// The slot of a word: its bits mixed (Fibonacci hashing), since pids and
 /// atoms differ in their tag bits and atoms step by 64.
@@ -56,12 +53,6 @@ impl Default for IdentCache {
             slots: Box::new([EMPTY; SLOTS]),
         }
     }
-}
-
-/// Whether `term` is a local pid, from its word alone.
-#[inline]
-pub fn is_local_pid(term: Term) -> bool {
-    term_word(term.as_c_arg()) & 0b1111 == LOCAL_PID_TAG
 }
 
 impl IdentCache {

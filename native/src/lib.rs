@@ -38,6 +38,13 @@ pub(crate) fn term_word(term: ErlNifTerm) -> usize {
     unsafe { std::mem::transmute::<ErlNifTerm, usize>(term) }
 }
 
+/// Whether a term is a local pid, by its tag (`_TAG_IMMED1_PID`, the same
+/// in every ERTS release): no VM call.
+#[inline]
+pub(crate) fn is_local_pid(term: ErlNifTerm) -> bool {
+    term_word(term) & 0xF == 0x3
+}
+
 /// Whether a term is an atom, by its tag (`_TAG_IMMED2_ATOM`, the same
 /// in every ERTS release): no VM call.
 #[inline]

@@ -80,7 +80,8 @@ fn budget<'a>(term: Term<'a>) -> Option<&'a AtomicU64> {
     }
 }
 
-/// The budget under `max_events` in a map state, if it holds a valid one.
+/// The budget under `max_events` in a map state, if it holds a valid one
+/// (none in a state that is no map).
 pub fn budget_in<'a>(map: Term<'a>) -> Option<&'a AtomicU64> {
     budget(crate::options::map_value(map, max_events())?)
 }
@@ -93,11 +94,7 @@ pub fn budget_in<'a>(map: Term<'a>) -> Option<&'a AtomicU64> {
 /// its word.
 #[inline]
 pub fn gate(tag: Term, state: Term, answer: Atom) -> Atom {
-    if crate::is_immediate(state.as_c_arg())
-        || answer != trace()
-        || trace_status() != tag
-        || !state.is_map()
-    {
+    if crate::is_immediate(state.as_c_arg()) || answer != trace() || trace_status() != tag {
         return answer;
     }
     match budget_in(state) {

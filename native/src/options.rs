@@ -32,15 +32,13 @@ pub fn parse_options<'a>(state: Term<'a>) -> Option<TermOptions<'a>> {
     if state.is_empty_list() {
         return Some(TermOptions::default());
     }
-    if !state.is_map() {
-        return None;
-    }
-    let read = read_map(state);
+    let read = read_map(state, map_size(state)?);
     read.valid.then_some(read.options)
 }
 
 /// What one event reads of the tracer state: the options of its term
 /// fields and the event budget (`max_events`), if any.
+#[derive(Default)]
 pub struct StateView<'a> {
     pub options: TermOptions<'a>,
     pub budget: Option<&'a AtomicU64>,
@@ -54,28 +52,27 @@ pub struct StateView<'a> {
 #[inline]
 pub fn read_state<'a>(state: Term<'a>) -> StateView<'a> {
     if crate::is_nil(state.as_c_arg()) {
-        return StateView {
-            options: TermOptions::default(),
-            budget: None,
-        };
+        return StateView::default();
     }
-    if crate::is_immediate(state.as_c_arg()) || !state.is_map() {
+    // A map is never an immediate; its size tells it is a map.
+    let size = (!crate::is_immediate(state.as_c_arg()))
+        .then(|| map_size(state))
+        .flatten();
+    let Some(size) = size else {
         stats::count_bad_tracer_state();
-        return StateView {
-            options: TermOptions::default(),
-            budget: None,
-        };
-    }
-    let read = read_map(state);
-    let mut options = read.options;
-    if !read.valid {
+        return StateView::default();
+    };
+    let read = read_map(state, size);
+    let options = if read.valid {
+        read.options
+    } else {
         stats::count_bad_tracer_state();
-        options = if read.hides {
+        if read.hides {
             TermOptions::hiding_all()
         } else {
             TermOptions::default()
-        };
-    }
+        }
+    };
     StateView {
         options,
         budget: read.budget,
@@ -91,51 +88,65 @@ struct MapState<'a> {
     hides: bool,
 }
 
-/// Reads a map state: each key looked up once, the most common first,
-/// and none after the map's size is reached (a missing key costs a lookup
-/// too).
-fn read_map<'a>(state: Term<'a>) -> MapState<'a> {
-    let size = map_size(state).unwrap_or(usize::MAX);
+/// The keys of a map of `size` keys, looked up one by one until all are
+/// found: a missing key costs a lookup too, so none is looked for then.
+struct Keys<'a> {
+    map: Term<'a>,
+    size: usize,
+    found: usize,
+}
+
+impl<'a> Keys<'a> {
+    fn get(&mut self, key: Atom) -> Option<Term<'a>> {
+        if self.found == self.size {
+            return None;
+        }
+        let value = map_value(self.map, key)?;
+        self.found += 1;
+        Some(value)
+    }
+}
+
+/// Reads a map state of `size` keys: each key looked up once, the most
+/// common first.
+fn read_map<'a>(state: Term<'a>, size: usize) -> MapState<'a> {
     let mut read = MapState {
         options: TermOptions::default(),
         budget: None,
         valid: true,
         hides: false,
     };
-    let mut found = 0;
-    if let Some(value) = map_value(state, payload()) {
-        found += 1;
+    let mut keys = Keys {
+        map: state,
+        size,
+        found: 0,
+    };
+    if let Some(value) = keys.get(payload()) {
         read.hides = true;
         match payloads(value) {
             Some(modes) => read.options.payload = modes,
             None => read.valid = false,
         }
     }
-    if found < size {
-        if let Some(value) = map_value(state, redact()) {
-            found += 1;
-            read.hides = true;
-            match Redact::from_list(value) {
-                Some(keys) => read.options.redact = keys,
-                None => read.valid = false,
-            }
+    if let Some(value) = keys.get(redact()) {
+        read.hides = true;
+        match Redact::from_list(value) {
+            Some(keys) => read.options.redact = keys,
+            None => read.valid = false,
         }
     }
-    if found < size {
-        if let Some(value) = map_value(state, max_term_bytes()) {
-            found += 1;
-            match valid_max_term_bytes(value) {
-                Some(max) => read.options.max_term_bytes = max,
-                None => read.valid = false,
-            }
+    if let Some(value) = keys.get(max_term_bytes()) {
+        match valid_max_term_bytes(value) {
+            Some(max) => read.options.max_term_bytes = max,
+            None => read.valid = false,
         }
     }
-    if found < size {
+    if keys.found < size {
         read.budget = limits::budget_in(state);
-        found += usize::from(read.budget.is_some());
+        keys.found += usize::from(read.budget.is_some());
     }
     // A key that is none of ours makes the whole map invalid.
-    read.valid &= found == size;
+    read.valid &= keys.found == size;
     read
 }
 
