@@ -55,6 +55,27 @@ where
     answer.unwrap_or_else(|| unsafe { rustler::sys::enif_make_badarg(env) })
 }
 
+/// The `enabled*` questions `tracer::enabled_answer` leaves, out of line:
+/// the common path keeps a small frame.
+///
+/// # Safety
+/// What the runtime passed to an `enabled*/3` callback.
+#[inline(never)]
+unsafe fn enabled_slow(
+    class: Option<Class>,
+    env: *mut ErlNifEnv,
+    argc: c_int,
+    argv: *const ErlNifTerm,
+) -> ErlNifTerm {
+    // SAFETY: the caller's promise.
+    unsafe {
+        run(env, argc, argv, |_, [tag, state, tracee]| {
+            let answer = tracer::enabled(class, tag, tracee);
+            Some(limits::gate(tag, state, answer).as_c_arg())
+        })
+    }
+}
+
 /// One `enabled*/3` + `trace*/5` pair per trace class, plus the generic
 /// pair (`None`: the class follows from the tag and the tracee).
 macro_rules! callbacks {
@@ -65,23 +86,17 @@ macro_rules! callbacks {
                 argc: c_int,
                 argv: *const ErlNifTerm,
             ) -> ErlNifTerm {
-                // The question before most events, answered first, with
-                // no call that could panic.
+                // Most questions are answered from the words alone.
                 if argc == 3 {
-                    // SAFETY: argc says `argv` holds 3 terms.
-                    let (tag, state) = unsafe { (*argv, *argv.add(1)) };
-                    if let Some(answer) = tracer::trace_status_answer(tag, state) {
+                    // SAFETY: argc says `argv` holds 3 terms, live for
+                    // this call.
+                    let answer = unsafe { tracer::enabled_answer($class, *argv, *argv.add(1)) };
+                    if let Some(answer) = answer {
                         return answer;
                     }
                 }
-                // SAFETY: registered with arity 3 (`table`), so the runtime
-                // passes 3 terms.
-                unsafe {
-                    run(env, argc, argv, |_, [tag, state, tracee]| {
-                        let answer = tracer::enabled($class, tag, tracee);
-                        Some(limits::gate(tag, state, answer).as_c_arg())
-                    })
-                }
+                // SAFETY: what the runtime passed.
+                unsafe { enabled_slow($class, env, argc, argv) }
             }
 
             unsafe extern "C" fn $trace(

@@ -71,10 +71,10 @@ impl FieldTexts {
 }
 
 /// What one `trace*` call handed over.
-pub struct EventTerms<'a> {
+pub struct EventTerms<'a, 'o> {
     pub env: Env<'a>,
     pub route: &'static Route,
-    pub options: TermOptions<'a>,
+    pub options: &'o TermOptions<'a>,
     pub tracee: Term<'a>,
     pub term: Term<'a>,
     pub opts: Term<'a>,
@@ -253,7 +253,7 @@ fn gc(e: &EventTerms, t: &mut FieldTexts, emit: fn(Text, u64, u64, u64)) -> Writ
     Ok(())
 }
 
-impl<'a> EventTerms<'a> {
+impl<'a> EventTerms<'a, '_> {
     fn wrap(&self, raw: ERL_NIF_TERM) -> Term<'a> {
         // SAFETY: `raw` comes from a term of this same environment.
         unsafe { Term::new(self.env, raw) }
@@ -272,11 +272,11 @@ impl<'a> EventTerms<'a> {
     }
 
     fn extra(&self) -> Result<Term<'a>, Malformed> {
-        self.opts.map_get(extra()).map_err(|_| Malformed)
+        crate::options::map_get(self.opts, extra()).ok_or(Malformed)
     }
 
     fn term_text(&self, kind: FieldKind, term: Term, out: &mut Vec<u8>) {
-        format_field(term, &self.options, kind, out);
+        format_field(term, self.options, kind, out);
     }
 
     /// `Module:Function/Arity`, the arity being the length when the runtime
@@ -357,6 +357,7 @@ struct GcInfo {
 }
 
 /// A pid, exactly and in full; anything else is not a process here.
+#[inline]
 fn process(idents: &mut IdentCache, term: Term, out: &mut Vec<u8>) -> Written {
     if is_local_pid(term.as_c_arg()) || term.is_pid() {
         idents.write(term, out);
@@ -367,6 +368,7 @@ fn process(idents: &mut IdentCache, term: Term, out: &mut Vec<u8>) -> Written {
 }
 
 /// A port, exactly and in full.
+#[inline]
 fn port(idents: &mut IdentCache, term: Term, out: &mut Vec<u8>) -> Written {
     if term.is_port() {
         idents.write(term, out);
@@ -377,6 +379,7 @@ fn port(idents: &mut IdentCache, term: Term, out: &mut Vec<u8>) -> Written {
 }
 
 /// Pids and ports, exactly and in full; anything else is not an identifier.
+#[inline]
 fn identifier(idents: &mut IdentCache, term: Term, out: &mut Vec<u8>) -> Written {
     if is_local_pid(term.as_c_arg()) || term.is_pid() || term.is_port() {
         idents.write(term, out);

@@ -57,33 +57,39 @@ impl Default for IdentCache {
 
 impl IdentCache {
     /// Appends the text of a pid, port or atom, as `format_identifier`
-    /// writes it.
+    /// writes it. Inlined: a hit is a few instructions, and the miss is
+    /// out of line.
+    #[inline]
     pub fn write(&mut self, term: Term, out: &mut Vec<u8>) {
         let word = term_word(term.as_c_arg());
         if !crate::is_immediate(term.as_c_arg()) {
             return format_identifier(term, out);
         }
-        let slot = &mut self.slots[slot_of(word)];
-        if slot.word == word {
-            out.reserve(TEXT_MAX);
-            let len = out.len();
-            // SAFETY: `reserve` made room for TEXT_MAX bytes after `len`;
-            // all of the slot's text is copied there (a fixed size, so no
-            // call to memcpy), and only its `slot.len` bytes are kept.
-            unsafe {
-                std::ptr::copy_nonoverlapping(
-                    slot.text.as_ptr(),
-                    out.as_mut_ptr().add(len),
-                    TEXT_MAX,
-                );
-                out.set_len(len + usize::from(slot.len));
-            }
-            return;
+        let slot = &self.slots[slot_of(word)];
+        if slot.word != word {
+            return self.miss(term, out);
         }
+        out.reserve(TEXT_MAX);
+        let len = out.len();
+        // SAFETY: `reserve` made room for TEXT_MAX bytes after `len`; all
+        // of the slot's text is copied there (a fixed size, so no call to
+        // memcpy), and only its `slot.len` bytes are kept.
+        unsafe {
+            std::ptr::copy_nonoverlapping(slot.text.as_ptr(), out.as_mut_ptr().add(len), TEXT_MAX);
+            out.set_len(len + usize::from(slot.len));
+        }
+    }
+
+    /// Prints an immediate not in its slot and keeps its text there.
+    #[cold]
+    #[inline(never)]
+    fn miss(&mut self, term: Term, out: &mut Vec<u8>) {
+        let word = term_word(term.as_c_arg());
         let start = out.len();
         format_identifier(term, out);
         let text = &out[start..];
         if text.len() <= TEXT_MAX {
+            let slot = &mut self.slots[slot_of(word)];
             slot.text[..text.len()].copy_from_slice(text);
             slot.len = text.len() as u8;
             slot.word = word;

@@ -21,6 +21,7 @@ mod lttng;
 mod no_vm;
 mod options;
 mod routes;
+mod small_map;
 mod stats;
 mod tracer;
 
@@ -332,6 +333,9 @@ fn on_load(env: Env, load_info: Term) -> bool {
         Ordering::Relaxed,
     );
     tracer::init(env);
+    if !small_map::init(env) {
+        eprintln!("dyntrace: maps are not laid out as expected; reading them through enif");
+    }
     // `{ProviderPath, HashMap, FirstKeyOfItsToList}`: the map tells which
     // way this release's iterator goes (format's big-map order).
     let Ok((path, map, first)) = load_info.decode::<(Term, Term, Term)>() else {

@@ -64,7 +64,7 @@ pub fn init(env: Env) -> bool {
 }
 
 /// The budget a term is, if it is one.
-fn budget<'a>(term: Term<'a>) -> Option<&'a AtomicU64> {
+pub fn budget<'a>(term: Term<'a>) -> Option<&'a AtomicU64> {
     let kind = BUDGET_TYPE.load(Ordering::Acquire);
     if kind.is_null() {
         return None;
@@ -83,7 +83,7 @@ fn budget<'a>(term: Term<'a>) -> Option<&'a AtomicU64> {
 /// The budget under `max_events` in a map state, if it holds a valid one
 /// (none in a state that is no map).
 pub fn budget_in<'a>(map: Term<'a>) -> Option<&'a AtomicU64> {
-    budget(crate::options::map_value(map, max_events())?)
+    budget(crate::options::map_get(map, max_events())?)
 }
 
 /// An `enabled*` answer with the budget applied: `remove` for

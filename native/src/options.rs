@@ -2,6 +2,7 @@
 //! one small `StateView` (no allocation; `[]` costs one check).
 
 use crate::format::{FieldKind, Payload, Redact, TermOptions};
+use crate::small_map::{self, SmallMap};
 use crate::{limits, stats};
 use rustler::sys::ErlNifTerm;
 use rustler::{Atom, Term};
@@ -32,7 +33,7 @@ pub fn parse_options<'a>(state: Term<'a>) -> Option<TermOptions<'a>> {
     if state.is_empty_list() {
         return Some(TermOptions::default());
     }
-    let read = read_map(state, map_size(state)?);
+    let read = read_map(Keys::of(state)?);
     read.valid.then_some(read.options)
 }
 
@@ -54,15 +55,15 @@ pub fn read_state<'a>(state: Term<'a>) -> StateView<'a> {
     if crate::is_nil(state.as_c_arg()) {
         return StateView::default();
     }
-    // A map is never an immediate; its size tells it is a map.
-    let size = (!crate::is_immediate(state.as_c_arg()))
-        .then(|| map_size(state))
+    // A map is never an immediate.
+    let keys = (!crate::is_immediate(state.as_c_arg()))
+        .then(|| Keys::of(state))
         .flatten();
-    let Some(size) = size else {
+    let Some(keys) = keys else {
         stats::count_bad_tracer_state();
         return StateView::default();
     };
-    let read = read_map(state, size);
+    let read = read_map(keys);
     let options = if read.valid {
         read.options
     } else {
@@ -90,36 +91,51 @@ struct MapState<'a> {
 
 /// The keys of a map of `size` keys, looked up one by one until all are
 /// found: a missing key costs a lookup too, so none is looked for then.
+/// A small map is read in place (`small_map`), a large one through enif.
 struct Keys<'a> {
     map: Term<'a>,
+    small: Option<SmallMap<'a>>,
     size: usize,
     found: usize,
 }
 
 impl<'a> Keys<'a> {
+    /// The keys of `map`; `None` if it is no map.
+    #[inline]
+    fn of(map: Term<'a>) -> Option<Self> {
+        let small = small_map::view(map);
+        let size = match small {
+            Some(small) => small.len(),
+            None => map_size(map)?,
+        };
+        Some(Keys {
+            map,
+            small,
+            size,
+            found: 0,
+        })
+    }
+
     fn get(&mut self, key: Atom) -> Option<Term<'a>> {
         if self.found == self.size {
             return None;
         }
-        let value = map_value(self.map, key)?;
+        let value = match self.small {
+            Some(small) => small.get(self.map.get_env(), key),
+            None => map_value(self.map, key.to_term(self.map.get_env())),
+        }?;
         self.found += 1;
         Some(value)
     }
 }
 
-/// Reads a map state of `size` keys: each key looked up once, the most
-/// common first.
-fn read_map<'a>(state: Term<'a>, size: usize) -> MapState<'a> {
+/// Reads a map state: each key looked up once, the most common first.
+fn read_map<'a>(mut keys: Keys<'a>) -> MapState<'a> {
     let mut read = MapState {
         options: TermOptions::default(),
         budget: None,
         valid: true,
         hides: false,
-    };
-    let mut keys = Keys {
-        map: state,
-        size,
-        found: 0,
     };
     if let Some(value) = keys.get(payload()) {
         read.hides = true;
@@ -141,29 +157,35 @@ fn read_map<'a>(state: Term<'a>, size: usize) -> MapState<'a> {
             None => read.valid = false,
         }
     }
-    if keys.found < size {
-        read.budget = limits::budget_in(state);
-        keys.found += usize::from(read.budget.is_some());
+    if let Some(value) = keys.get(limits::max_events()) {
+        match limits::budget(value) {
+            Some(budget) => read.budget = Some(budget),
+            None => read.valid = false,
+        }
     }
     // A key that is none of ours makes the whole map invalid.
-    read.valid &= keys.found == size;
+    read.valid &= keys.found == keys.size;
     read
 }
 
-/// The value under `key` in `map`. Straight from the enif call: the state
-/// is read on every event, and a missing key is common.
+/// The value under the atom `key` in `map`: in place for a small map,
+/// else through enif.
 #[inline]
-pub fn map_value<'a>(map: Term<'a>, key: Atom) -> Option<Term<'a>> {
+pub fn map_get<'a>(map: Term<'a>, key: Atom) -> Option<Term<'a>> {
+    match small_map::view(map) {
+        Some(small) => small.get(map.get_env(), key),
+        None => map_value(map, key.to_term(map.get_env())),
+    }
+}
+
+/// The value under `key` in `map`, straight from the enif call.
+#[inline]
+pub fn map_value<'a>(map: Term<'a>, key: Term<'a>) -> Option<Term<'a>> {
     let env = map.get_env();
     let mut value = ErlNifTerm::default();
     // SAFETY: valid terms of `env`; `value` is an out-pointer to a local.
     let found = unsafe {
-        rustler::sys::enif_get_map_value(
-            env.as_c_arg(),
-            map.as_c_arg(),
-            key.to_term(env).as_c_arg(),
-            &mut value,
-        )
+        rustler::sys::enif_get_map_value(env.as_c_arg(), map.as_c_arg(), key.as_c_arg(), &mut value)
     };
     // SAFETY: on success `value` is a term of `env`.
     (found != 0).then(|| unsafe { Term::new(env, value) })
@@ -203,7 +225,7 @@ fn payloads(value: Term) -> Option<[Payload; FieldKind::COUNT]> {
         if found == size {
             break;
         }
-        if let Some(mode) = map_value(value, kind_atom(kind)) {
+        if let Some(mode) = map_get(value, kind_atom(kind)) {
             modes[kind as usize] = payload_mode(mode)?;
             found += 1;
         }

@@ -88,8 +88,14 @@ fn insert(slots: &mut [Slot; SLOTS], word: usize, route: &'static Route) -> Resu
 /// The row for `tag` in `class`, if that tag becomes an event.
 #[inline]
 pub fn lookup(class: Class, tag: Term) -> Option<&'static Route> {
+    lookup_word(class, term_word(tag.as_c_arg()))
+}
+
+/// `lookup` by the tag's word.
+#[inline]
+pub fn lookup_word(class: Class, tag: usize) -> Option<&'static Route> {
     let slots = &TABLE.get()?.by_class[class as usize];
-    probe(slots, term_word(tag.as_c_arg()))
+    probe(slots, tag)
 }
 
 /// The route stored under `word`: from its home slot on, until the word

@@ -4,7 +4,7 @@
 use crate::events::{self, Class, Route};
 use crate::fields::{EventTerms, FieldTexts, Malformed};
 use crate::{is_immediate, term_of_word, term_word};
-use crate::{limits, lttng, options, routes, stats};
+use crate::{limits, lttng, options, routes, small_map, stats};
 use rustler::sys::ErlNifTerm;
 use rustler::{Atom, Env, Error, NifResult, Term};
 use std::cell::RefCell;
@@ -17,30 +17,63 @@ rustler::atoms! {
     trace_status,
 }
 
-/// The words of `trace_status` and `trace`, set at load (0, which is no
-/// term, before): the runtime asks `enabled(trace_status, ...)` on every
-/// traced send and call and every schedule-in, and this answers it with
-/// plain loads.
+/// The words of `trace_status` and the answers, set at load (0, which is
+/// no term, before): `enabled_answer` answers with plain loads.
 static TRACE_STATUS_WORD: AtomicUsize = AtomicUsize::new(0);
 static TRACE_WORD: AtomicUsize = AtomicUsize::new(0);
+static DISCARD_WORD: AtomicUsize = AtomicUsize::new(0);
+static MAX_EVENTS_WORD: AtomicUsize = AtomicUsize::new(0);
 
-/// Learns the words `trace_status_answer` compares with.
+/// Learns the words `enabled_answer` compares with and answers.
 pub fn init(env: Env) {
     let word = |atom: Atom| term_word(atom.to_term(env).as_c_arg());
     TRACE_STATUS_WORD.store(word(trace_status()), Ordering::Relaxed);
     TRACE_WORD.store(word(trace()), Ordering::Relaxed);
+    DISCARD_WORD.store(word(discard()), Ordering::Relaxed);
+    MAX_EVENTS_WORD.store(word(limits::max_events()), Ordering::Relaxed);
 }
 
-/// `trace` for `enabled(trace_status, State, _)` with a state that holds
-/// no event budget (an immediate, as `[]` is); `None` for anything else,
-/// which `enabled` and `limits::gate` answer.
+/// The answer to `enabled*(Tag, State, _)` told from term words alone,
+/// with no call that could panic: `trace` for `trace_status` with a state
+/// that holds no event budget (an immediate, as `[]` is, or a small map
+/// without `max_events`), and for a class's own callback whether the
+/// tag's event is enabled (a budget changes only `trace_status`'s answer,
+/// `limits::gate`). `None` for the rest, which `enabled` and
+/// `limits::gate` answer: the generic callback's tags (the tracee tells
+/// their class) and states that hold a budget.
+///
+/// # Safety
+/// `state` must be a live term of the NIF call being served.
 #[inline(always)]
-pub fn trace_status_answer(tag: ErlNifTerm, state: ErlNifTerm) -> Option<ErlNifTerm> {
+pub unsafe fn enabled_answer(
+    class: Option<Class>,
+    tag: ErlNifTerm,
+    state: ErlNifTerm,
+) -> Option<ErlNifTerm> {
     let status = TRACE_STATUS_WORD.load(Ordering::Relaxed);
-    if term_word(tag) != status || status == 0 || !is_immediate(state) {
+    if status == 0 {
         return None;
     }
-    Some(term_of_word(TRACE_WORD.load(Ordering::Relaxed)))
+    let tag = term_word(tag);
+    let answer = if tag == status {
+        if !is_immediate(state) {
+            // SAFETY: `state` is live (the caller's promise).
+            let map = unsafe { small_map::view_raw(state) }?;
+            if map
+                .get_word(MAX_EVENTS_WORD.load(Ordering::Relaxed))
+                .is_some()
+            {
+                return None;
+            }
+        }
+        &TRACE_WORD
+    } else {
+        match routes::lookup_word(class?, tag) {
+            Some(route) if lttng::is_enabled(route.event) => &TRACE_WORD,
+            _ => &DISCARD_WORD,
+        }
+    };
+    Some(term_of_word(answer.load(Ordering::Relaxed)))
 }
 
 /// `enabled*(Tag, State, Tracee)`: `trace` when `Tag`'s event is enabled in
@@ -87,7 +120,7 @@ pub fn emit<'a>(
     let terms = EventTerms {
         env,
         route,
-        options: state.options,
+        options: &state.options,
         tracee,
         term,
         opts,

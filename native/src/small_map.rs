@@ -1,0 +1,174 @@
+//! Maps of up to 32 keys, read in place.
+//!
+//! Every event reads two such maps: the tracer state (`#{payload => none}`)
+//! and the runtime's `Opts` (`#{extra => To, ...}`); the runtime asks
+//! `enabled(trace_status, State, _)` before most events too. One
+//! `enif_get_map_value` costs about 50 instructions, more than comparing
+//! every key of a small map. The VM lays a small map out as a header word,
+//! the key count, a tuple of the keys, then the values in the keys' order
+//! (ERTS's `flatmap_t`, the same from OTP 18 to 29). `init` checks that
+//! layout at load against maps the VM itself made, and learns the header
+//! word; when anything differs, `view` answers `None` and callers use the
+//! enif calls, so a release that lays maps out otherwise is slower, never
+//! wrong. Maps of more than 32 keys (hash tries) have another header and
+//! go through enif too.
+
+use crate::term_word;
+use rustler::sys::ErlNifTerm;
+use rustler::{Encoder, Env, Term};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// The primary tag of a boxed term's word (`TAG_PRIMARY_BOXED`): the word
+/// less this is the address of the object, whose first word is a header.
+const BOXED: usize = 0b10;
+
+/// The header word of a small map, learned at load; 0, which no header
+/// is, until then or when the layout is not the one described above.
+static HEADER: AtomicUsize = AtomicUsize::new(0);
+
+/// A small map's keys and values, in place, as term words.
+#[derive(Clone, Copy)]
+pub struct SmallMap<'a> {
+    keys: &'a [usize],
+    values: &'a [usize],
+}
+
+impl<'a> SmallMap<'a> {
+    pub fn len(&self) -> usize {
+        self.keys.len()
+    }
+
+    /// The value under the key whose word is `key`: an immediate key (an
+    /// atom), so comparing words is comparing terms.
+    #[inline]
+    pub fn get_word(&self, key: usize) -> Option<usize> {
+        let at = self.keys.iter().position(|k| *k == key)?;
+        self.values.get(at).copied()
+    }
+
+    /// The value under `key`, an atom, as a term of `env`.
+    #[inline]
+    pub fn get(&self, env: Env<'a>, key: rustler::Atom) -> Option<Term<'a>> {
+        let word = self.get_word(term_word(key.as_c_arg()))?;
+        // SAFETY: a value of the map, a term of the same call as the map.
+        Some(unsafe { Term::new(env, crate::term_of_word(word)) })
+    }
+}
+
+/// The address of a boxed term's object.
+#[inline]
+fn object(word: usize) -> *const usize {
+    (word - BOXED) as *const usize
+}
+
+/// `term` as a small map, if it is one and the layout was confirmed at
+/// load; `None` for any other term (a large map too).
+#[inline]
+pub fn view<'a>(term: Term<'a>) -> Option<SmallMap<'a>> {
+    // SAFETY: `term` lives for 'a.
+    unsafe { view_raw(term.as_c_arg()) }
+}
+
+/// `view` of a raw term, for the callbacks' first checks.
+///
+/// # Safety
+/// `term` must be a live term of the NIF call being served, which
+/// outlives 'a.
+#[inline]
+pub unsafe fn view_raw<'a>(term: ErlNifTerm) -> Option<SmallMap<'a>> {
+    let header = HEADER.load(Ordering::Relaxed);
+    let word = term_word(term);
+    if word & 0b11 != BOXED || header == 0 {
+        return None;
+    }
+    let map = object(word);
+    // SAFETY: `term` is a live boxed term (the caller's promise), so its word less
+    // the tag addresses its object, which starts with a header word.
+    if unsafe { *map } != header {
+        return None;
+    }
+    // SAFETY: the header is a small map's, whose layout `init` confirmed:
+    // the key count, the boxed keys tuple (a header, then the keys), then
+    // as many values. The terms live as long as `term`, that is 'a.
+    unsafe {
+        let size = *map.add(1);
+        let keys = object(*map.add(2)).add(1);
+        Some(SmallMap {
+            keys: std::slice::from_raw_parts(keys, size),
+            values: std::slice::from_raw_parts(map.add(3), size),
+        })
+    }
+}
+
+/// Confirms the layout on maps the VM makes and learns the header; called
+/// from the NIF's load. Returns whether maps will be read in place.
+pub fn init(env: Env) -> bool {
+    let header = learn(env).unwrap_or(0);
+    HEADER.store(header, Ordering::Relaxed);
+    header != 0
+}
+
+fn learn(env: Env) -> Option<usize> {
+    let two = map_of(env, 2)?;
+    let header = checked_header(env, two, 2)?;
+    // The header does not depend on the size, and a map past 32 keys
+    // (another structure) does not have it.
+    let one = map_of(env, 1)?;
+    (checked_header(env, one, 1)? == header).then_some(())?;
+    let large = term_word(map_of(env, 33)?.as_c_arg());
+    if large & 0b11 != BOXED {
+        return None;
+    }
+    // SAFETY: a live boxed term (a map); its object starts with a header.
+    let large_header = unsafe { *object(large) };
+    (large_header != header).then_some(header)
+}
+
+/// A map of `n` keys `0..n` (small integers, immediates) to the atoms
+/// `true`/`false` alternately, made by the VM.
+fn map_of(env: Env, n: usize) -> Option<Term> {
+    let keys: Vec<Term> = (0..n).map(|i| i.encode(env)).collect();
+    let values: Vec<Term> = (0..n).map(|i| (i % 2 == 0).encode(env)).collect();
+    Term::map_from_arrays(env, &keys, &values).ok()
+}
+
+/// The header of `map`, a small map of `n` keys, if its words are laid
+/// out as `view` reads them: the count, the keys tuple (checked with
+/// `enif_get_tuple`) and each key's value (checked with
+/// `enif_get_map_value`).
+fn checked_header<'a>(env: Env<'a>, map: Term<'a>, n: usize) -> Option<usize> {
+    let word = term_word(map.as_c_arg());
+    if word & 0b11 != BOXED {
+        return None;
+    }
+    let obj = object(word);
+    // SAFETY: a map of n keys has at least 3 + n words in every release
+    // with maps (a header, and n keys and values, are the least it can
+    // hold, and a small map's object holds more); the words are read,
+    // not trusted, until checked against the enif calls below.
+    let (header, size, keys_word) = unsafe { (*obj, *obj.add(1), *obj.add(2)) };
+    if size != n {
+        return None;
+    }
+    // SAFETY: the keys tuple is a term of this environment if the layout
+    // holds; enif_get_tuple checks that it is a tuple at all.
+    let elems =
+        unsafe { crate::enif::tuple_elements(env.as_c_arg(), crate::term_of_word(keys_word)) }?;
+    if elems.len() != n || keys_word & 0b11 != BOXED {
+        return None;
+    }
+    // SAFETY: `keys_word` is a boxed tuple (enif_get_tuple said so).
+    if elems.as_ptr().cast::<usize>() != unsafe { object(keys_word).add(1) } {
+        return None;
+    }
+    for (i, key) in elems.iter().enumerate() {
+        // SAFETY: a key of the map, a term of `env`.
+        let key = unsafe { Term::new(env, *key) };
+        let value = crate::options::map_value(map, key)?;
+        // SAFETY: word 3 + i is within the map's object (see above).
+        if term_word(value.as_c_arg()) != unsafe { *obj.add(3 + i) } {
+            return None;
+        }
+    }
+    Some(header)
+}
