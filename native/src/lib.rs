@@ -333,6 +333,7 @@ fn on_load(env: Env, load_info: Term) -> bool {
         Ordering::Relaxed,
     );
     tracer::init(env);
+    options::init();
     if !small_map::init(env) {
         eprintln!("dyntrace: maps are not laid out as expected; reading them through enif");
     }

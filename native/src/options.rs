@@ -2,11 +2,11 @@
 //! one small `StateView` (no allocation; `[]` costs one check).
 
 use crate::format::{FieldKind, Payload, Redact, TermOptions};
-use crate::small_map::{self, SmallMap};
+use crate::small_map;
 use crate::{limits, stats};
 use rustler::sys::ErlNifTerm;
 use rustler::{Atom, Term};
-use std::sync::atomic::AtomicU64;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 pub const DEFAULT_MAX_TERM_BYTES: usize = 1024;
 pub const MIN_MAX_TERM_BYTES: usize = 64;
@@ -33,8 +33,8 @@ pub fn parse_options<'a>(state: Term<'a>) -> Option<TermOptions<'a>> {
     if state.is_empty_list() {
         return Some(TermOptions::default());
     }
-    let read = read_map(Keys::of(state)?);
-    read.valid.then_some(read.options)
+    let mut view = StateView::default();
+    read_map(state, &mut view)?.valid.then_some(view.options)
 }
 
 /// What one event reads of the tracer state: the options of its term
@@ -50,122 +50,147 @@ pub struct StateView<'a> {
 /// except that a map that names `payload` or `redact` fails closed: every
 /// term text is then written `-` (names included), since those options
 /// hide things. A valid budget counts even in a state that is not.
+/// Written into `view`, which starts as the defaults.
 #[inline]
-pub fn read_state<'a>(state: Term<'a>) -> StateView<'a> {
+pub fn read_state<'a>(state: Term<'a>, view: &mut StateView<'a>) {
     if crate::is_nil(state.as_c_arg()) {
-        return StateView::default();
+        return;
     }
     // A map is never an immediate.
-    let keys = (!crate::is_immediate(state.as_c_arg()))
-        .then(|| Keys::of(state))
+    let read = (!crate::is_immediate(state.as_c_arg()))
+        .then(|| read_map(state, view))
         .flatten();
-    let Some(keys) = keys else {
+    let Some(read) = read else {
         stats::count_bad_tracer_state();
-        return StateView::default();
+        return;
     };
-    let read = read_map(keys);
-    let options = if read.valid {
-        read.options
-    } else {
+    if !read.valid {
         stats::count_bad_tracer_state();
-        if read.hides {
+        view.options = if read.hides {
             TermOptions::hiding_all()
         } else {
             TermOptions::default()
-        }
-    };
-    StateView {
-        options,
-        budget: read.budget,
+        };
     }
 }
 
-/// A map state as read: valid when every key is one of ours with a valid
-/// value; `hides` when it names an option that hides.
-struct MapState<'a> {
-    options: TermOptions<'a>,
-    budget: Option<&'a AtomicU64>,
+/// What reading a map state found: valid when every key is one of ours
+/// with a valid value; `hides` when it names an option that hides.
+struct Verdict {
     valid: bool,
     hides: bool,
 }
 
-/// The keys of a map of `size` keys, looked up one by one until all are
-/// found: a missing key costs a lookup too, so none is looked for then.
-/// A small map is read in place (`small_map`), a large one through enif.
-struct Keys<'a> {
-    map: Term<'a>,
-    small: Option<SmallMap<'a>>,
-    size: usize,
-    found: usize,
+/// The state's keys, in the order a large map is searched.
+#[derive(Clone, Copy)]
+enum Key {
+    Payload,
+    Redact,
+    MaxTermBytes,
+    MaxEvents,
 }
 
-impl<'a> Keys<'a> {
-    /// The keys of `map`; `None` if it is no map.
-    #[inline]
-    fn of(map: Term<'a>) -> Option<Self> {
-        let small = small_map::view(map);
-        let size = match small {
-            Some(small) => small.len(),
-            None => map_size(map)?,
-        };
-        Some(Keys {
-            map,
-            small,
-            size,
-            found: 0,
-        })
-    }
+impl Key {
+    const ALL: [Key; 4] = [Key::Payload, Key::Redact, Key::MaxTermBytes, Key::MaxEvents];
 
-    fn get(&mut self, key: Atom) -> Option<Term<'a>> {
-        if self.found == self.size {
-            return None;
+    fn atom(self) -> Atom {
+        match self {
+            Key::Payload => payload(),
+            Key::Redact => redact(),
+            Key::MaxTermBytes => max_term_bytes(),
+            Key::MaxEvents => limits::max_events(),
         }
-        let value = match self.small {
-            Some(small) => small.get(self.map.get_env(), key),
-            None => map_value(self.map, key.to_term(self.map.get_env())),
-        }?;
-        self.found += 1;
-        Some(value)
+    }
+
+    /// The key a word is, if it is one of the state's.
+    #[inline]
+    fn of_word(word: usize) -> Option<Key> {
+        Key::ALL
+            .into_iter()
+            .find(|key| KEY_WORDS[*key as usize].load(Ordering::Relaxed) == word)
     }
 }
 
-/// Reads a map state: each key looked up once, the most common first.
-fn read_map<'a>(mut keys: Keys<'a>) -> MapState<'a> {
-    let mut read = MapState {
-        options: TermOptions::default(),
-        budget: None,
+/// The words of the state's keys (in `Key`'s order) and of the payload
+/// modes (in `MODES`' order), learned at load: the state is read on every
+/// event, and an atom of `rustler::atoms!` is a lock check away.
+static KEY_WORDS: [AtomicUsize; Key::ALL.len()] = [const { AtomicUsize::new(0) }; Key::ALL.len()];
+static MODE_WORDS: [AtomicUsize; MODES.len()] = [const { AtomicUsize::new(0) }; MODES.len()];
+const MODES: [Payload; 4] = [Payload::None, Payload::Shape, Payload::Size, Payload::Full];
+
+/// Learns the words `read_state` compares with. Called from the NIF's load.
+pub fn init() {
+    for key in Key::ALL {
+        KEY_WORDS[key as usize].store(crate::term_word(key.atom().as_c_arg()), Ordering::Relaxed);
+    }
+    for (mode, word) in MODES.into_iter().zip(&MODE_WORDS) {
+        word.store(
+            crate::term_word(mode_atom(mode).as_c_arg()),
+            Ordering::Relaxed,
+        );
+    }
+}
+
+fn mode_atom(mode: Payload) -> Atom {
+    match mode {
+        Payload::None => none(),
+        Payload::Shape => shape(),
+        Payload::Size => size(),
+        Payload::Full => full(),
+    }
+}
+
+/// Reads a map state into `view`, in place since it runs on every event.
+/// A small map's keys are walked once, in place; a large one (more keys
+/// than a state has, so never valid) is searched for the state's keys.
+/// `None` if `state` is no map.
+fn read_map<'a>(state: Term<'a>, view: &mut StateView<'a>) -> Option<Verdict> {
+    let mut read = Verdict {
         valid: true,
         hides: false,
     };
-    if let Some(value) = keys.get(payload()) {
-        read.hides = true;
-        match payloads(value) {
-            Some(modes) => read.options.payload = modes,
-            None => read.valid = false,
+    let env = state.get_env();
+    if let Some(map) = small_map::view(state) {
+        for (key, value) in map.entries() {
+            // SAFETY: a value of the map, a term of the same call.
+            let value = unsafe { Term::new(env, crate::term_of_word(value)) };
+            match Key::of_word(key) {
+                Some(key) => read_key(key, value, view, &mut read),
+                None => read.valid = false,
+            }
         }
-    }
-    if let Some(value) = keys.get(redact()) {
-        read.hides = true;
-        match Redact::from_list(value) {
-            Some(keys) => read.options.redact = keys,
-            None => read.valid = false,
+    } else {
+        let size = map_size(state)?;
+        let mut found = 0;
+        for key in Key::ALL {
+            if let Some(value) = map_value(state, key.atom().to_term(env)) {
+                read_key(key, value, view, &mut read);
+                found += 1;
+            }
         }
+        read.valid &= found == size;
     }
-    if let Some(value) = keys.get(max_term_bytes()) {
-        match valid_max_term_bytes(value) {
-            Some(max) => read.options.max_term_bytes = max,
-            None => read.valid = false,
+    Some(read)
+}
+
+/// Reads one option of a state into `view`.
+#[inline(always)]
+fn read_key<'a>(key: Key, value: Term<'a>, view: &mut StateView<'a>, read: &mut Verdict) {
+    let valid = match key {
+        Key::Payload => {
+            read.hides = true;
+            payloads(value).map(|modes| view.options.payload = modes)
         }
-    }
-    if let Some(value) = keys.get(limits::max_events()) {
-        match limits::budget(value) {
-            Some(budget) => read.budget = Some(budget),
-            None => read.valid = false,
+        Key::Redact => {
+            read.hides = true;
+            Redact::from_list(value).map(|keys| view.options.redact = keys)
         }
-    }
-    // A key that is none of ours makes the whole map invalid.
-    read.valid &= keys.found == keys.size;
-    read
+        Key::MaxTermBytes => {
+            valid_max_term_bytes(value).map(|max| view.options.max_term_bytes = max)
+        }
+        Key::MaxEvents => limits::budget(value).map(|budget| view.budget = Some(budget)),
+    };
+    read.valid &= valid.is_some();
 }
 
 /// The value under the atom `key` in `map`: in place for a small map,
@@ -212,12 +237,20 @@ pub fn valid_max_term_bytes(value: Term) -> Option<usize> {
 
 /// `payload => Mode` (every kind but `name`) or `#{Kind => Mode}` (kinds
 /// not named stay `full`).
+#[inline(always)]
 fn payloads(value: Term) -> Option<[Payload; FieldKind::COUNT]> {
     if let Some(mode) = payload_mode(value) {
         let mut modes = [mode; FieldKind::COUNT];
         modes[FieldKind::Name as usize] = Payload::Full;
         return Some(modes);
     }
+    payloads_per_kind(value)
+}
+
+/// `#{Kind => Mode}`: out of line, the common `payload => Mode` keeps
+/// the state's reading short.
+#[inline(never)]
+fn payloads_per_kind(value: Term) -> Option<[Payload; FieldKind::COUNT]> {
     let size = map_size(value)?;
     let mut modes = [Payload::Full; FieldKind::COUNT];
     let mut found = 0;
@@ -234,18 +267,14 @@ fn payloads(value: Term) -> Option<[Payload; FieldKind::COUNT]> {
 }
 
 /// Atoms are compared as words: no decoding on the per-event path.
+#[inline(always)]
 fn payload_mode(value: Term) -> Option<Payload> {
-    if none() == value {
-        Some(Payload::None)
-    } else if shape() == value {
-        Some(Payload::Shape)
-    } else if size() == value {
-        Some(Payload::Size)
-    } else if full() == value {
-        Some(Payload::Full)
-    } else {
-        None
-    }
+    let word = crate::term_word(value.as_c_arg());
+    MODES
+        .into_iter()
+        .zip(&MODE_WORDS)
+        .find(|(_, mode)| mode.load(Ordering::Relaxed) == word)
+        .map(|(mode, _)| mode)
 }
 
 /// The atom that names a field kind in options.

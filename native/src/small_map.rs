@@ -34,8 +34,10 @@ pub struct SmallMap<'a> {
 }
 
 impl<'a> SmallMap<'a> {
-    pub fn len(&self) -> usize {
-        self.keys.len()
+    /// The words of each key and its value.
+    #[inline]
+    pub fn entries(&self) -> impl Iterator<Item = (usize, usize)> + 'a {
+        self.keys.iter().copied().zip(self.values.iter().copied())
     }
 
     /// The value under the key whose word is `key`: an immediate key (an

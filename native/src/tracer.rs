@@ -113,14 +113,15 @@ pub fn emit<'a>(
     if !lttng::is_enabled(route.event) {
         return Ok(ok());
     }
-    let state = options::read_state(state);
-    if !limits::take(state.budget) {
+    let mut view = options::StateView::default();
+    options::read_state(state, &mut view);
+    if !limits::take(view.budget) {
         return Ok(ok());
     }
     let terms = EventTerms {
         env,
         route,
-        options: &state.options,
+        options: &view.options,
         tracee,
         term,
         opts,
