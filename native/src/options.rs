@@ -144,32 +144,42 @@ fn mode_atom(mode: Payload) -> Atom {
 /// A small map's keys are walked once, in place; a large one (more keys
 /// than a state has, so never valid) is searched for the state's keys.
 /// `None` if `state` is no map.
+#[inline(always)]
 fn read_map<'a>(state: Term<'a>, view: &mut StateView<'a>) -> Option<Verdict> {
+    let Some(map) = small_map::view(state) else {
+        return read_large_map(state, view);
+    };
     let mut read = Verdict {
         valid: true,
         hides: false,
     };
-    let env = state.get_env();
-    if let Some(map) = small_map::view(state) {
-        for (key, value) in map.entries() {
-            // SAFETY: a value of the map, a term of the same call.
-            let value = unsafe { Term::new(env, crate::term_of_word(value)) };
-            match Key::of_word(key) {
-                Some(key) => read_key(key, value, view, &mut read),
-                None => read.valid = false,
-            }
+    for (key, value) in map.entries() {
+        // SAFETY: a value of the map, a term of the same call.
+        let value = unsafe { Term::new(state.get_env(), crate::term_of_word(value)) };
+        match Key::of_word(key) {
+            Some(key) => read_key(key, value, view, &mut read),
+            None => read.valid = false,
         }
-    } else {
-        let size = map_size(state)?;
-        let mut found = 0;
-        for key in Key::ALL {
-            if let Some(value) = map_value(state, key.atom().to_term(env)) {
-                read_key(key, value, view, &mut read);
-                found += 1;
-            }
-        }
-        read.valid &= found == size;
     }
+    Some(read)
+}
+
+/// `read_map` of a map that is not small, out of line.
+#[inline(never)]
+fn read_large_map<'a>(state: Term<'a>, view: &mut StateView<'a>) -> Option<Verdict> {
+    let mut read = Verdict {
+        valid: true,
+        hides: false,
+    };
+    let size = map_size(state)?;
+    let mut found = 0;
+    for key in Key::ALL {
+        if let Some(value) = map_value(state, key.atom().to_term(state.get_env())) {
+            read_key(key, value, view, &mut read);
+            found += 1;
+        }
+    }
+    read.valid &= found == size;
     Some(read)
 }
 
