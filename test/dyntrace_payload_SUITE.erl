@@ -166,12 +166,14 @@ t_cut_texts(_Config) ->
 
 %% A state that names `payload' or `redact' but reaches the callbacks
 %% unchecked and invalid hides every term text (and is counted): an
-%% option meant to hide never fails open (`none's text is `-'). tracer/1
-%% names the bad option.
+%% option meant to hide never fails open (`none's text is `-'), a map of
+%% any size. tracer/1 names the bad option.
 t_fails_closed(_Config) ->
     Bad = [#{payload => bogus}, #{payload => #{message => bogus}},
            #{redact => password}, #{redact => [password | x]},
-           #{payload => none, extra => 1}, #{redact => lists:seq(1, 33)}],
+           #{payload => none, extra => 1}, #{redact => lists:seq(1, 33)},
+           %% Past 32 keys a map is another structure, read another way.
+           maps:from_list([{payload, none} | [{K, K} || K <- lists:seq(1, 40)]])],
     [?assertError({badarg, _}, dyntrace:tracer(State)) || State <- Bad],
     ?assertError({badarg, {payload, bogus}}, dyntrace:tracer(#{payload => bogus})),
     ?assertError({badarg, {redact, password}}, dyntrace:tracer(#{redact => password})),
