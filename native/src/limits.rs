@@ -89,9 +89,10 @@ pub fn budget_in<'a>(map: Term<'a>) -> Option<&'a AtomicU64> {
 /// An `enabled*` answer with the budget applied: `remove` for
 /// `trace_status` once the budget is spent. The other tags' answers stand
 /// (`trace*` refuses an event past the budget), so the enabled check of
-/// each event costs no budget lookup. Only map states carry a budget, and
-/// a map is never an immediate: the common state `[]` costs one test of
-/// its word.
+/// each event costs no budget lookup; `tracer::enabled_answer` answers
+/// those, and `trace_status` for states without a budget, before this is
+/// called. Only map states carry a budget, and a map is never an
+/// immediate.
 #[inline]
 pub fn gate(tag: Term, state: Term, answer: Atom) -> Atom {
     if crate::is_immediate(state.as_c_arg()) || answer != trace() || trace_status() != tag {

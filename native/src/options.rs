@@ -2,7 +2,7 @@
 //! one small `StateView` (no allocation; `[]` costs one check).
 
 use crate::format::{FieldKind, Payload, Redact, TermOptions};
-use crate::small_map;
+use crate::small_map::{self, SmallMap};
 use crate::{limits, stats};
 use rustler::sys::ErlNifTerm;
 use rustler::{Atom, Term};
@@ -81,6 +81,14 @@ struct Verdict {
     hides: bool,
 }
 
+impl Verdict {
+    /// Before any key is read.
+    const START: Verdict = Verdict {
+        valid: true,
+        hides: false,
+    };
+}
+
 /// The state's keys, in the order a large map is searched.
 #[derive(Clone, Copy)]
 enum Key {
@@ -105,10 +113,20 @@ impl Key {
     /// The key a word is, if it is one of the state's.
     #[inline]
     fn of_word(word: usize) -> Option<Key> {
-        Key::ALL
-            .into_iter()
-            .find(|key| KEY_WORDS[*key as usize].load(Ordering::Relaxed) == word)
+        Key::ALL.into_iter().find(|key| key.word() == word)
     }
+
+    #[inline]
+    fn word(self) -> usize {
+        KEY_WORDS[self as usize].load(Ordering::Relaxed)
+    }
+}
+
+/// Whether a small map state names `max_events`: the one option that
+/// changes an `enabled*` answer (`limits::gate`).
+#[inline]
+pub fn names_budget(state: &SmallMap) -> bool {
+    state.get_word(Key::MaxEvents.word()).is_some()
 }
 
 /// The words of the state's keys (in `Key`'s order) and of the payload
@@ -149,10 +167,7 @@ fn read_map<'a>(state: Term<'a>, view: &mut StateView<'a>) -> Option<Verdict> {
     let Some(map) = small_map::view(state) else {
         return read_large_map(state, view);
     };
-    let mut read = Verdict {
-        valid: true,
-        hides: false,
-    };
+    let mut read = Verdict::START;
     for (key, value) in map.entries() {
         // SAFETY: a value of the map, a term of the same call.
         let value = unsafe { Term::new(state.get_env(), crate::term_of_word(value)) };
@@ -167,10 +182,7 @@ fn read_map<'a>(state: Term<'a>, view: &mut StateView<'a>) -> Option<Verdict> {
 /// `read_map` of a map that is not small, out of line.
 #[inline(never)]
 fn read_large_map<'a>(state: Term<'a>, view: &mut StateView<'a>) -> Option<Verdict> {
-    let mut read = Verdict {
-        valid: true,
-        hides: false,
-    };
+    let mut read = Verdict::START;
     let size = map_size(state)?;
     let mut found = 0;
     for key in Key::ALL {

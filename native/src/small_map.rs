@@ -57,7 +57,13 @@ impl<'a> SmallMap<'a> {
     }
 }
 
-/// The address of a boxed term's object.
+/// The address of a boxed term's object, if `word` is a boxed term's.
+#[inline]
+fn boxed(word: usize) -> Option<*const usize> {
+    (word & 0b11 == BOXED).then(|| object(word))
+}
+
+/// The address of the object of `word`, known to be a boxed term's.
 #[inline]
 fn object(word: usize) -> *const usize {
     (word - BOXED) as *const usize
@@ -117,12 +123,9 @@ fn learn(env: Env) -> Option<usize> {
     // (another structure) does not have it.
     let one = map_of(env, 1)?;
     (checked_header(env, one, 1)? == header).then_some(())?;
-    let large = term_word(map_of(env, 33)?.as_c_arg());
-    if large & 0b11 != BOXED {
-        return None;
-    }
+    let large = boxed(term_word(map_of(env, 33)?.as_c_arg()))?;
     // SAFETY: a live boxed term (a map); its object starts with a header.
-    let large_header = unsafe { *object(large) };
+    let large_header = unsafe { *large };
     (large_header != header).then_some(header)
 }
 
@@ -139,11 +142,7 @@ fn map_of(env: Env, n: usize) -> Option<Term> {
 /// `enif_get_tuple`) and each key's value (checked with
 /// `enif_get_map_value`).
 fn checked_header<'a>(env: Env<'a>, map: Term<'a>, n: usize) -> Option<usize> {
-    let word = term_word(map.as_c_arg());
-    if word & 0b11 != BOXED {
-        return None;
-    }
-    let obj = object(word);
+    let obj = boxed(term_word(map.as_c_arg()))?;
     // SAFETY: a map of n keys has at least 3 + n words in every release
     // with maps (a header, and n keys and values, are the least it can
     // hold, and a small map's object holds more); the words are read,
@@ -156,11 +155,10 @@ fn checked_header<'a>(env: Env<'a>, map: Term<'a>, n: usize) -> Option<usize> {
     // holds; enif_get_tuple checks that it is a tuple at all.
     let elems =
         unsafe { crate::enif::tuple_elements(env.as_c_arg(), crate::term_of_word(keys_word)) }?;
-    if elems.len() != n || keys_word & 0b11 != BOXED {
-        return None;
-    }
-    // SAFETY: `keys_word` is a boxed tuple (enif_get_tuple said so).
-    if elems.as_ptr().cast::<usize>() != unsafe { object(keys_word).add(1) } {
+    let keys = boxed(keys_word)?;
+    // SAFETY: `keys` is a tuple's object (enif_get_tuple said so), whose
+    // header is followed by its elements.
+    if elems.len() != n || elems.as_ptr().cast::<usize>() != unsafe { keys.add(1) } {
         return None;
     }
     for (i, key) in elems.iter().enumerate() {

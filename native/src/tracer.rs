@@ -22,7 +22,6 @@ rustler::atoms! {
 static TRACE_STATUS_WORD: AtomicUsize = AtomicUsize::new(0);
 static TRACE_WORD: AtomicUsize = AtomicUsize::new(0);
 static DISCARD_WORD: AtomicUsize = AtomicUsize::new(0);
-static MAX_EVENTS_WORD: AtomicUsize = AtomicUsize::new(0);
 
 /// Learns the words `enabled_answer` compares with and answers.
 pub fn init(env: Env) {
@@ -30,7 +29,6 @@ pub fn init(env: Env) {
     TRACE_STATUS_WORD.store(word(trace_status()), Ordering::Relaxed);
     TRACE_WORD.store(word(trace()), Ordering::Relaxed);
     DISCARD_WORD.store(word(discard()), Ordering::Relaxed);
-    MAX_EVENTS_WORD.store(word(limits::max_events()), Ordering::Relaxed);
 }
 
 /// The answer to `enabled*(Tag, State, _)` told from term words alone,
@@ -59,10 +57,7 @@ pub unsafe fn enabled_answer(
         if !is_immediate(state) {
             // SAFETY: `state` is live (the caller's promise).
             let map = unsafe { small_map::view_raw(state) }?;
-            if map
-                .get_word(MAX_EVENTS_WORD.load(Ordering::Relaxed))
-                .is_some()
-            {
+            if options::names_budget(&map) {
                 return None;
             }
         }
