@@ -12,10 +12,11 @@ use rustler::{Env, Term};
 use std::ffi::c_int;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-/// Runs a callback body over the call's `N` arguments. A body that answers
-/// `None`, or panics, raises `badarg`: nothing unwinds into the VM, and a
-/// panic is counted and the formatter's per-thread state reset
-/// (`crate::recover_from_panic`).
+/// Runs a callback body over the call's `N` argument words. A body that
+/// answers `None`, or panics, raises `badarg`: nothing unwinds into the
+/// VM, and a panic is counted and the formatter's per-thread state reset
+/// (`crate::recover_from_panic`). The body gets the words, not `Term`s (a
+/// `Term` is three words): it makes the terms it reads.
 ///
 /// # Safety
 /// `env` and `argv` are what the runtime passed for a function of arity `N`
@@ -28,20 +29,18 @@ unsafe fn run<const N: usize, F>(
     body: F,
 ) -> ErlNifTerm
 where
-    F: for<'a> FnOnce(Env<'a>, [Term<'a>; N]) -> Option<ErlNifTerm>,
+    F: for<'a> FnOnce(Env<'a>, &[ErlNifTerm; N]) -> Option<ErlNifTerm>,
 {
     if argc as usize != N {
         // SAFETY: `env` is the call's environment.
         return unsafe { rustler::sys::enif_make_badarg(env) };
     }
+    // SAFETY: `argv` holds N terms (checked above), live for this call.
+    let args = unsafe { &*argv.cast::<[ErlNifTerm; N]>() };
     let answer = catch_unwind(AssertUnwindSafe(|| {
         let marker = ();
         // SAFETY: `env` is the call's environment, valid for this call.
         let env = unsafe { Env::new(&marker, env) };
-        let args = std::array::from_fn(|i| {
-            // SAFETY: `argv` holds N terms of `env` (checked above).
-            unsafe { Term::new(env, *argv.add(i)) }
-        });
         body(env, args)
     }));
     let answer = match answer {
@@ -69,7 +68,9 @@ unsafe fn enabled_slow(
 ) -> ErlNifTerm {
     // SAFETY: the caller's promise.
     unsafe {
-        run(env, argc, argv, |_, [tag, state, tracee]| {
+        run(env, argc, argv, |env, args: &[ErlNifTerm; 3]| {
+            // `Term::new` (in the unsafe block above): the call's own terms.
+            let [tag, state, tracee] = args.map(|word| Term::new(env, word));
             let answer = tracer::enabled(class, tag, tracee);
             Some(limits::gate(tag, state, answer).as_c_arg())
         })
@@ -106,11 +107,7 @@ macro_rules! callbacks {
             ) -> ErlNifTerm {
                 // SAFETY: registered with arity 5 (`table`).
                 unsafe {
-                    run(env, argc, argv, |env, [tag, state, tracee, term, opts]| {
-                        tracer::emit(env, $class, tag, state, tracee, term, opts)
-                            .ok()
-                            .map(|ok| ok.as_c_arg())
-                    })
+                    run(env, argc, argv, |env, args| tracer::emit(env, $class, args))
                 }
             }
         )*

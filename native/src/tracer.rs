@@ -6,7 +6,7 @@ use crate::fields::{EventTerms, FieldTexts, Malformed};
 use crate::{is_immediate, term_of_word, term_word};
 use crate::{limits, lttng, options, routes, small_map, stats};
 use rustler::sys::ErlNifTerm;
-use rustler::{Atom, Env, Error, NifResult, Term};
+use rustler::{Atom, Env, Term};
 use std::cell::RefCell;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -17,11 +17,12 @@ rustler::atoms! {
     trace_status,
 }
 
-/// The words of `trace_status` and the answers, set at load (0, which is
+/// The words of `trace_status` and the answers (`ok` too), set at load (0, which is
 /// no term, before): `enabled_answer` answers with plain loads.
 static TRACE_STATUS_WORD: AtomicUsize = AtomicUsize::new(0);
 static TRACE_WORD: AtomicUsize = AtomicUsize::new(0);
 static DISCARD_WORD: AtomicUsize = AtomicUsize::new(0);
+static OK_WORD: AtomicUsize = AtomicUsize::new(0);
 
 /// Learns the words `enabled_answer` compares with and answers.
 pub fn init(env: Env) {
@@ -29,6 +30,7 @@ pub fn init(env: Env) {
     TRACE_STATUS_WORD.store(word(trace_status()), Ordering::Relaxed);
     TRACE_WORD.store(word(trace()), Ordering::Relaxed);
     DISCARD_WORD.store(word(discard()), Ordering::Relaxed);
+    OK_WORD.store(word(ok()), Ordering::Relaxed);
 }
 
 /// The answer to `enabled*(Tag, State, _)` told from term words alone,
@@ -90,28 +92,23 @@ pub fn enabled(class: Option<Class>, tag: Term, tracee: Term) -> Atom {
 }
 
 /// `trace*(Tag, State, Tracee, TraceTerm, Opts)`: emits the event and
-/// returns `ok`. Arguments the runtime never passes give `badarg` (and are
-/// counted) without emitting.
-pub fn emit<'a>(
-    env: Env<'a>,
-    class: Option<Class>,
-    tag: Term<'a>,
-    state: Term<'a>,
-    tracee: Term<'a>,
-    term: Term<'a>,
-    opts: Term<'a>,
-) -> NifResult<Atom> {
+/// answers `ok`. Arguments the runtime never passes answer `None`, which
+/// the callback raises as `badarg` (counted), without emitting.
+pub fn emit(env: Env, class: Option<Class>, args: &[ErlNifTerm; 5]) -> Option<ErlNifTerm> {
+    // SAFETY: the words are the NIF call's own terms, live for it.
+    let [tag, state, tracee, term, opts] = args.map(|word| unsafe { Term::new(env, word) });
+    let ok = OK_WORD.load(Ordering::Relaxed);
     let Some(route) = find_route(class, tag, tracee) else {
-        return Ok(ok());
+        return Some(term_of_word(ok));
     };
     // Sessions may have stopped since the enabled check: skip the work.
     if !lttng::is_enabled(route.event) {
-        return Ok(ok());
+        return Some(term_of_word(ok));
     }
     let mut view = options::StateView::default();
     options::read_state(state, &mut view);
     if !limits::take(view.budget) {
-        return Ok(ok());
+        return Some(term_of_word(ok));
     }
     let terms = EventTerms {
         env,
@@ -129,10 +126,10 @@ pub fn emit<'a>(
         Err(_) => Err(Malformed),
     });
     match emitted {
-        Ok(()) => Ok(ok()),
+        Ok(()) => Some(term_of_word(ok)),
         Err(Malformed) => {
             stats::count_bad_arguments();
-            Err(Error::BadArg)
+            None
         }
     }
 }
