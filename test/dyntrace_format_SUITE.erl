@@ -14,8 +14,8 @@
 
 -export([all/0, init_per_suite/1, end_per_suite/1]).
 -export([t_leaves/1, t_containers/1, t_strings/1, t_atoms/1, t_numbers/1,
-         t_identifiers/1, t_binaries/1, t_leaf_lists/1, t_cut_utf8/1, t_huge_terms/1,
-         t_beyond_scan_bound/1, t_payload_texts/1, t_payload_huge_terms/1,
+         t_identifiers/1, t_binaries/1, t_binary_forms/1, t_leaf_lists/1, t_cut_utf8/1,
+         t_huge_terms/1, t_beyond_scan_bound/1, t_payload_texts/1, t_payload_huge_terms/1,
          prop_matches_vm/1, prop_unicode_atoms/1, prop_big_maps/1,
          prop_payload_model/1, prop_payload_cut/1, prop_secrets_hidden/1]).
 
@@ -31,7 +31,7 @@
 
 all() ->
     [t_leaves, t_containers, t_strings, t_atoms, t_numbers, t_identifiers,
-     t_binaries, t_leaf_lists, t_cut_utf8, t_huge_terms, t_beyond_scan_bound,
+     t_binaries, t_binary_forms, t_leaf_lists, t_cut_utf8, t_huge_terms, t_beyond_scan_bound,
      t_payload_texts, t_payload_huge_terms,
      prop_matches_vm, prop_unicode_atoms, prop_big_maps,
      prop_payload_model, prop_payload_cut, prop_secrets_hidden].
@@ -151,6 +151,29 @@ t_binaries(_Config) ->
     <<"<<\"hello\">>">> = fmt(Unaligned),
     same_as_vm([<<"abc">>, <<1, 2, 3>>, <<97, 1:5>>, <<1:1>>, <<"a\"b\\">>, <<"a\n">>,
                 <<127>>, <<126>>, <<32>>, Unaligned, <<0:3>>, <<255, 7:3>>]).
+
+%% Every form a binary takes in the VM: on the heap (up to 64 bytes) and
+%% off it, sub-binaries at byte and bit offsets, one still open for
+%% appending, a literal, one that came in a message. The NIF reads the
+%% plain forms in place and asks the VM for the rest: the text is the VM's
+%% either way, and `shape' gives each one's size.
+t_binary_forms(_Config) ->
+    Large = binary:copy(<<"0123456789">>, 10),
+    <<_:8, Sub:40/binary, _/binary>> = Large,
+    <<_:3, Unaligned/bitstring>> = Large,
+    Appended = lists:foldl(fun(C, Acc) -> <<Acc/binary, C>> end, <<>>,
+                           lists:seq($a, $z) ++ lists:seq($A, $Z) ++ lists:seq($0, $9)),
+    self() ! {copy, Large},
+    Received = receive {copy, Copy} -> Copy end,
+    Literal = <<"a literal of more than sixty-four bytes, which the loader keeps off the heap">>,
+    Binaries = [<<>>, <<"x">>, binary:copy(<<"x">>, 64), binary:copy(<<"x">>, 65), Large, Sub,
+                binary:part(Large, 10, 80), Appended, Received, Literal, term_to_binary(Large)],
+    same_as_vm(Binaries ++ [Unaligned, [Sub | Large], {Appended, Literal}]),
+    [begin
+         Shape = iolist_to_binary(["<<_:", integer_to_list(byte_size(B)), "/binary>>"]),
+         {B, Shape} = {B, mode(B, shape)}
+     end || B <- Binaries],
+    <<"<<_/bitstring>>">> = mode(Unaligned, shape).
 
 %% Long lists of leaves the VM's printer writes (bits that are not whole
 %% bytes, funs, identifiers): the text, and its cut at every budget, is the

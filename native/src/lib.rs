@@ -9,6 +9,7 @@
 
 #![deny(clippy::undocumented_unsafe_blocks, unsafe_op_in_unsafe_fn)]
 
+mod binary_bytes;
 mod callbacks;
 mod enif;
 mod events;
@@ -336,6 +337,9 @@ fn on_load(env: Env, load_info: Term) -> bool {
     options::init();
     if !small_map::init(env) {
         eprintln!("dyntrace: maps are not laid out as expected; reading them through enif");
+    }
+    if !binary_bytes::init(env.as_c_arg()) {
+        eprintln!("dyntrace: binaries are not laid out as expected; reading them through enif");
     }
     // `{ProviderPath, HashMap, FirstKeyOfItsToList}`: the map tells which
     // way this release's iterator goes (format's big-map order).

@@ -15,8 +15,7 @@
 use super::sink::Sink;
 use super::walk::{decimal, list_char, DECIMAL_MAX};
 use crate::enif::{is_empty_list, list_cell};
-use rustler::sys::{ErlNifBinary, ErlNifEnv, ErlNifTerm};
-use std::mem::MaybeUninit;
+use rustler::sys::{ErlNifEnv, ErlNifTerm};
 
 pub fn write_integer(env: *mut ErlNifEnv, term: ErlNifTerm, sink: &mut Sink) {
     let (mut small, mut unsigned) = (0i64, 0u64);
@@ -48,14 +47,12 @@ pub fn write_other(sink: &mut Sink) {
 }
 
 pub fn write_binary(env: *mut ErlNifEnv, term: ErlNifTerm, sink: &mut Sink) {
-    let mut bin = MaybeUninit::<ErlNifBinary>::uninit();
-    // SAFETY: on success the VM fills `bin`; only its size is read.
-    if unsafe { rustler::sys::enif_inspect_binary(env, term, bin.as_mut_ptr()) } == 0 {
+    // SAFETY: `term` is a term of the call being served; only the length
+    // of its bytes is read.
+    let Some(size) = (unsafe { super::walk::binary_bytes(env, term) }).map(<[u8]>::len) else {
         sink.put(b"<<_/bitstring>>");
         return;
-    }
-    // SAFETY: the call succeeded, so the VM filled `bin`.
-    let size = unsafe { bin.assume_init() }.size;
+    };
     sink.put(b"<<_:");
     sink.put(decimal(size as u64, &mut [0; DECIMAL_MAX]));
     sink.put(b"/binary>>");

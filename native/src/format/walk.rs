@@ -502,6 +502,32 @@ fn write_decimal(negative: bool, n: u64, sink: &mut Sink) {
     sink.put(digits);
 }
 
+/// The bytes of a binary: read in place when the form allows
+/// (`binary_bytes`), else through `enif_inspect_binary`; `None` for a
+/// bitstring that is not whole bytes.
+///
+/// # Safety
+/// `term` must be a live term of `env`'s call, which outlives 'a.
+pub unsafe fn binary_bytes<'a>(env: *mut ErlNifEnv, term: ErlNifTerm) -> Option<&'a [u8]> {
+    // SAFETY: the caller's promise.
+    if let Some(bytes) = unsafe { crate::binary_bytes::read(term) } {
+        return Some(bytes);
+    }
+    let mut bin = MaybeUninit::<ErlNifBinary>::uninit();
+    // SAFETY: on success the VM fills `bin`; its bytes live as long as the
+    // term (the caller's promise).
+    if unsafe { rustler::sys::enif_inspect_binary(env, term, bin.as_mut_ptr()) } == 0 {
+        return None;
+    }
+    // SAFETY: enif_inspect_binary succeeded, so it filled `bin`.
+    let bin = unsafe { bin.assume_init() };
+    if bin.size == 0 {
+        return Some(&[]);
+    }
+    // SAFETY: `data` points to `size` readable bytes.
+    Some(unsafe { std::slice::from_raw_parts(bin.data, bin.size) })
+}
+
 /// The most digits a u64 has.
 pub const DECIMAL_MAX: usize = 20;
 
@@ -519,20 +545,12 @@ pub fn decimal(mut n: u64, buf: &mut [u8; DECIMAL_MAX]) -> &[u8] {
 }
 
 fn write_binary(env: *mut ErlNifEnv, term: ErlNifTerm, sink: &mut Sink) {
-    let mut bin = MaybeUninit::<ErlNifBinary>::uninit();
-    // SAFETY: on success the VM fills `bin`; its bytes live as long as the
-    // term, which outlives this call.
-    if unsafe { rustler::sys::enif_inspect_binary(env, term, bin.as_mut_ptr()) } == 0 {
+    // SAFETY: `term` is a term of the call being served, which outlives
+    // this function.
+    let bytes = unsafe { binary_bytes(env, term) };
+    let Some(bytes) = bytes else {
         write_bitstring(term, sink);
         return;
-    }
-    // SAFETY: enif_inspect_binary succeeded, so it filled `bin`.
-    let bin = unsafe { bin.assume_init() };
-    let bytes: &[u8] = if bin.size == 0 {
-        &[]
-    } else {
-        // SAFETY: `data` points to `size` readable bytes.
-        unsafe { std::slice::from_raw_parts(bin.data, bin.size) }
     };
     // Each byte writes at least one byte of text, so no more than the scan
     // bound can be written before the text is full.

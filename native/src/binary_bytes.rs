@@ -1,0 +1,229 @@
+//! The bytes of a binary, read in place.
+//!
+//! A message is often a binary, and `enif_inspect_binary` costs about 80
+//! instructions a call (it handles sub-binaries at any bit offset, and
+//! writable ones), against about 10 to read the common forms directly.
+//! The VM lays a binary out in one of two ways, each the same for every
+//! release of its era (ERTS's `erl_binary.h`, then `erl_bits.h`):
+//!
+//! - up to OTP 26: a heap binary is a header, its size in bytes and its
+//!   bytes; a larger one is a `ProcBin`, a header, the size, two pointers,
+//!   the address of the bytes and a flags word;
+//! - from OTP 27: a heap bitstring is a header, its size in bits and its
+//!   bytes; a larger one is a sub-bitstring, a header, the base address
+//!   (its two low bits flags), and the start and end offsets in bits.
+//!
+//! `init` reads binaries the VM makes at load, of both kinds and a sub-
+//! binary, each way, and keeps the way whose every reading agrees with
+//! `enif_inspect_binary` (the same address, the same size). Only the
+//! plain forms are read in place: the heap form, and the off-heap one
+//! with no flag set and whole bytes; anything else (a sub-binary up to
+//! OTP 26, a writable binary, a bitstring, another layout) answers
+//! `None`, and the caller asks enif: slower, never wrong.
+
+use crate::term_word;
+use rustler::sys::{ErlNifBinary, ErlNifEnv, ErlNifTerm};
+use std::mem::MaybeUninit;
+use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
+
+/// How this release lays binaries out, as learned at load.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+#[repr(u8)]
+enum Layout {
+    /// Not learned, or neither layout agreed: every read goes to enif.
+    Unknown = 0,
+    /// Heap binaries sized in bytes, `ProcBin`s (up to OTP 26).
+    ProcBin = 1,
+    /// Heap bitstrings sized in bits, sub-bitstrings (from OTP 27).
+    SubBits = 2,
+}
+
+static LAYOUT: AtomicU8 = AtomicU8::new(Layout::Unknown as u8);
+/// The low six bits of a heap binary's header (its tag), learned at load.
+static HEAP_TAG: AtomicUsize = AtomicUsize::new(0);
+/// The whole header word of the off-heap form, learned at load.
+static OFF_HEAP_HEADER: AtomicUsize = AtomicUsize::new(0);
+
+/// A header's tag bits (primary and subtag), and the shift of its arity:
+/// the number of words that follow it (ERTS's `_HEADER_ARITY_OFFS`).
+const TAG_BITS: usize = 0x3F;
+const ARITY_SHIFT: u32 = 6;
+/// The primary tag of a boxed term (`TAG_PRIMARY_BOXED`).
+const BOXED: usize = 0b10;
+/// The flag bits in a sub-bitstring's base word.
+const SUB_BITS_FLAGS: usize = 0b11;
+
+/// What the learned layout needs to read a binary.
+#[derive(Clone, Copy)]
+struct Known {
+    layout: Layout,
+    heap_tag: usize,
+    off_heap_header: usize,
+}
+
+/// The bytes of `term` if it is a binary in a form read in place; `None`
+/// for any other term, and for binaries enif must read.
+///
+/// # Safety
+/// `term` must be a live term of the NIF call being served, which outlives
+/// 'a.
+#[inline]
+pub unsafe fn read<'a>(term: ErlNifTerm) -> Option<&'a [u8]> {
+    let known = Known {
+        layout: match LAYOUT.load(Ordering::Relaxed) {
+            1 => Layout::ProcBin,
+            2 => Layout::SubBits,
+            _ => return None,
+        },
+        heap_tag: HEAP_TAG.load(Ordering::Relaxed),
+        off_heap_header: OFF_HEAP_HEADER.load(Ordering::Relaxed),
+    };
+    // SAFETY: the caller's promise, passed on.
+    let (data, len) = unsafe { read_with(known, term_word(term)) }?;
+    if len == 0 {
+        return Some(&[]);
+    }
+    // SAFETY: `data` addresses the binary's `len` bytes, which live as long
+    // as the term (the caller's promise).
+    Some(unsafe { std::slice::from_raw_parts(data, len) })
+}
+
+/// The address and length of the bytes of the binary whose term word is
+/// `word`, read as `known` says. Reads no word past the object's arity.
+///
+/// # Safety
+/// `word` must be a live term's word.
+#[inline(always)]
+unsafe fn read_with(known: Known, word: usize) -> Option<(*const u8, usize)> {
+    if word & 0b11 != BOXED {
+        return None;
+    }
+    let obj = (word - BOXED) as *const usize;
+    // SAFETY: a live boxed term's object starts with a header word.
+    let header = unsafe { *obj };
+    let arity = header >> ARITY_SHIFT;
+    if header & TAG_BITS == known.heap_tag {
+        if arity < 1 {
+            return None;
+        }
+        // SAFETY: word 1 is within the object (its arity is at least 1).
+        let size = unsafe { *obj.add(1) };
+        let len = match known.layout {
+            Layout::SubBits if size % 8 != 0 => return None,
+            Layout::SubBits => size / 8,
+            _ => size,
+        };
+        // The bytes must lie within the object's words 2..=arity.
+        if len.div_ceil(8) > arity - 1 {
+            return None;
+        }
+        // SAFETY: word 2 onwards holds the bytes, within the object.
+        return Some((unsafe { obj.add(2) }.cast::<u8>(), len));
+    }
+    if header != known.off_heap_header {
+        return None;
+    }
+    match known.layout {
+        Layout::ProcBin if arity >= 5 => {
+            // SAFETY: words 1 to 5 are within the object (arity >= 5):
+            // the size, then the bytes' address at 4 and the flags at 5.
+            let (size, bytes, flags) = unsafe { (*obj.add(1), *obj.add(4), *obj.add(5)) };
+            (flags == 0).then_some((bytes as *const u8, size))
+        }
+        Layout::SubBits if arity >= 3 => {
+            // SAFETY: words 1 to 3 are within the object (arity >= 3):
+            // the base address with its flags, the start and end bits.
+            let (base, start, end) = unsafe { (*obj.add(1), *obj.add(2), *obj.add(3)) };
+            if base & SUB_BITS_FLAGS != 0 || start % 8 != 0 || end < start || end % 8 != 0 {
+                return None;
+            }
+            Some(((base + start / 8) as *const u8, (end - start) / 8))
+        }
+        _ => None,
+    }
+}
+
+/// Learns the layout from binaries the VM makes; called from the NIF's
+/// load. Returns whether binaries will be read in place.
+pub fn init(env: *mut ErlNifEnv) -> bool {
+    let known = learn(env);
+    let layout = known.map_or(Layout::Unknown, |k| k.layout);
+    if let Some(k) = known {
+        HEAP_TAG.store(k.heap_tag, Ordering::Relaxed);
+        OFF_HEAP_HEADER.store(k.off_heap_header, Ordering::Relaxed);
+    }
+    LAYOUT.store(layout as u8, Ordering::Relaxed);
+    layout != Layout::Unknown
+}
+
+fn learn(env: *mut ErlNifEnv) -> Option<Known> {
+    // Two heap binaries (0 and 10 bytes: under ERTS's 64-byte heap limit),
+    // an off-heap one (100 bytes) and a byte-aligned sub-binary of it.
+    let empty = new_binary(env, 0)?;
+    let small = new_binary(env, 10)?;
+    let large = new_binary(env, 100)?;
+    // SAFETY: `large` is a binary of `env` of 100 bytes; 8 + 40 <= 100.
+    let sub = unsafe { rustler::sys::enif_make_sub_binary(env, large, 8, 40) };
+    let header = |term: ErlNifTerm| {
+        let word = term_word(term);
+        // SAFETY: a live boxed term (a binary) made above; its object
+        // starts with a header.
+        (word & 0b11 == BOXED).then(|| unsafe { *((word - BOXED) as *const usize) })
+    };
+    let heap_tag = header(small)? & TAG_BITS;
+    let off_heap_header = header(large)?;
+    if header(empty)? & TAG_BITS != heap_tag || off_heap_header & TAG_BITS == heap_tag {
+        return None;
+    }
+    [Layout::ProcBin, Layout::SubBits]
+        .into_iter()
+        .find_map(|layout| {
+            let known = Known {
+                layout,
+                heap_tag,
+                off_heap_header,
+            };
+            let agrees = |term: ErlNifTerm, must_read: bool| {
+                // SAFETY: a live term of `env`, made above.
+                match unsafe { read_with(known, term_word(term)) } {
+                    Some(read) => inspect(env, term).is_some_and(|by_enif| same(read, by_enif)),
+                    None => !must_read,
+                }
+            };
+            (agrees(empty, true)
+                && agrees(small, true)
+                && agrees(large, true)
+                && agrees(sub, false))
+            .then_some(known)
+        })
+}
+
+/// A new binary of `len` bytes, made by the VM, its bytes filled.
+fn new_binary(env: *mut ErlNifEnv, len: usize) -> Option<ErlNifTerm> {
+    let mut term = ErlNifTerm::default();
+    // SAFETY: `term` is an out-pointer to a local.
+    let data = unsafe { rustler::sys::enif_make_new_binary(env, len, &mut term) };
+    if data.is_null() {
+        return None;
+    }
+    // SAFETY: the VM returned `len` writable bytes for the new binary.
+    unsafe { std::ptr::write_bytes(data, b'x', len) };
+    Some(term)
+}
+
+/// The address and size enif gives for `term`'s bytes.
+fn inspect(env: *mut ErlNifEnv, term: ErlNifTerm) -> Option<(*const u8, usize)> {
+    let mut bin = MaybeUninit::<ErlNifBinary>::uninit();
+    // SAFETY: `bin` is an out-pointer; `term` is a term of `env`.
+    if unsafe { rustler::sys::enif_inspect_binary(env, term, bin.as_mut_ptr()) } == 0 {
+        return None;
+    }
+    // SAFETY: the call succeeded, so the VM filled `bin`.
+    let bin = unsafe { bin.assume_init() };
+    Some((bin.data.cast_const(), bin.size))
+}
+
+/// The same bytes: the same size, and the same address unless empty.
+fn same(a: (*const u8, usize), b: (*const u8, usize)) -> bool {
+    a.1 == b.1 && (a.1 == 0 || a.0 == b.0)
+}
