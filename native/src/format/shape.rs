@@ -49,10 +49,14 @@ pub fn write_other(sink: &mut Sink) {
 pub fn write_binary(env: *mut ErlNifEnv, term: ErlNifTerm, sink: &mut Sink) {
     // SAFETY: `term` is a term of the call being served; only the length
     // of its bytes is read.
-    let Some(size) = (unsafe { super::walk::binary_bytes(env, term) }).map(<[u8]>::len) else {
-        sink.put(b"<<_/bitstring>>");
-        return;
-    };
+    match unsafe { super::walk::binary_bytes(env, term) } {
+        Some(bytes) => write_binary_size(bytes.len(), sink),
+        None => sink.put(b"<<_/bitstring>>"),
+    }
+}
+
+/// A binary's shape, from its size in bytes.
+pub fn write_binary_size(size: usize, sink: &mut Sink) {
     sink.put(b"<<_:");
     sink.put(decimal(size as u64, &mut [0; DECIMAL_MAX]));
     sink.put(b"/binary>>");

@@ -174,7 +174,16 @@ extern "C" {
 #[inline]
 pub fn walk(env: *mut ErlNifEnv, root: ErlNifTerm, sink: &mut Sink, shape: bool, redact: &Redact) {
     // A leaf (a binary, an atom, a number: many messages are) needs none of
-    // the walk's buffers.
+    // the walk's buffers. A binary read in place needs no type query.
+    // SAFETY: `root` is a live term of the call being served.
+    if let Some(bytes) = unsafe { crate::binary_bytes::read(root) } {
+        if shape {
+            shape::write_binary_size(bytes.len(), sink);
+        } else {
+            write_bytes(bytes, sink);
+        }
+        return;
+    }
     // SAFETY: `root` is a valid term of `env`.
     if !write_leaf_of(env, root, unsafe { term_type(env, root) }, sink, shape) {
         walk_container(env, root, sink, shape, redact);
@@ -548,10 +557,14 @@ fn write_binary(env: *mut ErlNifEnv, term: ErlNifTerm, sink: &mut Sink) {
     // SAFETY: `term` is a term of the call being served, which outlives
     // this function.
     let bytes = unsafe { binary_bytes(env, term) };
-    let Some(bytes) = bytes else {
-        write_bitstring(term, sink);
-        return;
-    };
+    match bytes {
+        Some(bytes) => write_bytes(bytes, sink),
+        None => write_bitstring(term, sink),
+    }
+}
+
+/// A binary's text, from its bytes.
+fn write_bytes(bytes: &[u8], sink: &mut Sink) {
     // Each byte writes at least one byte of text, so no more than the scan
     // bound can be written before the text is full.
     let scanned = &bytes[..bytes.len().min(sink.scan_bound())];
