@@ -17,8 +17,8 @@ rustler::atoms! {
     trace_status,
 }
 
-/// The words of `trace_status` and the answers (`ok` too), set at load (0, which is
-/// no term, before): `enabled_answer` answers with plain loads.
+/// The words of `trace_status` and of the answers (`ok` too), set at load
+/// (0, which is no term, before): the callbacks answer with plain loads.
 static TRACE_STATUS_WORD: AtomicUsize = AtomicUsize::new(0);
 static TRACE_WORD: AtomicUsize = AtomicUsize::new(0);
 static DISCARD_WORD: AtomicUsize = AtomicUsize::new(0);

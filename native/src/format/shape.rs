@@ -49,7 +49,7 @@ pub fn write_other(sink: &mut Sink) {
 pub fn write_binary(env: *mut ErlNifEnv, term: ErlNifTerm, sink: &mut Sink) {
     // SAFETY: `term` is a term of the call being served; only the length
     // of its bytes is read.
-    match unsafe { super::walk::binary_bytes(env, term) } {
+    match unsafe { super::walk::bytes_of(env, term) } {
         Some(bytes) => write_binary_size(bytes.len(), sink),
         None => sink.put(b"<<_/bitstring>>"),
     }

@@ -517,7 +517,7 @@ fn write_decimal(negative: bool, n: u64, sink: &mut Sink) {
 ///
 /// # Safety
 /// `term` must be a live term of `env`'s call, which outlives 'a.
-pub unsafe fn binary_bytes<'a>(env: *mut ErlNifEnv, term: ErlNifTerm) -> Option<&'a [u8]> {
+pub unsafe fn bytes_of<'a>(env: *mut ErlNifEnv, term: ErlNifTerm) -> Option<&'a [u8]> {
     // SAFETY: the caller's promise.
     if let Some(bytes) = unsafe { crate::binary_bytes::read(term) } {
         return Some(bytes);
@@ -556,7 +556,7 @@ pub fn decimal(mut n: u64, buf: &mut [u8; DECIMAL_MAX]) -> &[u8] {
 fn write_binary(env: *mut ErlNifEnv, term: ErlNifTerm, sink: &mut Sink) {
     // SAFETY: `term` is a term of the call being served, which outlives
     // this function.
-    let bytes = unsafe { binary_bytes(env, term) };
+    let bytes = unsafe { bytes_of(env, term) };
     match bytes {
         Some(bytes) => write_bytes(bytes, sink),
         None => write_bitstring(term, sink),
