@@ -227,3 +227,91 @@ fn inspect(env: *mut ErlNifEnv, term: ErlNifTerm) -> Option<(*const u8, usize)> 
 fn same(a: (*const u8, usize), b: (*const u8, usize)) -> bool {
     a.1 == b.1 && (a.1 == 0 || a.0 == b.0)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const HEAP_TAG: usize = 0x24;
+    const OFF_HEAP_TAG: usize = 0x20;
+
+    fn header(arity: usize, tag: usize) -> usize {
+        (arity << ARITY_SHIFT) | tag
+    }
+
+    fn known(layout: Layout, off_heap_arity: usize) -> Known {
+        Known {
+            layout,
+            heap_tag: HEAP_TAG,
+            off_heap_header: header(off_heap_arity, OFF_HEAP_TAG),
+        }
+    }
+
+    /// Reads the object in `words` as the boxed term pointing at it.
+    fn read_obj(known: Known, words: &[usize]) -> Option<(*const u8, usize)> {
+        // SAFETY: `words` is a live object whose header's arity is at most
+        // its length less one (each test builds it so).
+        unsafe { read_with(known, words.as_ptr() as usize + BOXED) }
+    }
+
+    #[test]
+    fn heap_binary_sized_in_bytes_or_bits() {
+        let obj = [header(3, HEAP_TAG), 10, 0, 0];
+        let at = obj[2..].as_ptr().cast::<u8>();
+        assert_eq!(read_obj(known(Layout::ProcBin, 5), &obj), Some((at, 10)));
+        let bits = [header(3, HEAP_TAG), 80, 0, 0];
+        let at = bits[2..].as_ptr().cast::<u8>();
+        assert_eq!(read_obj(known(Layout::SubBits, 4), &bits), Some((at, 10)));
+        // Not whole bytes: the VM is asked.
+        assert_eq!(
+            read_obj(known(Layout::SubBits, 4), &[header(3, HEAP_TAG), 81, 0, 0]),
+            None
+        );
+    }
+
+    #[test]
+    fn never_reads_past_the_object() {
+        // A size that would run past the words the header counts.
+        assert_eq!(
+            read_obj(known(Layout::ProcBin, 5), &[header(2, HEAP_TAG), 9, 0]),
+            None
+        );
+        // The off-heap header learned, but too short an object for its form.
+        let short = [header(3, OFF_HEAP_TAG), 100, 0, 0];
+        assert_eq!(read_obj(known(Layout::ProcBin, 3), &short), None);
+    }
+
+    #[test]
+    fn off_heap_plain_forms_only() {
+        let data = [0u8; 100];
+        let proc_bin = |flags| {
+            [
+                header(5, OFF_HEAP_TAG),
+                100,
+                0,
+                0,
+                data.as_ptr() as usize,
+                flags,
+            ]
+        };
+        let k = known(Layout::ProcBin, 5);
+        assert_eq!(read_obj(k, &proc_bin(0)), Some((data.as_ptr(), 100)));
+        assert_eq!(read_obj(k, &proc_bin(1)), None);
+        let base = data.as_ptr() as usize;
+        let k = known(Layout::SubBits, 4);
+        let sub = |base, start, end| [header(4, OFF_HEAP_TAG), base, start, end, 0];
+        assert_eq!(
+            read_obj(k, &sub(base, 16, 800)),
+            Some((data[2..].as_ptr(), 98))
+        );
+        assert_eq!(read_obj(k, &sub(base | 1, 16, 800)), None);
+        assert_eq!(read_obj(k, &sub(base, 3, 800)), None);
+        assert_eq!(read_obj(k, &sub(base, 16, 799)), None);
+        assert_eq!(read_obj(k, &sub(base, 800, 16)), None);
+        // Another header (a sub-binary up to OTP 26, a tuple): not read.
+        assert_eq!(read_obj(k, &[header(4, 0x28), base, 16, 800, 0]), None);
+        // An immediate is no binary.
+        // SAFETY: an immediate's word is not dereferenced.
+        assert_eq!(unsafe { read_with(k, 0x3B) }, None);
+    }
+}
