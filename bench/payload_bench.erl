@@ -168,22 +168,34 @@ message_md(Name, Runs) ->
      "| configuration | ns per send | added ns | x full |\n|---|---|---|---|\n",
      [Row(C) || C <- configs()], "\n"].
 
+%% Each limit ratio twice: on the ns per send (the loop's whole time), and
+%% on the added ns (less `untraced`'s: what tracing adds, as the per-event
+%% cost against the limit is defined). That per-event target is on the
+%% first message, the 100-byte binary.
 targets_md(Results) ->
-    Line = fun(Name, Runs) ->
-                   R = fun(A, B) -> median(maps:get(A, Runs)) / median(maps:get(B, Runs)) end,
+    Line = fun(I, Name, Runs) ->
+                   Med = fun(C) -> median(maps:get(C, Runs)) end,
+                   R = fun(A, B) -> Med(A) / Med(B) end,
+                   Added = fun(A, B) -> (Med(A) - Med(untraced)) / (Med(B) - Med(untraced)) end,
                    None = R(none, limit_none),
+                   NoneAdded = Added(none, limit_none),
                    Shape = R(shape, full),
                    Redact = R(redact, full),
-                   io_lib:format("- ~s: none ~s x limit_none (target <= 1.10: ~s); "
+                   FullAdded = Added(full, limit_full),
+                   io_lib:format("- ~s: none ~s x limit_none per send (target <= 1.10: ~s), "
+                                 "~s x in added ns (~s); "
                                  "shape ~s x full (target <= 1.00: ~s); "
                                  "redact ~s x full (target <= 1.10: ~s); "
-                                 "full ~s x limit_full\n",
-                                 [Name, fmt(None, 2), verdict(None, 1.10), fmt(Shape, 2),
+                                 "full ~s x limit_full per send, ~s x in added ns~s\n",
+                                 [Name, fmt(None, 2), verdict(None, 1.10), fmt(NoneAdded, 2),
+                                  verdict(NoneAdded, 1.10), fmt(Shape, 2),
                                   verdict(Shape, 1.0), fmt(Redact, 2), verdict(Redact, 1.10),
-                                  fmt(R(full, limit_full), 2)])
+                                  fmt(R(full, limit_full), 2), fmt(FullAdded, 2),
+                                  [[" (target <= 1.25: ", verdict(FullAdded, 1.25), ")"]
+                                   || I =:= 1]])
            end,
-    ["**Against the targets** (median ns per send):\n\n",
-     [Line(Name, Runs) || {Name, _, Runs} <- Results], "\n"].
+    ["**Against the targets** (median ns per send; the limit ratios also on the added ns):\n\n",
+     [Line(I, Name, Runs) || {I, {Name, _, Runs}} <- lists:enumerate(Results)], "\n"].
 
 verdict(X, Limit) when X =< Limit -> "meets";
 verdict(_, _) -> "**misses**".
