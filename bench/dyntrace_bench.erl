@@ -803,26 +803,32 @@ limit_md(#{runs := Runs}) ->
     io_lib:format("\n**Against the limit** (send): dyntrace adds ~s ns per event, the limit "
                   "tracer (the VM's dispatch, ~s ns, plus one tracepoint of the same texts) "
                   "~s ns: ~s x the limit (target <= 1.25: ~s; fastest rounds: ~s x; "
-                  "paired by round: ~s x, ~s of ~b rounds at most 1.25).\n",
+                  "paired by round: ~s x, ~s of ~b rounds at most 1.25~s).\n",
                   [fmt_opt(P, 0), fmt_opt(Floor, 0), fmt_opt(L, 0), fmt_opt(Ratio, 2),
                    verdict(Ratio, 1.25), fmt_opt(MinRatio, 2)]
                   ++ paired_ratio(Runs)).
 
 %% The ratio of added wall time, probe_on against limit, within each round:
-%% the median, how many rounds are at most 1.25, and the number of rounds.
-%% Only when all three ran every round (none was cut by its time budget),
-%% so that the n-th run of each is the same round's.
+%% the median, how many rounds are at most 1.25, the number of rounds, and
+%% a note of the rounds left out, where the limit took no longer than
+%% untraced (no ratio). Only when all three ran every round (none was cut
+%% by its time budget), so that the n-th run of each is the same round's.
 paired_ratio(Runs) ->
     ByRound = fun(C) -> [W || #{wall_us := W} <- maps:get(C, Runs, [])] end,
     {Us, Ps, Ls} = {ByRound(untraced), ByRound(probe_on), ByRound(limit)},
-    Ratios = case length(Us) =:= length(Ps) andalso length(Ps) =:= length(Ls) of
-                 true -> [(Pr - U) / (Lr - U) || {U, Pr, Lr} <- lists:zip3(Us, Ps, Ls), Lr > U];
+    Rounds = case length(Us) =:= length(Ps) andalso length(Ps) =:= length(Ls) of
+                 true -> lists:zip3(Us, Ps, Ls);
                  false -> []
              end,
+    Ratios = [(Pr - U) / (Lr - U) || {U, Pr, Lr} <- Rounds, Lr > U],
+    LeftOut = case length(Rounds) - length(Ratios) of
+                  0 -> "";
+                  N -> io_lib:format(", ~b left out: the limit no slower than untraced", [N])
+              end,
     case Ratios of
-        [] -> ["-", "-", 0];
+        [] -> ["-", "-", length(Rounds), LeftOut];
         _ -> [fmt(median(Ratios), 2), integer_to_list(length([R || R <- Ratios, R =< 1.25])),
-              length(Ratios)]
+              length(Rounds), LeftOut]
     end.
 
 verdict(undefined, _) -> "-";
