@@ -21,7 +21,7 @@
 //! OTP 26, a writable binary, a bitstring, another layout) answers
 //! `None`, and the caller asks enif: slower, never wrong.
 
-use crate::term_word;
+use crate::{boxed, term_word};
 use rustler::sys::{ErlNifBinary, ErlNifEnv, ErlNifTerm};
 use std::mem::MaybeUninit;
 use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
@@ -48,8 +48,6 @@ static OFF_HEAP_HEADER: AtomicUsize = AtomicUsize::new(0);
 /// the number of words that follow it (ERTS's `_HEADER_ARITY_OFFS`).
 const TAG_BITS: usize = 0x3F;
 const ARITY_SHIFT: u32 = 6;
-/// The primary tag of a boxed term (`TAG_PRIMARY_BOXED`).
-const BOXED: usize = 0b10;
 /// The flag bits in a sub-bitstring's base word.
 const SUB_BITS_FLAGS: usize = 0b11;
 
@@ -95,10 +93,7 @@ pub unsafe fn read<'a>(term: ErlNifTerm) -> Option<&'a [u8]> {
 /// `word` must be a live term's word.
 #[inline(always)]
 unsafe fn read_with(known: Known, word: usize) -> Option<(*const u8, usize)> {
-    if word & 0b11 != BOXED {
-        return None;
-    }
-    let obj = (word - BOXED) as *const usize;
+    let obj = boxed(word)?;
     // SAFETY: a live boxed term's object starts with a header word.
     let header = unsafe { *obj };
     let arity = header >> ARITY_SHIFT;
@@ -165,10 +160,9 @@ fn learn(env: *mut ErlNifEnv) -> Option<Known> {
     // SAFETY: `large` is a binary of `env` of 100 bytes; 8 + 40 <= 100.
     let sub = unsafe { rustler::sys::enif_make_sub_binary(env, large, 8, 40) };
     let header = |term: ErlNifTerm| {
-        let word = term_word(term);
         // SAFETY: a live boxed term (a binary) made above; its object
         // starts with a header.
-        (word & 0b11 == BOXED).then(|| unsafe { *((word - BOXED) as *const usize) })
+        boxed(term_word(term)).map(|obj| unsafe { *obj })
     };
     let heap_tag = header(small)? & TAG_BITS;
     let off_heap_header = header(large)?;
@@ -251,7 +245,7 @@ mod tests {
     fn read_obj(known: Known, words: &[usize]) -> Option<(*const u8, usize)> {
         // SAFETY: `words` is a live object whose header's arity is at most
         // its length less one (each test builds it so).
-        unsafe { read_with(known, words.as_ptr() as usize + BOXED) }
+        unsafe { read_with(known, words.as_ptr() as usize + crate::BOXED) }
     }
 
     #[test]

@@ -78,6 +78,23 @@ pub(crate) fn is_immediate(term: ErlNifTerm) -> bool {
     term_word(term) & 0b11 == 0b11
 }
 
+/// The primary tag of a boxed term's word (`TAG_PRIMARY_BOXED`, the same
+/// in every ERTS release): the word less this is the address of the
+/// object, whose first word is a header.
+pub(crate) const BOXED: usize = 0b10;
+
+/// The address of a boxed term's object, if `word` is a boxed term's.
+#[inline]
+pub(crate) fn boxed(word: usize) -> Option<*const usize> {
+    (word & 0b11 == BOXED).then(|| object(word))
+}
+
+/// The address of the object of `word`, known to be a boxed term's.
+#[inline]
+pub(crate) fn object(word: usize) -> *const usize {
+    (word - BOXED) as *const usize
+}
+
 /// The word of `[]`, learned at load (it differs between releases); 0,
 /// which is no term, before.
 static NIL_WORD: AtomicUsize = AtomicUsize::new(0);

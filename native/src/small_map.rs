@@ -13,14 +13,10 @@
 //! wrong. Maps of more than 32 keys (hash tries) have another header and
 //! go through enif too.
 
-use crate::term_word;
+use crate::{boxed, object, term_word};
 use rustler::sys::ErlNifTerm;
 use rustler::{Encoder, Env, Term};
 use std::sync::atomic::{AtomicUsize, Ordering};
-
-/// The primary tag of a boxed term's word (`TAG_PRIMARY_BOXED`): the word
-/// less this is the address of the object, whose first word is a header.
-const BOXED: usize = 0b10;
 
 /// The header word of a small map, learned at load; 0, which no header
 /// is, until then or when the layout is not the one described above.
@@ -57,18 +53,6 @@ impl<'a> SmallMap<'a> {
     }
 }
 
-/// The address of a boxed term's object, if `word` is a boxed term's.
-#[inline]
-fn boxed(word: usize) -> Option<*const usize> {
-    (word & 0b11 == BOXED).then(|| object(word))
-}
-
-/// The address of the object of `word`, known to be a boxed term's.
-#[inline]
-fn object(word: usize) -> *const usize {
-    (word - BOXED) as *const usize
-}
-
 /// `term` as a small map, if it is one and the layout was confirmed at
 /// load; `None` for any other term (a large map too).
 #[inline]
@@ -86,10 +70,10 @@ pub fn view<'a>(term: Term<'a>) -> Option<SmallMap<'a>> {
 pub unsafe fn view_raw<'a>(term: ErlNifTerm) -> Option<SmallMap<'a>> {
     let header = HEADER.load(Ordering::Relaxed);
     let word = term_word(term);
-    if word & 0b11 != BOXED || header == 0 {
+    let map = boxed(word)?;
+    if header == 0 {
         return None;
     }
-    let map = object(word);
     // SAFETY: `term` is a live boxed term (the caller's promise), so its word less
     // the tag addresses its object, which starts with a header word.
     if unsafe { *map } != header {

@@ -65,9 +65,10 @@ pub unsafe fn enabled_answer(
         }
         &TRACE_WORD
     } else {
-        match routes::lookup_word(class?, tag) {
-            Some(route) if lttng::is_enabled(route.event) => &TRACE_WORD,
-            _ => &DISCARD_WORD,
+        if recorded(routes::lookup_word(class?, tag)) {
+            &TRACE_WORD
+        } else {
+            &DISCARD_WORD
         }
     };
     Some(term_of_word(answer.load(Ordering::Relaxed)))
@@ -85,10 +86,17 @@ pub fn enabled(class: Option<Class>, tag: Term, tracee: Term) -> Atom {
     if trace_status() == tag {
         return trace();
     }
-    match find_route(class, tag, tracee) {
-        Some(route) if lttng::is_enabled(route.event) => trace(),
-        _ => discard(),
+    if recorded(find_route(class, tag, tracee)) {
+        trace()
+    } else {
+        discard()
     }
+}
+
+/// Whether a tag's route leads to an event a started session records.
+#[inline]
+fn recorded(route: Option<&Route>) -> bool {
+    route.is_some_and(|route| lttng::is_enabled(route.event))
 }
 
 /// `trace*(Tag, State, Tracee, TraceTerm, Opts)`: emits the event and
@@ -97,18 +105,18 @@ pub fn enabled(class: Option<Class>, tag: Term, tracee: Term) -> Atom {
 pub fn emit(env: Env, class: Option<Class>, args: &[ErlNifTerm; 5]) -> Option<ErlNifTerm> {
     // SAFETY: the words are the NIF call's own terms, live for it.
     let [tag, state, tracee, term, opts] = args.map(|word| unsafe { Term::new(env, word) });
-    let ok = OK_WORD.load(Ordering::Relaxed);
+    let ok = Some(term_of_word(OK_WORD.load(Ordering::Relaxed)));
     let Some(route) = find_route(class, tag, tracee) else {
-        return Some(term_of_word(ok));
+        return ok;
     };
     // Sessions may have stopped since the enabled check: skip the work.
     if !lttng::is_enabled(route.event) {
-        return Some(term_of_word(ok));
+        return ok;
     }
     let mut view = options::StateView::default();
     options::read_state(state, &mut view);
     if !limits::take(view.budget) {
-        return Some(term_of_word(ok));
+        return ok;
     }
     let terms = EventTerms {
         env,
@@ -126,7 +134,7 @@ pub fn emit(env: Env, class: Option<Class>, args: &[ErlNifTerm; 5]) -> Option<Er
         Err(_) => Err(Malformed),
     });
     match emitted {
-        Ok(()) => Some(term_of_word(ok)),
+        Ok(()) => ok,
         Err(Malformed) => {
             stats::count_bad_arguments();
             None
