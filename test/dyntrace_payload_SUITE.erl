@@ -68,9 +68,16 @@ t_secrecy(_Config) ->
     assert_workload_traced(#{}, [Bare, Keyed], Events).
 
 %% Each mode's exact text for a set of terms, in the trace and from
-%% format_term/3.
+%% format_term/3. The binaries come in the forms the tracer reads in place
+%% (on the heap, off it) and one it asks the VM for up to OTP 26 (a
+%% sub-binary).
 t_mode_texts(_Config) ->
-    Terms = [{{login, <<"alice">>, #{password => <<"hunter2">>, tries => 3}},
+    Large = binary:copy(<<"0123456789">>, 10),
+    Binaries = [binary:copy(<<"x">>, 64), Large, binary:part(Large, 10, 80)],
+    Terms = [{B, <<"<<\"", B/binary, "\">>">>,
+              iolist_to_binary(["<<_:", integer_to_list(byte_size(B)), "/binary>>"])}
+             || B <- Binaries] ++
+            [{{login, <<"alice">>, #{password => <<"hunter2">>, tries => 3}},
               <<"{login,<<\"alice\">>,#{password=><<\"hunter2\">>,tries=>3}}">>,
               <<"{login,<<_:5/binary>>,#{password=><<_:7/binary>>,tries=><int:1>}}">>},
              {"héllo", <<"\"héllo\""/utf8>>, <<"<string:5>">>},
