@@ -13,20 +13,23 @@ if ! command -v valgrind >/dev/null 2>&1; then
 fi
 # --smc-check=all: the JIT writes code through a second mapping, which
 # valgrind must treat as self-modifying code. Only the emulator is
-# profiled, not the shell, lttng or babeltrace2 it runs.
+# profiled, not the shell, lttng or babeltrace2 it runs. --dump-instr:
+# costs per instruction, from which the report counts the code lines a
+# tracer runs per event (callgrind.NAME.out, the emulator's raw profile).
 profile() {
     name=$1
     shift
     rm -f "$OUT/callgrind.$name".*
-    valgrind --tool=callgrind --smc-check=all --trace-children=yes \
+    valgrind --tool=callgrind --smc-check=all --dump-instr=yes --trace-children=yes \
         --trace-children-skip='*/dirname,*/basename,*erl_child_setup,*inet_gethost,*/sh' \
         --callgrind-out-file="$OUT/callgrind.$name.%p" \
         erl -noshell +S 1 -pa _build/default/lib/dyntrace/ebin -pa "$OUT" \
         -eval "$@" >"$OUT/profile.$name.stdout" 2>"$OUT/profile.$name.stderr"
     # The emulator's profile is the largest: `erl` starts it through a
     # shell script, whose profile names the workload too.
-    callgrind_annotate --threshold=100 --inclusive=yes --tree=calling \
-        "$(ls -S $(grep -l 'dyntrace_profile:workload' "$OUT/callgrind.$name".*) | head -1)" \
+    cp "$(ls -S $(grep -l 'dyntrace_profile:workload' "$OUT/callgrind.$name".*) | head -1)" \
+        "$OUT/callgrind.$name.out"
+    callgrind_annotate --threshold=100 --inclusive=yes --tree=calling "$OUT/callgrind.$name.out" \
         >"$OUT/callgrind.$name.txt" 2>/dev/null
 }
 profile send "dyntrace_profile:workload($TRIPS)"
