@@ -310,7 +310,8 @@ code_lines(Raw, Object, Events) ->
 %% `ob=' names the object of the functions that follow (`(N) path' the
 %% first time, `(N)' after), cost lines start with the instruction's
 %% address (`0x..', or `+N'/`-N'/`*' from the one before) and end with
-%% the Ir, and the line after `calls=' is a call's inclusive cost.
+%% the Ir (the profile counts Ir alone), and the line after `calls=' is
+%% a call's inclusive cost.
 instr_costs([], _Object, _St, Acc) ->
     Acc;
 instr_costs([<<"ob=", Name/binary>> | Rest], Object, St, Acc) ->
@@ -327,8 +328,8 @@ instr_costs([<<C, _/binary>> = Line | Rest], Object, #{addr := Addr0} = St, Acc)
     [Pos | Fields] = binary:split(Line, <<" ">>, [global, trim_all]),
     Addr = position(Pos, Addr0),
     Acc1 = case St of
-               #{skip := false, in := true} when length(Fields) >= 2 ->
-                   Ir = count(lists:nth(2, Fields)),
+               #{skip := false, in := true} when Fields =/= [] ->
+                   Ir = count(lists:last(Fields)),
                    maps:update_with(Addr bsr 6, fun(Sum) -> Sum + Ir end, Ir, Acc);
                _ ->
                    Acc
