@@ -22,8 +22,7 @@
 //! `None`, and the caller asks enif: slower, never wrong.
 
 use crate::{boxed, term_word};
-use rustler::sys::{ErlNifBinary, ErlNifEnv, ErlNifTerm};
-use std::mem::MaybeUninit;
+use rustler::sys::{ErlNifEnv, ErlNifTerm};
 use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
 
 /// How this release lays binaries out, as learned at load.
@@ -207,14 +206,8 @@ fn new_binary(env: *mut ErlNifEnv, len: usize) -> Option<ErlNifTerm> {
 
 /// The address and size enif gives for `term`'s bytes.
 fn inspect(env: *mut ErlNifEnv, term: ErlNifTerm) -> Option<(*const u8, usize)> {
-    let mut bin = MaybeUninit::<ErlNifBinary>::uninit();
-    // SAFETY: `bin` is an out-pointer; `term` is a term of `env`.
-    if unsafe { rustler::sys::enif_inspect_binary(env, term, bin.as_mut_ptr()) } == 0 {
-        return None;
-    }
-    // SAFETY: the call succeeded, so the VM filled `bin`.
-    let bin = unsafe { bin.assume_init() };
-    Some((bin.data.cast_const(), bin.size))
+    // SAFETY: `term` is a term of `env`, and the slice is not kept.
+    unsafe { crate::enif::inspect_binary(env, term) }.map(|bytes| (bytes.as_ptr(), bytes.len()))
 }
 
 /// The same bytes: the same size, and the same address unless empty.

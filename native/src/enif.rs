@@ -2,8 +2,9 @@
 //! thin wrappers over the enif calls, on the raw terms and environment of
 //! the NIF call being served.
 
-use rustler::sys::{ErlNifEnv, ErlNifTerm};
+use rustler::sys::{ErlNifBinary, ErlNifEnv, ErlNifTerm};
 use std::ffi::c_int;
+use std::mem::MaybeUninit;
 
 /// The head and tail of a list cell; `None` for anything else.
 #[inline]
@@ -42,4 +43,27 @@ pub unsafe fn tuple_elements<'a>(
     // SAFETY: on success `elems` points at `arity` terms of the tuple,
     // which outlive the slice (the caller's promise).
     Some(unsafe { std::slice::from_raw_parts(elems, arity as usize) })
+}
+
+/// The bytes of a binary, as `enif_inspect_binary` gives them; `None` for
+/// anything else (a bitstring that is not whole bytes too).
+///
+/// # Safety
+/// The slice must not be used after the NIF call that owns `env` returns:
+/// the binary lives as long as that call's terms.
+#[inline]
+pub unsafe fn inspect_binary<'a>(env: *mut ErlNifEnv, term: ErlNifTerm) -> Option<&'a [u8]> {
+    let mut bin = MaybeUninit::<ErlNifBinary>::uninit();
+    // SAFETY: `bin` is an out-pointer to a local; `term` is a term of `env`.
+    if unsafe { rustler::sys::enif_inspect_binary(env, term, bin.as_mut_ptr()) } == 0 {
+        return None;
+    }
+    // SAFETY: the call succeeded, so the VM filled `bin`.
+    let bin = unsafe { bin.assume_init() };
+    if bin.size == 0 {
+        return Some(&[]);
+    }
+    // SAFETY: `data` points at `size` readable bytes, which outlive the
+    // slice (the caller's promise).
+    Some(unsafe { std::slice::from_raw_parts(bin.data, bin.size) })
 }

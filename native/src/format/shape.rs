@@ -46,15 +46,6 @@ pub fn write_other(sink: &mut Sink) {
     sink.put(b"<term>");
 }
 
-pub fn write_binary(env: *mut ErlNifEnv, term: ErlNifTerm, sink: &mut Sink) {
-    // SAFETY: `term` is a term of the call being served; only the length
-    // of its bytes is read.
-    match unsafe { super::walk::bytes_of(env, term) } {
-        Some(bytes) => write_binary_size(bytes.len(), sink),
-        None => sink.put(b"<<_/bitstring>>"),
-    }
-}
-
 /// A binary's shape, from its size in bytes.
 pub fn write_binary_size(size: usize, sink: &mut Sink) {
     sink.put(b"<<_:");

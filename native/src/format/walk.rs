@@ -18,9 +18,7 @@ use super::shape;
 use super::sink::Sink;
 use crate::enif::{is_empty_list, list_cell, tuple_elements};
 use crate::is_immediate;
-use rustler::sys::{
-    ErlNifBinary, ErlNifEnv, ErlNifMapIterator, ErlNifMapIteratorEntry, ErlNifTerm,
-};
+use rustler::sys::{ErlNifEnv, ErlNifMapIterator, ErlNifMapIteratorEntry, ErlNifTerm};
 use std::cell::RefCell;
 use std::ffi::c_int;
 use std::io::Write;
@@ -177,11 +175,7 @@ pub fn walk(env: *mut ErlNifEnv, root: ErlNifTerm, sink: &mut Sink, shape: bool,
     // the walk's buffers. A binary read in place needs no type query.
     // SAFETY: `root` is a live term of the call being served.
     if let Some(bytes) = unsafe { crate::binary_bytes::read(root) } {
-        if shape {
-            shape::write_binary_size(bytes.len(), sink);
-        } else {
-            write_bytes(bytes, sink);
-        }
+        write_binary_bytes(bytes, sink, shape);
         return;
     }
     // SAFETY: `root` is a valid term of `env`.
@@ -349,14 +343,13 @@ fn write_leaf_of(
             write_atom(env, term, sink);
         }
         TYPE_PID | TYPE_PORT | TYPE_REFERENCE => write_identifier(term, sink),
+        TYPE_BITSTRING => write_binary(env, term, sink, shape),
         TYPE_INTEGER if shape => shape::write_integer(env, term, sink),
         TYPE_FLOAT if shape => shape::write_float(sink),
-        TYPE_BITSTRING if shape => shape::write_binary(env, term, sink),
         TYPE_FUN if shape => shape::write_fun(sink),
         _ if shape => shape::write_other(sink),
         TYPE_INTEGER => write_integer(env, term, sink),
         TYPE_FLOAT => write_float(env, term, sink),
-        TYPE_BITSTRING => write_binary(env, term, sink),
         _ => write_leaf(term, sink),
     }
     true
@@ -518,23 +511,8 @@ fn write_decimal(negative: bool, n: u64, sink: &mut Sink) {
 /// # Safety
 /// `term` must be a live term of `env`'s call, which outlives 'a.
 pub unsafe fn bytes_of<'a>(env: *mut ErlNifEnv, term: ErlNifTerm) -> Option<&'a [u8]> {
-    // SAFETY: the caller's promise.
-    if let Some(bytes) = unsafe { crate::binary_bytes::read(term) } {
-        return Some(bytes);
-    }
-    let mut bin = MaybeUninit::<ErlNifBinary>::uninit();
-    // SAFETY: on success the VM fills `bin`; its bytes live as long as the
-    // term (the caller's promise).
-    if unsafe { rustler::sys::enif_inspect_binary(env, term, bin.as_mut_ptr()) } == 0 {
-        return None;
-    }
-    // SAFETY: enif_inspect_binary succeeded, so it filled `bin`.
-    let bin = unsafe { bin.assume_init() };
-    if bin.size == 0 {
-        return Some(&[]);
-    }
-    // SAFETY: `data` points to `size` readable bytes.
-    Some(unsafe { std::slice::from_raw_parts(bin.data, bin.size) })
+    // SAFETY: the caller's promise, passed on.
+    unsafe { crate::binary_bytes::read(term).or_else(|| crate::enif::inspect_binary(env, term)) }
 }
 
 /// The most digits a u64 has.
@@ -553,13 +531,25 @@ pub fn decimal(mut n: u64, buf: &mut [u8; DECIMAL_MAX]) -> &[u8] {
     }
 }
 
-fn write_binary(env: *mut ErlNifEnv, term: ErlNifTerm, sink: &mut Sink) {
+/// A binary's text, or its shape; a bitstring that is not whole bytes
+/// as the VM writes it, or as its shape.
+fn write_binary(env: *mut ErlNifEnv, term: ErlNifTerm, sink: &mut Sink, shape: bool) {
     // SAFETY: `term` is a term of the call being served, which outlives
     // this function.
-    let bytes = unsafe { bytes_of(env, term) };
-    match bytes {
-        Some(bytes) => write_bytes(bytes, sink),
+    match unsafe { bytes_of(env, term) } {
+        Some(bytes) => write_binary_bytes(bytes, sink, shape),
+        None if shape => sink.put(b"<<_/bitstring>>"),
         None => write_bitstring(term, sink),
+    }
+}
+
+/// A binary's text, or its shape, from its bytes.
+#[inline]
+fn write_binary_bytes(bytes: &[u8], sink: &mut Sink, shape: bool) {
+    if shape {
+        shape::write_binary_size(bytes.len(), sink);
+    } else {
+        write_bytes(bytes, sink);
     }
 }
 
