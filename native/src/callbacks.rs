@@ -6,7 +6,7 @@
 //! array as it comes and allocate nothing.
 
 use crate::events::Class;
-use crate::{limits, tracer};
+use crate::{limits, message, tracer};
 use rustler::codegen_runtime::{ErlNifEnv, ErlNifFunc, ErlNifTerm};
 use rustler::{Env, Term};
 use std::ffi::c_int;
@@ -107,7 +107,10 @@ macro_rules! callbacks {
             ) -> ErlNifTerm {
                 // SAFETY: registered with arity 5 (`table`).
                 unsafe {
-                    run(env, argc, argv, |env, args| tracer::emit(env, $class, args))
+                    run(env, argc, argv, |env, args| {
+                        message::emit(env, $class, args)
+                            .or_else(|| tracer::emit(env, $class, args))
+                    })
                 }
             }
         )*

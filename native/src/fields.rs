@@ -44,6 +44,13 @@ pub struct FieldTexts {
 }
 
 impl FieldTexts {
+    /// The identifier cache, to lend texts from, and an empty buffer for
+    /// a message's text: what `message`'s path needs.
+    pub fn lend_and_message(&mut self) -> (&IdentCache, &mut Vec<u8>) {
+        self.third.clear();
+        (&self.idents, &mut self.third)
+    }
+
     pub fn clear(&mut self) {
         self.first.clear();
         self.second.clear();

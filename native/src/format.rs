@@ -57,7 +57,7 @@ mod sink;
 mod size;
 mod walk;
 
-pub use field::{format_field, FieldKind, Payload, Redact, TermOptions};
+pub use field::{format_field, FieldKind, Payload, Redact, TermOptions, NONE_TEXT};
 use rustler::Term;
 use sink::Sink;
 pub use walk::{decimal, learn_hash_map_order, DECIMAL_MAX};

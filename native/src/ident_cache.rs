@@ -8,15 +8,19 @@
 //! never stale. The cache has a fixed number of slots per thread and never
 //! grows; boxed identifiers (remote pids, ports on runtimes where they are
 //! boxed) and texts longer than a slot are always printed.
+//!
+//! A slot's text ends in NUL, so that the message events' own path
+//! (`message`) hands it to the tracepoint as it is (`lend`), with no copy.
 
 use crate::format::format_identifier;
+use crate::lttng::Text;
 use crate::term_word;
 use rustler::Term;
 
 const SLOTS: usize = 256;
 /// Longer than any local pid's or port's text (`<0.4294967295.4294967295>`
-/// is 25 bytes) and than most atoms: a hit copies all of it, a fixed-size
-/// copy. A slot is then one 64-byte cache line.
+/// is 25 bytes) and its NUL, and than most atoms: a hit copies all of it,
+/// a fixed-size copy. A slot is then one 64-byte cache line.
 const TEXT_MAX: usize = 48;
 
 /// The slot of a word: its bits mixed (Fibonacci hashing), since pids and
@@ -31,6 +35,7 @@ fn slot_of(word: usize) -> usize {
 struct Slot {
     /// The term word; 0 is no immediate, so it marks an empty slot.
     word: usize,
+    /// The text's length, less than TEXT_MAX: `text[len]` is NUL.
     len: u8,
     text: [u8; TEXT_MAX],
 }
@@ -80,6 +85,18 @@ impl IdentCache {
         }
     }
 
+    /// The text of a local pid in its slot, NUL included, for the
+    /// tracepoint; `None` if it is not there, or `word` is no local pid:
+    /// `write` prints and keeps it.
+    #[inline(always)]
+    pub fn lend(&self, word: usize) -> Option<Text<'_>> {
+        let slot = &self.slots[slot_of(word)];
+        if slot.word != word || !crate::is_local_pid(crate::term_of_word(word)) {
+            return None;
+        }
+        slot.text.get(..usize::from(slot.len) + 1).map(Text::ended)
+    }
+
     /// Prints an immediate not in its slot and keeps its text there.
     #[cold]
     #[inline(never)]
@@ -88,9 +105,10 @@ impl IdentCache {
         let start = out.len();
         format_identifier(term, out);
         let text = &out[start..];
-        if text.len() <= TEXT_MAX {
+        if text.len() < TEXT_MAX {
             let slot = &mut self.slots[slot_of(word)];
             slot.text[..text.len()].copy_from_slice(text);
+            slot.text[text.len()] = 0;
             slot.len = text.len() as u8;
             slot.word = word;
         }

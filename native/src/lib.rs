@@ -18,6 +18,7 @@ mod format;
 mod ident_cache;
 mod limits;
 mod lttng;
+mod message;
 #[cfg(test)]
 mod no_vm;
 mod options;
@@ -351,6 +352,7 @@ fn on_load(env: Env, load_info: Term) -> bool {
         Ordering::Relaxed,
     );
     tracer::init(env);
+    message::init(env);
     options::init();
     if !small_map::init(env) {
         eprintln!("dyntrace: maps are not laid out as expected; reading them through enif");

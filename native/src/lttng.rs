@@ -61,9 +61,10 @@ pub fn check_provider() -> Result<(), String> {
     Ok(())
 }
 
-/// A field's text, NUL-terminated for the C side: made by ending a field
-/// buffer with NUL, so no scan is needed. (The texts hold no NUL of their
-/// own; if one did, C would read the field up to it.)
+/// A field's text, NUL-terminated for the C side: a field buffer ended
+/// with NUL, so no scan is needed, or a text kept with its NUL (a
+/// constant, a cached pid's). (The texts hold no NUL of their own; if one
+/// did, C would read the field up to it.)
 #[derive(Clone, Copy)]
 pub struct Text<'a>(&'a [u8]);
 
@@ -71,6 +72,16 @@ impl<'a> Text<'a> {
     pub fn terminate(buf: &'a mut Vec<u8>) -> Self {
         buf.push(0);
         Text(buf)
+    }
+
+    /// A text that ends in its NUL already. One that does not is a bug:
+    /// it is cut to nothing, rather than read past its end.
+    #[inline]
+    pub const fn ended(text: &'a [u8]) -> Self {
+        match text {
+            [.., 0] => Text(text),
+            _ => Text(b"\0"),
+        }
     }
 
     /// The text's first byte, for C.

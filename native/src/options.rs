@@ -50,8 +50,10 @@ pub struct StateView<'a> {
 /// except that a map that names `payload` or `redact` fails closed: every
 /// term text is then written `-` (names included), since those options
 /// hide things. A valid budget counts even in a state that is not.
-/// Written into `view`, which starts as the defaults.
-#[inline]
+/// Written into `view`, which starts as the defaults. Inlined: every
+/// event reads it, and a call's frame costs more than the read of a
+/// small state.
+#[inline(always)]
 pub fn read_state<'a>(state: Term<'a>, view: &mut StateView<'a>) {
     if crate::is_nil(state.as_c_arg()) {
         return;

@@ -4,7 +4,7 @@
 use crate::events::{self, Class, Route};
 use crate::fields::{EventTerms, FieldTexts, Malformed};
 use crate::{is_immediate, term_of_word, term_word};
-use crate::{limits, lttng, options, routes, small_map, stats};
+use crate::{limits, lttng, message, options, routes, small_map, stats};
 use rustler::sys::ErlNifTerm;
 use rustler::{Atom, Env, Term};
 use std::cell::RefCell;
@@ -65,7 +65,11 @@ pub unsafe fn enabled_answer(
         }
         &TRACE_WORD
     } else {
-        if recorded(routes::lookup_word(class?, tag)) {
+        let enabled = match message::tag_enabled(class, tag) {
+            Some(enabled) => enabled,
+            None => recorded(routes::lookup_word(class?, tag)),
+        };
+        if enabled {
             &TRACE_WORD
         } else {
             &DISCARD_WORD
@@ -105,7 +109,7 @@ fn recorded(route: Option<&Route>) -> bool {
 pub fn emit(env: Env, class: Option<Class>, args: &[ErlNifTerm; 5]) -> Option<ErlNifTerm> {
     // SAFETY: the words are the NIF call's own terms, live for it.
     let [tag, state, tracee, term, opts] = args.map(|word| unsafe { Term::new(env, word) });
-    let ok = Some(term_of_word(OK_WORD.load(Ordering::Relaxed)));
+    let ok = Some(ok_answer());
     let Some(route) = find_route(class, tag, tracee) else {
         return ok;
     };
@@ -126,13 +130,11 @@ pub fn emit(env: Env, class: Option<Class>, args: &[ErlNifTerm; 5]) -> Option<Er
         term,
         opts,
     };
-    let emitted = FIELD_TEXTS.with(|texts| match texts.try_borrow_mut() {
-        Ok(mut texts) => {
-            texts.clear();
-            events::write_event(route.event, &terms, &mut texts)
-        }
-        Err(_) => Err(Malformed),
-    });
+    let emitted = with_field_texts(|texts| {
+        texts.clear();
+        events::write_event(route.event, &terms, texts)
+    })
+    .unwrap_or(Err(Malformed));
     match emitted {
         Ok(()) => ok,
         Err(Malformed) => {
@@ -140,6 +142,12 @@ pub fn emit(env: Env, class: Option<Class>, args: &[ErlNifTerm; 5]) -> Option<Er
             None
         }
     }
+}
+
+/// `ok`, the answer of every `trace*` call.
+#[inline]
+pub fn ok_answer() -> ErlNifTerm {
+    term_of_word(OK_WORD.load(Ordering::Relaxed))
 }
 
 #[inline]
@@ -153,4 +161,18 @@ fn find_route(class: Option<Class>, tag: Term, tracee: Term) -> Option<&'static 
 thread_local! {
     /// Per-thread field buffers, reused by every event on that scheduler.
     static FIELD_TEXTS: RefCell<FieldTexts> = RefCell::new(FieldTexts::default());
+}
+
+/// Runs `write` with this thread's field buffers; `None` if they are in
+/// use already (an event cannot start inside another). `write` runs in
+/// the caller's frame, not in a closure `LocalKey::with` would call: the
+/// event's code stays in one function.
+#[inline(always)]
+pub fn with_field_texts<R>(write: impl FnOnce(&mut FieldTexts) -> R) -> Option<R> {
+    let texts: *const RefCell<FieldTexts> = FIELD_TEXTS.with(|texts| texts as *const _);
+    // SAFETY: a thread-local lives until its thread exits, and this NIF
+    // call runs on that thread.
+    let texts = unsafe { &*texts };
+    let mut texts = texts.try_borrow_mut().ok()?;
+    Some(write(&mut texts))
 }

@@ -23,6 +23,9 @@ pub enum Payload {
     None,
 }
 
+/// The text of every term under `none`, and its NUL.
+pub const NONE_TEXT: &[u8] = b"-\0";
+
 /// The term fields of the events, each with its own payload mode.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum FieldKind {
@@ -112,7 +115,7 @@ pub fn format_field(term: Term, options: &TermOptions, kind: FieldKind, out: &mu
     let max = options.max_term_bytes;
     let redact = &options.redact;
     match options.payload[kind as usize] {
-        Payload::None => out.push(b'-'),
+        Payload::None => out.extend_from_slice(&NONE_TEXT[..NONE_TEXT.len() - 1]),
         Payload::Full => {
             write(env, term.as_c_arg(), max, false, redact, out);
         }
