@@ -9,7 +9,8 @@
 -include_lib("stdlib/include/assert.hrl").
 
 -export([all/0, suite/0, init_per_suite/1, end_per_suite/1, end_per_testcase/2]).
--export([t_secrecy/1, t_mode_texts/1, t_kinds/1, t_cut_texts/1, t_fails_closed/1]).
+-export([t_secrecy/1, t_mode_texts/1, t_kinds/1, t_cut_texts/1, t_fails_closed/1,
+         t_message_paths/1]).
 -export([secret_args/1]).
 
 -import(dyntrace_test_mod, [actor/0, run/2]).
@@ -25,7 +26,7 @@ suite() ->
     [{timetrap, {minutes, 3}}].
 
 all() ->
-    [t_secrecy, t_mode_texts, t_kinds, t_cut_texts, t_fails_closed].
+    [t_secrecy, t_mode_texts, t_kinds, t_cut_texts, t_fails_closed, t_message_paths].
 
 init_per_suite(Config) ->
     ok = lttng_session:traced_node(),
@@ -193,6 +194,72 @@ t_fails_closed(_Config) ->
     [?assertEqual({State, [<<"-">>]}, {State, messages_from(Pid, Events)})
      || {State, Pid} <- Senders],
     ?assert(After - Before >= length(Bad)).
+
+%% message_send and message_receive take a short path of their own when
+%% both pids are local ones whose texts the scheduler has cached (from a
+%% process's second message on), the general way otherwise (a port, a
+%% name, a pid seen first): every event's texts are the same either way,
+%% in full and in none.
+t_message_paths(_Config) ->
+    S = start_session(t_message_paths, [message_send, message_receive]),
+    Runs = [{Mode, message_paths(Mode)} || Mode <- [full, none]],
+    Events = lttng_session:stop_and_read(S),
+    lttng_session:destroy(S),
+    [begin
+         Text = fun(none, _) -> <<"-">>;
+                   (full, Term) -> dyntrace:format_term(Term, 1024)
+                end,
+         Sends = [{P, To, Text(Mode, M)}
+                  || {To, M} <- [{P, {n, 1}}, {P, {n, 2}}, {P, {n, 3}},
+                                 {Peer, {n, 1}}, {Peer, {n, 2}}, {Peer, {n, 3}},
+                                 {Port, {P, {command, <<"x">>}}},
+                                 {nowhere_registered, hello}, {Dead, hello},
+                                 {self(), {done, P}}]],
+         ?assertEqual({Mode, [{text(F), to_text(T), M} || {F, T, M} <- Sends]},
+                      {Mode, [{lttng_session:field(<<"from">>, E),
+                               lttng_session:field(<<"to">>, E),
+                               lttng_session:field(<<"message">>, E)}
+                              || E <- lttng_session:select(message_send, Events),
+                                 concerns(E, P)]}),
+         Receives = [{go, Port}, {n, 1}, {n, 2}, {n, 3}],
+         ?assertEqual({Mode, [Text(Mode, M) || M <- Receives]},
+                      {Mode, [lttng_session:field(<<"message">>, E)
+                              || E <- lttng_session:select(message_receive, Events),
+                                 lttng_session:field(<<"to">>, E) =:= text(P)]})
+     end || {Mode, {P, Peer, Port, Dead}} <- Runs].
+
+%% A process traced with `payload => Mode' for send and receive that
+%% sends three messages to itself and three to another process, then one
+%% to a port, one to a name no process has and one to a process that has
+%% ended, and receives its own; then tells the caller it is done.
+message_paths(Mode) ->
+    Peer = spawn(fun() -> receive stop -> ok end end),
+    {Dead, DeadRef} = spawn_monitor(fun() -> ok end),
+    receive {'DOWN', DeadRef, process, Dead, _} -> ok end,
+    Parent = self(),
+    P = spawn(fun() ->
+                      Port = receive {go, Port0} -> Port0 end,
+                      [self() ! {n, N} || N <- [1, 2, 3]],
+                      [Peer ! {n, N} || N <- [1, 2, 3]],
+                      Port ! {self(), {command, <<"x">>}},
+                      catch nowhere_registered ! hello,
+                      Dead ! hello,
+                      [receive {n, N} -> ok end || N <- [1, 2, 3]],
+                      Parent ! {done, self()}
+              end),
+    Port = open_port({spawn, "cat >/dev/null"}, [binary]),
+    true = erlang:port_connect(Port, P),
+    unlink(Port),
+    erlang:trace(P, true, [send, 'receive', dyntrace:tracer(#{payload => Mode})]),
+    P ! {go, Port},
+    receive {done, P} -> ok end,
+    Peer ! stop,
+    %% The port closes with its owner, P, unless it is still closing.
+    catch port_close(Port),
+    {P, Peer, Port, Dead}.
+
+to_text(Name) when is_atom(Name) -> atom_to_binary(Name);
+to_text(Id) -> text(Id).
 
 %%%===================================================================
 %%% Helpers

@@ -50,11 +50,17 @@ pub unsafe fn enabled_answer(
     tag: ErlNifTerm,
     state: ErlNifTerm,
 ) -> Option<ErlNifTerm> {
+    let tag = term_word(tag);
+    // A message class's own tag first: the question of every message.
+    // (Its word is 0, which no tag is, until the load has set the
+    // answers' words too.)
+    if let Some(enabled) = message::tag_enabled(class, tag) {
+        return Some(answer(enabled));
+    }
     let status = TRACE_STATUS_WORD.load(Ordering::Relaxed);
     if status == 0 {
         return None;
     }
-    let tag = term_word(tag);
     let answer = if tag == status {
         if !is_immediate(state) {
             // SAFETY: `state` is live (the caller's promise).
@@ -64,18 +70,19 @@ pub unsafe fn enabled_answer(
             }
         }
         &TRACE_WORD
+    } else if recorded(routes::lookup_word(class?, tag)) {
+        &TRACE_WORD
     } else {
-        let enabled = match message::tag_enabled(class, tag) {
-            Some(enabled) => enabled,
-            None => recorded(routes::lookup_word(class?, tag)),
-        };
-        if enabled {
-            &TRACE_WORD
-        } else {
-            &DISCARD_WORD
-        }
+        &DISCARD_WORD
     };
     Some(term_of_word(answer.load(Ordering::Relaxed)))
+}
+
+/// `trace` or `discard`, as a term.
+#[inline(always)]
+fn answer(enabled: bool) -> ErlNifTerm {
+    let word = if enabled { &TRACE_WORD } else { &DISCARD_WORD };
+    term_of_word(word.load(Ordering::Relaxed))
 }
 
 /// `enabled*(Tag, State, Tracee)`: `trace` when `Tag`'s event is enabled in
