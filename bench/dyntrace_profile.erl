@@ -224,12 +224,14 @@ incl(Blocks, Fn) ->
     end.
 
 -define(CALLBACKS, "dyntrace_nif::callbacks::").
--define(EMIT, <<"dyntrace_nif::tracer::emit">>).
+-define(TRACE_SEND, <<?CALLBACKS "trace_send">>).
 
 %% What the parts of the profile are, where the name alone does not say.
 describe(<<"dyntrace_nif::format::format_term_bounded">>) -> "the message text";
 describe(<<"dyntrace_nif::format::field::format_field">>) -> "the message text";
 describe(<<"dyntrace_nif::fields::EventTerms::term_text">>) -> "the message text";
+describe(<<"dyntrace_nif::message::written">>) -> "the message text";
+describe(<<"dyntrace_nif::tracer::emit">>) -> "the general way (a pid's first event on a scheduler)";
 describe(<<"dyntrace_emit_message_send">>) -> "the tracepoint: LTTng-UST probe, ring buffer reserve/copy/commit";
 describe(<<"dyntrace_nif::fields::identifier">>) -> "pid texts (cached)";
 describe(<<"dyntrace_nif::ident_cache::write_identifier">>) -> "pid texts (cached)";
@@ -239,15 +241,15 @@ describe(<<"enif_snprintf">>) -> "the VM's `%T` printer";
 describe(_) -> "".
 
 send_md(Blocks, TraceEvents) ->
-    Events = calls_to(Blocks, ?EMIT),
+    Events = calls_to(Blocks, ?TRACE_SEND),
     PerEv = fun(X) -> fmt_int(X / max(1, Events)) end,
     Callbacks = callbacks(Blocks),
     Total = lists:sum([I || {_, I} <- Callbacks]),
     Pct = fun(X) -> fmt_pct(X, Total) end,
     Row = fun(Label, X) -> io_lib:format("| ~s | ~s | ~s |\n", [Label, PerEv(X), Pct(X)]) end,
-    {EmitIncl, EmitCallees} = maps:get(?EMIT, Blocks, {0, #{}}),
-    Parts = lists:reverse(lists:keysort(2, expand(Blocks, maps:to_list(EmitCallees)))),
-    Own = EmitIncl - lists:sum([I || {_, I} <- Parts]),
+    {SendIncl, SendCallees} = maps:get(?TRACE_SEND, Blocks, {0, #{}}),
+    Parts = lists:reverse(lists:keysort(2, expand(Blocks, maps:to_list(SendCallees)))),
+    Own = SendIncl - lists:sum([I || {_, I} <- Parts]),
     ["## Profile: one enabled `message_send`\n\n"
      "`valgrind --tool=callgrind --smc-check=all` on the emulator (`perf` has no hardware "
      "counters in this VM): a 100-byte binary ping-pong between two processes, both traced "
@@ -259,12 +261,14 @@ send_md(Blocks, TraceEvents) ->
      "| part | Ir per event | share |\n|---|---|---|\n",
      [Row(io_lib:format("`~s` (~s calls per event)", [F, fmt(C / max(1, Events), 2)]), I)
       || {F, I} <- Callbacks, C <- [calls_to(Blocks, F)]],
-     [Row(io_lib:format("&nbsp;&nbsp;in `emit`: `~s` ~s", [F, describe(F)]), I) || {F, I} <- Parts],
-     Row("&nbsp;&nbsp;in `emit`: its own instructions (route, enabled re-check, options, buffers)", Own),
+     [Row(io_lib:format("&nbsp;&nbsp;in `trace_send`: `~s` ~s", [F, describe(F)]), I)
+      || {F, I} <- Parts],
+     Row("&nbsp;&nbsp;in `trace_send`: its own instructions (tag, enabled re-check, pid texts, "
+         "tracer state, `extra` lookup)", Own),
      io_lib:format("| **all tracer callbacks** | **~s** | 100% |\n"
                    "| for scale: the VM's `trace_send`, inclusive of the callbacks it calls | ~s | |\n\n",
                    [PerEv(Total), PerEv(incl(Blocks, <<"trace_send">>))]),
-     io_lib:format("Per event: divided by the ~s calls of `emit`. The trace holds ~s events "
+     io_lib:format("Per event: divided by the ~s calls of `trace_send`. The trace holds ~s events "
                    "(babeltrace2's counter).\n\n", [fmt_int(Events), fmt_int(TraceEvents)])].
 
 %% The VM's `trace_send' (its dispatch and the tracer callbacks it calls)
@@ -368,8 +372,8 @@ call_md(Blocks) ->
                   [fmt_int(incl(Blocks, <<?CALLBACKS "trace_call">>) / Events),
                    fmt_int(Tracepoints / Events)]).
 
-%% The parts of `emit', looking through the event dispatch and the field
-%% extraction when the compiler kept them as functions of their own.
+%% The parts of `trace_send', looking through the event dispatch and the
+%% field extraction when the compiler kept them as functions of their own.
 expand(Blocks, Callees) ->
     lists:append(
       [case string:prefix(binary_to_list(F), "dyntrace_nif::events::") =/= nomatch

@@ -4,10 +4,13 @@
 //! costs beyond the tracepoint is mostly code, not work: a message round
 //! trip's own code (the VM's send, receive and scheduling, LTTng's) is
 //! larger than the instruction cache, so every line of the tracer's code
-//! an event runs is fetched again at the next event. The general way
+//! an event runs is fetched again at the next event. By the general way
 //! (`tracer::emit`: the route lookup, the event's field extraction, three
-//! field buffers) runs about 50 such lines per event. This path runs the
-//! common case in one short function:
+//! field buffers) a `message_send` under `payload => none` ran 469
+//! instructions over 48 distinct 64-byte code lines of the NIF (the
+//! callbacks included); by this path it runs 288 over 24 (`make bench`'s
+//! profile measures it). This path runs the common case in one short
+//! function:
 //! - the tag is one word compare (`send`, `receive`);
 //! - the pids' texts are lent to the tracepoint from this thread's cache
 //!   (`IdentCache::lend`), their NUL included, not copied;
