@@ -242,7 +242,7 @@ message_paths(Mode) ->
                       [self() ! {n, N} || N <- [1, 2, 3]],
                       [Peer ! {n, N} || N <- [1, 2, 3]],
                       Port ! {self(), {command, <<"x">>}},
-                      catch nowhere_registered ! hello,
+                      try nowhere_registered ! hello catch error:badarg -> ok end,
                       Dead ! hello,
                       [receive {n, N} -> ok end || N <- [1, 2, 3]],
                       Parent ! {done, self()}
@@ -255,7 +255,7 @@ message_paths(Mode) ->
     receive {done, P} -> ok end,
     Peer ! stop,
     %% The port closes with its owner, P, unless it is still closing.
-    catch port_close(Port),
+    try port_close(Port) catch error:badarg -> ok end,
     {P, Peer, Port, Dead}.
 
 to_text(Name) when is_atom(Name) -> atom_to_binary(Name);
