@@ -20,7 +20,7 @@
          t_call/1,
          t_call_return_to/1,
          t_call_exception/1,
-         t_call_silent/1,
+         t_call_silent/1, t_call_repeated/1,
          t_send/1,
          t_send_remote/1,
          t_node_name/1,
@@ -59,6 +59,7 @@ all() ->
      t_call_return_to,
      t_call_exception,
      t_call_silent,
+     t_call_repeated,
      t_send,
      t_send_remote,
      t_node_name,
@@ -472,6 +473,27 @@ t_call_silent(_Config) ->
                  Calls),
     Returns = [fields(E) || E <- lttng_session:select(function_return, Events)],
     ?assertEqual([call_fields(A, Work)], Returns).
+
+%% Calls and returns over and over: from a process's second call on, the
+%% pid's and the location's texts are those its scheduler keeps (the
+%% short path), the first's are written anew (the general way); every
+%% event's texts are the same, with the argument list and with `arity'.
+t_call_repeated(_Config) ->
+    S = start_session(t_call_repeated, [function_call, function_return]),
+    1 = erlang:trace_pattern({dyntrace_test_mod, work, 1},
+                             [{'_', [], [{return_trace}]}], [local]),
+    A = actor(),
+    trace(A, [call]),
+    B = actor(),
+    trace(B, [call, arity]),
+    Calls = fun() -> [dyntrace_test_mod:work(N) || N <- lists:seq(1, 5)] end,
+    _ = run(A, Calls),
+    _ = run(B, Calls),
+    Events = read(S, [A, B]),
+    Want = lists:duplicate(5, call_fields(A, <<"dyntrace_test_mod:work/1">>)) ++
+           lists:duplicate(5, call_fields(B, <<"dyntrace_test_mod:work/1">>)),
+    ?assertEqual(Want, [fields(E) || E <- lttng_session:select(function_call, Events)]),
+    ?assertEqual(Want, [fields(E) || E <- lttng_session:select(function_return, Events)]).
 
 %% message_send: to a pid, to a registered name, to a dead process.
 t_send(_Config) ->

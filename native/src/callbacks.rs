@@ -6,7 +6,7 @@
 //! array as it comes and allocate nothing.
 
 use crate::events::Class;
-use crate::{limits, message, tracer};
+use crate::{limits, short_path, tracer};
 use rustler::codegen_runtime::{ErlNifEnv, ErlNifFunc, ErlNifTerm};
 use rustler::{Env, Term};
 use std::ffi::c_int;
@@ -108,7 +108,7 @@ macro_rules! callbacks {
                 // SAFETY: registered with arity 5 (`table`).
                 unsafe {
                     run(env, argc, argv, |env, args| {
-                        message::emit(env, $class, args)
+                        short_path::emit(env, $class, args)
                             .or_else(|| tracer::emit(env, $class, args))
                     })
                 }

@@ -9,8 +9,9 @@ use crate::events::emit;
 use crate::events::Route;
 use crate::format::{decimal, format_field, FieldKind, TermOptions, DECIMAL_MAX};
 use crate::ident_cache::IdentCache;
-use crate::is_local_pid;
 use crate::lttng::Text;
+use crate::text_cache::{self, TextCache};
+use crate::{is_local_pid, term_word};
 use rustler::sys::ErlNifTerm as ERL_NIF_TERM;
 use rustler::{Env, Term};
 
@@ -38,17 +39,20 @@ pub struct Malformed;
 pub struct FieldTexts {
     /// The texts of pids and atoms seen on this thread.
     idents: IdentCache,
+    /// The texts of the code locations of call events seen on this
+    /// thread, for the call events' short path (`short_path`) to lend.
+    locations: LocationCache,
     first: Vec<u8>,
     second: Vec<u8>,
     third: Vec<u8>,
 }
 
 impl FieldTexts {
-    /// The identifier cache, to lend texts from, and an empty buffer for
-    /// a message's text: what `message`'s path needs.
-    pub fn lend_and_message(&mut self) -> (&IdentCache, &mut Vec<u8>) {
+    /// The caches to lend texts from, and an empty buffer for a message's
+    /// text: what the short paths (`short_path`) need.
+    pub fn lend_and_message(&mut self) -> (&IdentCache, &LocationCache, &mut Vec<u8>) {
         self.third.clear();
-        (&self.idents, &mut self.third)
+        (&self.idents, &self.locations, &mut self.third)
     }
 
     pub fn clear(&mut self) {
@@ -188,9 +192,16 @@ pub fn function_return(e: &EventTerms, t: &mut FieldTexts) -> Written {
 
 /// pid, entry and depth 0: the runtime passes no call depth, and OTP's
 /// backend writes 0 too.
+/// The location's text is kept for the short path (`short_path`).
 fn call(e: &EventTerms, t: &mut FieldTexts, emit: fn(Text, Text, u32)) -> Written {
     process(&mut t.idents, e.tracee, &mut t.first)?;
-    e.mfa(&mut t.idents, e.term, &mut t.second);
+    match location(e.env, e.term) {
+        Some(location) => {
+            location.write(&mut t.idents, &mut t.second);
+            t.locations.keep(location.key(), &t.second);
+        }
+        None => t.second.extend_from_slice(UNDEFINED),
+    }
     emit(
         Text::terminate(&mut t.first),
         Text::terminate(&mut t.second),
@@ -286,46 +297,13 @@ impl<'a> EventTerms<'a, '_> {
         format_field(term, self.options, kind, out);
     }
 
-    /// `Module:Function/Arity`, the arity being the length when the runtime
-    /// hands the argument list; `undefined` when there is no location (the
-    /// runtime passes 0 for a process with no current function).
+    /// `Module:Function/Arity`, or `undefined` when there is no location
+    /// (the runtime passes 0 for a process with no current function).
     fn mfa(&self, idents: &mut IdentCache, term: Term<'a>, out: &mut Vec<u8>) {
-        let written = self.tuple(term).and_then(|elems| match elems {
-            [m, f, a] => {
-                if !(crate::is_atom_word(*m) && crate::is_atom_word(*f)) {
-                    return None;
-                }
-                let (m, f, a) = (self.wrap(*m), self.wrap(*f), self.wrap(*a));
-                let arity = crate::small_int(a.as_c_arg())
-                    .and_then(|n| u32::try_from(n).ok())
-                    .or_else(|| self.list_length(a))?;
-                idents.write(m, out);
-                out.push(b':');
-                idents.write(f, out);
-                out.push(b'/');
-                out.extend_from_slice(decimal(u64::from(arity), &mut [0; DECIMAL_MAX]));
-                Some(())
-            }
-            _ => None,
-        });
-        if written.is_none() {
-            out.clear();
-            out.extend_from_slice(UNDEFINED);
+        match location(self.env, term) {
+            Some(location) => location.write(idents, out),
+            None => out.extend_from_slice(UNDEFINED),
         }
-    }
-
-    /// The length of a proper list of at most MAX_ARITY elements.
-    fn list_length(&self, mut list: Term<'a>) -> Option<u32> {
-        let mut len = 0;
-        while !list.is_empty_list() {
-            let (_, tail) = self.cell(list)?;
-            len += 1;
-            if len > MAX_ARITY {
-                return None;
-            }
-            list = tail;
-        }
-        Some(len)
     }
 
     /// The sizes a GC event reports, looked up by key in the info list.
@@ -361,6 +339,103 @@ struct GcInfo {
     size: u64,
     heap: u64,
     old_heap: u64,
+}
+
+/// A code location as the runtime hands it, `{Module, Function, Args}`
+/// or `{Module, Function, Arity}`.
+#[derive(Clone, Copy)]
+pub struct Location<'a> {
+    pub module: Term<'a>,
+    pub function: Term<'a>,
+    /// The length of `Args` when the runtime hands the argument list.
+    pub arity: u32,
+}
+
+impl Location<'_> {
+    /// Appends `Module:Function/Arity`.
+    pub fn write(&self, idents: &mut IdentCache, out: &mut Vec<u8>) {
+        idents.write(self.module, out);
+        out.push(b':');
+        idents.write(self.function, out);
+        out.push(b'/');
+        out.extend_from_slice(decimal(u64::from(self.arity), &mut [0; DECIMAL_MAX]));
+    }
+
+    /// What identifies it among all locations: the two atoms' words and
+    /// the arity.
+    pub fn key(&self) -> LocationKey {
+        LocationKey {
+            module: term_word(self.module.as_c_arg()),
+            function: term_word(self.function.as_c_arg()),
+            arity: self.arity,
+        }
+    }
+}
+
+/// A code location by its atoms' words (atoms are never collected, so
+/// the words name them for the node's life) and its arity.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct LocationKey {
+    module: usize,
+    function: usize,
+    arity: u32,
+}
+
+impl text_cache::Key for LocationKey {
+    /// No atom's word is 0.
+    const EMPTY: LocationKey = LocationKey {
+        module: 0,
+        function: 0,
+        arity: 0,
+    };
+
+    #[inline(always)]
+    fn mix(&self) -> u64 {
+        let bits = self.module ^ self.function.rotate_left(29) ^ self.arity as usize;
+        (bits as u64).wrapping_mul(text_cache::MIX)
+    }
+}
+
+/// The texts of code locations, `Module:Function/Arity` and its NUL: a
+/// slot is two cache lines, and a longer text (long atoms) is not kept.
+pub type LocationCache = TextCache<LocationKey, 128, 103>;
+
+/// `term` as a code location, if it is one.
+#[inline]
+pub fn location<'a>(env: Env<'a>, term: Term<'a>) -> Option<Location<'a>> {
+    // SAFETY: the slice lives no longer than 'a, this call's terms.
+    let elems = unsafe { enif::tuple_elements(env.as_c_arg(), term.as_c_arg()) }?;
+    let [m, f, a] = elems else {
+        return None;
+    };
+    if !(crate::is_atom_word(*m) && crate::is_atom_word(*f)) {
+        return None;
+    }
+    let arity = crate::small_int(*a)
+        .and_then(|n| u32::try_from(n).ok())
+        .or_else(|| list_length(env, *a))?;
+    // SAFETY: elements of a term of this call.
+    let [module, function] = [*m, *f].map(|word| unsafe { Term::new(env, word) });
+    Some(Location {
+        module,
+        function,
+        arity,
+    })
+}
+
+/// The length of a proper list of at most MAX_ARITY elements.
+fn list_length(env: Env, mut list: ERL_NIF_TERM) -> Option<u32> {
+    let env = env.as_c_arg();
+    let mut len = 0;
+    while !enif::is_empty_list(env, list) {
+        let (_, tail) = enif::list_cell(env, list)?;
+        len += 1;
+        if len > MAX_ARITY {
+            return None;
+        }
+        list = tail;
+    }
+    Some(len)
 }
 
 /// A pid, exactly and in full; anything else is not a process here.

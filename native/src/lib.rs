@@ -18,13 +18,14 @@ mod format;
 mod ident_cache;
 mod limits;
 mod lttng;
-mod message;
 #[cfg(test)]
 mod no_vm;
 mod options;
 mod routes;
+mod short_path;
 mod small_map;
 mod stats;
+mod text_cache;
 mod tracer;
 
 use events::EventId;
@@ -352,7 +353,7 @@ fn on_load(env: Env, load_info: Term) -> bool {
         Ordering::Relaxed,
     );
     tracer::init(env);
-    message::init(env);
+    short_path::init(env);
     options::init();
     if !small_map::init(env) {
         eprintln!("dyntrace: maps are not laid out as expected; reading them through enif");

@@ -174,11 +174,19 @@ fn read_map<'a>(state: Term<'a>, view: &mut StateView<'a>) -> Option<Verdict> {
         // SAFETY: a value of the map, a term of the same call.
         let value = unsafe { Term::new(state.get_env(), crate::term_of_word(value)) };
         match Key::of_word(key) {
-            Some(key) => read_key(key, value, view, &mut read),
+            Some(Key::Payload) => read_key(Key::Payload, value, view, &mut read),
+            Some(key) => read_other_key(key, value, view, &mut read),
             None => read.valid = false,
         }
     }
     Some(read)
+}
+
+/// `read_key` for the keys other than `payload`, out of line: the
+/// events' short paths stay short for a state that sets only `payload`.
+#[inline(never)]
+fn read_other_key<'a>(key: Key, value: Term<'a>, view: &mut StateView<'a>, read: &mut Verdict) {
+    read_key(key, value, view, read);
 }
 
 /// `read_map` of a map that is not small, out of line.

@@ -1,31 +1,38 @@
-//! `message_send` and `message_receive` on a short path of their own.
+//! The busiest events on a short path of their own: `message_send` and
+//! `message_receive` between local processes, `function_call` and
+//! `function_return`.
 //!
-//! The message events are most of what a busy node traces, and what one
-//! costs beyond the tracepoint is mostly code, not work: a message round
-//! trip's own code (the VM's send, receive and scheduling, LTTng's) is
-//! larger than the instruction cache, so every line of the tracer's code
-//! an event runs is fetched again at the next event. By the general way
-//! (`tracer::emit`: the route lookup, the event's field extraction, three
-//! field buffers) a `message_send` under `payload => none` ran 469
-//! instructions over 48 distinct 64-byte code lines of the NIF (the
-//! callbacks included); by this path it runs 288 over 24 (`make bench`'s
-//! profile measures it). This path runs the common case in one short
-//! function:
-//! - the tag is one word compare (`send`, `receive`);
-//! - the pids' texts are lent to the tracepoint from this thread's cache
-//!   (`IdentCache::lend`), their NUL included, not copied;
-//! - under `payload => none` the message's text is a constant; in the
-//!   other modes it is written into one buffer, as the general way does.
+//! What one of these costs beyond the tracepoint is mostly code, not
+//! work: a message round trip's own code (the VM's send, receive and
+//! scheduling, LTTng's) is larger than the instruction cache, so every
+//! line of the tracer's code an event runs is fetched again at the next
+//! event. By the general way (`tracer::emit`: the route lookup, the
+//! event's field extraction, three field buffers) a `message_send` under
+//! `payload => none` ran 469 instructions over 48 distinct 64-byte code
+//! lines of the NIF, the callbacks included; by this path about 290 over
+//! 25. A traced call or return ran 418 over 51, and runs about 230 over
+//! 25 (`make bench`'s profile measures both). The common case runs in one
+//! short function:
+//! - the tag is one word compare (`send`, `receive`, `call`,
+//!   `return_from`);
+//! - the pid's texts, and a call's `Module:Function/Arity`, are lent to
+//!   the tracepoint from this thread's caches (`text_cache`), their NUL
+//!   included, not copied;
+//! - under `payload => none` a message's text is a constant; in the other
+//!   modes it is written into one buffer, as the general way does.
 //!
-//! Everything else goes the general way, which writes the same texts: a
-//! port or a remote pid, a send to a name, a pid whose text is not cached
-//! yet (the general way caches it), `send_to_non_existing_process`, and
+//! Everything else goes the general way, which writes the same texts (and
+//! keeps what this path lends): a port or a remote pid, a send to a name,
+//! a pid or a location not cached yet, the other tags
+//! (`send_to_non_existing_process`, `return_to`, `exception_from`), and
 //! `Opts` that are not a small map. The tracer state is read only once
 //! this path has taken the event, so a bad state is counted once.
 
 use crate::events::{emit, Class, EventId};
+use crate::fields::location;
 use crate::format::{format_field, FieldKind, Payload, TermOptions, NONE_TEXT};
 use crate::lttng::{self, Text};
+use crate::options::StateView;
 use crate::{limits, options, small_map, term_word, tracer};
 use rustler::sys::ErlNifTerm;
 use rustler::{Atom, Env, Term};
@@ -34,6 +41,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 rustler::atoms! {
     send,
     receive,
+    call,
+    return_from,
     extra,
 }
 
@@ -41,6 +50,8 @@ rustler::atoms! {
 /// at load; 0, which no term is, before.
 static SEND_WORD: AtomicUsize = AtomicUsize::new(0);
 static RECEIVE_WORD: AtomicUsize = AtomicUsize::new(0);
+static CALL_WORD: AtomicUsize = AtomicUsize::new(0);
+static RETURN_FROM_WORD: AtomicUsize = AtomicUsize::new(0);
 static EXTRA_WORD: AtomicUsize = AtomicUsize::new(0);
 
 /// Learns the words this path compares with. Called from the NIF's load.
@@ -48,38 +59,53 @@ pub fn init(env: Env) {
     let word = |atom: Atom| term_word(atom.to_term(env).as_c_arg());
     SEND_WORD.store(word(send()), Ordering::Relaxed);
     RECEIVE_WORD.store(word(receive()), Ordering::Relaxed);
+    CALL_WORD.store(word(call()), Ordering::Relaxed);
+    RETURN_FROM_WORD.store(word(return_from()), Ordering::Relaxed);
     EXTRA_WORD.store(word(extra()), Ordering::Relaxed);
 }
 
-/// The event of a message tag of `class` (`send`, `receive`) with
-/// whether a session records it; `None` for any other tag or class.
+/// The event of a tag of `class` that this path takes; `None` for any
+/// other tag or class.
 #[inline(always)]
-pub fn tag_enabled(class: Option<Class>, tag: usize) -> Option<bool> {
-    let (tag_word, event) = message_event(class)?;
-    (tag == tag_word.load(Ordering::Relaxed)).then(|| lttng::is_enabled(event))
-}
-
-/// The tag word and the event of a message class.
-#[inline(always)]
-fn message_event(class: Option<Class>) -> Option<(&'static AtomicUsize, EventId)> {
-    match class {
-        Some(Class::Send) => Some((&SEND_WORD, EventId::MessageSend)),
-        Some(Class::Receive) => Some((&RECEIVE_WORD, EventId::MessageReceive)),
+fn event_of(class: Option<Class>, tag: usize) -> Option<EventId> {
+    let is = |word: &AtomicUsize| tag == word.load(Ordering::Relaxed);
+    match class? {
+        Class::Send if is(&SEND_WORD) => Some(EventId::MessageSend),
+        Class::Receive if is(&RECEIVE_WORD) => Some(EventId::MessageReceive),
+        Class::Call if is(&CALL_WORD) => Some(EventId::FunctionCall),
+        Class::Call if is(&RETURN_FROM_WORD) => Some(EventId::FunctionReturn),
         _ => None,
     }
 }
 
-/// A `trace_send/5` or `trace_receive/5` call (`class`) of the common
-/// case: emits its event if a session records it and answers `ok`.
-/// `None` leaves the call to `tracer::emit`; so does every other class,
-/// which the compiler drops, `class` being a constant of each callback.
+/// Whether a session records the event of a tag this path takes; `None`
+/// for any other tag or class.
+#[inline(always)]
+pub fn tag_enabled(class: Option<Class>, tag: usize) -> Option<bool> {
+    event_of(class, tag).map(lttng::is_enabled)
+}
+
+/// A `trace*/5` call (`class`) of the common case: emits its event if a
+/// session records it and answers `ok`. `None` leaves the call to
+/// `tracer::emit`; so does every class without a short path, which the
+/// compiler drops, `class` being a constant of each callback.
 #[inline(always)]
 pub fn emit(env: Env, class: Option<Class>, args: &[ErlNifTerm; 5]) -> Option<ErlNifTerm> {
-    let [tag, state, tracee, message, opts] = *args;
-    let (_, event) = message_event(class)?;
-    if !tag_enabled(class, term_word(tag))? {
+    let event = event_of(class, term_word(args[0]))?;
+    if !lttng::is_enabled(event) {
         return Some(tracer::ok_answer());
     }
+    match event {
+        EventId::MessageSend | EventId::MessageReceive => message(env, event, args),
+        EventId::FunctionCall | EventId::FunctionReturn => function(env, event, args),
+        _ => None,
+    }
+}
+
+/// `message_send` (from, to, message) or `message_receive` (to, message).
+#[inline(always)]
+fn message(env: Env, event: EventId, args: &[ErlNifTerm; 5]) -> Option<ErlNifTerm> {
+    let [_, state, tracee, message, opts] = *args;
     let receiver = match event {
         EventId::MessageSend => Some(receiver(opts)?),
         _ => None,
@@ -88,7 +114,7 @@ pub fn emit(env: Env, class: Option<Class>, args: &[ErlNifTerm; 5]) -> Option<Er
     tracer::with_field_texts(
         #[inline(always)]
         |texts| {
-            let (idents, buffer) = texts.lend_and_message();
+            let (idents, _, buffer) = texts.lend_and_message();
             let from = idents.lend(term_word(tracee))?;
             let to = match receiver {
                 Some(word) => Some(idents.lend(word)?),
@@ -96,9 +122,8 @@ pub fn emit(env: Env, class: Option<Class>, args: &[ErlNifTerm; 5]) -> Option<Er
             };
             // SAFETY: the words are the call's own terms, live for it.
             let [state, message] = [state, message].map(|word| unsafe { Term::new(env, word) });
-            let mut view = options::StateView::default();
-            options::read_state(state, &mut view);
-            if limits::take(view.budget) {
+            let mut view = StateView::default();
+            if taken(state, &mut view) {
                 let text = match view.options.payload[FieldKind::Message as usize] {
                     Payload::None => Text::ended(NONE_TEXT),
                     _ => written(message, &view.options, buffer),
@@ -112,6 +137,40 @@ pub fn emit(env: Env, class: Option<Class>, args: &[ErlNifTerm; 5]) -> Option<Er
         },
     )
     .flatten()
+}
+
+/// `function_call` or `function_return`: pid, entry and depth 0, as the
+/// general way writes them.
+#[inline(always)]
+fn function(env: Env, event: EventId, args: &[ErlNifTerm; 5]) -> Option<ErlNifTerm> {
+    let [_, state, tracee, entry, _] = *args;
+    // SAFETY: the words are the call's own terms, live for it.
+    let [state, entry] = [state, entry].map(|word| unsafe { Term::new(env, word) });
+    let key = location(env, entry)?.key();
+    tracer::with_field_texts(
+        #[inline(always)]
+        |texts| {
+            let (idents, locations, _) = texts.lend_and_message();
+            let pid = idents.lend(term_word(tracee))?;
+            let entry = locations.lend(key)?;
+            if taken(state, &mut StateView::default()) {
+                match event {
+                    EventId::FunctionCall => emit::function_call(pid, entry, 0),
+                    _ => emit::function_return(pid, entry, 0),
+                }
+            }
+            Some(tracer::ok_answer())
+        },
+    )
+    .flatten()
+}
+
+/// Reads the tracer state of an event this path has taken into `view`:
+/// whether its budget lets it be written (one unit taken).
+#[inline(always)]
+fn taken<'a>(state: Term<'a>, view: &mut StateView<'a>) -> bool {
+    options::read_state(state, view);
+    limits::take(view.budget)
 }
 
 /// The message's text in a mode other than `none`, written into

@@ -4,7 +4,7 @@
 use crate::events::{self, Class, Route};
 use crate::fields::{EventTerms, FieldTexts, Malformed};
 use crate::{is_immediate, term_of_word, term_word};
-use crate::{limits, lttng, message, options, routes, small_map, stats};
+use crate::{limits, lttng, options, routes, short_path, small_map, stats};
 use rustler::sys::ErlNifTerm;
 use rustler::{Atom, Env, Term};
 use std::cell::RefCell;
@@ -51,10 +51,11 @@ pub unsafe fn enabled_answer(
     state: ErlNifTerm,
 ) -> Option<ErlNifTerm> {
     let tag = term_word(tag);
-    // A message class's own tag first: the question of every message.
+    // A short path's own tag first (`send`, `call`, ...): the question
+    // of every event of the busiest kinds.
     // (Its word is 0, which no tag is, until the load has set the
     // answers' words too.)
-    if let Some(enabled) = message::tag_enabled(class, tag) {
+    if let Some(enabled) = short_path::tag_enabled(class, tag) {
         return Some(answer(enabled));
     }
     let status = TRACE_STATUS_WORD.load(Ordering::Relaxed);

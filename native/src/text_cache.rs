@@ -1,0 +1,149 @@
+//! Texts remembered per scheduler thread under a key that decides them
+//! for the node's life: a fixed number of slots, one text each, never
+//! grown. A text is kept with its NUL, so an event can hand it to its
+//! tracepoint as it is (`lend`), with no copy. Two caches use it: the
+//! texts of pids and atoms (`ident_cache`) and of code locations
+//! (`Module:Function/Arity`, for the call events).
+
+use crate::lttng::Text;
+
+/// What a cache is keyed by.
+pub trait Key: Copy + Eq {
+    /// No key a text is kept under: the mark of an empty slot.
+    const EMPTY: Self;
+
+    /// The key's bits, mixed so that the slot index (the top bits) spreads
+    /// keys that differ only in a few low bits (pids and atoms differ in
+    /// their tag bits, and atoms step by 64).
+    fn mix(&self) -> u64;
+}
+
+/// Fibonacci hashing's multiplier: 2^64 over the golden ratio.
+pub const MIX: u64 = 0x9E37_79B9_7F4A_7C15;
+
+impl Key for usize {
+    const EMPTY: usize = 0;
+
+    #[inline(always)]
+    fn mix(&self) -> u64 {
+        (*self as u64).wrapping_mul(MIX)
+    }
+}
+
+/// One slot: its key, its text's length (less than `N`, so `text[len]`
+/// is the text's NUL) and the text. Aligned to cache lines: a hit reads
+/// one line when the slot fits in one.
+#[derive(Clone, Copy)]
+#[repr(C, align(64))]
+struct Slot<K, const N: usize> {
+    key: K,
+    len: u8,
+    text: [u8; N],
+}
+
+/// `S` slots (a power of two) of texts of fewer than `N` bytes.
+pub struct TextCache<K: Key, const S: usize, const N: usize> {
+    slots: Box<[Slot<K, N>; S]>,
+}
+
+impl<K: Key, const S: usize, const N: usize> Default for TextCache<K, S, N> {
+    fn default() -> Self {
+        const { assert!(S.is_power_of_two() && N <= u8::MAX as usize) };
+        let empty = Slot {
+            key: K::EMPTY,
+            len: 0,
+            text: [0; N],
+        };
+        TextCache {
+            slots: Box::new([empty; S]),
+        }
+    }
+}
+
+impl<K: Key, const S: usize, const N: usize> TextCache<K, S, N> {
+    #[inline(always)]
+    fn slot(&self, key: K) -> &Slot<K, N> {
+        &self.slots[(key.mix() >> (64 - S.ilog2())) as usize]
+    }
+
+    /// The whole text block of `key`'s slot and the text's length, if it
+    /// holds `key`: a caller copying it copies the block, a fixed size.
+    #[inline(always)]
+    pub fn block(&self, key: K) -> Option<(&[u8; N], usize)> {
+        let slot = self.slot(key);
+        (slot.key == key).then_some((&slot.text, usize::from(slot.len)))
+    }
+
+    /// The text of `key`, NUL included, for a tracepoint; `None` if it is
+    /// not kept.
+    #[inline(always)]
+    pub fn lend(&self, key: K) -> Option<Text<'_>> {
+        let slot = self.slot(key);
+        if slot.key != key {
+            return None;
+        }
+        slot.text.get(..usize::from(slot.len) + 1).map(Text::ended)
+    }
+
+    /// Keeps `text` under `key`, in place of what its slot held; a text
+    /// of `N` bytes or more is not kept.
+    pub fn keep(&mut self, key: K, text: &[u8]) {
+        if text.len() >= N {
+            return;
+        }
+        let index = (key.mix() >> (64 - S.ilog2())) as usize;
+        let slot = &mut self.slots[index];
+        slot.text[..text.len()].copy_from_slice(text);
+        slot.text[text.len()] = 0;
+        slot.len = text.len() as u8;
+        slot.key = key;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lent(cache: &TextCache<usize, 4, 8>, key: usize) -> Option<Vec<u8>> {
+        cache.lend(key).map(|text| {
+            // SAFETY: a lent text ends in NUL within its slot.
+            unsafe { std::ffi::CStr::from_ptr(text.as_ptr()) }
+                .to_bytes()
+                .to_vec()
+        })
+    }
+
+    #[test]
+    fn keeps_and_lends_with_nul() {
+        let mut cache = TextCache::<usize, 4, 8>::default();
+        assert_eq!(lent(&cache, 5), None);
+        cache.keep(5, b"<0.5.0>");
+        assert_eq!(lent(&cache, 5).as_deref(), Some(&b"<0.5.0>"[..]));
+        assert_eq!(cache.block(5).map(|(_, len)| len), Some(7));
+        // A shorter text in the same slot ends at its own NUL.
+        cache.keep(5, b"ab");
+        assert_eq!(lent(&cache, 5).as_deref(), Some(&b"ab"[..]));
+    }
+
+    #[test]
+    fn never_keeps_a_text_without_room_for_its_nul() {
+        let mut cache = TextCache::<usize, 4, 8>::default();
+        cache.keep(9, b"12345678");
+        assert_eq!(lent(&cache, 9), None);
+        cache.keep(9, b"1234567");
+        assert_eq!(lent(&cache, 9).as_deref(), Some(&b"1234567"[..]));
+    }
+
+    #[test]
+    fn a_key_replaces_another_in_its_slot() {
+        let mut cache = TextCache::<usize, 4, 8>::default();
+        // Keys 1 and 2 share a slot if their mixed top bits agree; find
+        // one that shares key 1's.
+        let index = |key: usize| key.mix() >> 62;
+        let other = (2..1000).find(|k| index(*k) == index(1)).unwrap();
+        cache.keep(1, b"one");
+        cache.keep(other, b"other");
+        assert_eq!(lent(&cache, 1), None);
+        assert_eq!(lent(&cache, other).as_deref(), Some(&b"other"[..]));
+    }
+}
