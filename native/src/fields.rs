@@ -48,10 +48,9 @@ pub struct FieldTexts {
 }
 
 impl FieldTexts {
-    /// The caches to lend texts from, and an empty buffer for a message's
-    /// text: what the short paths (`short_path`) need.
+    /// The caches to lend texts from, and the buffer of a message's text
+    /// (cleared by its writer): what the short paths (`short_path`) need.
     pub fn lend_and_message(&mut self) -> (&IdentCache, &LocationCache, &mut Vec<u8>) {
-        self.third.clear();
         (&self.idents, &self.locations, &mut self.third)
     }
 

@@ -84,6 +84,14 @@ impl<'a> Text<'a> {
         }
     }
 
+    /// A text kept with its NUL by a cache that writes the NUL with the
+    /// text (`text_cache`): checked in debug builds only.
+    #[inline(always)]
+    pub fn kept(text: &'a [u8]) -> Self {
+        debug_assert_eq!(text.last(), Some(&0));
+        Text(text)
+    }
+
     /// The text's first byte, for C.
     pub fn as_ptr(self) -> *const c_char {
         self.0.as_ptr().cast()

@@ -177,6 +177,7 @@ fn taken<'a>(state: Term<'a>, view: &mut StateView<'a>) -> bool {
 /// `buffer`. Out of line: the path of `none` stays short.
 #[inline(never)]
 fn written<'b>(message: Term, options: &TermOptions, buffer: &'b mut Vec<u8>) -> Text<'b> {
+    buffer.clear();
     format_field(message, options, FieldKind::Message, buffer);
     Text::terminate(buffer)
 }

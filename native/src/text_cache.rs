@@ -82,7 +82,7 @@ impl<K: Key, const S: usize, const N: usize> TextCache<K, S, N> {
         if slot.key != key {
             return None;
         }
-        slot.text.get(..usize::from(slot.len) + 1).map(Text::ended)
+        slot.text.get(..usize::from(slot.len) + 1).map(Text::kept)
     }
 
     /// Keeps `text` under `key`, in place of what its slot held; a text
