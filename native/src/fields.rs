@@ -190,8 +190,8 @@ pub fn function_return(e: &EventTerms, t: &mut FieldTexts) -> Written {
 }
 
 /// pid, entry and depth 0: the runtime passes no call depth, and OTP's
-/// backend writes 0 too.
-/// The location's text is kept for the short path (`short_path`).
+/// backend writes 0 too. The entry's text is kept for the short path
+/// (`short_path`), which lends it from then on.
 fn call(e: &EventTerms, t: &mut FieldTexts, emit: fn(Text, Text, u32)) -> Written {
     process(&mut t.idents, e.tracee, &mut t.first)?;
     match location(e.env, e.term) {

@@ -11,11 +11,11 @@
 //! `payload => none` ran 469 instructions over 48 distinct 64-byte code
 //! lines of the NIF, the callbacks included; by this path about 290 over
 //! 25. A traced call or return ran 418 over 51, and runs about 230 over
-//! 25 (`make bench`'s profile measures both). The common case runs in one
-//! short function:
+//! 25 (callgrind with `--dump-instr=yes`, as `bench/profile.sh` runs it).
+//! The common case runs in one short function:
 //! - the tag is one word compare (`send`, `receive`, `call`,
 //!   `return_from`);
-//! - the pid's texts, and a call's `Module:Function/Arity`, are lent to
+//! - the pids' texts, and a call's `Module:Function/Arity`, are lent to
 //!   the tracepoint from this thread's caches (`text_cache`), their NUL
 //!   included, not copied;
 //! - under `payload => none` a message's text is a constant; in the other
