@@ -48,10 +48,13 @@ pub struct FieldTexts {
 }
 
 impl FieldTexts {
-    /// The caches to lend texts from, and the buffer of a message's text
-    /// (cleared by its writer): what the short paths (`short_path`) need.
-    pub fn lend_and_message(&mut self) -> (&IdentCache, &LocationCache, &mut Vec<u8>) {
-        (&self.idents, &self.locations, &mut self.third)
+    /// What the short paths (`short_path`) use of this thread's texts.
+    pub fn lending(&mut self) -> Lending<'_> {
+        Lending {
+            idents: &self.idents,
+            locations: &self.locations,
+            message: &mut self.third,
+        }
     }
 
     pub fn clear(&mut self) {
@@ -78,6 +81,14 @@ impl FieldTexts {
         );
         Ok(())
     }
+}
+
+/// The caches a short path lends texts from, and the buffer of a
+/// message's text (cleared by its writer).
+pub struct Lending<'t> {
+    pub idents: &'t IdentCache,
+    pub locations: &'t LocationCache,
+    pub message: &'t mut Vec<u8>,
 }
 
 /// What one `trace*` call handed over.
@@ -194,12 +205,8 @@ pub fn function_return(e: &EventTerms, t: &mut FieldTexts) -> Written {
 /// (`short_path`), which lends it from then on.
 fn call(e: &EventTerms, t: &mut FieldTexts, emit: fn(Text, Text, u32)) -> Written {
     process(&mut t.idents, e.tracee, &mut t.first)?;
-    match location(e.env, e.term) {
-        Some(location) => {
-            location.write(&mut t.idents, &mut t.second);
-            t.locations.keep(location.key(), &t.second);
-        }
-        None => t.second.extend_from_slice(UNDEFINED),
+    if let Some(key) = e.mfa(&mut t.idents, e.term, &mut t.second) {
+        t.locations.keep(key, &t.second);
     }
     emit(
         Text::terminate(&mut t.first),
@@ -297,12 +304,20 @@ impl<'a> EventTerms<'a, '_> {
     }
 
     /// `Module:Function/Arity`, or `undefined` when there is no location
-    /// (the runtime passes 0 for a process with no current function).
-    fn mfa(&self, idents: &mut IdentCache, term: Term<'a>, out: &mut Vec<u8>) {
-        match location(self.env, term) {
-            Some(location) => location.write(idents, out),
-            None => out.extend_from_slice(UNDEFINED),
-        }
+    /// (the runtime passes 0 for a process with no current function); the
+    /// location's key when there is one.
+    fn mfa(
+        &self,
+        idents: &mut IdentCache,
+        term: Term<'a>,
+        out: &mut Vec<u8>,
+    ) -> Option<LocationKey> {
+        let Some(location) = location(self.env, term) else {
+            out.extend_from_slice(UNDEFINED);
+            return None;
+        };
+        location.write(idents, out);
+        Some(location.key())
     }
 
     /// The sizes a GC event reports, looked up by key in the info list.

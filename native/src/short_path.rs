@@ -33,7 +33,7 @@ use crate::fields::location;
 use crate::format::{format_field, FieldKind, Payload, TermOptions, NONE_TEXT};
 use crate::lttng::{self, Text};
 use crate::options::StateView;
-use crate::{limits, options, small_map, term_word, tracer};
+use crate::{small_map, term_word, tracer};
 use rustler::sys::ErlNifTerm;
 use rustler::{Atom, Env, Term};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -85,6 +85,9 @@ pub fn tag_enabled(class: Option<Class>, tag: usize) -> Option<bool> {
     event_of(class, tag).map(lttng::is_enabled)
 }
 
+/// The text of a message under `payload => none`.
+const NONE: Text<'static> = Text::ended(NONE_TEXT);
+
 /// A `trace*/5` call (`class`) of the common case: emits its event if a
 /// session records it and answers `ok`. `None` leaves the call to
 /// `tracer::emit`; so does every class without a short path, which the
@@ -114,7 +117,8 @@ fn message(env: Env, event: EventId, args: &[ErlNifTerm; 5]) -> Option<ErlNifTer
     tracer::with_field_texts(
         #[inline(always)]
         |texts| {
-            let (idents, _, buffer) = texts.lend_and_message();
+            let lending = texts.lending();
+            let (idents, buffer) = (lending.idents, lending.message);
             let from = idents.lend(term_word(tracee))?;
             let to = match receiver {
                 Some(word) => Some(idents.lend(word)?),
@@ -123,9 +127,9 @@ fn message(env: Env, event: EventId, args: &[ErlNifTerm; 5]) -> Option<ErlNifTer
             // SAFETY: the words are the call's own terms, live for it.
             let [state, message] = [state, message].map(|word| unsafe { Term::new(env, word) });
             let mut view = StateView::default();
-            if taken(state, &mut view) {
+            if tracer::taken(state, &mut view) {
                 let text = match view.options.payload[FieldKind::Message as usize] {
-                    Payload::None => Text::ended(NONE_TEXT),
+                    Payload::None => NONE,
                     _ => written(message, &view.options, buffer),
                 };
                 match to {
@@ -150,10 +154,10 @@ fn function(env: Env, event: EventId, args: &[ErlNifTerm; 5]) -> Option<ErlNifTe
     tracer::with_field_texts(
         #[inline(always)]
         |texts| {
-            let (idents, locations, _) = texts.lend_and_message();
-            let pid = idents.lend(term_word(tracee))?;
-            let entry = locations.lend(key)?;
-            if taken(state, &mut StateView::default()) {
+            let lending = texts.lending();
+            let pid = lending.idents.lend(term_word(tracee))?;
+            let entry = lending.locations.lend(key)?;
+            if tracer::taken(state, &mut StateView::default()) {
                 match event {
                     EventId::FunctionCall => emit::function_call(pid, entry, 0),
                     _ => emit::function_return(pid, entry, 0),
@@ -163,14 +167,6 @@ fn function(env: Env, event: EventId, args: &[ErlNifTerm; 5]) -> Option<ErlNifTe
         },
     )
     .flatten()
-}
-
-/// Reads the tracer state of an event this path has taken into `view`:
-/// whether its budget lets it be written (one unit taken).
-#[inline(always)]
-fn taken<'a>(state: Term<'a>, view: &mut StateView<'a>) -> bool {
-    options::read_state(state, view);
-    limits::take(view.budget)
 }
 
 /// The message's text in a mode other than `none`, written into

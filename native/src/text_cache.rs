@@ -61,9 +61,15 @@ impl<K: Key, const S: usize, const N: usize> Default for TextCache<K, S, N> {
 }
 
 impl<K: Key, const S: usize, const N: usize> TextCache<K, S, N> {
+    /// The slot a key is kept in: the top bits of its mixed bits.
+    #[inline(always)]
+    fn index(key: K) -> usize {
+        (key.mix() >> (64 - S.ilog2())) as usize
+    }
+
     #[inline(always)]
     fn slot(&self, key: K) -> &Slot<K, N> {
-        &self.slots[(key.mix() >> (64 - S.ilog2())) as usize]
+        &self.slots[Self::index(key)]
     }
 
     /// The whole text block of `key`'s slot and the text's length, if it
@@ -91,8 +97,7 @@ impl<K: Key, const S: usize, const N: usize> TextCache<K, S, N> {
         if text.len() >= N {
             return;
         }
-        let index = (key.mix() >> (64 - S.ilog2())) as usize;
-        let slot = &mut self.slots[index];
+        let slot = &mut self.slots[Self::index(key)];
         slot.text[..text.len()].copy_from_slice(text);
         slot.text[text.len()] = 0;
         slot.len = text.len() as u8;

@@ -51,10 +51,9 @@ pub unsafe fn enabled_answer(
     state: ErlNifTerm,
 ) -> Option<ErlNifTerm> {
     let tag = term_word(tag);
-    // A short path's own tag first (`send`, `call`, ...): the question
-    // of every event of the busiest kinds.
-    // (Its word is 0, which no tag is, until the load has set the
-    // answers' words too.)
+    // A short path's own tag first (`send`, `call`, ...): the question of
+    // every event of the busiest kinds. (Its word is 0, which no tag is,
+    // until the load has set the answers' words too.)
     if let Some(enabled) = short_path::tag_enabled(class, tag) {
         return Some(answer(enabled));
     }
@@ -62,21 +61,17 @@ pub unsafe fn enabled_answer(
     if status == 0 {
         return None;
     }
-    let answer = if tag == status {
-        if !is_immediate(state) {
-            // SAFETY: `state` is live (the caller's promise).
-            let map = unsafe { small_map::view_raw(state) }?;
-            if options::names_budget(&map) {
-                return None;
-            }
+    if tag != status {
+        return Some(answer(recorded(routes::lookup_word(class?, tag))));
+    }
+    if !is_immediate(state) {
+        // SAFETY: `state` is live (the caller's promise).
+        let map = unsafe { small_map::view_raw(state) }?;
+        if options::names_budget(&map) {
+            return None;
         }
-        &TRACE_WORD
-    } else if recorded(routes::lookup_word(class?, tag)) {
-        &TRACE_WORD
-    } else {
-        &DISCARD_WORD
-    };
-    Some(term_of_word(answer.load(Ordering::Relaxed)))
+    }
+    Some(answer(true))
 }
 
 /// `trace` or `discard`, as a term.
@@ -126,8 +121,7 @@ pub fn emit(env: Env, class: Option<Class>, args: &[ErlNifTerm; 5]) -> Option<Er
         return ok;
     }
     let mut view = options::StateView::default();
-    options::read_state(state, &mut view);
-    if !limits::take(view.budget) {
+    if !taken(state, &mut view) {
         return ok;
     }
     let terms = EventTerms {
@@ -150,6 +144,14 @@ pub fn emit(env: Env, class: Option<Class>, args: &[ErlNifTerm; 5]) -> Option<Er
             None
         }
     }
+}
+
+/// Reads the tracer state of an event about to be written into `view`:
+/// whether its budget lets it be written (one unit taken).
+#[inline(always)]
+pub fn taken<'a>(state: Term<'a>, view: &mut options::StateView<'a>) -> bool {
+    options::read_state(state, view);
+    limits::take(view.budget)
 }
 
 /// `ok`, the answer of every `trace*` call.
