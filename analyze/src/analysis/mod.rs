@@ -5,6 +5,7 @@
 //! analysis is one module implementing the trait.
 
 pub mod calls;
+pub mod callstack;
 pub mod delivery;
 pub mod gc;
 pub mod genserver;
