@@ -47,6 +47,7 @@ kinds! {
     UserTraceS1 => "user_trace_s1",
     UserTraceI4s4 => "user_trace_i4s4",
     UserTraceN => "user_trace_n",
+    StackSample => "stack_sample",
 }
 
 macro_rules! slots {
@@ -84,6 +85,8 @@ slots! {
     I3 => "i3",
     I4 => "i4",
     S1 => "s1",
+    Status => "status",
+    Stack => "stack",
 }
 
 /// An event class of the trace: its name and where each known field is.

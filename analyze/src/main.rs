@@ -16,6 +16,7 @@ use dyntrace_analyze::analysis::{
     genserver::GenServer,
     latency::Latency,
     probes::{Probes, DEFAULT_MAX_PROBES},
+    profile::{flame_svg, Profile, ProfileOptions},
     rates::Rates,
     sched::Sched,
     Analysis,
@@ -52,6 +53,31 @@ enum Command {
         /// The processes were traced with the return_to flag
         #[arg(long)]
         return_to: bool,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// Where each process's time goes, function by function: self and
+    /// inclusive time (on-CPU / off-CPU when scheduling is traced) from
+    /// traced calls and returns, or sample counts from stack_sample events
+    Profile {
+        /// Functions shown per process
+        #[arg(long, default_value_t = 10)]
+        top: usize,
+        /// Keep list comprehensions and funs apart from their function
+        #[arg(long)]
+        keep_funs: bool,
+        /// Only processes registered under this name (repeatable)
+        #[arg(long)]
+        name: Vec<String>,
+        /// The processes were traced with the return_to flag
+        #[arg(long)]
+        return_to: bool,
+        /// Write collapsed stacks (proc;M:F/A;... weight) to FILE
+        #[arg(long, value_name = "FILE")]
+        folded: Option<PathBuf>,
+        /// Write an interactive flame graph (SVG) to FILE
+        #[arg(long, value_name = "FILE")]
+        flame: Option<PathBuf>,
         #[command(flatten)]
         common: Common,
     },
@@ -255,6 +281,26 @@ fn analyse(common: &Common, analyses: &mut [&mut dyn Analysis]) -> Result<(), St
     emit(common, &summary, &tables_of(analyses, &summary), heading)
 }
 
+/// `profile`: the tables, then the folded stacks and the flame graph.
+fn profile(
+    options: ProfileOptions,
+    folded: Option<&Path>,
+    flame: Option<&Path>,
+    common: &Common,
+) -> Result<(), String> {
+    let mut p = Profile::new(options);
+    analyse(common, &mut [&mut p])?;
+    let stacks = p.folded();
+    if let Some(path) = folded {
+        std::fs::write(path, &stacks).map_err(|e| format!("{}: {e}", path.display()))?;
+    }
+    if let Some(path) = flame {
+        let svg = flame_svg(&stacks, "dyntrace-analyze profile", p.count_name())?;
+        std::fs::write(path, svg).map_err(|e| format!("{}: {e}", path.display()))?;
+    }
+    Ok(())
+}
+
 /// One pass of every analysis, written as a page with plots.
 fn report(outdir: &Path, slower_than: u64, top: usize, common: &Common) -> Result<(), String> {
     let source = source_of(common)?;
@@ -318,6 +364,25 @@ fn main() -> ExitCode {
         } => analyse(
             common,
             &mut [&mut Calls::new(*slower_than, *max_slow, *return_to)],
+        ),
+        Command::Profile {
+            top,
+            keep_funs,
+            name,
+            return_to,
+            folded,
+            flame,
+            common,
+        } => profile(
+            ProfileOptions {
+                top: *top,
+                keep_funs: *keep_funs,
+                names: name.clone(),
+                return_to: *return_to,
+            },
+            folded.as_deref(),
+            flame.as_deref(),
+            common,
         ),
         Command::Latency { common } => analyse(common, &mut [&mut Latency::default()]),
         Command::Genserver { common } => analyse(common, &mut [&mut GenServer::default()]),

@@ -11,6 +11,7 @@ pub mod gc;
 pub mod genserver;
 pub mod latency;
 pub mod probes;
+pub mod profile;
 pub mod rates;
 pub mod sched;
 #[cfg(test)]

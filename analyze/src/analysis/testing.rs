@@ -35,6 +35,7 @@ fn fields_of(kind: Kind) -> &'static [&'static str] {
         Kind::GcMinorEnd | Kind::GcMajorEnd => &["pid", "reclaimed", "heap", "old_heap"],
         Kind::NodeName => &["node", "channel", "peer", "type"],
         Kind::UserTraceS1 => &["pid", "message"],
+        Kind::StackSample => &["pid", "status", "stack"],
         _ => &["pid"],
     }
 }
@@ -125,6 +126,21 @@ impl Script {
     /// `function_return`.
     pub fn ret(&mut self, ts: i64, pid: &str, entry: &str) -> &mut Self {
         self.ev(ts, Kind::FunctionReturn, &[pid, entry])
+    }
+
+    /// `function_exception` (class `error`).
+    pub fn exception(&mut self, ts: i64, pid: &str, entry: &str) -> &mut Self {
+        self.ev(ts, Kind::FunctionException, &[pid, entry, "error"])
+    }
+
+    /// `process_scheduled` of `type` (`in`, `out`, ...).
+    pub fn sched(&mut self, ts: i64, pid: &str, kind: &str) -> &mut Self {
+        self.ev(ts, Kind::ProcessScheduled, &[pid, "undefined", kind])
+    }
+
+    /// `stack_sample`: `stack` innermost first, `;`-separated.
+    pub fn sample(&mut self, ts: i64, pid: &str, status: &str, stack: &str) -> &mut Self {
+        self.ev(ts, Kind::StackSample, &[pid, status, stack])
     }
 
     /// Feeds every event, in order.
