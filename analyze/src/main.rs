@@ -72,6 +72,10 @@ enum Command {
         /// The processes were traced with the return_to flag
         #[arg(long)]
         return_to: bool,
+        /// Samples: charge each to its innermost frame in MODULE
+        /// (repeatable), as a traced profile of MODULE would
+        #[arg(long, value_name = "MODULE")]
+        module: Vec<String>,
         /// Write collapsed stacks (proc;M:F/A;... weight) to FILE
         #[arg(long, value_name = "FILE")]
         folded: Option<PathBuf>,
@@ -370,6 +374,7 @@ fn main() -> ExitCode {
             keep_funs,
             name,
             return_to,
+            module,
             folded,
             flame,
             common,
@@ -379,6 +384,7 @@ fn main() -> ExitCode {
                 keep_funs: *keep_funs,
                 names: name.clone(),
                 return_to: *return_to,
+                modules: module.clone(),
             },
             folded.as_deref(),
             flame.as_deref(),

@@ -42,6 +42,10 @@ pub struct ProfileOptions {
     pub names: Vec<String>,
     /// The processes were traced with `return_to`.
     pub return_to: bool,
+    /// Samples: charge each to its innermost frame in these modules (the
+    /// frames it called fold into it, as untraced callees do in a traced
+    /// profile); samples with no such frame are left out, counted.
+    pub modules: Vec<String>,
 }
 
 #[derive(Default, Clone, Copy)]
@@ -83,6 +87,7 @@ pub struct Profile {
     nodes: Vec<Node>,
     children: FxHashMap<(u32, u32), u32>,
     over_cap: u64,
+    outside_modules: u64,
     scheduling: bool,
     traced: bool,
     sampled: bool,
@@ -120,6 +125,7 @@ impl Profile {
             nodes: Vec::new(),
             children: FxHashMap::default(),
             over_cap: 0,
+            outside_modules: 0,
             scheduling: false,
             traced: false,
             sampled: false,
@@ -300,6 +306,13 @@ impl Profile {
                 path.push(f);
             }
         }
+        if !self.options.modules.is_empty() {
+            let Some(k) = path.iter().rposition(|&f| self.in_modules(f)) else {
+                self.outside_modules += 1;
+                return;
+            };
+            path.truncate(k + 1);
+        }
         let mut node = self.process(pid).root;
         for &f in &path {
             node = self.child(node, f);
@@ -319,6 +332,12 @@ impl Profile {
                 p.functions.entry(f).or_default().sampled_in += 1;
             }
         }
+    }
+
+    fn in_modules(&self, f: u32) -> bool {
+        let name = self.functions.name(f);
+        let module = name.split(|&b| b == b':').next().unwrap_or(name);
+        self.options.modules.iter().any(|m| m.as_bytes() == module)
     }
 
     fn selected(&self, p: &Process) -> bool {
@@ -521,6 +540,13 @@ impl Profile {
              garbage_collecting, ...)"
                 .into(),
         );
+        if self.outside_modules > 0 {
+            t.notes.push(format!(
+                "{} samples with no frame in {} left out",
+                self.outside_modules,
+                self.options.modules.join(", ")
+            ));
+        }
         t
     }
 }
@@ -634,6 +660,10 @@ mod tests {
         assert_eq!(num(&t, "m:handle/1", "offcpu_ns"), 100 * us as u64);
         assert_eq!(t.value(&t.rows[0], "name"), Some(&Cell::Text("srv".into())));
         assert_eq!(
+            t.value(&t.rows[0], "pid"),
+            Some(&Cell::Text("<0.1.0>".into()))
+        );
+        assert_eq!(
             p.folded(),
             "srv (<0.1.0>);m:handle/1 140\nsrv (<0.1.0>);m:handle/1;m:work/1 60\n"
         );
@@ -726,6 +756,16 @@ mod tests {
         );
         let svg = flame_svg(&p.folded(), "profile", p.count_name()).expect("drawn");
         assert!(svg.contains("m:burn/1"));
+        let mut p = Profile::new(ProfileOptions {
+            top: 10,
+            modules: vec!["gen".into()],
+            ..ProfileOptions::default()
+        });
+        s.sample(30, "<0.1.0>", "running", "lists:seq/2");
+        s.feed(&mut p);
+        let t = p.tables(&Summary::default()).remove(0);
+        assert_eq!(num(&t, "gen:loop/3", "samples"), 10);
+        assert!(t.notes[1].starts_with("1 samples with no frame in gen"));
     }
 
     #[test]
