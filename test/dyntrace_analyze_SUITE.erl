@@ -536,7 +536,7 @@ bad(Config, Args, Mentions) ->
 %%%===================================================================
 
 start_session(Name, Events) ->
-    lttng_session:started(Name, Events).
+    lttng_session:start_tracked(Name, Events).
 
 dir(#{dir := Dir}) ->
     Dir.

@@ -268,6 +268,7 @@ assert_agrees(Expected, Weights) ->
 t_deep_recursion_pairs(Config) ->
     S = lttng_session:create(t_deep, [function_call, function_return],
                              #{subbuf_size => 1048576, num_subbuf => 8}),
+    ok = lttng_session:track_self(S),
     ok = lttng_session:start(S),
     ok = lttng_session:wait_enabled([function_call, function_return]),
     _ = erlang:trace_pattern({?MODULE, deep, 1}, [{'_', [], [{return_trace}]}], [local]),
@@ -341,7 +342,7 @@ traced(Flags, Fun) ->
     lttng_session:traced(Flags, Fun).
 
 start_session(Name, Events) ->
-    lttng_session:started(Name, Events).
+    lttng_session:start_tracked(Name, Events).
 
 dir(#{dir := Dir}) ->
     Dir.

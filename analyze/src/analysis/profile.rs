@@ -16,11 +16,12 @@
 //! to the deepest node that did.
 
 use std::fmt::Write as _;
+use std::path::PathBuf;
 
 use rustc_hash::FxHashMap;
 
 use super::callstack::{CallStack, Frame, Functions, Popped};
-use super::{entry, Analysis, ByText};
+use super::{entry, Analysis, ByText, Registered};
 use crate::event::{Event, Kind, Slot};
 use crate::table::{col, Cell, Column, Summary, Table, Unit};
 
@@ -31,21 +32,43 @@ pub const MAX_NODES: usize = 200_000;
 /// What a process's tree root stands for in folded stacks.
 const ROOT: u32 = u32::MAX;
 
-/// Options of the `profile` command.
-#[derive(Debug, Clone, Default)]
+/// `profile`'s options.
+#[derive(clap::Args, Clone, Debug, Default)]
+#[group(skip)]
 pub struct ProfileOptions {
-    /// Functions shown per process.
+    /// Functions shown per process
+    #[arg(long, default_value_t = 10)]
     pub top: usize,
-    /// Keep list-comprehension and `fun` bodies as functions of their own.
+    /// Keep list comprehensions and funs apart from their function
+    #[arg(long)]
     pub keep_funs: bool,
-    /// Only processes registered under one of these names (empty: all).
-    pub names: Vec<String>,
-    /// The processes were traced with `return_to`.
+    /// Only processes registered under this name (repeatable)
+    #[arg(long)]
+    pub name: Vec<String>,
+    /// The processes were traced with the return_to flag
+    #[arg(long)]
     pub return_to: bool,
-    /// Samples: charge each to its innermost frame in these modules (the
-    /// frames it called fold into it, as untraced callees do in a traced
-    /// profile); samples with no such frame are left out, counted.
-    pub modules: Vec<String>,
+    /// Samples: charge each to its innermost frame in MODULE (repeatable),
+    /// as a traced profile of MODULE would
+    #[arg(long, value_name = "MODULE")]
+    pub module: Vec<String>,
+    /// Write collapsed stacks (proc;M:F/A;... weight) to FILE
+    #[arg(long, value_name = "FILE")]
+    pub folded: Option<PathBuf>,
+    /// Write an interactive flame graph (SVG) to FILE
+    #[arg(long, value_name = "FILE")]
+    pub flame: Option<PathBuf>,
+}
+
+impl Registered for Profile {
+    const NAME: &'static str = "profile";
+    const ABOUT: &'static str = "Where each process's time goes, function by function: self and \
+        inclusive time (on-CPU / off-CPU when scheduling is traced) from traced calls, or sample \
+        counts from stack_sample events; --folded and --flame for flame graphs";
+    type Options = ProfileOptions;
+    fn new(o: ProfileOptions) -> Result<Profile, String> {
+        Ok(Profile::new(o))
+    }
 }
 
 #[derive(Default, Clone, Copy)]
@@ -306,7 +329,7 @@ impl Profile {
                 path.push(f);
             }
         }
-        if !self.options.modules.is_empty() {
+        if !self.options.module.is_empty() {
             let Some(k) = path.iter().rposition(|&f| self.in_modules(f)) else {
                 self.outside_modules += 1;
                 return;
@@ -337,14 +360,14 @@ impl Profile {
     fn in_modules(&self, f: u32) -> bool {
         let name = self.functions.name(f);
         let module = name.split(|&b| b == b':').next().unwrap_or(name);
-        self.options.modules.iter().any(|m| m.as_bytes() == module)
+        self.options.module.iter().any(|m| m.as_bytes() == module)
     }
 
     fn selected(&self, p: &Process) -> bool {
-        self.options.names.is_empty()
+        self.options.name.is_empty()
             || p.name
                 .as_deref()
-                .is_some_and(|n| self.options.names.iter().any(|want| want.as_bytes() == n))
+                .is_some_and(|n| self.options.name.iter().any(|want| want.as_bytes() == n))
     }
 
     /// Selected processes, the busiest first.
@@ -544,7 +567,7 @@ impl Profile {
             t.notes.push(format!(
                 "{} samples with no frame in {} left out",
                 self.outside_modules,
-                self.options.modules.join(", ")
+                self.options.module.join(", ")
             ));
         }
         t
@@ -577,6 +600,18 @@ impl Analysis for Profile {
         for pid in pids {
             self.close_open(&pid, self.last_ns);
         }
+    }
+
+    fn write_files(&self) -> Result<(), String> {
+        let stacks = self.folded();
+        if let Some(path) = &self.options.folded {
+            std::fs::write(path, &stacks).map_err(|e| format!("{}: {e}", path.display()))?;
+        }
+        if let Some(path) = &self.options.flame {
+            let svg = flame_svg(&stacks, "dyntrace-analyze profile", self.count_name())?;
+            std::fs::write(path, svg).map_err(|e| format!("{}: {e}", path.display()))?;
+        }
+        Ok(())
     }
 
     fn tables(&self, _summary: &Summary) -> Vec<Table> {
@@ -758,7 +793,7 @@ mod tests {
         assert!(svg.contains("m:burn/1"));
         let mut p = Profile::new(ProfileOptions {
             top: 10,
-            modules: vec!["gen".into()],
+            module: vec!["gen".into()],
             ..ProfileOptions::default()
         });
         s.sample(30, "<0.1.0>", "running", "lists:seq/2");
