@@ -76,17 +76,25 @@ handle(Part) ->
 %% functions it calls are not traced), so tracing does not distort it.
 -spec heavy(pos_integer()) -> integer().
 heavy(N) ->
-    lists:sum(lists:seq(1, N)).
+    burn(N).
 
 %% @doc About 20% of a request's CPU.
 -spec light(pos_integer()) -> integer().
 light(N) ->
-    lists:sum(lists:seq(1, N)).
+    burn(N).
 
 %% @doc About 10% of a request's CPU.
 -spec tally(pos_integer()) -> integer().
 tally(N) ->
-    lists:sum(lists:seq(1, N)).
+    burn(N).
+
+%% The work of a planted function, inlined into it: the list functions run
+%% from inside its frame (not a tail call, which a sampled stack would not
+%% show it in).
+-compile({inline, [burn/1]}).
+burn(N) ->
+    Sum = lists:sum(lists:seq(1, N)),
+    Sum rem 7.
 
 %% @doc Body recursion `N' deep.
 -spec deep(non_neg_integer()) -> non_neg_integer().
@@ -113,8 +121,11 @@ spawn_server() ->
 
 %% Runs the requests one after another; stops the server.
 requests(Pid) ->
+    requests(Pid, ?REQUESTS).
+
+requests(Pid, Count) ->
     [begin Pid ! {req, self()}, receive {done, _} -> ok end end
-     || _ <- lists:seq(1, ?REQUESTS)],
+     || _ <- lists:seq(1, Count)],
     Ref = monitor(process, Pid),
     Pid ! stop,
     receive {'DOWN', Ref, process, Pid, _} -> ok end.
@@ -226,7 +237,8 @@ sampled(Config, Sampler) ->
     Pid = spawn_server(),
     Stop = start_sampler(Sampler, Pid),
     Pid ! go,
-    requests(Pid),
+    %% Five times the traced run's requests: enough samples for the shares.
+    requests(Pid, 5 * ?REQUESTS),
     Stop(),
     lttng_session:stop(S),
     Json = analyze_cmd:json(?config(analyze, Config),
