@@ -107,6 +107,11 @@
 
 -define(LIBRARY, "libdyntrace_nif").
 -define(PROVIDER, "libdyntrace_lttng.so").
+%% How the NIF's load callback says the provider library (which links
+%% LTTng-UST) could not be opened: its answer, in erlang:load_nif/2's text.
+-define(PROVIDER_NOT_OPENED, "unsuccessful (2)").
+%% Whether the NIF is loaded, for available/0.
+-define(NIF_LOADED, {?MODULE, nif_loaded}).
 -define(MIN_TERM_BYTES, 64).
 -define(MAX_TERM_BYTES, 65536).
 -define(MAX_REDACT_KEYS, 32).
@@ -491,9 +496,10 @@ trace_garbage_collection(_Tag, _State, _Tracee, _Term, _Opts) ->
 %%% the message of `user_trace_s1/1' is a list or binary.
 %%%===================================================================
 
-%% @doc Whether the user probes exist: yes, as LTTng events.
--spec available() -> true.
-available() -> true.
+%% @doc Whether the user probes exist: `true' when the NIF is loaded (they
+%% are LTTng events), `false' when it could not be (loading logged why).
+-spec available() -> boolean().
+available() -> persistent_term:get(?NIF_LOADED, false).
 
 %% @doc Writes `user_trace_s1': the calling process and `Message'.
 -spec user_trace_s1(iolist()) -> user_probe_result().
@@ -742,7 +748,11 @@ emit_user_trace(_Label, _Pid, _Tag, _Ints, _Strings) ->
 %% wait of up to 3 s for the session daemon, so that loading never holds
 %% the schedulers on a hung daemon. Registration goes on in LTTng-UST's own
 %% thread. An operator's own LTTNG_UST_REGISTER_TIMEOUT is kept.
--spec load_nif() -> ok | {error, term()}.
+%%
+%% The module loads even when its NIF cannot (an on_load failure would stop
+%% an embedded release's boot): it logs one line that names the fix, and
+%% available/0 answers false.
+-spec load_nif() -> ok.
 load_nif() ->
     Priv = nif_dir(),
     Library = filename:join(Priv, ?LIBRARY),
@@ -753,21 +763,58 @@ load_nif() ->
     OrderProbe = maps:from_list([{K, []} || K <- lists:seq(1, 33)]),
     [{First, _} | _] = maps:to_list(OrderProbe),
     LoadInfo = {list_to_binary(Provider), OrderProbe, First},
-    case filelib:is_regular(Provider) andalso erlang:load_nif(Library, LoadInfo) of
-        ok ->
-            start_node_names();
-        false ->
-            not_loaded(Library, {missing, Provider}, "no probe provider library");
-        {error, {Reason, Text}} ->
-            not_loaded(Library, Reason, Text)
-    end.
+    Loaded = case filelib:is_regular(Provider) andalso erlang:load_nif(Library, LoadInfo) of
+                 ok ->
+                     start_node_names();
+                 false ->
+                     {error, {missing, Provider}};
+                 {error, {_, Text}} = Error ->
+                     case string:find(Text, ?PROVIDER_NOT_OPENED) of
+                         nomatch -> Error;
+                         _ -> {error, no_lttng_ust}
+                     end
+             end,
+    persistent_term:put(?NIF_LOADED, Loaded =:= ok),
+    log_not_loaded(Loaded, Library),
+    log_shadowed(),
+    ok.
 
-not_loaded(Library, Reason, Text) ->
-    logger:error("dyntrace: cannot load the NIF library ~ts.so (~p: ~ts).~n"
-                 "Build it in the dyntrace source tree with `rebar3 compile` "
-                 "(needs cargo and liblttng-ust-dev), or see README.md.",
-                 [Library, Reason, Text]),
-    {error, {nif_not_loaded, Reason}}.
+%% One line for each way the NIF can be missing, naming the fix.
+log_not_loaded(ok, _Library) ->
+    ok;
+log_not_loaded({error, no_lttng_ust}, _Library) ->
+    logger:error("dyntrace: tracing is off: LTTng-UST's runtime library (liblttng-ust.so.1) "
+                 "cannot be loaded; install it (Debian/Ubuntu: apt-get install liblttng-ust1; "
+                 "Fedora: dnf install lttng-ust) and run l(dyntrace) again");
+log_not_loaded({error, {missing, Provider}}, _Library) ->
+    logger:error("dyntrace: tracing is off: no NIF library (~ts is missing); build dyntrace "
+                 "with cargo and liblttng-ust-dev installed (rebar3 compile) and keep its "
+                 "priv/ beside its ebin/", [Provider]);
+log_not_loaded({error, {Reason, Text}}, Library) ->
+    logger:error("dyntrace: tracing is off: cannot load the NIF library ~ts.so (~p: ~ts); "
+                 "rebuild dyntrace (rebar3 compile, with cargo and liblttng-ust-dev)",
+                 [Library, Reason, Text]).
+
+%% runtime_tools ships a module named dyntrace too. This one is loaded, but
+%% when the code path lists another dyntrace.beam before this one, the
+%% next load (l(dyntrace), a restart in interactive mode) takes that one.
+log_shadowed() ->
+    case code:which(?MODULE) of
+        Beam when is_list(Beam) ->
+            Ours = filename:dirname(Beam),
+            Before = lists:takewhile(fun(Dir) -> Dir =/= Ours end, code:get_path()),
+            case [D || D <- Before, filelib:is_regular(filename:join(D, "dyntrace.beam"))] of
+                [] ->
+                    ok;
+                [Other | _] ->
+                    logger:warning("dyntrace: another dyntrace.beam comes before this one "
+                                   "on the code path (~ts): leave runtime_tools's out of "
+                                   "the release (relx: {exclude_modules, [{runtime_tools, "
+                                   "[dyntrace]}]}; Mix: see docs/releases.md)", [Other])
+            end;
+        _ ->
+            ok
+    end.
 
 %% The `priv/' beside the `ebin/' this module came from, where a build or
 %% release puts the libraries; else the application's `priv_dir', which
