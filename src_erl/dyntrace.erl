@@ -123,6 +123,8 @@
 %% Where put_tag/1 keeps the process's tag (a stock VM keeps none).
 -define(TAG_KEY, '$dyntrace_tag').
 -define(NODE_NAMES_POLL_MS, 1000).
+%% How many times (10 ms apart) the announcer waits for on_load to return.
+-define(ON_LOAD_WAITS, 1000).
 -define(NODE_NAMES_REFRESH_MS, 10000).
 
 -type max_term_bytes() :: ?MIN_TERM_BYTES..?MAX_TERM_BYTES.
@@ -313,15 +315,27 @@ start_node_names() ->
         Pid -> Pid ! {announce, load}, ok
     end.
 
+%% Spawned from the on_load function: the module's exports answer only
+%% once that has returned (a call before is undef, as in an embedded
+%% release's boot), so the announcer waits for it.
 node_names_init() ->
     try register(?NODE_NAMES, self()) of
         true ->
             ok = net_kernel:monitor_nodes(true, [{node_type, all}]),
             write_node_names(load, [node() | nodes(connected)]),
+            wait_loaded(?ON_LOAD_WAITS),
             ?MODULE:node_names_loop(#{node => node(), enabled => false, since => 0})
     catch
         %% Another announcer registered first.
         error:badarg -> ok
+    end.
+
+wait_loaded(0) ->
+    exit(normal);
+wait_loaded(Tries) ->
+    case erlang:module_loaded(?MODULE) of
+        true -> ok;
+        false -> receive after 10 -> wait_loaded(Tries - 1) end
     end.
 
 %% @doc The announcer's loop, exported so that it moves to new code when
