@@ -108,6 +108,11 @@ stop_node() {
     check "$1: the node's process has ended" wait_gone "$pid"
 }
 
+# The node's log (LOGDIR/erlang.log.*) has no error report.
+quiet_log() {
+    ! grep -A3 'ERROR REPORT' "$1"/erlang.log.* 2>/dev/null
+}
+
 # ours NAME BIN EVAL WHICH_EXPR AVAILABLE_EXPR MODE_EXPR MODE: the running
 # node's dyntrace comes from the release's dyntrace application, its NIF
 # is loaded, and the node runs in MODE.
@@ -150,6 +155,7 @@ rebar3_example() {
     ours rebar3_app "$bin" eval 'code:which(dyntrace).' 'dyntrace:available().' \
         'init:get_argument(mode).' interactive
     stop_node "rebar3_app (interactive)" "$bin"
+    check "rebar3_app: no error in the nodes' log" quiet_log "$rel/log"
 }
 
 # The README's Mix steps, in a copy of examples/mix_app.
@@ -177,6 +183,7 @@ mix_example() {
     ours mix_app "$bin" rpc 'IO.inspect(:code.which(:dyntrace))' \
         'IO.inspect(:dyntrace.available())' 'IO.inspect(:init.get_argument(:mode))' interactive
     stop_node "mix_app (interactive)" "$bin"
+    check "mix_app: no error in the nodes' log" quiet_log "$rel/tmp/log"
 }
 
 rebar3_example || failed=$((failed + 1))
