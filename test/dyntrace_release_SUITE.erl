@@ -47,15 +47,10 @@ t_without_lttng_ust(Config) ->
                       Found = lttng_ust_library(),
                       ?assertNotEqual("", Found),
                       ?assertEqual(false, peer:call(Peer, filelib, is_file, [Found])),
-                      ?assertEqual({module, dyntrace}, peer:call(Peer, code, ensure_loaded, [dyntrace])),
-                      ?assertEqual(false, peer:call(Peer, dyntrace, available, [])),
-                      ?assertEqual(6, peer:call(Peer, lists, sum, [[1, 2, 3]])),
-                      [Line] = dyntrace_lines(Peer, Log),
-                      ?assertMatch({match, _},
-                                   re:run(Line, "^dyntrace: tracing is off: LTTng-UST's runtime "
-                                          "library \\(liblttng-ust\\.so\\.1\\) cannot be loaded; "
-                                          "install it \\(Debian/Ubuntu: apt-get install liblttng-ust1")),
-                      ?assertEqual(1, reports(Log))
+                      loaded_without_nif(Peer, Log,
+                                         "^dyntrace: tracing is off: LTTng-UST's runtime library "
+                                         "\\(liblttng-ust\\.so\\.1\\) cannot be loaded; install it "
+                                         "\\(Debian/Ubuntu: apt-get install liblttng-ust1")
               end).
 
 %% The same node with the library where it belongs: the NIF loads, and
@@ -78,20 +73,26 @@ t_without_nif_library(Config) ->
     {ok, _} = file:copy(code:which(dyntrace), filename:join(Ebin, "dyntrace.beam")),
     with_node(Config, {erl(), []}, [Ebin],
               fun(Peer, Log) ->
-                      ?assertEqual({module, dyntrace}, peer:call(Peer, code, ensure_loaded, [dyntrace])),
-                      ?assertEqual(false, peer:call(Peer, dyntrace, available, [])),
-                      ?assertEqual(6, peer:call(Peer, lists, sum, [[1, 2, 3]])),
-                      [Line] = dyntrace_lines(Peer, Log),
-                      ?assertMatch({match, _},
-                                   re:run(Line, "^dyntrace: tracing is off: no NIF library "
-                                          "\\(.*/libdyntrace_lttng\\.so is missing\\); build "
-                                          "dyntrace with cargo and liblttng-ust-dev installed")),
-                      ?assertEqual(1, reports(Log))
+                      loaded_without_nif(Peer, Log,
+                                         "^dyntrace: tracing is off: no NIF library "
+                                         "\\(.*/libdyntrace_lttng\\.so is missing\\); build "
+                                         "dyntrace with cargo and liblttng-ust-dev installed")
               end).
 
 %%%===================================================================
 %%% Helpers
 %%%===================================================================
+
+%% Loading dyntrace on the node succeeds without its NIF: available() is
+%% false, the node answers, and its log holds one report, a line matching
+%% Pattern.
+loaded_without_nif(Peer, Log, Pattern) ->
+    ?assertEqual({module, dyntrace}, peer:call(Peer, code, ensure_loaded, [dyntrace])),
+    ?assertEqual(false, peer:call(Peer, dyntrace, available, [])),
+    ?assertEqual(6, peer:call(Peer, lists, sum, [[1, 2, 3]])),
+    [Line] = dyntrace_lines(Peer, Log),
+    ?assertMatch({match, _}, re:run(Line, Pattern)),
+    ?assertEqual(1, reports(Log)).
 
 %% Runs Fun(Peer, LogFile) against a node started by Exec, whose code path
 %% starts with Paths and whose logger writes to LogFile only.
