@@ -851,7 +851,7 @@ load_nif() ->
              end,
     persistent_term:put(?NIF_LOADED, Loaded =:= ok),
     log_not_loaded(Loaded, Library),
-    log_shadowed(),
+    _ = spawn(fun check_shadowed/0),
     ok.
 
 %% One line for each way the NIF can be missing, naming the fix.
@@ -870,25 +870,27 @@ log_not_loaded({error, {Reason, Text}}, Library) ->
                  "rebuild dyntrace (rebar3 compile, with cargo and liblttng-ust-dev)",
                  [Library, Reason, Text]).
 
-%% runtime_tools ships a module named dyntrace too. This one is loaded, but
-%% when the code path lists another dyntrace.beam before this one, the
-%% next load (l(dyntrace), a restart in interactive mode) takes that one.
-log_shadowed() ->
-    case code:which(?MODULE) of
-        Beam when is_list(Beam) ->
-            Ours = filename:dirname(Beam),
-            Before = lists:takewhile(fun(Dir) -> Dir =/= Ours end, code:get_path()),
-            case [D || D <- Before, filelib:is_regular(filename:join(D, "dyntrace.beam"))] of
-                [] ->
+%% runtime_tools ships a module named dyntrace too. The next load of
+%% dyntrace (l(dyntrace), a restart in interactive mode) takes the code
+%% path's first dyntrace.beam: when that is not this module, say so. Run
+%% once the on_load function has returned: before, module_info/1 fails.
+check_shadowed() ->
+    wait_loaded(?ON_LOAD_WAITS),
+    case code:where_is_file(?MODULE_STRING ".beam") of
+        non_existing ->
+            ok;
+        First ->
+            Ours = module_info(md5),
+            case beam_lib:md5(First) of
+                {ok, {?MODULE, Ours}} ->
                     ok;
-                [Other | _] ->
-                    logger:warning("dyntrace: another dyntrace.beam comes before this one "
-                                   "on the code path (~ts): leave runtime_tools's out of "
-                                   "the release (relx: {exclude_modules, [{runtime_tools, "
-                                   "[dyntrace]}]}; Mix: see docs/releases.md)", [Other])
-            end;
-        _ ->
-            ok
+                _ ->
+                    logger:warning("dyntrace: the code path's first dyntrace.beam (~ts) is not "
+                                   "this module, and the next load takes it; if it is "
+                                   "runtime_tools's, leave it out of the release (relx: "
+                                   "{exclude_modules, [{runtime_tools, [dyntrace]}]}; "
+                                   "Mix: see docs/releases.md)", [First])
+            end
     end.
 
 %% The `priv/' beside the `ebin/' this module came from, where a build or

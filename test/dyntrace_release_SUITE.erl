@@ -13,13 +13,14 @@
 -include_lib("common_test/include/ct.hrl").
 
 -export([all/0, suite/0, init_per_suite/1, end_per_suite/1]).
--export([t_without_lttng_ust/1, t_with_lttng_ust/1, t_without_nif_library/1]).
+-export([t_without_lttng_ust/1, t_with_lttng_ust/1, t_without_nif_library/1,
+         t_shadowed_by_runtime_tools/1]).
 
 suite() ->
     [{timetrap, {minutes, 2}}].
 
 all() ->
-    [t_without_lttng_ust, t_with_lttng_ust, t_without_nif_library].
+    [t_without_lttng_ust, t_with_lttng_ust, t_without_nif_library, t_shadowed_by_runtime_tools].
 
 init_per_suite(Config) ->
     case os:cmd("id -u") of
@@ -79,6 +80,26 @@ t_without_nif_library(Config) ->
                                          "dyntrace with cargo and liblttng-ust-dev installed")
               end).
 
+%% Ours loaded by its file name while runtime_tools's dyntrace.beam comes
+%% first on the code path (ours appended to it): ours runs, with its NIF,
+%% and one warning names the file the next load would take and the fix.
+t_shadowed_by_runtime_tools(Config) ->
+    Otp = filename:join(code:lib_dir(runtime_tools), "ebin/dyntrace.beam"),
+    ?assert(filelib:is_regular(Otp)),
+    Ours = filename:rootname(code:which(dyntrace)),
+    with_node(Config, {erl(), ["-pz", ebin(dyntrace)]}, [],
+              fun(Peer, Log) ->
+                      ?assertEqual(Otp, peer:call(Peer, code, where_is_file, ["dyntrace.beam"])),
+                      ?assertEqual({module, dyntrace}, peer:call(Peer, code, load_abs, [Ours])),
+                      ?assertEqual(true, peer:call(Peer, dyntrace, available, [])),
+                      Warning = "dyntrace: the code path's first dyntrace.beam (" ++ Otp
+                          ++ ") is not this module, and the next load takes it; if it is "
+                          "runtime_tools's, leave it out of the release (relx: {exclude_modules, "
+                          "[{runtime_tools, [dyntrace]}]}; Mix: see docs/releases.md)",
+                      ?assertEqual([Warning], wait_lines(Peer, Log, 1)),
+                      ?assertEqual(1, reports(Log))
+              end).
+
 %%%===================================================================
 %%% Helpers
 %%%===================================================================
@@ -118,6 +139,20 @@ dyntrace_lines(Peer, Log) ->
     {ok, Text} = file:read_file(Log),
     [L || L <- string:split(unicode:characters_to_list(Text), "\n", all),
           string:find(L, "dyntrace") =/= nomatch].
+
+%% The dyntrace lines of the log once there are Count (written by a
+%% process of their own, the warning comes a little after the load).
+wait_lines(Peer, Log, Count) ->
+    wait_lines(Peer, Log, Count, 100).
+
+wait_lines(Peer, Log, Count, Tries) ->
+    case dyntrace_lines(Peer, Log) of
+        Lines when length(Lines) >= Count; Tries =:= 0 ->
+            Lines;
+        _ ->
+            timer:sleep(50),
+            wait_lines(Peer, Log, Count, Tries - 1)
+    end.
 
 %% How many reports (of any level) the log holds.
 reports(Log) ->
