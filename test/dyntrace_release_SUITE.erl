@@ -39,7 +39,11 @@ end_per_suite(_Config) ->
 %% answers, available() is false, and one log line says what to install.
 t_without_lttng_ust(Config) ->
     Dir = filename:join(?config(priv_dir, Config), "without_lttng_ust"),
-    Hide = filename:join(?config(data_dir, Config), "without_lttng_ust.sh"),
+    %% Beside this file (?FILE is absolute: rebar3 and otp-newest.sh
+    %% compile the suite so), not in data_dir, which otp-newest.sh's build
+    %% directory lacks.
+    Hide = filename:join([filename:dirname(?FILE), "dyntrace_release_SUITE_data",
+                          "without_lttng_ust.sh"]),
     Unshare = os:find_executable("unshare"),
     Exec = {Unshare, ["--mount", "--propagation", "private", Hide, Dir, erl()]},
     with_node(Config, Exec, [ebin(dyntrace)],
