@@ -586,6 +586,14 @@ impl Analysis for Profile {
             Some(Kind::ProcessRegister) if ev.str(Slot::Type) == b"register" => {
                 self.process(ev.str(Slot::Pid)).name = Some(ev.str(Slot::Name).into());
             }
+            // The snapshot's name (registered, or a proc_lib process's
+            // initial call) unless the trace registered one.
+            Some(Kind::ProcessName) => {
+                let p = self.process(ev.str(Slot::Pid));
+                if p.name.is_none() {
+                    p.name = Some(ev.str(Slot::Name).into());
+                }
+            }
             _ => {}
         }
     }
@@ -772,8 +780,10 @@ mod tests {
             );
         }
         s.sample(20, "<0.1.0>", "waiting", "gen:loop/3");
+        s.ev(21, Kind::ProcessName, &["<0.1.0>", "checkout"]);
         let mut p = Profile::new(ProfileOptions {
             top: 10,
+            name: vec!["checkout".into()],
             ..ProfileOptions::default()
         });
         s.feed(&mut p);
@@ -786,8 +796,8 @@ mod tests {
         assert_eq!(t.value(&t.rows[0], "share"), Some(&Cell::Float(70.0)));
         assert_eq!(
             p.folded(),
-            "<0.1.0>;gen:loop/3 1\n<0.1.0>;gen:loop/3;m:handle/1;m:burn/1 7\n\
-             <0.1.0>;gen:loop/3;m:handle/1;m:light/1 2\n"
+            "checkout (<0.1.0>);gen:loop/3 1\ncheckout (<0.1.0>);gen:loop/3;m:handle/1;m:burn/1 7\n\
+             checkout (<0.1.0>);gen:loop/3;m:handle/1;m:light/1 2\n"
         );
         let svg = flame_svg(&p.folded(), "profile", p.count_name()).expect("drawn");
         assert!(svg.contains("m:burn/1"));
