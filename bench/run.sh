@@ -28,6 +28,9 @@ erl -noshell -pa _build/default/lib/dyntrace/ebin -pa "$OUT" \
     -eval 'payload_bench:main(["'"$OUT"'/payload.md"])'
 cat "$OUT/payload.md" >>BENCHMARKS.md
 erl -noshell -pa _build/default/lib/dyntrace/ebin -pa "$OUT" \
+    -eval 'payload_bench:shapes(["'"$OUT"'/shapes.md"])'
+cat "$OUT/shapes.md" >>BENCHMARKS.md
+erl -noshell -pa _build/default/lib/dyntrace/ebin -pa "$OUT" \
     -eval 'probes_bench:main(["'"$OUT"'/probes.md"])'
 cat "$OUT/probes.md" >>BENCHMARKS.md
 if [ -x bench/profile.sh ]; then
