@@ -16,7 +16,8 @@
 -define(TRACE_SEND, <<?CALLBACKS "trace_send">>).
 
 %% The parts of a callback's Ir in the shapes' profile.
--define(PARTS, ["term walk", "term reads", "atom/pid/ref text", "sink", "tracepoint", "callback"]).
+-define(PARTS, ["term walk", "term reads", "leaf text", "pid/ref text", "sink", "tracepoint",
+                "callback"]).
 
 
 
@@ -245,15 +246,17 @@ shapes_report(Dir, ShapesText, SendsText) ->
        [R || {R, _} <- Rows],
        "\nWhere dyntrace's `trace_send` (`trace_call`) callback spends its Ir per event, "
        "from the call tree under it (each function's own Ir, and what it calls outside its "
-       "library counted with it): *term walk* the walk over the term (`format::walk`, "
-       "`short_path::written`); *term reads* the VM's `enif_*` calls the walk makes; "
-       "*atom/pid/ref text* atoms' texts and the VM's `%T` printer for pids and references "
-       "(`format::leaf::snprintf`, `enif_snprintf`), the identifier cache; *sink* copying into "
-       "the text buffer (`memcpy`); *tracepoint* the LTTng-UST probe (reserve, copy, commit); "
-       "*callback* the rest (dispatch on the tag, enabled re-check, pid texts of the event, "
-       "state).\n\n"
-       "| event | ", lists:join(" | ", Parts), " |\n|---|",
-       [["---|" || _ <- Parts]], "\n",
+       "library counted with it): *term walk* the walk over the term (`format::walk::run`, "
+       "`short_path::written`); *term reads* the VM's `enif_*` calls the walk makes (type, "
+       "tuple, list cell, map iterator); *leaf text* atoms, integers and binaries written "
+       "(`format::walk::write_leaf_of` and what it inlines, `write_bytes`, `write_decimal`); *pid/ref text* the VM's `%T` "
+       "printer for pids and references (`format::leaf::snprintf`, `enif_snprintf`), the "
+       "identifier cache; *sink* copying into the text buffer (`memcpy`); *tracepoint* the "
+       "LTTng-UST probe (reserve, copy, commit); *callback* the rest (dispatch on the tag, "
+       "enabled re-check, pid texts of the event, state). The largest functions: own Ir per "
+       "event with what they call outside the library.\n\n"
+       "| event | ", lists:join(" | ", Parts), " | largest functions |\n|---|",
+       [["---|" || _ <- Parts]], "---|\n",
        [B || {_, B} <- Rows], "\n"]),
     halt(0).
 
@@ -269,7 +272,7 @@ shape_row(Dir, Shape, Sends) ->
     {Root, Events, Label} =
         case Shape of
             "calls" -> {<<?CALLBACKS "trace_call">>, 2 * Sends,
-                        "`function_call` + `function_return` of `bench_callee:same/1`"};
+                        "`calls`, `function_call` + `function_return` of `bench_callee:same/1`"};
             _ -> {?TRACE_SEND, Sends, ["`message_send`: ", Shape]}
         end,
     Per = fun(X) -> X / Events end,
@@ -283,19 +286,26 @@ shape_row(Dir, Shape, Sends) ->
                end,
     {DLines, DIr} = code_lines(DynRaw, <<"/libdyntrace_nif.so">>, Events),
     {LLines, LIr} = code_lines(LimRaw, <<"/limit_tracer.so">>, Events),
-    Parts = parts(Dyn, objects(filename:rootname(File(".txt")) ++ ".txt"), Root),
+    {Parts, ByFn} = parts(Dyn, objects(File(".txt")), Root),
     RootEvents = max(1, calls_to(Dyn, Root)),
+    Top = lists:sublist(lists:reverse(lists:keysort(2, maps:to_list(ByFn))), 4),
     {io_lib:format("| ~s | ~s | ~s | ~s | ~s | ~s / ~b | ~s / ~b |\n",
                    [Label, fmt_int(DynCb), fmt_int(LimCb), fmt(DynCb / max(1, LimCb), 2),
                     lists:join(" | ", Dispatch), fmt_int(DIr), DLines, fmt_int(LIr), LLines]),
      ["| ", Label, " | ",
-      lists:join(" | ", [fmt_int(maps:get(P, Parts, 0) / RootEvents) || P <- ?PARTS]), " |\n"]}.
+      lists:join(" | ", [fmt_int(maps:get(P, Parts, 0) / RootEvents) || P <- ?PARTS]), " | ",
+      lists:join(", ", [io_lib:format("`~s` ~s", [short_name(F), fmt_int(I / RootEvents)])
+                        || {F, I} <- Top]), " |\n"]}.
 
-%% Ir under `Root' by part: a walk of the call tree through the functions
-%% of the tracer's library, each adding its own Ir (inclusive less its
-%% callees') and the inclusive Ir of what it calls outside the library.
+short_name(F) ->
+    lists:flatten(string:replace(binary_to_list(F), "dyntrace_nif::", "")).
+
+%% Ir under `Root' by part, and by function: a walk of the call tree
+%% through the functions of the tracer's library, each adding its own Ir
+%% (inclusive less its callees') and the inclusive Ir of what it calls
+%% outside the library.
 parts(Blocks, Objects, Root) ->
-    parts([Root], #{Root => true}, Blocks, Objects, #{}).
+    parts([Root], #{Root => true}, Blocks, Objects, {#{}, #{}}).
 
 parts([], _Seen, _Blocks, _Objects, Acc) ->
     Acc;
@@ -303,7 +313,10 @@ parts([F | Rest], Seen, Blocks, Objects, Acc) ->
     {Incl, Callees} = maps:get(F, Blocks, {0, #{}}),
     Part = part(F),
     Own = Incl - lists:sum([I || {I, _} <- maps:values(Callees)]),
-    Add = fun(P, X, A) -> maps:update_with(P, fun(Y) -> Y + X end, X, A) end,
+    Add = fun(P, X, {ByPart, ByFn}) ->
+                  Sum = fun(K, M) -> maps:update_with(K, fun(Y) -> Y + X end, X, M) end,
+                  {Sum(P, ByPart), Sum(F, ByFn)}
+          end,
     {Next, Seen1, Acc1} =
         maps:fold(
           fun(G, {I, _}, {N, S, A}) ->
@@ -318,25 +331,20 @@ parts([F | Rest], Seen, Blocks, Objects, Acc) ->
 ours_lib(Object) ->
     binary:match(Object, <<"libdyntrace_nif.so">>) =/= nomatch.
 
+%% The first part whose name patterns `F' matches.
 part(F) ->
     Name = binary_to_list(F),
     Has = fun(Sub) -> string:find(Name, Sub) =/= nomatch end,
-    case lists:any(Has, ["dyntrace_emit_", "lttng"]) of
-        true -> "tracepoint";
-        false ->
-            case lists:any(Has, ["format::leaf::snprintf", "format::atom", "ident_cache",
-                                 "write_identifier", "format_identifier", "text_cache"]) of
-                true -> "atom/pid/ref text";
-                false ->
-                    case lists:any(Has, ["format::sink"]) of
-                        true -> "sink";
-                        false ->
-                            case lists:any(Has, ["format", "short_path::written"]) of
-                                true -> "term walk";
-                                false -> "callback"
-                            end
-                    end
-            end
+    Parts = [{"tracepoint", ["dyntrace_emit_", "lttng"]},
+             {"pid/ref text", ["format::leaf::snprintf", "ident_cache", "write_identifier",
+                               "format_identifier"]},
+             {"leaf text", ["write_leaf_of", "write_bytes", "write_decimal", "format::atom", "format::shape", "format::leaf",
+                            "text_cache"]},
+             {"sink", ["format::sink"]},
+             {"term walk", ["format", "short_path::written"]}],
+    case [P || {P, Subs} <- Parts, lists:any(Has, Subs)] of
+        [P | _] -> P;
+        [] -> "callback"
     end.
 
 %% What a function of the tracer's library calls outside it counts with

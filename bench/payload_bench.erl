@@ -103,8 +103,9 @@ measure_shapes() ->
     Configs = [untraced, limit_full, full],
     Load0 = sh("cut -d' ' -f1-3 /proc/loadavg"),
     try
-        Sends = [{Desc, message_text(Term), run(Configs, send_once(Term))}
-                 || {_, Desc, Term} <- shape_messages(self(), alias())],
+        Sends = [{io_lib:format("`~s`, ~s", [Key, Desc]), message_text(Term),
+                  run(Configs, send_once(Term))}
+                 || {Key, Desc, Term} <- shape_messages(self(), alias())],
         _ = erlang:trace_pattern(?CALLEE, [{'_', [], [{return_trace}]}], [local]),
         Calls = try run(Configs, fun call_once/1)
                 after erlang:trace_pattern(?CALLEE, false, [local])
@@ -321,7 +322,7 @@ shapes_report({Load0, Sends, Calls}) ->
      "| <= 1.25x |
 |---|---|---|---|---|---|---|
 ",
-     [Row(["`message_send`: ", string:replace(Desc, "|", "\\|", all)], integer_to_list(byte_size(Text)), Runs, 1)
+     [Row(["`message_send`: ", string:replace(lists:flatten(Desc), "|", "\\|", all)], integer_to_list(byte_size(Text)), Runs, 1)
       || {Desc, Text, Runs} <- Sends],
      Row("`function_call` + `function_return` of `bench_callee:same/1` (per event)", "-", Calls, 2),
      "
