@@ -313,7 +313,9 @@ shapes_report({Load0, Sends, Calls}) ->
                    "the same tracepoint, writing the texts dyntrace writes for that message "
                    "(`dyntrace:format_term/3`, computed once before the run) without reading the "
                    "term. Target: dyntrace's added cost at most 1.25x the limit's. A snapshot "
-                   "session (nothing written to disk).
+                   "session (nothing written to disk). On a shared, loaded machine these ns move from "
+                   "run to run; the instruction counts of the profile (`bench/profile.sh shapes`, "
+                   "section *Profile: message shapes and call events*) are the steady figures.
 
 ",
                    [rounds(), sends(), sh("uname -srm"), sh("nproc"), Load0,
