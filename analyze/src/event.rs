@@ -47,6 +47,11 @@ kinds! {
     UserTraceS1 => "user_trace_s1",
     UserTraceI4s4 => "user_trace_i4s4",
     UserTraceN => "user_trace_n",
+    MemorySample => "memory_sample",
+    AllocatorSample => "allocator_sample",
+    ProcessMemory => "process_memory",
+    CarrierCreate => "carrier_create",
+    CarrierDestroy => "carrier_destroy",
 }
 
 macro_rules! slots {

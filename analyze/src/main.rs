@@ -15,6 +15,7 @@ use dyntrace_analyze::analysis::{
     gc::Gc,
     genserver::GenServer,
     latency::Latency,
+    memory::Memory,
     probes::{Probes, DEFAULT_MAX_PROBES},
     rates::Rates,
     sched::Sched,
@@ -82,6 +83,16 @@ enum Command {
         /// Processes shown
         #[arg(long, default_value_t = 20)]
         top: usize,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// Memory over time from dyntrace:memory/1's samples: per category,
+    /// allocator and process, growth first to last, leak candidates
+    Memory {
+        /// Windows of this length for the leak candidates (default: each
+        /// series' span in four)
+        #[arg(long, value_parser = parse_duration)]
+        window: Option<u64>,
         #[command(flatten)]
         common: Common,
     },
@@ -332,6 +343,7 @@ fn main() -> ExitCode {
         }
         Command::Gc { common } => analyse(common, &mut [&mut Gc::default()]),
         Command::Sched { top, common } => analyse(common, &mut [&mut Sched::new(*top)]),
+        Command::Memory { window, common } => analyse(common, &mut [&mut Memory::new(*window)]),
         Command::Rates { common } => analyse(common, &mut [&mut Rates::default()]),
         Command::Probes {
             by_pid,

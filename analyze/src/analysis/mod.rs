@@ -9,6 +9,7 @@ pub mod delivery;
 pub mod gc;
 pub mod genserver;
 pub mod latency;
+pub mod memory;
 pub mod probes;
 pub mod rates;
 pub mod sched;
