@@ -4,24 +4,28 @@
 %%% - `allocator_sample': per allocator type and instance, from
 %%%   `erlang:system_info({allocator, Type})', the multi-block and
 %%%   single-block carriers (count, bytes) and the blocks' bytes;
-%%% - `process_memory': the `top' processes by memory (default 20) and
-%%%   those named in `procs': memory, total heap, binary virtual heap
-%%%   (bytes) and message queue length;
+%%% - `process_memory': memory, total heap, binary virtual heap (bytes)
+%%%   and message queue length of the `top' processes (default 20) by
+%%%   memory with their binaries, the `top' by queue length, and those
+%%%   named in `procs';
 %%% - `carrier_create' / `carrier_destroy': the carriers that appeared or
-%%%   went between two rounds' `instrument:carriers/0' answers, per
-%%%   allocator type by size. Sampled, not exact: a carrier created and
-%%%   destroyed between two rounds is never seen, carriers are told apart
-%%%   by type and size only, and `instance' is 0 (the answer does not say
-%%%   which instance owns a carrier).
+%%%   went between two `instrument:carriers/0' answers (read at most every
+%%%   `carriers' ms, default 10000; `false': never), per allocator type by
+%%%   size. Sampled, not exact: a carrier created and destroyed between two
+%%%   reads is never seen, carriers are told apart by type and size only,
+%%%   and `instance' is 0 (the answer does not say which instance owns a
+%%%   carrier).
 %%%
 %%% Why it is safe on a production node:
 %%% - an event not enabled in a started LTTng session is not read at all;
-%%% - the process scan reads one process at a time
-%%%   (`process_info(P, memory)', as recon's `proc_count' does) keeping
-%%%   only the `top' largest so far: never one answer about every process;
-%%% - the rounds keep their schedule and are counted as `trace/3''s
-%%%   limits are (`duration', `max_events'); `status()' shows the sampler's
-%%%   own time per round.
+%%% - processes are read one at a time, as recon's `proc_count' does,
+%%%   never in one answer about every process; a round reads them for at
+%%%   most 4 ms and the sweep goes on in the next round, so on a large node
+%%%   a sweep over every process takes several rounds, and the largest
+%%%   processes the last sweep found are read again at every round;
+%%% - the rounds keep their schedule and are limited as `trace/3''s
+%%%   calls are (`duration', `max_events'); `status()' shows the sampler's
+%%%   time per round.
 %%%
 %%% ```
 %%% 1> dyntrace:memory(#{interval => 1000, top => 10, procs => [my_cache]}).
@@ -43,20 +47,34 @@
                   max_events => pos_integer(),
                   top => non_neg_integer(),
                   procs => [pid() | atom()],
-                  carriers => boolean()}.
+                  carriers => false | pos_integer()}.
 -export_type([opts/0]).
 
 -define(DEFAULT_INTERVAL_MS, 1000).
 -define(DEFAULT_TOP, 20).
+%% instrument:carriers/0 reads every carrier's blocks: at most this often.
+-define(DEFAULT_CARRIERS_MS, 10000).
 -define(MAX_TOP, 1000).
 -define(CARRIER_EVENTS, [carrier_create, carrier_destroy]).
+%% A round's process sweep stops after this long (microseconds) and goes
+%% on in the next round; the clock is read every CHECK_EVERY processes.
+-define(SCAN_US, 4000).
+-define(CHECK_EVERY, 32).
 
 -record(memory, {top :: non_neg_integer(),
                  procs :: [pid() | atom()],
-                 carriers :: boolean(),
+                 carriers :: false | pos_integer(),
+                 carriers_due = 0 :: integer(),
                  %% The last instrument:carriers/0 answer: per type, the
                  %% number of carriers of each size.
-                 seen = undefined :: undefined | #{atom() => #{non_neg_integer() => pos_integer()}}}).
+                 seen = undefined :: undefined | #{atom() => #{non_neg_integer() => pos_integer()}},
+                 %% The processes the sweep has still to read, the largest
+                 %% it found so far (memory with binaries; queue), and the
+                 %% largest the last whole sweep found.
+                 cursor = [] :: [pid()],
+                 by_size = top_new() :: {non_neg_integer(), gb_sets:set()},
+                 by_queue = top_new() :: {non_neg_integer(), gb_sets:set()},
+                 known = [] :: [pid()]}).
 
 %%%===================================================================
 %%% PUBLIC
@@ -68,13 +86,14 @@
 plan(Opts) ->
     O = dyntrace_sampler:validate_opts(Opts, #{interval => ?DEFAULT_INTERVAL_MS,
                                                top => ?DEFAULT_TOP, procs => [],
-                                               carriers => true},
+                                               carriers => ?DEFAULT_CARRIERS_MS},
                                        [top, procs, carriers]),
     Top = maps:get(top, O),
     (is_integer(Top) andalso Top >= 0 andalso Top =< ?MAX_TOP)
         orelse error({badarg, {top, Top}}),
     Carriers = maps:get(carriers, O),
-    is_boolean(Carriers) orelse error({badarg, {carriers, Carriers}}),
+    (Carriers =:= false orelse (is_integer(Carriers) andalso Carriers > 0))
+        orelse error({badarg, {carriers, Carriers}}),
     Procs = validate_procs(maps:get(procs, O)),
     #{kind => memory,
       module => ?MODULE,
@@ -111,16 +130,27 @@ sampler_tick(M, C) ->
     On = fun(Event) -> lists:member(Event, Enabled) end,
     try
         On(memory_sample) andalso write(C, fun() -> dyntrace:emit_memory_sample(erlang:memory()) end),
-        Carriers = M#memory.carriers andalso lists:any(On, ?CARRIER_EVENTS),
+        Now = erlang:monotonic_time(millisecond),
+        Carriers = M#memory.carriers =/= false andalso lists:any(On, ?CARRIER_EVENTS)
+            andalso Now >= M#memory.carriers_due,
         Allocators = case On(allocator_sample) orelse Carriers of
                          true -> allocators();
                          false -> []
                      end,
         On(allocator_sample) andalso write_allocators(C, Allocators),
-        On(process_memory) andalso write_processes(C, M),
+        M1 = case On(process_memory) of
+                 true -> write_processes(C, M);
+                 false -> M
+             end,
         {ok, case Carriers of
-                 true -> carriers(C, M, Allocators);
-                 false -> M#memory{seen = undefined}
+                 true ->
+                     Due = Now + M#memory.carriers,
+                     carriers(C, M1#memory{carriers_due = Due}, Allocators);
+                 false when M#memory.carriers =/= false,
+                            Now < M#memory.carriers_due ->
+                     M1;
+                 false ->
+                     M1#memory{seen = undefined}
              end}
     catch
         throw:budget_spent -> stop
@@ -222,46 +252,89 @@ sum(Instances) ->
 %%% PROCESSES
 %%%===================================================================
 
-write_processes(C, #memory{top = Top, procs = Named}) ->
-    Wanted = lists:usort(top(Top) ++ [P || N <- Named,
-                                           P <- [dyntrace_sampler:resolve(N)],
-                                           P =/= undefined]),
+write_processes(C, #memory{top = Top, procs = Named} = M0) ->
+    M = scan(M0, erlang:monotonic_time(microsecond) + ?SCAN_US),
+    Found = lists:usort(M#memory.known ++ top_pids(M#memory.by_size)
+                        ++ top_pids(M#memory.by_queue)),
+    Asked = [P || N <- Named, P <- [dyntrace_sampler:resolve(N)], P =/= undefined],
     Words = erlang:system_info(wordsize),
-    _ = [write(C, fun() -> write_process(P, Info, Words) end)
-         || P <- Wanted,
-            Info <- [erlang:process_info(P, [memory, total_heap_size, garbage_collection_info,
-                                             message_queue_len, registered_name])],
-            Info =/= undefined],
-    true.
+    Read = [{P, figures(Info, Words)}
+            || P <- lists:usort(Found ++ Asked),
+               Info <- [erlang:process_info(P, [memory, total_heap_size, garbage_collection_info,
+                                                message_queue_len, registered_name])],
+               Info =/= undefined],
+    Chosen = lists:usort(best(Top, fun({_, {Mem, _, Bin, _, _}}) -> Mem + Bin end, Read)
+                         ++ best(Top, fun({_, {_, _, _, Queue, _}}) -> Queue end, Read)
+                         ++ Asked),
+    _ = [write(C, fun() -> dyntrace:emit_process_memory(P, Name, Mem, Heap, Bin, Queue) end)
+         || {P, {Mem, Heap, Bin, Queue, Name}} <- Read, lists:member(P, Chosen)],
+    M.
 
-write_process(P, Info, Words) ->
+%% {Memory, TotalHeap, BinVheap (bytes), QueueLen, Name}.
+figures(Info, Words) ->
     [{memory, Memory}, {total_heap_size, Heap}, {garbage_collection_info, GC},
      {message_queue_len, Queue}, {registered_name, Name}] = Info,
-    BinWords = proplists:get_value(bin_vheap_size, GC, 0)
-        + proplists:get_value(bin_old_vheap_size, GC, 0),
-    dyntrace:emit_process_memory(P, Name, Memory, Heap * Words, BinWords * Words, Queue).
+    {Memory, Heap * Words, bin_vheap(GC) * Words, Queue, Name}.
 
-%% The `Top' processes using the most memory, read one by one: a set of at
-%% most `Top' entries and its smallest figure.
-top(0) ->
-    [];
-top(Top) ->
-    {_, _, Set} = lists:foldl(fun(P, Acc) -> consider(P, Acc, Top) end,
-                              {0, 0, gb_sets:new()}, erlang:processes()),
-    [P || {_, P} <- gb_sets:to_list(Set)].
+%% The binary virtual heap, young and old (words).
+bin_vheap(GC) ->
+    proplists:get_value(bin_vheap_size, GC, 0) + proplists:get_value(bin_old_vheap_size, GC, 0).
 
-consider(P, {Count, Least, Set} = Acc, Top) ->
-    case erlang:process_info(P, memory) of
-        {memory, Bytes} when Count < Top ->
-            {Count + 1, min_of(Count, Least, Bytes), gb_sets:add({Bytes, P}, Set)};
-        {memory, Bytes} when Bytes > Least ->
-            {_, Rest} = gb_sets:take_smallest(Set),
-            New = gb_sets:add({Bytes, P}, Rest),
-            {Smallest, _} = gb_sets:smallest(New),
-            {Count, Smallest, New};
-        _ ->
-            Acc
+%% The `Top' pids of `Read' by `Score' (a score of 0 is not a reason).
+best(Top, Score, Read) ->
+    Scored = lists:reverse(lists:sort([{Score(R), P} || {P, _} = R <- Read])),
+    [P || {S, P} <- lists:sublist(Scored, Top), S > 0].
+
+%% Reads processes one at a time from where the last round stopped until
+%% `Deadline': a sweep over every process may take several rounds on a
+%% large node. At the end of a sweep its largest processes (memory with
+%% binaries, and queue) become the ones every round reads until the next
+%% sweep ends.
+scan(#memory{top = 0} = M, _Deadline) ->
+    M;
+scan(#memory{cursor = []} = M, Deadline) ->
+    scan(M#memory{cursor = erlang:processes()}, Deadline, ?CHECK_EVERY);
+scan(M, Deadline) ->
+    scan(M, Deadline, ?CHECK_EVERY).
+
+scan(#memory{cursor = [], by_size = Size, by_queue = Queue} = M, _Deadline, _Check) ->
+    M#memory{known = top_pids(Size) ++ top_pids(Queue), by_size = top_new(),
+             by_queue = top_new()};
+scan(M, Deadline, 0) ->
+    case erlang:monotonic_time(microsecond) >= Deadline of
+        true -> M;
+        false -> scan(M, Deadline, ?CHECK_EVERY)
+    end;
+scan(#memory{cursor = [P | Rest], top = Top, by_size = Size, by_queue = Queue} = M,
+     Deadline, Check) ->
+    Next = M#memory{cursor = Rest},
+    case erlang:process_info(P, [memory, message_queue_len, garbage_collection_info]) of
+        [{memory, Mem}, {message_queue_len, Len}, {garbage_collection_info, GC}] ->
+            Words = erlang:system_info(wordsize),
+            scan(Next#memory{by_size = top_add(Mem + bin_vheap(GC) * Words, P, Size, Top),
+                             by_queue = top_add(Len, P, Queue, Top)},
+                 Deadline, Check - 1);
+        undefined ->
+            scan(Next, Deadline, Check - 1)
     end.
 
-min_of(0, _Least, Bytes) -> Bytes;
-min_of(_, Least, Bytes) -> min(Least, Bytes).
+%% The largest `Top' scores seen: a set of at most `Top' entries and the
+%% count; the smallest is dropped when a larger one comes.
+top_new() ->
+    {0, gb_sets:new()}.
+
+top_add(0, _P, T, _Top) ->
+    T;
+top_add(Score, P, {Count, Set}, Top) when Count < Top ->
+    {Count + 1, gb_sets:add({Score, P}, Set)};
+top_add(Score, P, {Count, Set} = T, _Top) ->
+    case gb_sets:smallest(Set) of
+        {Least, _} when Score > Least ->
+            {_, Rest} = gb_sets:take_smallest(Set),
+            {Count, gb_sets:add({Score, P}, Rest)};
+        _ ->
+            T
+    end.
+
+top_pids({_, Set}) ->
+    [P || {_, P} <- gb_sets:to_list(Set)].

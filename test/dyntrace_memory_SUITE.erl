@@ -1,0 +1,253 @@
+%%% `dyntrace:memory/1' and `dyntrace-analyze memory' on three planted
+%%% leaks beside a busy normal workload, in this node, recorded in a real
+%%% LTTng session:
+%%% - `bin_hoarder' keeps every refc binary it receives;
+%%% - the ETS table `leaky_table' only grows;
+%%% - `picky_reader' receives selectively, so its mailbox grows.
+%%% The analyser must show each as the worst growth of its kind: the
+%%% hoarder by binary heap, the table in the `ets' category, the reader by
+%%% queue, each by its registered name. The sampler's own options, limits
+%%% and bad arguments are checked as for `trace/3'.
+-module(dyntrace_memory_SUITE).
+
+-include_lib("common_test/include/ct.hrl").
+-include_lib("stdlib/include/assert.hrl").
+
+-export([all/0, suite/0, init_per_suite/1, end_per_suite/1,
+         init_per_testcase/2, end_per_testcase/2]).
+-export([t_planted_leaks/1,
+         t_events_and_fields/1,
+         t_limits_and_status/1,
+         t_bad_arguments/1]).
+
+-define(EVENTS, [memory_sample, allocator_sample, process_memory,
+                 carrier_create, carrier_destroy, node_name]).
+%% A refc binary (larger than 64 bytes: kept off the process heap).
+-define(BIN_BYTES, 2048).
+-define(ROUND_MS, 200).
+-define(RECORD_MS, 3000).
+
+suite() ->
+    [{timetrap, {minutes, 3}}].
+
+all() ->
+    [t_planted_leaks,
+     t_events_and_fields,
+     t_limits_and_status,
+     t_bad_arguments].
+
+init_per_suite(Config) ->
+    ok = lttng_session:traced_node(),
+    Exe = filename:join(code:priv_dir(dyntrace), "dyntrace-analyze"),
+    true = filelib:is_regular(Exe),
+    [{analyze, Exe} | Config].
+
+end_per_suite(_Config) ->
+    ok.
+
+init_per_testcase(_Case, Config) ->
+    Config.
+
+end_per_testcase(_Case, _Config) ->
+    ok = dyntrace:clear(),
+    [exit(P, kill) || Name <- [bin_hoarder, picky_reader, leak_feeder, busy_sup],
+                      P <- [whereis(Name)], is_pid(P)],
+    _ = [ets:delete(leaky_table) || ets:info(leaky_table) =/= undefined],
+    ok.
+
+%%%===================================================================
+%%% Cases
+%%%===================================================================
+
+t_planted_leaks(Config) ->
+    S = start_session(t_planted_leaks, ?EVENTS),
+    start_busy_workload(20),
+    start_leaks(),
+    EtsBefore = ets:info(leaky_table, memory) * erlang:system_info(wordsize),
+    {ok, _} = dyntrace:memory(#{interval => ?ROUND_MS, top => 20}),
+    timer:sleep(?RECORD_MS),
+    ok = dyntrace:clear(),
+    EtsGrowth = ets:info(leaky_table, memory) * erlang:system_info(wordsize) - EtsBefore,
+    lttng_session:stop(S),
+    Json = analyze_ok(Config, ["memory", "--json", dir(S)]),
+    Procs = maps:get(<<"process_memory">>, Json),
+    Series = maps:get(<<"memory">>, Json),
+    ct:log("ets grew ~b bytes~nseries ~p~nprocesses ~p", [EtsGrowth, Series, Procs]),
+
+    %% The hoarder: the worst binary heap growth, by name.
+    [Hoarder | _] = worst(<<"bin_first">>, <<"bin_last">>, Procs),
+    ?assertEqual(<<"bin_hoarder">>, maps:get(<<"name">>, Hoarder)),
+    ?assert(maps:get(<<"bin_last">>, Hoarder) - maps:get(<<"bin_first">>, Hoarder)
+            >= 100 * ?BIN_BYTES),
+    %% The picky reader: the worst queue growth, by name.
+    [Reader | _] = worst(<<"queue_first">>, <<"queue_last">>, Procs),
+    ?assertEqual(<<"picky_reader">>, maps:get(<<"name">>, Reader)),
+    ?assert(maps:get(<<"queue_last">>, Reader) - maps:get(<<"queue_first">>, Reader) >= 100),
+    %% The table: the ets category grew by at least most of what the table did.
+    [Ets] = [R || #{<<"series">> := <<"ets">>} = R <- Series],
+    EtsSeen = maps:get(<<"last">>, Ets) - maps:get(<<"first">>, Ets),
+    ?assert(EtsSeen >= EtsGrowth * 8 div 10, {EtsSeen, EtsGrowth}),
+    ?assert(maps:get(<<"growth_per_s">>, Ets) > 0),
+    %% Text output names the leaks too, and flags them as candidates.
+    {0, Text, <<>>} = analyze(Config, ["memory", dir(S)]),
+    ct:log("~s", [Text]),
+    [?assertNotEqual(nomatch, string:find(Text, Flag), Flag)
+     || Flag <- ["leak candidate (grew in every window): ets",
+                 "(bin_hoarder) binary heap", "(picky_reader) queue"]],
+    lttng_session:destroy(S).
+
+%% One round's events and their fields: the categories add up, every
+%% allocator type is sampled, a process named in `procs' is reported.
+t_events_and_fields(_Config) ->
+    S = start_session(t_events, ?EVENTS),
+    Idle = spawn(fun() -> receive never_sent -> ok end end),
+    {ok, _} = dyntrace:memory(#{interval => 100, top => 3, procs => [Idle],
+                                max_events => 1000}),
+    lttng_session:wait_until(fun() -> rounds() >= 3 end, 100),
+    ok = dyntrace:clear(),
+    Events = lttng_session:stop_and_read(S),
+    [M | _] = lttng_session:select(memory_sample, Events),
+    ?assert(lttng_session:field("total", M) > 0),
+    ?assertEqual(lttng_session:field("total", M),
+                 lttng_session:field("processes", M) + lttng_session:field("system", M)),
+    Types = lists:usort([lttng_session:field("type", E)
+                         || E <- lttng_session:select(allocator_sample, Events)]),
+    ?assertEqual(lists:sort([atom_to_binary(T) || T <- erlang:system_info(alloc_util_allocators)]),
+                 Types),
+    IdleText = list_to_binary(pid_to_list(Idle)),
+    Mine = [E || E <- lttng_session:select(process_memory, Events),
+                 lttng_session:field("pid", E) =:= IdleText],
+    ?assert(length(Mine) >= 3),
+    [?assertEqual(<<>>, lttng_session:field("name", E)) || E <- Mine],
+    %% Top 3 and the named one per round, at most.
+    Rounds = length(lttng_session:select(memory_sample, Events)),
+    ?assert(length(lttng_session:select(process_memory, Events)) =< 4 * Rounds),
+    exit(Idle, kill),
+    lttng_session:destroy(S).
+
+%% status() lists the sampler; max_events ends it after that many events;
+%% duration ends it; clear() ends it.
+t_limits_and_status(_Config) ->
+    S = start_session(t_limits, [memory_sample]),
+    {ok, Id} = dyntrace:memory(#{interval => 20, max_events => 7}),
+    lttng_session:wait_until(fun() -> traces() =:= [] end, 100),
+    ?assertEqual(7, length(lttng_session:select(memory_sample,
+                                                lttng_session:stop_and_read(S)))),
+    {ok, Id2} = dyntrace:memory(#{duration => 200}),
+    ?assertNotEqual(Id, Id2),
+    [#{id := Id2, kind := memory, ms_left := Left, events_left := infinity}] = traces(),
+    ?assert(Left =< 200),
+    lttng_session:wait_until(fun() -> traces() =:= [] end, 100),
+    {ok, _} = dyntrace:memory(#{}),
+    ?assertMatch([_], traces()),
+    ok = dyntrace:clear(),
+    ?assertEqual([], traces()),
+    lttng_session:destroy(S).
+
+t_bad_arguments(_Config) ->
+    [?assertError({badarg, _}, dyntrace:memory(Opts))
+     || Opts <- [#{interval => 0}, #{top => -1}, #{top => 100000}, #{procs => self()},
+                 #{procs => ["x"]}, #{carriers => yes}, #{max_events => 0},
+                 #{unknown => 1}, [{interval, 10}]]],
+    ?assertEqual([], traces()).
+
+%%%===================================================================
+%%% The workload
+%%%===================================================================
+
+%% The leaks, fed from one process every 10 ms.
+start_leaks() ->
+    register(bin_hoarder, spawn(fun() -> hoard([]) end)),
+    register(picky_reader, spawn(fun picky/0)),
+    leaky_table = ets:new(leaky_table, [named_table, public, set]),
+    register(leak_feeder, spawn(fun() -> feed(0) end)).
+
+hoard(Kept) ->
+    receive {bin, B} -> hoard([B | Kept]) end.
+
+picky() ->
+    receive {wanted, _} -> picky() end.
+
+feed(N) ->
+    bin_hoarder ! {bin, binary:copy(<<N:32>>, ?BIN_BYTES div 4)},
+    picky_reader ! {unwanted, N},
+    picky_reader ! {wanted, N},
+    true = ets:insert(leaky_table, {N, lists:duplicate(20, N)}),
+    timer:sleep(10),
+    feed(N + 1).
+
+%% Workers that allocate and drop memory (binaries, heaps, a table of
+%% their own that they empty) and talk to each other, without leaking.
+start_busy_workload(Workers) ->
+    Parent = self(),
+    Sup = spawn(fun() ->
+                        Pids = [spawn_link(fun() -> busy(I, 0) end) || I <- lists:seq(1, Workers)],
+                        Parent ! {busy, Pids},
+                        receive never_sent -> ok end
+                end),
+    register(busy_sup, Sup),
+    receive {busy, _} -> ok end.
+
+busy(I, N) ->
+    Garbage = [binary:copy(<<I:8>>, 4096) || _ <- lists:seq(1, 20)],
+    _ = lists:sum([byte_size(B) || B <- Garbage]),
+    _ = lists:seq(1, 5000),
+    receive after 5 -> ok end,
+    busy(I, N + 1).
+
+%%%===================================================================
+%%% Helpers
+%%%===================================================================
+
+start_session(Name, Events) ->
+    S = lttng_session:create(Name, Events),
+    lttng_session:track_self(S),
+    ok = lttng_session:start(S),
+    ok = lttng_session:wait_enabled(Events),
+    S.
+
+dir(#{dir := Dir}) ->
+    Dir.
+
+traces() ->
+    maps:get(traces, dyntrace:status()).
+
+rounds() ->
+    case traces() of
+        [#{rounds := R}] -> R;
+        [] -> 0
+    end.
+
+%% Rows by growth of one figure, worst first.
+worst(First, Last, Rows) ->
+    lists:sort(fun(A, B) ->
+                       maps:get(Last, A) - maps:get(First, A) >= maps:get(Last, B) - maps:get(First, B)
+               end, Rows).
+
+base_dir() ->
+    os:getenv("DYNTRACE_TRACE_DIR", "/tmp/dyntrace-test-traces").
+
+%% Runs the analyser: exit status, stdout and stderr apart.
+analyze(Config, Args) ->
+    Err = filename:join(base_dir(), "analyze_stderr_" ++ os:getpid()),
+    Port = open_port({spawn_executable, "/bin/sh"},
+                     [{args, ["-c", "exec \"$0\" \"$@\" 2>" ++ Err, ?config(analyze, Config) | Args]},
+                      exit_status, binary, hide]),
+    {Status, Out} = collect(Port, []),
+    {ok, Stderr} = file:read_file(Err),
+    ok = file:delete(Err),
+    {Status, Out, Stderr}.
+
+collect(Port, Acc) ->
+    receive
+        {Port, {data, D}} -> collect(Port, [D | Acc]);
+        {Port, {exit_status, S}} -> {S, iolist_to_binary(lists:reverse(Acc))}
+    after 120000 -> error({analyze_timeout, Port})
+    end.
+
+analyze_ok(Config, Args) ->
+    {Status, Out, Stderr} = analyze(Config, Args),
+    ct:log("~p -> ~p~n~s~s", [Args, Status, Stderr, Out]),
+    ?assertEqual({0, <<>>}, {Status, Stderr}),
+    {Json, <<"\n">>} = json_text:value(Out),
+    Json.
