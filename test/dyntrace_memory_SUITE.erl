@@ -60,7 +60,7 @@ end_per_testcase(_Case, _Config) ->
 %%%===================================================================
 
 t_planted_leaks(Config) ->
-    S = start_session(t_planted_leaks, ?EVENTS),
+    S = lttng_session:start_tracked(t_planted_leaks, ?EVENTS),
     start_busy_workload(20),
     start_leaks(),
     EtsBefore = ets:info(leaky_table, memory) * erlang:system_info(wordsize),
@@ -99,7 +99,7 @@ t_planted_leaks(Config) ->
 %% One round's events and their fields: the categories add up, every
 %% allocator type is sampled, a process named in `procs' is reported.
 t_events_and_fields(_Config) ->
-    S = start_session(t_events, ?EVENTS),
+    S = lttng_session:start_tracked(t_events, ?EVENTS),
     Idle = spawn(fun() -> receive never_sent -> ok end end),
     {ok, _} = dyntrace:memory(#{interval => 100, top => 3, procs => [Idle],
                                 max_events => 1000}),
@@ -128,7 +128,7 @@ t_events_and_fields(_Config) ->
 %% status() lists the sampler; max_events ends it after that many events;
 %% duration ends it; clear() ends it.
 t_limits_and_status(_Config) ->
-    S = start_session(t_limits, [memory_sample]),
+    S = lttng_session:start_tracked(t_limits, [memory_sample]),
     {ok, Id} = dyntrace:memory(#{interval => 20, max_events => 7}),
     lttng_session:wait_until(fun() -> traces() =:= [] end, 100),
     ?assertEqual(7, length(lttng_session:select(memory_sample,
@@ -198,13 +198,6 @@ busy(I, N) ->
 %%%===================================================================
 %%% Helpers
 %%%===================================================================
-
-start_session(Name, Events) ->
-    S = lttng_session:create(Name, Events),
-    lttng_session:track_self(S),
-    ok = lttng_session:start(S),
-    ok = lttng_session:wait_enabled(Events),
-    S.
 
 dir(#{dir := Dir}) ->
     Dir.

@@ -21,7 +21,7 @@
          t_nothing_read_while_disabled/1,
          t_bad_arguments/1]).
 %% The sampled workload.
--export([spin/1, crunch/1, block/0, deep/1]).
+-export([spin/1, crunch/1, block/0, deep/1, deeper/1]).
 
 suite() ->
     [{timetrap, {minutes, 2}}].
@@ -57,7 +57,7 @@ end_per_testcase(_Case, _Config) ->
 %% A process that only ever spins in spin/1 and crunch/1 is sampled with
 %% one of them in every stack, running or runnable.
 t_running_in_known_function(_Config) ->
-    S = start_session(t_running, [stack_sample]),
+    S = lttng_session:start_tracked(t_running, [stack_sample]),
     Spinner = spawn(?MODULE, spin, [0]),
     {ok, _} = dyntrace:sample(Spinner, #{interval => 1, max_events => 100}),
     wait_stopped(),
@@ -72,7 +72,7 @@ t_running_in_known_function(_Config) ->
 
 %% A process blocked in receive is sampled waiting, in block/0.
 t_waiting_in_receive(_Config) ->
-    S = start_session(t_waiting, [stack_sample]),
+    S = lttng_session:start_tracked(t_waiting, [stack_sample]),
     Blocked = spawn(?MODULE, block, []),
     {ok, _} = dyntrace:sample([Blocked], #{interval => 2, max_events => 20}),
     wait_stopped(),
@@ -89,7 +89,7 @@ t_waiting_in_receive(_Config) ->
 %% status() lists the sampler with its targets; clear() stops it: its
 %% process is gone.
 t_status_and_clear(_Config) ->
-    S = start_session(t_clear, [stack_sample]),
+    S = lttng_session:start_tracked(t_clear, [stack_sample]),
     Blocked = spawn(?MODULE, block, []),
     register(sampled_block, Blocked),
     {ok, Id} = dyntrace:sample(sampled_block, #{interval => 5}),
@@ -106,7 +106,7 @@ t_status_and_clear(_Config) ->
 
 %% `duration' stops the sampler by itself.
 t_duration(_Config) ->
-    S = start_session(t_duration, [stack_sample]),
+    S = lttng_session:start_tracked(t_duration, [stack_sample]),
     Blocked = spawn(?MODULE, block, []),
     {ok, Id} = dyntrace:sample(Blocked, #{interval => 2, duration => 300}),
     [#{id := Id, ms_left := Left}] = traces(),
@@ -120,7 +120,7 @@ t_duration(_Config) ->
 %% `max_events' counts samples over all targets: exactly that many are
 %% written, status() counts them down, and the sampler ends.
 t_max_events(_Config) ->
-    S = start_session(t_max_events, [stack_sample]),
+    S = lttng_session:start_tracked(t_max_events, [stack_sample]),
     Targets = [spawn(?MODULE, block, []) || _ <- lists:seq(1, 3)],
     {ok, Id} = dyntrace:sample(Targets, #{interval => 10, max_events => 31}),
     [#{id := Id, events_left := Left}] = traces(),
@@ -134,7 +134,7 @@ t_max_events(_Config) ->
 %% A target that ends is dropped and counted; the sampler goes on with
 %% the others, and stops when the last one ends.
 t_ended_target_dropped(_Config) ->
-    S = start_session(t_ended, [stack_sample]),
+    S = lttng_session:start_tracked(t_ended, [stack_sample]),
     [A, B] = [spawn(?MODULE, block, []) || _ <- [a, b]],
     {ok, Id} = dyntrace:sample([A, B], #{interval => 2}),
     exit(A, kill),
@@ -152,7 +152,7 @@ t_ended_target_dropped(_Config) ->
 
 %% A stack deeper than max_term_bytes is cut and ends in `...'.
 t_stack_cut_at_max_term_bytes(_Config) ->
-    S = start_session(t_cut, [stack_sample]),
+    S = lttng_session:start_tracked(t_cut, [stack_sample]),
     Deep = spawn(?MODULE, deep, [200]),
     {ok, _} = dyntrace:sample(Deep, #{interval => 2, max_events => 5, max_term_bytes => 64}),
     wait_stopped(),
@@ -211,23 +211,22 @@ crunch(N) ->
 block() ->
     receive never_sent -> ok end.
 
-%% @doc Blocks `N' calls deep.
+%% @doc Blocks `N' calls deep, alternating with deeper/1 (a stack trace
+%% shows a function calling itself once).
 deep(0) ->
     block();
 deep(N) ->
-    deep(N - 1),
-    ok.
+    {deeper(N - 1)}.
+
+%% @doc See deep/1.
+deeper(0) ->
+    block();
+deeper(N) ->
+    {deep(N - 1)}.
 
 %%%===================================================================
 %%% Helpers
 %%%===================================================================
-
-start_session(Name, Events) ->
-    S = lttng_session:create(Name, Events),
-    lttng_session:track_self(S),
-    ok = lttng_session:start(S),
-    ok = lttng_session:wait_enabled(Events),
-    S.
 
 %% {Status, Stack} of each sample of `Pid', in order (the session stops).
 samples(S, Pid) ->
