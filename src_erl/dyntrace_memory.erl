@@ -19,10 +19,10 @@
 %%% Why it is safe on a production node:
 %%% - an event not enabled in a started LTTng session is not read at all;
 %%% - processes are read one at a time, as recon's `proc_count' does,
-%%%   never in one answer about every process; a round reads them for at
-%%%   most 4 ms and the sweep goes on in the next round, so on a large node
-%%%   a sweep over every process takes several rounds, and the largest
-%%%   processes the last sweep found are read again at every round;
+%%%   never in one answer about every process; a round reads at most 500
+%%%   and the sweep goes on in the next round, so on a large node a sweep
+%%%   over every process takes several rounds, and the largest processes
+%%%   the last sweep found are read again at every round;
 %%% - the rounds keep their schedule and are limited as `trace/3''s
 %%%   calls are (`duration', `max_events'); `status()' shows the sampler's
 %%%   time per round.
@@ -56,10 +56,8 @@
 -define(DEFAULT_CARRIERS_MS, 10000).
 -define(MAX_TOP, 1000).
 -define(CARRIER_EVENTS, [carrier_create, carrier_destroy]).
-%% A round's process sweep stops after this long (microseconds) and goes
-%% on in the next round; the clock is read every CHECK_EVERY processes.
--define(SCAN_US, 4000).
--define(CHECK_EVERY, 32).
+%% Processes a round's sweep reads; the sweep goes on in the next round.
+-define(SCAN_PER_ROUND, 500).
 
 -record(memory, {top :: non_neg_integer(),
                  procs :: [pid() | atom()],
@@ -253,7 +251,7 @@ sum(Instances) ->
 %%%===================================================================
 
 write_processes(C, #memory{top = Top, procs = Named} = M0) ->
-    M = scan(M0, erlang:monotonic_time(microsecond) + ?SCAN_US),
+    M = scan(M0, ?SCAN_PER_ROUND),
     Found = lists:usort(M#memory.known ++ top_pids(M#memory.by_size)
                         ++ top_pids(M#memory.by_queue)),
     Asked = [P || N <- Named, P <- [dyntrace_sampler:resolve(N)], P =/= undefined],
@@ -285,37 +283,33 @@ best(Top, Score, Read) ->
     Scored = lists:reverse(lists:sort([{Score(R), P} || {P, _} = R <- Read])),
     [P || {S, P} <- lists:sublist(Scored, Top), S > 0].
 
-%% Reads processes one at a time from where the last round stopped until
-%% `Deadline': a sweep over every process may take several rounds on a
+%% Reads at most `Left' processes, one at a time, from where the last
+%% round stopped: a sweep over every process may take several rounds on a
 %% large node. At the end of a sweep its largest processes (memory with
 %% binaries, and queue) become the ones every round reads until the next
 %% sweep ends.
-scan(#memory{top = 0} = M, _Deadline) ->
+scan(#memory{top = 0} = M, _Left) ->
     M;
-scan(#memory{cursor = []} = M, Deadline) ->
-    scan(M#memory{cursor = erlang:processes()}, Deadline, ?CHECK_EVERY);
-scan(M, Deadline) ->
-    scan(M, Deadline, ?CHECK_EVERY).
+scan(#memory{cursor = []} = M, Left) ->
+    sweep(M#memory{cursor = erlang:processes()}, Left);
+scan(M, Left) ->
+    sweep(M, Left).
 
-scan(#memory{cursor = [], by_size = Size, by_queue = Queue} = M, _Deadline, _Check) ->
+sweep(#memory{cursor = [], by_size = Size, by_queue = Queue} = M, _Left) ->
     M#memory{known = top_pids(Size) ++ top_pids(Queue), by_size = top_new(),
              by_queue = top_new()};
-scan(M, Deadline, 0) ->
-    case erlang:monotonic_time(microsecond) >= Deadline of
-        true -> M;
-        false -> scan(M, Deadline, ?CHECK_EVERY)
-    end;
-scan(#memory{cursor = [P | Rest], top = Top, by_size = Size, by_queue = Queue} = M,
-     Deadline, Check) ->
+sweep(M, 0) ->
+    M;
+sweep(#memory{cursor = [P | Rest], top = Top, by_size = Size, by_queue = Queue} = M, Left) ->
     Next = M#memory{cursor = Rest},
     case erlang:process_info(P, [memory, message_queue_len, garbage_collection_info]) of
         [{memory, Mem}, {message_queue_len, Len}, {garbage_collection_info, GC}] ->
             Words = erlang:system_info(wordsize),
-            scan(Next#memory{by_size = top_add(Mem + bin_vheap(GC) * Words, P, Size, Top),
-                             by_queue = top_add(Len, P, Queue, Top)},
-                 Deadline, Check - 1);
+            sweep(Next#memory{by_size = top_add(Mem + bin_vheap(GC) * Words, P, Size, Top),
+                              by_queue = top_add(Len, P, Queue, Top)},
+                  Left - 1);
         undefined ->
-            scan(Next, Deadline, Check - 1)
+            sweep(Next, Left - 1)
     end.
 
 %% The largest `Top' scores seen: a set of at most `Top' entries and the

@@ -44,7 +44,10 @@ init_per_suite(Config) ->
 end_per_suite(_Config) ->
     ok.
 
-init_per_testcase(_Case, Config) ->
+init_per_testcase(Case, Config) ->
+    %% A trace an earlier run of this case left behind (its session is
+    %% named after the case) is not read as part of this one's.
+    lttng_session:cmd_ok("rm -rf " ++ filename:join(trace_dir(), atom_to_list(Case) ++ "_*")),
     Config.
 
 end_per_testcase(_Case, _Config) ->
@@ -57,7 +60,7 @@ end_per_testcase(_Case, _Config) ->
 %% A process that only ever spins in spin/1 and crunch/1 is sampled with
 %% one of them in every stack, running or runnable.
 t_running_in_known_function(_Config) ->
-    S = lttng_session:start_tracked(t_running, [stack_sample]),
+    S = lttng_session:start_tracked(t_running_in_known_function, [stack_sample]),
     Spinner = spawn(?MODULE, spin, [0]),
     {ok, _} = dyntrace:sample(Spinner, #{interval => 1, max_events => 100}),
     wait_stopped(),
@@ -72,7 +75,7 @@ t_running_in_known_function(_Config) ->
 
 %% A process blocked in receive is sampled waiting, in block/0.
 t_waiting_in_receive(_Config) ->
-    S = lttng_session:start_tracked(t_waiting, [stack_sample]),
+    S = lttng_session:start_tracked(t_waiting_in_receive, [stack_sample]),
     Blocked = spawn(?MODULE, block, []),
     {ok, _} = dyntrace:sample([Blocked], #{interval => 2, max_events => 20}),
     wait_stopped(),
@@ -89,7 +92,7 @@ t_waiting_in_receive(_Config) ->
 %% status() lists the sampler with its targets; clear() stops it: its
 %% process is gone.
 t_status_and_clear(_Config) ->
-    S = lttng_session:start_tracked(t_clear, [stack_sample]),
+    S = lttng_session:start_tracked(t_status_and_clear, [stack_sample]),
     Blocked = spawn(?MODULE, block, []),
     register(sampled_block, Blocked),
     {ok, Id} = dyntrace:sample(sampled_block, #{interval => 5}),
@@ -134,7 +137,7 @@ t_max_events(_Config) ->
 %% A target that ends is dropped and counted; the sampler goes on with
 %% the others, and stops when the last one ends.
 t_ended_target_dropped(_Config) ->
-    S = lttng_session:start_tracked(t_ended, [stack_sample]),
+    S = lttng_session:start_tracked(t_ended_target_dropped, [stack_sample]),
     [A, B] = [spawn(?MODULE, block, []) || _ <- [a, b]],
     {ok, Id} = dyntrace:sample([A, B], #{interval => 2}),
     exit(A, kill),
@@ -152,7 +155,7 @@ t_ended_target_dropped(_Config) ->
 
 %% A stack deeper than max_term_bytes is cut and ends in `...'.
 t_stack_cut_at_max_term_bytes(_Config) ->
-    S = lttng_session:start_tracked(t_cut, [stack_sample]),
+    S = lttng_session:start_tracked(t_stack_cut_at_max_term_bytes, [stack_sample]),
     Deep = spawn(?MODULE, deep, [200]),
     {ok, _} = dyntrace:sample(Deep, #{interval => 2, max_events => 5, max_term_bytes => 64}),
     wait_stopped(),
@@ -237,6 +240,9 @@ samples(S, Pid) ->
 
 traces() ->
     maps:get(traces, dyntrace:status()).
+
+trace_dir() ->
+    os:getenv("DYNTRACE_TRACE_DIR", "/tmp/dyntrace-test-traces").
 
 rounds(Id) ->
     case [T || #{id := I} = T <- traces(), I =:= Id] of
