@@ -95,6 +95,7 @@ plan(Opts) ->
     Procs = validate_procs(maps:get(procs, O)),
     #{kind => memory,
       module => ?MODULE,
+      priority => normal,
       args => #memory{top = Top, procs = Procs, carriers = Carriers},
       procs => Procs,
       interval => maps:get(interval, O),

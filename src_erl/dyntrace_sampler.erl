@@ -16,6 +16,8 @@
 %%% - the rounds keep their own schedule (the n-th round is due n
 %%%   intervals after the start, whatever the rounds before cost); a round
 %%%   that comes too late is skipped and counted, never run twice;
+%%% - it runs at high priority, so that it samples on time when its
+%%%   targets keep every scheduler busy, and does little each time;
 %%% - a target that ended is dropped and counted; a sampler whose named
 %%%   targets all ended stops;
 %%% - it is started, listed, limited (`duration', `max_events') and stopped
@@ -55,6 +57,7 @@
 %% What dyntrace_ctl keeps of a sampler: validated, ready to start.
 -type plan() :: #{kind := sample | memory,
                   module := module(),
+                  priority := normal | high,
                   args := term(),
                   procs := [pid() | procs_spec()],
                   interval := millisecs(),
@@ -103,6 +106,9 @@ plan(Procs, Opts) ->
     Targets = validate_procs(Procs),
     #{kind => sample,
       module => ?MODULE,
+      %% On time even when the targets keep every scheduler busy: a
+      %% sampler that waits for a free scheduler samples late and seldom.
+      priority => high,
       args => {Targets, maps:get(max_term_bytes, O)},
       procs => Targets,
       interval => maps:get(interval, O),
@@ -153,7 +159,8 @@ describe(C) ->
 
 %% @private
 -spec init(plan(), pid(), counters()) -> no_return().
-init(#{module := Module, args := Args, interval := Ms}, Owner, Counters) ->
+init(#{module := Module, args := Args, interval := Ms, priority := Priority}, Owner, Counters) ->
+    _ = process_flag(priority, Priority),
     Ref = erlang:monitor(process, Owner),
     Now = erlang:monotonic_time(microsecond),
     loop(#loop{module = Module, state = Module:sampler_init(Args),
