@@ -10,17 +10,18 @@
 //! thinned as the trace goes on), so memory is bounded by the number of
 //! series and processes, never by the trace's length.
 
-use super::Analysis;
+use clap::Args;
+
+use super::{Analysis, Registered};
 use crate::event::{Event, Field, Kind, Slot};
-use crate::table::{col, Cell, Shown, Summary, Table, Unit};
+use crate::table::{col, sparkline, Cell, Shown, Summary, Table, Unit};
 
 /// Samples kept per series: enough for the windows and a sparkline.
 pub const MAX_POINTS: usize = 64;
 /// Processes followed; `process_memory` rows of more are counted.
 pub const MAX_PROCESSES: usize = 20_000;
-/// Windows a series is split into to call it growing, when `--window` is
-/// not given.
-pub const DEFAULT_WINDOWS: u64 = 4;
+/// Windows a series' span is cut into to call it growing.
+pub const DEFAULT_LEAK_WINDOWS: u64 = 4;
 /// Rows of each per-process text table.
 const TEXT_ROWS: usize = 10;
 
@@ -89,22 +90,18 @@ impl Series {
         }
     }
 
-    /// Whether the value at the end of each window (of `window_ns`, or the
-    /// span cut into [`DEFAULT_WINDOWS`]) is above the one before it, over
-    /// at least two windows that each hold a sample.
-    pub fn grows_in_every_window(&self, window_ns: Option<u64>) -> bool {
+    /// Whether the value at the end of each of `windows` (at least two)
+    /// equal parts of the series' span is above the one before it, each
+    /// part holding a sample.
+    pub fn grows_in_every_window(&self, windows: u64) -> bool {
         let Some((t0, v0)) = self.first else {
             return false;
         };
         let span = self.last.0.saturating_sub(t0).max(0) as u64;
-        let window = match window_ns {
-            Some(w) if w > 0 => w,
-            _ => span.div_ceil(DEFAULT_WINDOWS).max(1),
-        };
-        let windows = span.div_ceil(window);
-        if windows < 2 {
+        if windows < 2 || span < windows {
             return false;
         }
+        let window = span.div_ceil(windows);
         let mut before = v0;
         let mut points = self.points.iter().chain([&self.last]).peekable();
         for w in 1..=windows {
@@ -125,20 +122,11 @@ impl Series {
         true
     }
 
-    /// The kept samples as a line of block characters, low to high.
+    /// The kept samples as a sparkline from their lowest to their highest.
     pub fn sparkline(&self) -> String {
-        const BARS: [char; 8] = ['▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'];
-        let values: Vec<u64> = self.points.iter().map(|&(_, v)| v).collect();
-        let (Some(&lo), Some(&hi)) = (values.iter().min(), values.iter().max()) else {
-            return String::new();
-        };
-        values
-            .iter()
-            .map(|&v| match hi - lo {
-                0 => BARS[0],
-                range => BARS[((v - lo) as u128 * 7 / range as u128) as usize],
-            })
-            .collect()
+        let lo = self.points.iter().map(|&(_, v)| v).min().unwrap_or(0);
+        let above: Vec<Option<u64>> = self.points.iter().map(|&(_, v)| Some(v - lo)).collect();
+        sparkline(&above)
     }
 }
 
@@ -153,7 +141,6 @@ struct Process {
 }
 
 /// The `memory` state machine.
-#[derive(Default)]
 pub struct Memory {
     /// (trace, series name) in order of first sample.
     series: Vec<((u32, String), Series)>,
@@ -165,7 +152,33 @@ pub struct Memory {
     nodes: hashbrown::HashMap<u32, Box<[u8]>, rustc_hash::FxBuildHasher>,
     carriers_created: u64,
     carriers_destroyed: u64,
-    window_ns: Option<u64>,
+    leak_windows: u64,
+}
+
+/// `memory`'s own options.
+#[derive(Args, Clone, Debug)]
+#[group(skip)]
+pub struct MemoryOptions {
+    /// A series that grew in every one of this many equal parts of its
+    /// span is flagged as a leak candidate
+    #[arg(long, default_value_t = DEFAULT_LEAK_WINDOWS, value_parser = clap::value_parser!(u64).range(2..=1000))]
+    pub leak_windows: u64,
+}
+
+impl Registered for Memory {
+    const NAME: &'static str = "memory";
+    const ABOUT: &'static str = "Memory over time from dyntrace:memory/1's samples: per category, \
+                                 allocator and process, growth first to last, leak candidates";
+    type Options = MemoryOptions;
+    fn new(options: MemoryOptions) -> Result<Memory, String> {
+        Ok(Memory::with_leak_windows(options.leak_windows))
+    }
+}
+
+impl Default for Memory {
+    fn default() -> Memory {
+        Memory::with_leak_windows(DEFAULT_LEAK_WINDOWS)
+    }
 }
 
 fn uint(ev: &Event, name: &str) -> u64 {
@@ -183,12 +196,19 @@ fn text<'a>(ev: &Event<'a>, name: &str) -> &'a [u8] {
 }
 
 impl Memory {
-    /// Leak candidates are series that grew in every window of `window_ns`
-    /// (None: every quarter of their span).
-    pub fn new(window_ns: Option<u64>) -> Memory {
+    /// Leak candidates are series that grew in every one of `windows`
+    /// equal parts of their span.
+    pub fn with_leak_windows(windows: u64) -> Memory {
         Memory {
-            window_ns,
-            ..Memory::default()
+            series: Vec::new(),
+            series_index: Default::default(),
+            procs: Vec::new(),
+            proc_index: Default::default(),
+            procs_dropped: 0,
+            nodes: Default::default(),
+            carriers_created: 0,
+            carriers_destroyed: 0,
+            leak_windows: windows,
         }
     }
 
@@ -256,7 +276,7 @@ impl Memory {
         let mut lines: Vec<String> = self
             .series
             .iter()
-            .filter(|(_, s)| s.grows_in_every_window(self.window_ns))
+            .filter(|(_, s)| s.grows_in_every_window(self.leak_windows))
             .map(|((trace, name), _)| self.series_name(*trace, name, several))
             .collect();
         for p in &self.procs {
@@ -265,7 +285,7 @@ impl Memory {
                 ("binary heap", &p.bin_vheap),
                 ("queue", &p.queue),
             ] {
-                if s.grows_in_every_window(self.window_ns) {
+                if s.grows_in_every_window(self.leak_windows) {
                     lines.push(format!("{} {what}", proc_label(p)));
                 }
             }
@@ -645,16 +665,16 @@ mod tests {
         }
         assert!(grow.points.len() <= MAX_POINTS);
         assert_eq!(grow.points[0], (0, 0));
-        assert!(grow.grows_in_every_window(None));
-        assert!(grow.grows_in_every_window(Some(1_000 * S as u64)));
-        // Flat over the last window: not growing in every window.
-        assert!(!flat_end.grows_in_every_window(None));
+        assert!(grow.grows_in_every_window(4));
+        assert!(grow.grows_in_every_window(10));
+        // Flat over the last quarter: not growing in every window.
+        assert!(!flat_end.grows_in_every_window(4));
         assert_eq!(grow.growth_per_s(), 1.0);
         assert_eq!(grow.sparkline().chars().next(), Some('▁'));
         assert_eq!(grow.sparkline().chars().last(), Some('█'));
         let mut one = Series::default();
         one.push(5, 5);
-        assert!(!one.grows_in_every_window(None));
+        assert!(!one.grows_in_every_window(4));
         assert_eq!(one.growth_per_s(), 0.0);
     }
 
