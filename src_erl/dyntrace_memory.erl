@@ -62,7 +62,8 @@
 -record(memory, {top :: non_neg_integer(),
                  procs :: [pid() | atom()],
                  carriers :: false | pos_integer(),
-                 carriers_due = 0 :: integer(),
+                 %% Monotonic ms of the next read (the clock may be negative).
+                 carriers_due = undefined :: integer() | undefined,
                  %% The last instrument:carriers/0 answer: per type, the
                  %% number of carriers of each size.
                  seen = undefined :: undefined | #{atom() => #{non_neg_integer() => pos_integer()}},
@@ -131,7 +132,7 @@ sampler_tick(M, C) ->
         On(memory_sample) andalso write(C, fun() -> dyntrace:emit_memory_sample(erlang:memory()) end),
         Now = erlang:monotonic_time(millisecond),
         Carriers = M#memory.carriers =/= false andalso lists:any(On, ?CARRIER_EVENTS)
-            andalso Now >= M#memory.carriers_due,
+            andalso due(Now, M#memory.carriers_due),
         Allocators = case On(allocator_sample) orelse Carriers of
                          true -> allocators();
                          false -> []
@@ -146,6 +147,7 @@ sampler_tick(M, C) ->
                      Due = Now + M#memory.carriers,
                      carriers(C, M1#memory{carriers_due = Due}, Allocators);
                  false when M#memory.carriers =/= false,
+                            M#memory.carriers_due =/= undefined,
                             Now < M#memory.carriers_due ->
                      M1;
                  false ->
@@ -154,6 +156,9 @@ sampler_tick(M, C) ->
     catch
         throw:budget_spent -> stop
     end.
+
+due(_Now, undefined) -> true;
+due(Now, Due) -> Now >= Due.
 
 %% Writes one event, or ends the round when `max_events' are written.
 write(C, Emit) ->

@@ -67,7 +67,7 @@ t_planted_leaks(Config) ->
     S = lttng_session:start_tracked(t_planted_leaks, ?EVENTS),
     start_busy_workload(20),
     start_leaks(),
-    {ok, _} = dyntrace:memory(#{interval => ?ROUND_MS, top => 20}),
+    {ok, _} = dyntrace:memory(#{interval => ?ROUND_MS, top => 20, carriers => 1000}),
     %% The first round is before any leak and the last after them all, so
     %% that their samples see exactly the table's growth in between.
     wait_round(1),
@@ -105,6 +105,12 @@ t_planted_leaks(Config) ->
     EtsSeen = maps:get(<<"last">>, Ets) - maps:get(<<"first">>, Ets),
     ?assert(abs(EtsSeen - EtsGrowth) =< EtsGrowth div 10, {EtsSeen, EtsGrowth}),
     ?assert(maps:get(<<"growth_per_s">>, Ets) > 0),
+    %% The hoarded binaries took new binary_alloc carriers, which the
+    %% carrier reads saw appear.
+    Created = [E || E <- lttng_session:select(carrier_create, lttng_session:read(S)),
+                    lttng_session:field("type", E) =:= <<"binary_alloc">>],
+    ?assertNotEqual([], Created),
+    [?assert(lttng_session:field("size", E) > 0) || E <- Created],
     %% Text output names the leaks too, and flags them as candidates.
     {0, Text, <<>>} = analyze(Config, ["memory", dir(S)]),
     ct:log("~s", [Text]),
