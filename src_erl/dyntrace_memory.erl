@@ -4,10 +4,12 @@
 %%% - `allocator_sample': per allocator type and instance, from
 %%%   `erlang:system_info({allocator, Type})', the multi-block and
 %%%   single-block carriers (count, bytes) and the blocks' bytes;
-%%% - `process_memory': memory, total heap, binary virtual heap (bytes)
-%%%   and message queue length of the `top' processes (default 20) by
-%%%   memory with their binaries, the `top' by queue length, and those
-%%%   named in `procs';
+%%% - `process_memory': name (registered, else the initial call `M:F/A',
+%%%   proc_lib's record of it for a proc_lib process: on OTP 25 read from
+%%%   its dictionary), memory, total heap, binary virtual heap (bytes) and
+%%%   message queue length of the `top' processes (default 20) by memory
+%%%   with their binaries, the `top' by queue length, and those named in
+%%%   `procs';
 %%% - `carrier_create' / `carrier_destroy': the carriers that appeared or
 %%%   went between two `instrument:carriers/0' answers (read at most every
 %%%   `carriers' ms, default 10000; `false': never), per allocator type by
@@ -270,9 +272,44 @@ write_processes(C, #memory{top = Top, procs = Named} = M0) ->
     Chosen = lists:usort(best(Top, fun({_, {Mem, _, Bin, _, _}}) -> Mem + Bin end, Read)
                          ++ best(Top, fun({_, {_, _, _, Queue, _}}) -> Queue end, Read)
                          ++ Asked),
-    _ = [write(C, fun() -> dyntrace:emit_process_memory(P, Name, Mem, Heap, Bin, Queue) end)
+    _ = [write(C, fun() ->
+                          dyntrace:emit_process_memory(P, name(P, Name), Mem, Heap, Bin, Queue)
+                  end)
          || {P, {Mem, Heap, Bin, Queue, Name}} <- Read, lists:member(P, Chosen)],
     M.
+
+%% The registered name, else the initial call (proc_lib's own record of
+%% it for a proc_lib process), as process_name events name processes.
+%% Never "": babeltrace2 2.0 reads an empty string field as the previous
+%% event's value of that field.
+name(_P, Registered) when Registered =/= [] ->
+    Registered;
+name(P, []) ->
+    try erlang:process_info(P, {dictionary, '$initial_call'}) of
+        {_, {M, F, A}} when is_atom(M), is_atom(F), is_integer(A) -> {M, F, A};
+        _ -> spawned_as(P)
+    catch
+        %% Before OTP 26 that item does not exist.
+        error:badarg -> spawned_as(P)
+    end.
+
+spawned_as(P) ->
+    case erlang:process_info(P, initial_call) of
+        {initial_call, {proc_lib, init_p, 5}} ->
+            case erlang:process_info(P, dictionary) of
+                {dictionary, Dict} ->
+                    case lists:keyfind('$initial_call', 1, Dict) of
+                        {_, {M, F, A}} when is_atom(M), is_atom(F), is_integer(A) -> {M, F, A};
+                        _ -> {proc_lib, init_p, 5}
+                    end;
+                undefined ->
+                    []
+            end;
+        {initial_call, MFA} ->
+            MFA;
+        undefined ->
+            []
+    end.
 
 %% {Memory, TotalHeap, BinVheap (bytes), QueueLen, Name}.
 figures(Info, Words) ->

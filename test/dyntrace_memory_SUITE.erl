@@ -15,6 +15,8 @@
 
 -export([all/0, suite/0, init_per_suite/1, end_per_suite/1,
          init_per_testcase/2, end_per_testcase/2]).
+%% A process of the workload.
+-export([idle/0]).
 -export([t_planted_leaks/1,
          t_events_and_fields/1,
          t_limits_and_status/1,
@@ -120,10 +122,11 @@ t_planted_leaks(Config) ->
     lttng_session:destroy(S).
 
 %% One round's events and their fields: the categories add up, every
-%% allocator type is sampled, a process named in `procs' is reported.
+%% allocator type is sampled, a process named in `procs' is reported, by
+%% its initial call when it has no registered name.
 t_events_and_fields(_Config) ->
     S = lttng_session:start_tracked(t_events_and_fields, ?EVENTS),
-    Idle = spawn(fun() -> receive never_sent -> ok end end),
+    Idle = proc_lib:spawn(?MODULE, idle, []),
     {ok, _} = dyntrace:memory(#{interval => 100, top => 3, procs => [Idle],
                                 max_events => 1000}),
     lttng_session:wait_until(fun() -> rounds() >= 3 end, 100),
@@ -140,9 +143,9 @@ t_events_and_fields(_Config) ->
     IdleText = list_to_binary(pid_to_list(Idle)),
     Mine = [E || E <- lttng_session:select(process_memory, Events),
                  lttng_session:field("pid", E) =:= IdleText],
-    ct:log("~p", [Mine]),
     ?assert(length(Mine) >= 3),
-    [?assertEqual(<<>>, lttng_session:field("name", E)) || E <- Mine],
+    [?assertEqual(<<"dyntrace_memory_SUITE:idle/0">>, lttng_session:field("name", E))
+     || E <- Mine],
     %% Top 3 and the named one per round, at most.
     Rounds = length(lttng_session:select(memory_sample, Events)),
     ?assert(length(lttng_session:select(process_memory, Events)) =< 4 * Rounds),
@@ -178,6 +181,10 @@ t_bad_arguments(_Config) ->
 %%%===================================================================
 %%% The workload
 %%%===================================================================
+
+%% @doc Waits forever.
+idle() ->
+    receive never_sent -> ok end.
 
 %% The leaks: two processes and a table, fed by leak/1.
 start_leaks() ->
