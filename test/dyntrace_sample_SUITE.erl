@@ -17,6 +17,7 @@
          t_duration/1,
          t_max_events/1,
          t_ended_target_dropped/1,
+         t_all_processes/1,
          t_stack_cut_at_max_term_bytes/1,
          t_nothing_read_while_disabled/1,
          t_bad_arguments/1]).
@@ -33,6 +34,7 @@ all() ->
      t_duration,
      t_max_events,
      t_ended_target_dropped,
+     t_all_processes,
      t_stack_cut_at_max_term_bytes,
      t_nothing_read_while_disabled,
      t_bad_arguments].
@@ -151,6 +153,29 @@ t_ended_target_dropped(_Config) ->
     exit(B, kill),
     wait_stopped(),
     ?assertNotEqual([], samples(S, B)),
+    lttng_session:destroy(S).
+
+%% `all' samples every process but the sampler itself, and `new' only
+%% those spawned after the call.
+t_all_processes(_Config) ->
+    S = lttng_session:start_tracked(t_all_processes, [stack_sample]),
+    Old = spawn(?MODULE, block, []),
+    {ok, _} = dyntrace:sample(all, #{interval => 5, max_events => 5 * length(processes())}),
+    [Sampler] = samplers(),
+    {ok, _} = dyntrace:sample(new, #{interval => 5, max_events => 20}),
+    New = spawn(?MODULE, block, []),
+    wait_stopped(),
+    Pids = [lttng_session:field("pid", E)
+            || E <- lttng_session:select(stack_sample, lttng_session:stop_and_read(S))],
+    Count = fun(P) -> length([X || X <- Pids, X =:= list_to_binary(pid_to_list(P))]) end,
+    %% At most five rounds of `all' (its budget), none of `new'.
+    ?assert(Count(Old) >= 3 andalso Count(Old) =< 5, Count(Old)),
+    ?assert(Count(self()) >= 3),
+    ?assertEqual(0, Count(Sampler)),
+    %% Most of `new''s twenty samples are of the one process spawned since.
+    ?assert(Count(New) >= 10, Count(New)),
+    ?assert(length(lists:usort(Pids)) > 20),
+    [exit(P, kill) || P <- [Old, New]],
     lttng_session:destroy(S).
 
 %% A stack deeper than max_term_bytes is cut and ends in `...'.
