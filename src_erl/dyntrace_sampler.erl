@@ -126,7 +126,8 @@ start(#{max_events := Max} = Plan, Owner) ->
             atomics:put(Counters, ?LEFT, N),
             atomics:put(Counters, ?LIMITED, 1)
     end,
-    Pid = proc_lib:spawn(?MODULE, init, [Plan, Owner, Counters]),
+    %% Answers once the sampler is ready: `new' means after this call.
+    {ok, Pid} = proc_lib:start(?MODULE, init, [Plan, Owner, Counters]),
     {Pid, Counters}.
 
 %% @doc Stops a sampler (it may have ended already).
@@ -162,8 +163,10 @@ describe(C) ->
 init(#{module := Module, args := Args, interval := Ms, priority := Priority}, Owner, Counters) ->
     _ = process_flag(priority, Priority),
     Ref = erlang:monitor(process, Owner),
+    State = Module:sampler_init(Args),
+    proc_lib:init_ack({ok, self()}),
     Now = erlang:monotonic_time(microsecond),
-    loop(#loop{module = Module, state = Module:sampler_init(Args),
+    loop(#loop{module = Module, state = State,
                counters = Counters, owner = Ref, interval_us = Ms * 1000,
                due = Now + Ms * 1000}).
 

@@ -54,8 +54,9 @@ init_per_testcase(Case, Config) ->
     lttng_session:cmd_ok("rm -rf " ++ filename:join(trace_dir(), atom_to_list(Case) ++ "_*")),
     Config.
 
-end_per_testcase(_Case, _Config) ->
+end_per_testcase(Case, _Config) ->
     ok = dyntrace:clear(),
+    lttng_session:destroy_left(Case),
     [exit(P, kill) || Name <- [bin_hoarder, picky_reader, busy_sup],
                       P <- [whereis(Name)], is_pid(P)],
     _ = [ets:delete(leaky_table) || ets:info(leaky_table) =/= undefined],

@@ -52,8 +52,9 @@ init_per_testcase(Case, Config) ->
     lttng_session:cmd_ok("rm -rf " ++ filename:join(trace_dir(), atom_to_list(Case) ++ "_*")),
     Config.
 
-end_per_testcase(_Case, _Config) ->
-    ok = dyntrace:clear().
+end_per_testcase(Case, _Config) ->
+    ok = dyntrace:clear(),
+    lttng_session:destroy_left(Case).
 
 %%%===================================================================
 %%% Cases
