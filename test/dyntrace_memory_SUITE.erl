@@ -41,9 +41,7 @@ all() ->
 
 init_per_suite(Config) ->
     ok = lttng_session:traced_node(),
-    Exe = filename:join(code:priv_dir(dyntrace), "dyntrace-analyze"),
-    true = filelib:is_regular(Exe),
-    [{analyze, Exe} | Config].
+    [{analyze, analyze_cmd:exe()} | Config].
 
 end_per_suite(_Config) ->
     ok.
@@ -270,27 +268,8 @@ worst(First, Last, Rows) ->
 trace_dir() ->
     os:getenv("DYNTRACE_TRACE_DIR", "/tmp/dyntrace-test-traces").
 
-%% Runs the analyser: exit status, stdout and stderr apart.
 analyze(Config, Args) ->
-    Err = filename:join(trace_dir(), "analyze_stderr_" ++ os:getpid()),
-    Port = open_port({spawn_executable, "/bin/sh"},
-                     [{args, ["-c", "exec \"$0\" \"$@\" 2>" ++ Err, ?config(analyze, Config) | Args]},
-                      exit_status, binary, hide]),
-    {Status, Out} = collect(Port, []),
-    {ok, Stderr} = file:read_file(Err),
-    ok = file:delete(Err),
-    {Status, Out, Stderr}.
-
-collect(Port, Acc) ->
-    receive
-        {Port, {data, D}} -> collect(Port, [D | Acc]);
-        {Port, {exit_status, S}} -> {S, iolist_to_binary(lists:reverse(Acc))}
-    after 120000 -> error({analyze_timeout, Port})
-    end.
+    analyze_cmd:run(?config(analyze, Config), Args).
 
 analyze_ok(Config, Args) ->
-    {Status, Out, Stderr} = analyze(Config, Args),
-    ct:log("~p -> ~p~n~s~s", [Args, Status, Stderr, Out]),
-    ?assertEqual({0, <<>>}, {Status, Stderr}),
-    {Json, <<"\n">>} = json_text:value(Out),
-    Json.
+    analyze_cmd:json(?config(analyze, Config), Args).
