@@ -25,13 +25,10 @@ pub enum Unit {
     Words,
     /// A number as the trace gave it (a user probe's integer argument).
     Value,
-<<<<<<< HEAD
     /// Bytes of memory (signed for a change).
     Bytes,
-=======
     /// A share in percent.
     Percent,
->>>>>>> main
 }
 
 /// A column: its JSON key, its title in text tables, its unit.

@@ -41,11 +41,8 @@ registry! {
     sched::Sched,
     rates::Rates,
     probes::Probes,
-<<<<<<< HEAD
-    memory::Memory,
-=======
     profile::Profile,
->>>>>>> main
+    memory::Memory,
 }
 
 /// A streaming analysis.
