@@ -8,6 +8,7 @@
 //! Markdown page with SVG plots).
 
 pub mod analysis;
+pub mod damage;
 pub mod event;
 pub mod reader;
 pub mod report;

@@ -10,6 +10,7 @@
 use std::ffi::{c_char, c_int, c_void, CStr, CString};
 use std::path::{Path, PathBuf};
 
+use crate::damage::{check_stream, parse_index, DamagedStream, StreamCheck};
 use crate::event::{Event, EventClass, Field};
 
 #[repr(C)]
@@ -104,6 +105,10 @@ struct Sink<'h> {
 pub struct Reader {
     raw: *mut RawReader,
     label: String,
+    damaged: Vec<DamagedStream>,
+    /// Temporary trace directories given to libbabeltrace2 in place of
+    /// damaged traces, with the directory each stands for.
+    views: Vec<View>,
 }
 
 /// Searches `path` for CTF traces as babeltrace2 does for a directory: every
@@ -121,6 +126,7 @@ pub fn find_traces(path: &Path) -> Result<Vec<PathBuf>, String> {
         ));
     }
     found.sort();
+    found.dedup();
     for dir in &found {
         check_metadata(&dir.join("metadata"))?;
     }
@@ -185,21 +191,168 @@ fn walk(dir: &Path, found: &mut Vec<PathBuf>) -> std::io::Result<()> {
     Ok(())
 }
 
+/// The same trace directories once each: a trace named twice, or both
+/// through a parent and itself, is read once (first naming kept).
+pub fn distinct_traces(dirs: &[PathBuf]) -> Vec<PathBuf> {
+    let mut seen = std::collections::HashSet::new();
+    dirs.iter()
+        .filter(|d| seen.insert(std::fs::canonicalize(d).unwrap_or_else(|_| d.to_path_buf())))
+        .cloned()
+        .collect()
+}
+
+/// A trace's stream files, as libbabeltrace2's `ctf.fs` takes them: every
+/// regular file beside `metadata` not starting with a dot.
+fn stream_files(dir: &Path) -> Result<Vec<PathBuf>, String> {
+    let mut files = Vec::new();
+    let entries = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    for entry in entries {
+        let entry = entry.map_err(|e| format!("{}: {e}", dir.display()))?;
+        let name = entry.file_name();
+        let is_file = std::fs::metadata(entry.path()).is_ok_and(|m| m.is_file());
+        if is_file && name != "metadata" && !name.to_string_lossy().starts_with('.') {
+            files.push(entry.path());
+        }
+    }
+    files.sort();
+    Ok(files)
+}
+
+/// Every stream of a trace checked against its index (`index/NAME.idx`,
+/// when there is one that parses), and the streams an index names whose
+/// file is gone.
+fn check_trace(dir: &Path) -> Result<(Vec<StreamCheck>, Vec<DamagedStream>), String> {
+    let index_of = |name: &std::ffi::OsStr| {
+        let mut idx = dir.join("index").join(name);
+        idx.as_mut_os_string().push(".idx");
+        std::fs::read(&idx).ok().and_then(|b| parse_index(&b).ok())
+    };
+    let mut checks = Vec::new();
+    for path in stream_files(dir)? {
+        let index = path.file_name().and_then(index_of);
+        let check =
+            check_stream(&path, index.as_deref()).map_err(|e| format!("{}: {e}", path.display()))?;
+        checks.push(check);
+    }
+    let mut missing = Vec::new();
+    if let Ok(entries) = std::fs::read_dir(dir.join("index")) {
+        for entry in entries.flatten() {
+            let name = entry.file_name();
+            let Some(stream) = name.to_string_lossy().strip_suffix(".idx").map(String::from) else {
+                continue;
+            };
+            let path = dir.join(&stream);
+            if path.exists() {
+                continue;
+            }
+            if let Some(idx) = std::fs::read(entry.path()).ok().and_then(|b| parse_index(&b).ok()) {
+                missing.push(DamagedStream::missing(&path, &idx));
+            }
+        }
+    }
+    missing.sort_by(|a, b| a.stream.cmp(&b.stream));
+    Ok((checks, missing))
+}
+
+/// A temporary trace directory: the metadata and the chosen streams
+/// (links to whole files, copies of just the readable packets of the
+/// others), removed when dropped.
+struct View {
+    dir: PathBuf,
+    original: PathBuf,
+}
+
+impl Drop for View {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+impl View {
+    fn new(original: &Path, streams: &[&StreamCheck]) -> Result<View, String> {
+        static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let dir = std::env::temp_dir().join(format!("dyntrace-analyze-{}-{n}", std::process::id()));
+        let fail = |e: std::io::Error| format!("{}: {e}", dir.display());
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).map_err(fail)?;
+        let view = View {
+            dir: dir.clone(),
+            original: original.to_path_buf(),
+        };
+        let absolute = std::fs::canonicalize(original).map_err(|e| format!("{}: {e}", original.display()))?;
+        std::os::unix::fs::symlink(absolute.join("metadata"), dir.join("metadata")).map_err(fail)?;
+        for check in streams {
+            let Some(name) = check.path.file_name() else {
+                continue;
+            };
+            if check.whole_file() {
+                std::os::unix::fs::symlink(absolute.join(name), dir.join(name)).map_err(fail)?;
+            } else if !check.packets.is_empty() {
+                copy_packets(&check.path, &check.packets, &dir.join(name))
+                    .map_err(|e| format!("{}: {e}", check.path.display()))?;
+            }
+        }
+        Ok(view)
+    }
+
+    /// Names the user's trace in place of the view in a message.
+    fn unmap(&self, text: &str) -> String {
+        text.replace(&*self.dir.to_string_lossy(), &self.original.to_string_lossy())
+    }
+}
+
+/// Writes the byte ranges `packets` of `from` one after the other into `to`.
+fn copy_packets(from: &Path, packets: &[(u64, u64)], to: &Path) -> std::io::Result<()> {
+    use std::io::{Read, Seek};
+    let mut src = std::fs::File::open(from)?;
+    let mut dst = std::fs::File::create(to)?;
+    for &(offset, size) in packets {
+        src.seek(std::io::SeekFrom::Start(offset))?;
+        std::io::copy(&mut (&mut src).take(size), &mut dst)?;
+    }
+    Ok(())
+}
+
+/// The directories to give libbabeltrace2 for `dirs` (each trace itself
+/// when all its streams are whole, else a view), the views, and the damage.
+fn prepare(dirs: &[PathBuf]) -> Result<(Vec<PathBuf>, Vec<View>, Vec<DamagedStream>), String> {
+    let mut inputs = Vec::new();
+    let mut views = Vec::new();
+    let mut damaged = Vec::new();
+    for dir in distinct_traces(dirs) {
+        let (checks, missing) = check_trace(&dir)?;
+        damaged.extend(checks.iter().filter_map(DamagedStream::of));
+        damaged.extend(missing);
+        if checks.iter().all(StreamCheck::whole_file) {
+            inputs.push(dir);
+        } else {
+            let view = View::new(&dir, &checks.iter().collect::<Vec<_>>())?;
+            inputs.push(view.dir.clone());
+            views.push(view);
+        }
+    }
+    Ok((inputs, views, damaged))
+}
+
 impl Reader {
     /// Builds the graph. Fails with a one-line message naming the input.
     pub fn open(source: &Source) -> Result<Reader, String> {
-        let (inputs, live, label) = match source {
-            Source::Traces(dirs) => (
-                dirs.iter()
+        let (inputs, live, label, views, damaged) = match source {
+            Source::Traces(dirs) => {
+                let (inputs, views, damaged) = prepare(dirs)?;
+                let inputs = inputs
+                    .iter()
                     .map(|d| d.to_string_lossy().into_owned())
-                    .collect::<Vec<_>>(),
-                false,
-                dirs.iter()
+                    .collect::<Vec<_>>();
+                let label = distinct_traces(dirs)
+                    .iter()
                     .map(|d| d.display().to_string())
                     .collect::<Vec<_>>()
-                    .join(", "),
-            ),
-            Source::Live(urls) => (urls.clone(), true, urls.join(", ")),
+                    .join(", ");
+                (inputs, false, label, views, damaged)
+            }
+            Source::Live(urls) => (urls.clone(), true, urls.join(", "), Vec::new(), Vec::new()),
         };
         let c_inputs = inputs
             .iter()
@@ -211,7 +364,12 @@ impl Reader {
         if raw.is_null() {
             return Err("out of memory".into());
         }
-        let reader = Reader { raw, label };
+        let reader = Reader {
+            raw,
+            label,
+            damaged,
+            views,
+        };
         // SAFETY: `raw` is a fresh reader; `ptrs` points at NUL-terminated
         // strings alive for the call (the shim copies them into its params).
         // The context pointer is replaced before each run (see `step`), and
@@ -237,7 +395,14 @@ impl Reader {
         // SAFETY: the shim's error buffer is NUL-terminated and lives as long
         // as the reader.
         let msg = unsafe { CStr::from_ptr(dt_reader_error(self.raw)) };
-        format!("{}: {}", self.label, msg.to_string_lossy())
+        let text = format!("{}: {}", self.label, msg.to_string_lossy());
+        self.views.iter().fold(text, |t, v| v.unmap(&t))
+    }
+
+    /// Streams whose recorded packets cannot all be read (their readable
+    /// packets are read).
+    pub fn damaged(&self) -> &[DamagedStream] {
+        &self.damaged
     }
 
     /// Runs the graph once, delivering some events to `handler`.

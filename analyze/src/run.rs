@@ -89,7 +89,10 @@ pub fn run(
     let mut feed = Feed {
         filter,
         analyses,
-        summary: Summary::default(),
+        summary: Summary {
+            damaged: reader.damaged().to_vec(),
+            ..Summary::default()
+        },
         first: None,
         ours_seen: 0,
         past_window: false,
