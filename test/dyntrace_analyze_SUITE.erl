@@ -510,8 +510,8 @@ t_bad_input(Config) ->
     lttng_session:stop(Quiet),
     bad(Config, ["gc", dir(Quiet)], [dir(Quiet), "no org_erlang_dyntrace events"]),
     lttng_session:destroy(Quiet),
-    %% Metadata cut short (a stream cut short is read up to its last
-    %% whole packet: dyntrace_damage_SUITE).
+    %% A copy of a trace to damage (a stream cut short is read up to its
+    %% last whole packet: dyntrace_damage_SUITE).
     S = start_session(t_cut, [message_send, process_scheduled]),
     _ = ping_server(),
     lttng_session:stop(S),

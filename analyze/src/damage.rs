@@ -319,7 +319,17 @@ mod tests {
     }
 
     fn entry(offset: u64, size: u64, content: u64) -> [u64; 9] {
-        [offset, size * 8, content * 8, 10, 20, 0, 2, 0, offset / size]
+        [
+            offset,
+            size * 8,
+            content * 8,
+            10,
+            20,
+            0,
+            2,
+            0,
+            offset / size,
+        ]
     }
 
     #[test]
@@ -377,7 +387,11 @@ mod tests {
         ]
         .concat();
         let idx = index_file(
-            &[entry(0, 4096, 4000), entry(4096, 4096, 3000), entry(8192, 4096, 200)],
+            &[
+                entry(0, 4096, 4000),
+                entry(4096, 4096, 3000),
+                entry(8192, 4096, 200),
+            ],
             72,
         );
         (bytes, parse_index(&idx).unwrap())
@@ -402,7 +416,12 @@ mod tests {
         let c = check_stream(&path, Some(&idx)).unwrap();
         let d = DamagedStream::of(&c).unwrap();
         assert_eq!(
-            (d.readable_bytes, d.recorded_bytes, d.readable_packets, d.recorded_packets),
+            (
+                d.readable_bytes,
+                d.recorded_bytes,
+                d.readable_packets,
+                d.recorded_packets
+            ),
             (8192, 12288, 2, 3)
         );
         assert!(check_stream(&path, None).unwrap().complete());

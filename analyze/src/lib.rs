@@ -10,6 +10,7 @@
 pub mod analysis;
 pub mod damage;
 pub mod event;
+pub mod merge;
 pub mod reader;
 pub mod report;
 pub mod run;
