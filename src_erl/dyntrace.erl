@@ -79,6 +79,10 @@
 -export([emit_node_name/4, node_names_loop/1, emit_user_trace_s1/2, emit_user_trace/5,
          user_probe_enabled/1]).
 
+%%% PRIVATE EXPORTS (NIFs: the samplers' and snapshots' event writers) %%%
+-export([emit_process_name/2, emit_stack_sample/4, emit_memory_sample/1,
+         emit_allocator_sample/7, emit_process_memory/6, emit_carrier/8]).
+
 %%% THE FRONT DOOR (dyntrace_ctl does the work) %%%
 -export([trace/3, calls/2, clear/0, status/0]).
 
@@ -139,7 +143,10 @@
                     | gc_minor_start | gc_minor_end
                     | gc_major_start | gc_major_end
                     | node_name
-                    | user_trace_s1 | user_trace_i4s4 | user_trace_n.
+                    | user_trace_s1 | user_trace_i4s4 | user_trace_n
+                    | process_name | stack_sample | memory_sample
+                    | allocator_sample | process_memory
+                    | carrier_create | carrier_destroy.
 %% `event_name()' lists the events of native/events.table in its order:
 %% the NIF's build fails when they differ.
 -type field_type() :: string | u32 | u64 | i64.
@@ -157,6 +164,10 @@
 -type probe_int() :: integer() | undefined.
 -type probe_string() :: iodata() | undefined.
 -type node_name_reason() :: load | enable | nodeup | nodedown | refresh | request.
+%% A process's name in `process_name' and `process_memory': its registered
+%% name, or its initial call (`{M, F, Arity | Args}', written `M:F/A').
+-type process_name() :: atom() | {module(), atom(), arity() | [term()]}.
+-type stack_frame() :: {module(), atom(), arity() | [term()], [{atom(), term()}]}.
 
 -export_type([options/0, tracer_state/0, event_name/0, event_info/0, payload_mode/0,
               field_kind/0, event_budget/0, max_term_bytes/0, counters/0]).
@@ -731,6 +742,56 @@ emit_user_trace_s1(_Pid, _Message) ->
                       {probe_string(), probe_string(), probe_string(), probe_string()}) ->
           boolean().
 emit_user_trace(_Label, _Pid, _Tag, _Ints, _Strings) ->
+    erlang:nif_error(nif_not_loaded).
+
+%%%===================================================================
+%%% SAMPLED EVENTS (NIFs). Each answers `ok', raises `badarg' on arguments
+%%% of the wrong type and writes nothing when its event is not enabled.
+%%%===================================================================
+
+%% @doc Writes `process_name': `Pid' and its registered name or initial
+%% call. Not for users: written by the processes snapshot.
+-spec emit_process_name(pid(), process_name()) -> ok.
+emit_process_name(_Pid, _Name) ->
+    erlang:nif_error(nif_not_loaded).
+
+%% @doc Writes `stack_sample': `Pid', its `Status' (process_info's status
+%% atom) and `Stack' (its `current_stacktrace', innermost first), written
+%% `M:F/A;...' within `MaxTermBytes'. Not for users: written by the
+%% stack sampler.
+-spec emit_stack_sample(pid(), atom(), [stack_frame()], max_term_bytes()) -> ok.
+emit_stack_sample(_Pid, _Status, _Stack, _MaxTermBytes) ->
+    erlang:nif_error(nif_not_loaded).
+
+%% @doc Writes `memory_sample' from `erlang:memory()''s answer (a category
+%% not in it is written 0). Not for users: written by the memory sampler.
+-spec emit_memory_sample([{atom(), non_neg_integer()}]) -> ok.
+emit_memory_sample(_Memory) ->
+    erlang:nif_error(nif_not_loaded).
+
+%% @doc Writes `allocator_sample': one allocator instance's carriers, in
+%% bytes. Not for users: written by the memory sampler.
+-spec emit_allocator_sample(atom(), non_neg_integer(), non_neg_integer(), non_neg_integer(),
+                            non_neg_integer(), non_neg_integer(), non_neg_integer()) -> ok.
+emit_allocator_sample(_Type, _Instance, _MbcCarriers, _MbcsSize, _SbcCarriers, _SbcsSize,
+                      _BlocksSize) ->
+    erlang:nif_error(nif_not_loaded).
+
+%% @doc Writes `process_memory': `Pid', its name (`[]' for none) and its
+%% memory figures. Not for users: written by the memory sampler.
+-spec emit_process_memory(pid(), process_name() | [], non_neg_integer(), non_neg_integer(),
+                          non_neg_integer(), non_neg_integer()) -> ok.
+emit_process_memory(_Pid, _Name, _Memory, _TotalHeap, _BinVheap, _QueueLen) ->
+    erlang:nif_error(nif_not_loaded).
+
+%% @doc Writes `carrier_create' or `carrier_destroy': one carrier of an
+%% allocator instance and that instance's carriers. Not for users: written
+%% by the memory sampler.
+-spec emit_carrier(create | destroy, atom(), non_neg_integer(), non_neg_integer(),
+                   non_neg_integer(), non_neg_integer(), non_neg_integer(),
+                   non_neg_integer()) -> ok.
+emit_carrier(_Which, _Type, _Instance, _Size, _MbcCarriers, _MbcsSize, _SbcCarriers,
+             _SbcsSize) ->
     erlang:nif_error(nif_not_loaded).
 
 %%%===================================================================

@@ -155,7 +155,19 @@ t_readme_events(_Config) ->
                  ++ [{node_name, channel, u64}]
                  ++ [{user_trace_i4s4, I, i64} || I <- [i1, i2, i3, i4]]
                  ++ [{user_trace_n, probe, u32}]
-                 ++ [{user_trace_n, I, i64} || I <- [i1, i2, i3, i4]],
+                 ++ [{user_trace_n, I, i64} || I <- [i1, i2, i3, i4]]
+                 ++ [{memory_sample, F, u64} || F <- [total, processes, processes_used, system,
+                                                      atom, atom_used, binary, code, ets]]
+                 ++ [{allocator_sample, instance, u32}]
+                 ++ [{allocator_sample, F, u64} || F <- [mbc_carriers, mbcs_size, sbc_carriers,
+                                                         sbcs_size, blocks_size]]
+                 ++ [{process_memory, F, u64} || F <- [memory, total_heap, bin_vheap,
+                                                       message_queue_len]]
+                 ++ lists:append(
+                      [[{N, instance, u32}]
+                       ++ [{N, F, u64} || F <- [size, mbc_carriers, mbcs_size, sbc_carriers,
+                                               sbcs_size]]
+                       || N <- [carrier_create, carrier_destroy]]),
                  Integers).
 
 gc_size_field(Event) ->

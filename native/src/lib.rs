@@ -22,6 +22,7 @@ mod lttng;
 mod no_vm;
 mod options;
 mod routes;
+mod sample_events;
 mod short_path;
 mod small_map;
 mod stats;
