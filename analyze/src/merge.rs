@@ -16,7 +16,7 @@ use crate::event::{Event, EventClass, Field, MAX_FIELDS};
 use crate::reader::{class_of, Callbacks, Discarded, Graph, RawEvent, Step};
 
 /// Events per batch.
-const BATCH: usize = 4096;
+const BATCH: usize = 1024;
 /// Batches a part may have decoded ahead of the merge.
 const QUEUE: usize = 4;
 /// Events merged per call of [`Merge::step`].

@@ -605,10 +605,14 @@ fn message(label: &str, views: &[View], error: &str) -> String {
     views.iter().fold(text, |t, v| v.unmap(&t))
 }
 
-/// Decoding graphs to run at once: one per core this process may use.
+/// Decoding graphs to run at once: one per core this process may use, up
+/// to [`MAX_DECODERS`].
 fn decoders() -> usize {
-    std::thread::available_parallelism().map_or(1, |n| n.get())
+    std::thread::available_parallelism().map_or(1, |n| n.get().min(MAX_DECODERS))
 }
+
+/// Beyond a few decoding threads the merge, on one thread, is the limit.
+const MAX_DECODERS: usize = 4;
 
 /// Splits the readable streams of the traces into at most `n` groups of
 /// about equal bytes; each group is, per trace, the streams it reads.
@@ -722,3 +726,61 @@ unsafe extern "C" fn on_event(ctx: *mut c_void, raw: *const RawEvent) {
 }
 
 unsafe extern "C" fn on_trace_ignored(_ctx: *mut c_void, _index: u32, _stream: *const c_char) {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check(path: &str, packets: &[(u64, u64)]) -> StreamCheck {
+        StreamCheck {
+            path: PathBuf::from(path),
+            packets: packets.to_vec(),
+            recorded_packets: packets.len() as u64,
+            recorded_bytes: packets.iter().map(|p| p.1).sum(),
+            file_bytes: packets.iter().map(|p| p.1).sum(),
+        }
+    }
+
+    #[test]
+    fn streams_split_into_parts_of_about_equal_bytes() {
+        let checked = vec![
+            (
+                PathBuf::from("a"),
+                vec![
+                    check("a/c_0", &[(0, 400)]),
+                    check("a/c_1", &[(0, 100)]),
+                    check("a/c_2", &[]),
+                ],
+            ),
+            (
+                PathBuf::from("b"),
+                vec![check("b/c_0", &[(0, 300)]), check("b/c_1", &[(0, 200)])],
+            ),
+        ];
+        let names = |group: &Vec<(usize, Vec<&StreamCheck>)>| -> Vec<String> {
+            group
+                .iter()
+                .flat_map(|(_, s)| s.iter().map(|c| c.path.display().to_string()))
+                .collect()
+        };
+        let parts = partition(&checked, 2);
+        assert_eq!(parts.len(), 2);
+        assert_eq!(names(&parts[0]), vec!["a/c_0", "a/c_1"]);
+        assert_eq!(names(&parts[1]), vec!["b/c_0", "b/c_1"]);
+        // One part: every stream of every trace, the empty one included.
+        let one = partition(&checked, 1);
+        assert_eq!(one.len(), 1);
+        assert_eq!(names(&one[0]).len(), 5);
+        // Never more parts than streams with something to read.
+        assert_eq!(partition(&checked, 8).len(), 4);
+    }
+
+    #[test]
+    fn a_trace_named_twice_is_read_once() {
+        let dir = std::env::temp_dir().join(format!("dyntrace-distinct-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("ust")).unwrap();
+        let dirs = vec![dir.join("ust"), dir.join("ust/."), dir.join("ust/../ust")];
+        assert_eq!(distinct_traces(&dirs), vec![dir.join("ust")]);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
