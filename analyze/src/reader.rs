@@ -306,11 +306,35 @@ impl Drop for View {
     }
 }
 
+/// Views are named `dyntrace-analyze-PID-N` in the temporary directory.
+const VIEW_PREFIX: &str = "dyntrace-analyze-";
+
+/// Removes the views of runs that were killed before they could.
+fn remove_stale_views() {
+    let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let pid = name
+            .to_str()
+            .and_then(|n| n.strip_prefix(VIEW_PREFIX))
+            .and_then(|rest| rest.split('-').next())
+            .and_then(|pid| pid.parse::<u32>().ok());
+        if pid.is_some_and(|pid| !Path::new(&format!("/proc/{pid}")).exists()) {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
+}
+
 impl View {
     fn new(original: &Path, streams: &[&StreamCheck]) -> Result<View, String> {
         static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
         let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let dir = std::env::temp_dir().join(format!("dyntrace-analyze-{}-{n}", std::process::id()));
+        if n == 0 {
+            remove_stale_views();
+        }
+        let dir = std::env::temp_dir().join(format!("{VIEW_PREFIX}{}-{n}", std::process::id()));
         let fail = |e: std::io::Error| format!("{}: {e}", dir.display());
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).map_err(fail)?;
@@ -502,23 +526,12 @@ impl Reader {
                     damaged.extend(missing);
                     checked.push((dir, checks));
                 }
-                let groups = partition(&checked, decoders());
-                let mut views = Vec::new();
-                let mut inputs = Vec::new();
-                for group in &groups {
-                    let mut dirs = Vec::new();
-                    for (trace, streams) in group {
-                        let (dir, all) = &checked[*trace];
-                        if streams.len() == all.len() && all.iter().all(StreamCheck::whole_file) {
-                            dirs.push(dir.to_string_lossy().into_owned());
-                        } else {
-                            let view = View::new(dir, streams)?;
-                            dirs.push(view.dir.to_string_lossy().into_owned());
-                            views.push(view);
-                        }
-                    }
-                    inputs.push(dirs);
-                }
+                // Parts need views of their streams: without a place for
+                // them, one graph reads every trace.
+                let (mut inputs, views) = match parts(&checked, decoders()) {
+                    Ok(split) => split,
+                    Err(_) => parts(&checked, 1)?,
+                };
                 let renamed: Vec<(PathBuf, PathBuf)> = views
                     .iter()
                     .map(|v| (v.dir.clone(), v.original.clone()))
@@ -603,6 +616,32 @@ impl Reader {
 fn message(label: &str, views: &[View], error: &str) -> String {
     let text = format!("{label}: {error}");
     views.iter().fold(text, |t, v| v.unmap(&t))
+}
+
+/// The trace directories each graph reads (each trace itself where the
+/// graph reads all its streams and they are whole, else a view), and the
+/// views.
+fn parts(
+    checked: &[(PathBuf, Vec<StreamCheck>)],
+    n: usize,
+) -> Result<(Vec<Vec<String>>, Vec<View>), String> {
+    let mut views = Vec::new();
+    let mut inputs = Vec::new();
+    for group in partition(checked, n) {
+        let mut dirs = Vec::new();
+        for (trace, streams) in group {
+            let (dir, all) = &checked[trace];
+            if streams.len() == all.len() && all.iter().all(StreamCheck::whole_file) {
+                dirs.push(dir.to_string_lossy().into_owned());
+            } else {
+                let view = View::new(dir, &streams)?;
+                dirs.push(view.dir.to_string_lossy().into_owned());
+                views.push(view);
+            }
+        }
+        inputs.push(dirs);
+    }
+    Ok((inputs, views))
 }
 
 /// Decoding graphs to run at once: one per core this process may use, up
