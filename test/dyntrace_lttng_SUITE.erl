@@ -1,7 +1,7 @@
 %%% End-to-end: each case attaches dyntrace to processes or ports it owns,
 %%% enables only the LTTng events it needs in its own session, does real
 %%% work, reads the trace back with babeltrace2 and checks the field values
-%%% a user would grep for. Every event of the README's table is checked here.
+%%% a user would grep for. Every event of the Events table (docs/reference.md) is checked here.
 -module(dyntrace_lttng_SUITE).
 
 -include_lib("common_test/include/ct.hrl").
@@ -128,13 +128,13 @@ t_event_fields(_Config) ->
                   || #{name := Name, fields := Fields} <- dyntrace:events()]),
     ?assertEqual(Expected, Declared).
 
-%% The README's Events table is the contract: it names every event of
+%% The Events table of docs/reference.md is the contract: it names every event of
 %% `dyntrace:events()' once, with its fields in order, and the integer
 %% fields are the ones it says: `depth' unsigned 32-bit, the GC sizes
 %% unsigned 64-bit, the user probes' integers signed 64-bit.
 t_readme_events(_Config) ->
     Source = proplists:get_value(source, ?MODULE:module_info(compile)),
-    Readme = filename:join(filename:dirname(filename:dirname(Source)), "README.md"),
+    Readme = filename:join([filename:dirname(filename:dirname(Source)), "docs", "reference.md"]),
     {ok, Text} = file:read_file(Readme),
     [_, FromHeader] = string:split(Text, <<"| event | fields |">>),
     [Table | _] = string:split(FromHeader, <<"\n\n">>),

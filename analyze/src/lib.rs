@@ -3,11 +3,14 @@
 //! Layers, each its own module: [`reader`] (libbabeltrace2: traces or a
 //! live relay, muxed into one timeline), [`event`] (the contract's events,
 //! fields resolved by name once per class), [`run`] (the event loop: time
-//! window, pid filter), [`analysis`] (one state machine per analysis),
+//! window, selection, live reordering, `--window`), [`analysis`] (one state
+//! machine per analysis and the registry of subcommands), [`cli`] (the
+//! options every analysis takes),
 //! [`table`] (results as tables: text, JSON, histograms) and [`report`] (a
 //! Markdown page with SVG plots).
 
 pub mod analysis;
+pub mod cli;
 pub mod damage;
 pub mod event;
 pub mod merge;

@@ -9,6 +9,7 @@ use plotters::prelude::*;
 
 use crate::analysis::calls::Calls;
 use crate::analysis::rates::Rates;
+use crate::analysis::Analysis;
 use crate::stats::{log2_bucket_floor, Log2Buckets};
 use crate::table::{format_ns, summary_line, Cell, Shown, Summary, Table, Unit};
 
@@ -17,34 +18,74 @@ use crate::table::{format_ns, summary_line, Cell, Shown, Summary, Table, Unit};
 const PLOTTED_ROWS: usize = 4;
 const SIZE: (u32, u32) = (900, 420);
 
+/// The page being written: what an analysis adds to it besides its tables
+/// ([`Analysis::report`]).
+pub struct Page<'a> {
+    /// The directory of the page and its plots.
+    pub dir: &'a Path,
+    /// The summary of the run.
+    pub summary: &'a Summary,
+    /// The Markdown so far.
+    pub text: String,
+}
+
+impl Page<'_> {
+    /// Draws `plot` into `dir/file` and links it under `heading`.
+    pub fn plot(
+        &mut self,
+        heading: &str,
+        file: &str,
+        plot: impl FnOnce(&Path) -> PlotResult,
+    ) -> Result<(), String> {
+        plot(&self.dir.join(file)).map_err(|e| format!("{}: {e}", self.dir.display()))?;
+        let _ = writeln!(
+            self.text,
+            "## {heading}\n\n![{}]({file})\n",
+            heading.to_lowercase()
+        );
+        Ok(())
+    }
+}
+
+/// `rates`' part of the page: events per second.
+pub fn rates_section(page: &mut Page, rates: &Rates) -> Result<(), String> {
+    page.plot("Events per second", "events-per-second.svg", |path| {
+        plot_rates(path, rates)
+    })
+}
+
+/// `calls`' part of the page: the slow calls over time.
+pub fn slow_calls_section(page: &mut Page, calls: &Calls) -> Result<(), String> {
+    if calls.slow_calls().is_empty() {
+        page.text
+            .push_str("No call was slower than the --slower-than threshold.\n\n");
+        return Ok(());
+    }
+    let summary = page.summary;
+    page.plot("Slow calls over time", "slow-calls.svg", |path| {
+        plot_slow_calls(path, summary, calls)
+    })
+}
+
 /// Writes `index.md` and its plots into `dir` (created if needed).
 pub fn write(
     dir: &Path,
     summary: &Summary,
     tables: &[Table],
-    calls: &Calls,
-    rates: &Rates,
+    analyses: &[Box<dyn Analysis>],
 ) -> Result<(), String> {
     let fail = |e: &dyn std::fmt::Display| format!("{}: {e}", dir.display());
     std::fs::create_dir_all(dir).map_err(|e| fail(&e))?;
-    let mut page = String::from("# dyntrace-analyze report\n\n");
-    let _ = writeln!(page, "{}\n", summary_line(summary));
-    let rates_svg = "events-per-second.svg";
-    plot_rates(&dir.join(rates_svg), rates).map_err(|e| fail(&e))?;
-    let _ = writeln!(
-        page,
-        "## Events per second\n\n![events per second]({rates_svg})\n"
-    );
-    if calls.slow_calls().is_empty() {
-        page.push_str("No call was slower than the --slower-than threshold.\n\n");
-    } else {
-        let slow_svg = "slow-calls.svg";
-        plot_slow_calls(&dir.join(slow_svg), summary, calls).map_err(|e| fail(&e))?;
-        let _ = writeln!(
-            page,
-            "## Slow calls over time\n\n![slow calls]({slow_svg})\n"
-        );
+    let mut page = Page {
+        dir,
+        summary,
+        text: String::from("# dyntrace-analyze report\n\n"),
+    };
+    let _ = writeln!(page.text, "{}\n", summary_line(summary));
+    for a in analyses {
+        a.report(&mut page)?;
     }
+    let mut page = page.text;
     for t in tables.iter().filter(|t| t.shown != Shown::JsonOnly) {
         let _ = writeln!(page, "## {}\n", t.title);
         page.push_str(&markdown_table(t, summary));
@@ -81,7 +122,7 @@ fn markdown_table(t: &Table, summary: &Summary) -> String {
         return "(none)\n\n".into();
     }
     let mut out = String::new();
-    let titles: Vec<&str> = t.columns.iter().map(|c| c.title).collect();
+    let titles = t.titles();
     let _ = writeln!(out, "| {} |", titles.join(" | "));
     let aligns: Vec<&str> = t
         .columns
@@ -105,7 +146,8 @@ fn markdown_table(t: &Table, summary: &Summary) -> String {
     out
 }
 
-type PlotResult = Result<(), Box<dyn std::error::Error>>;
+/// What drawing a plot gives.
+pub type PlotResult = Result<(), Box<dyn std::error::Error>>;
 
 /// A white SVG canvas and a chart builder with the house margins.
 fn canvas(

@@ -96,6 +96,9 @@ pub struct Table {
     pub shown: Shown,
     /// Lines printed under the table in text output (e.g. what was unmatched).
     pub notes: Vec<String>,
+    /// Column titles made at run time (per-window columns), in place of the
+    /// columns' own in text output.
+    pub headings: Option<Vec<String>>,
 }
 
 impl Table {
@@ -108,6 +111,7 @@ impl Table {
             rows: Vec::new(),
             shown: Shown::Everywhere,
             notes: Vec::new(),
+            headings: None,
         }
     }
 
@@ -118,6 +122,14 @@ impl Table {
             cells,
             hist: hist.map(|h| Box::new(*h)),
         });
+    }
+
+    /// The column titles for people.
+    pub fn titles(&self) -> Vec<&str> {
+        match &self.headings {
+            Some(h) => h.iter().map(String::as_str).collect(),
+            None => self.columns.iter().map(|c| c.title).collect(),
+        }
     }
 
     /// The row's value of the column `key`.
@@ -221,15 +233,15 @@ pub fn render_text(summary: &Summary, tables: &[Table], hist: bool) -> String {
             })
             .collect();
         if !t.rows.is_empty() {
-            let widths: Vec<usize> = t
-                .columns
+            let titles = t.titles();
+            let widths: Vec<usize> = titles
                 .iter()
                 .enumerate()
-                .map(|(i, c)| {
+                .map(|(i, title)| {
                     cells
                         .iter()
                         .map(|r| r[i].chars().count())
-                        .chain([c.title.len()])
+                        .chain([title.chars().count()])
                         .max()
                         .unwrap_or(0)
                 })
@@ -249,7 +261,7 @@ pub fn render_text(summary: &Summary, tables: &[Table], hist: bool) -> String {
                 }
                 s.trim_end().to_string() + "\n"
             };
-            out.push_str(&line(&mut t.columns.iter().map(|c| c.title).enumerate()));
+            out.push_str(&line(&mut titles.iter().copied().enumerate()));
             for (row, texts) in t.rows.iter().zip(&cells) {
                 out.push_str(&line(&mut texts.iter().map(|s| s.as_str()).enumerate()));
                 if let (true, Some(h)) = (hist, &row.hist) {
@@ -288,6 +300,206 @@ pub fn quantize(h: &Log2Buckets) -> String {
         );
     }
     out
+}
+
+/// The column a windowed text table follows per window: the p99, else the
+/// first duration, else the first count.
+fn window_metric(t: &Table) -> Option<usize> {
+    let cols = &t.columns;
+    cols.iter()
+        .position(|c| c.key == "p99_ns")
+        .or_else(|| cols.iter().position(|c| c.unit == Unit::Ns))
+        .or_else(|| cols.iter().position(|c| c.unit == Unit::Count))
+}
+
+/// Width of the terminal (`COLUMNS`), 100 when unknown.
+fn terminal_width() -> usize {
+    std::env::var("COLUMNS")
+        .ok()
+        .and_then(|c| c.parse().ok())
+        .filter(|&c| c >= 40)
+        .unwrap_or(100)
+}
+
+const SPARKS: [char; 8] = ['▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'];
+
+/// One character per value, scaled to the largest; ' ' where a window had
+/// no row.
+pub fn sparkline(values: &[Option<u64>]) -> String {
+    let top = values.iter().flatten().copied().max().unwrap_or(0).max(1);
+    values
+        .iter()
+        .map(|v| match v {
+            None => ' ',
+            Some(v) => SPARKS[((*v as u128 * 7 + top as u128 / 2) / top as u128) as usize],
+        })
+        .collect()
+}
+
+/// Tables per window of trace time (`--window`) as one set: for machines,
+/// each table's rows of every window with `window_start_ns` first; for
+/// people, one row per row key (its text cells) with the metric of
+/// [`window_metric`] per window, as a column per window where that fits
+/// the terminal, else as a sparkline and its largest value.
+pub fn windowed(parts: &[(i64, Vec<Table>)], width_ns: u64, origin_ns: i64) -> Vec<Table> {
+    let mut keys: Vec<&'static str> = Vec::new();
+    for (_, tables) in parts {
+        for t in tables {
+            if !keys.contains(&t.key) {
+                keys.push(t.key);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for key in keys {
+        let of_key: Vec<(usize, &Table)> = parts
+            .iter()
+            .enumerate()
+            .filter_map(|(w, (_, ts))| ts.iter().find(|t| t.key == key).map(|t| (w, t)))
+            .collect();
+        let Some(&(_, last)) = of_key.last() else {
+            continue;
+        };
+        let mut long = Table::new(
+            key,
+            format!("{} (per window of {})", last.title, format_ns(width_ns)),
+            [col("window_start_ns", "window", Unit::Timestamp)]
+                .into_iter()
+                .chain(last.columns.iter().copied())
+                .collect(),
+        );
+        long.shown = match last.shown {
+            Shown::TextOnly => Shown::TextOnly,
+            _ => Shown::JsonOnly,
+        };
+        for &(w, t) in &of_key {
+            for r in &t.rows {
+                long.rows.push(Row {
+                    cells: [Cell::Int(parts[w].0)]
+                        .into_iter()
+                        .chain(r.cells.iter().cloned())
+                        .collect(),
+                    hist: r.hist.clone(),
+                });
+            }
+            for n in &t.notes {
+                if !long.notes.contains(n) {
+                    long.notes.push(n.clone());
+                }
+            }
+        }
+        if last.shown == Shown::JsonOnly {
+            out.push(long);
+            continue;
+        }
+        match pivot(&long, parts, width_ns, origin_ns) {
+            Some(p) => {
+                out.push(long);
+                out.push(p);
+            }
+            None => {
+                long.shown = last.shown;
+                out.push(long);
+            }
+        }
+    }
+    out
+}
+
+/// The text view of a long windowed table (see [`windowed`]); None when it
+/// has no column to follow.
+fn pivot(
+    long: &Table,
+    parts: &[(i64, Vec<Table>)],
+    width_ns: u64,
+    origin_ns: i64,
+) -> Option<Table> {
+    let metric = window_metric(&Table {
+        columns: long.columns[1..].to_vec(),
+        ..Table::new(long.key, "", Vec::new())
+    })? + 1;
+    let key_cols: Vec<usize> = (1..long.columns.len())
+        .filter(|&i| long.columns[i].unit == Unit::Text)
+        .collect();
+    let starts: Vec<i64> = parts.iter().map(|p| p.0).collect();
+    let mut row_keys: Vec<Vec<Cell>> = Vec::new();
+    let mut values: Vec<Vec<Option<u64>>> = Vec::new();
+    for r in &long.rows {
+        let k: Vec<Cell> = key_cols.iter().map(|&i| r.cells[i].clone()).collect();
+        let at = match row_keys.iter().position(|x| *x == k) {
+            Some(at) => at,
+            None => {
+                row_keys.push(k);
+                values.push(vec![None; starts.len()]);
+                row_keys.len() - 1
+            }
+        };
+        let w = match r.cells[0] {
+            Cell::Int(s) => starts.iter().position(|&x| x == s).unwrap_or(0),
+            _ => 0,
+        };
+        if let Cell::Num(v) = r.cells[metric] {
+            values[at][w] = Some(v);
+        }
+    }
+    let m = long.columns[metric];
+    let key_width: usize = key_cols
+        .iter()
+        .map(|&i| {
+            long.rows
+                .iter()
+                .map(|r| text_of(&r.cells[i], Unit::Text, 0).chars().count())
+                .max()
+                .unwrap_or(0)
+                + 2
+        })
+        .sum();
+    let per_window = 10;
+    let wide = key_width + per_window * starts.len() <= terminal_width();
+    let mut columns: Vec<Column> = key_cols.iter().map(|&i| long.columns[i]).collect();
+    let mut headings: Vec<String> = columns.iter().map(|c| c.title.to_string()).collect();
+    if wide {
+        for &s in &starts {
+            columns.push(col("window", "", m.unit));
+            headings.push(format!("+{}", format_ns((s - origin_ns).max(0) as u64)));
+        }
+    } else {
+        columns.push(col("sparkline", "", Unit::Text));
+        headings.push(format!("{} per window", m.title));
+        columns.push(col("max", "", m.unit));
+        headings.push(format!("max {}", m.title));
+    }
+    let mut t = Table::new(
+        long.key,
+        format!(
+            "{}: {} per window of {} ({} windows)",
+            long.title
+                .split(" (per window")
+                .next()
+                .unwrap_or(&long.title),
+            m.title,
+            format_ns(width_ns),
+            starts.len()
+        ),
+        columns,
+    );
+    t.shown = Shown::TextOnly;
+    t.headings = Some(headings);
+    t.notes = long.notes.clone();
+    for (k, vs) in row_keys.into_iter().zip(values) {
+        let mut cells = k;
+        if wide {
+            cells.extend(vs.iter().map(|v| match v {
+                Some(v) => Cell::Num(*v),
+                None => Cell::Text("-".into()),
+            }));
+        } else {
+            cells.push(Cell::Text(sparkline(&vs)));
+            cells.push(Cell::Num(vs.iter().flatten().copied().max().unwrap_or(0)));
+        }
+        t.push(cells, None);
+    }
+    Some(t)
 }
 
 fn json_of(cell: &Cell) -> Value {
@@ -394,5 +606,53 @@ mod tests {
             "{pic}"
         );
         assert_eq!(pic.lines().count(), 1 + 4);
+    }
+
+    fn per_process(rows: &[(&str, u64)]) -> Vec<Table> {
+        let mut t = Table::new(
+            "gc",
+            "GC",
+            vec![
+                col("pid", "pid", Unit::Text),
+                col("count", "count", Unit::Count),
+                col("p99_ns", "p99", Unit::Ns),
+            ],
+        );
+        for (pid, p99) in rows {
+            t.push(
+                vec![Cell::Text(pid.to_string()), Cell::Num(1), Cell::Num(*p99)],
+                None,
+            );
+        }
+        vec![t]
+    }
+
+    /// Per window: JSON rows carry their window's start; text follows each
+    /// row's p99 across the windows, a column each while they fit, else
+    /// as a sparkline.
+    #[test]
+    fn windows_give_rows_per_window_and_a_line_per_row() {
+        let parts = vec![
+            (100, per_process(&[("<0.1.0>", 10), ("<0.2.0>", 5)])),
+            (200, per_process(&[("<0.1.0>", 80)])),
+        ];
+        let tables = windowed(&parts, 100, 100);
+        let json = render_json(&Summary::default(), &tables);
+        let rows = json["gc"].as_array().expect("rows");
+        assert_eq!(rows.len(), 3);
+        assert_eq!(rows[2]["window_start_ns"], 200);
+        assert_eq!(rows[2]["pid"], "<0.1.0>");
+        assert_eq!(rows[2]["p99_ns"], 80);
+        let text = render_text(&Summary::default(), &tables, false);
+        assert!(text.contains("+0 ns"), "{text}");
+        assert!(text.contains("<0.1.0>  10 ns    80 ns"), "{text}");
+        assert!(text.contains("<0.2.0>   5 ns        -"), "{text}");
+        let many: Vec<(i64, Vec<Table>)> = (0..40)
+            .map(|w| (w * 100, per_process(&[("<0.1.0>", w as u64)])))
+            .collect();
+        let text = render_text(&Summary::default(), &windowed(&many, 100, 0), false);
+        assert!(text.contains("p99 per window"), "{text}");
+        assert!(text.contains("▁▁▁▂▂▂▂▂▂▃"), "{text}");
+        assert_eq!(sparkline(&[Some(0), None, Some(7), Some(3)]), "▁ █▄");
     }
 }

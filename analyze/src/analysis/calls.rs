@@ -13,7 +13,8 @@
 
 use rustc_hash::FxHashMap;
 
-use super::{duration_cells, duration_columns, entry, Analysis, ByText};
+use super::{duration_cells, duration_columns, entry, Analysis, ByText, Registered};
+use crate::cli::parse_duration;
 use crate::event::{Event, Kind, Slot};
 use crate::stats::Durations;
 use crate::table::{col, Cell, Summary, Table, Unit};
@@ -55,6 +56,37 @@ pub struct SlowCall {
     pub cpu_call: i64,
     /// CPU of the return event.
     pub cpu_return: i64,
+}
+
+/// `calls`' options.
+#[derive(clap::Args, Clone, Debug)]
+#[group(skip)]
+pub struct CallsOptions {
+    /// List each call at least this long (e.g. 1ms; `report`: 1ms unless given)
+    #[arg(long, value_parser = parse_duration)]
+    pub slower_than: Option<u64>,
+    /// At most this many slow calls listed
+    #[arg(long, default_value_t = 10_000)]
+    pub max_slow: usize,
+    /// The processes were traced with the return_to flag
+    #[arg(long)]
+    pub return_to: bool,
+}
+
+/// What `report` plots calls at least this long by default.
+const REPORT_SLOWER_THAN_NS: u64 = 1_000_000;
+
+impl Registered for Calls {
+    const NAME: &'static str = "calls";
+    const ABOUT: &'static str = "Function durations per code location (function_call -> return)";
+    type Options = CallsOptions;
+    fn new(o: CallsOptions) -> Result<Calls, String> {
+        Ok(Calls::new(o.slower_than, o.max_slow, o.return_to))
+    }
+    fn for_report(o: CallsOptions) -> Option<Result<Calls, String>> {
+        let slower_than = o.slower_than.unwrap_or(REPORT_SLOWER_THAN_NS);
+        Some(Ok(Calls::new(Some(slower_than), o.max_slow, o.return_to)))
+    }
 }
 
 /// The `calls` state machine.
@@ -196,6 +228,10 @@ impl Analysis for Calls {
             Some(Kind::ProcessExit) => self.exit(ev),
             _ => {}
         }
+    }
+
+    fn report(&self, page: &mut crate::report::Page) -> Result<(), String> {
+        crate::report::slow_calls_section(page, self)
     }
 
     fn tables(&self, _summary: &Summary) -> Vec<Table> {

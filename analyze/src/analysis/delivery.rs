@@ -15,8 +15,7 @@
 //! pending send of the same text to the same process.
 //!
 //! Read live, each host's events may come a little apart from the others':
-//! events are then held back for a window of trace time and handled in
-//! timestamp order.
+//! the run loop puts them back in timestamp order before they come here.
 //!
 //! A send or receive seen before its node's `node_name` events waits, in
 //! order, until they come: a node writes them up to a second after the
@@ -29,13 +28,12 @@
 //! with itself), so that a local message is never taken for a remote one
 //! of the same text.
 
-use std::cmp::Reverse;
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::VecDeque;
 use std::hash::Hasher;
 
 use rustc_hash::FxHashMap;
 
-use super::{duration_cells, duration_columns, Analysis};
+use super::{duration_cells, duration_columns, Analysis, NoOptions, Registered};
 use crate::event::{Event, Kind, Slot};
 use crate::stats::Durations;
 use crate::table::{col, Cell, Summary, Table, Unit};
@@ -53,8 +51,6 @@ pub const MAX_UNRESOLVED: usize = 65536;
 /// nodes' 10-s refresh periods, so that one refresh lost (a full buffer)
 /// drops nothing.
 pub const NAMES_WAIT_NS: i64 = 30_000_000_000;
-/// Events held back at most, live, whatever the window.
-pub const MAX_HELD: usize = 1 << 18;
 /// Bytes of a message kept while its node's names are unknown.
 pub const KEPT_BYTES: usize = 256;
 /// Bytes of masked message text compared: longer texts may be cut at
@@ -129,6 +125,21 @@ pub struct Pair {
     pub unmatched: u64,
 }
 
+impl Registered for Delivery {
+    const NAME: &'static str = "delivery";
+    const ABOUT: &'static str =
+        "Message delivery between nodes (send on one -> receive on another), \
+        per pair of nodes; give every node's trace (a relay's output directory holds them all, or \
+        one live URL per node)";
+    type Options = NoOptions;
+    fn new(_: NoOptions) -> Result<Delivery, String> {
+        Ok(Delivery::new())
+    }
+    fn for_report(_: NoOptions) -> Option<Result<Delivery, String>> {
+        None
+    }
+}
+
 /// The delivery state machine. Traces (nodes) are numbered by the caller.
 #[derive(Default)]
 pub struct Delivery {
@@ -155,110 +166,12 @@ pub struct Delivery {
     /// Those of [`Delivery::unresolved_dropped`] dropped because
     /// [`MAX_UNRESOLVED`] others waited.
     pub unresolved_over_cap: u64,
-    window_ns: i64,
-    held: BinaryHeap<Reverse<Held>>,
-    held_seq: u64,
-    newest_ns: i64,
-}
-
-/// An event held back until the events of every host up to its time have
-/// been read.
-struct Held {
-    ts: i64,
-    seq: u64,
-    trace: usize,
-    kind: HeldKind,
-}
-
-enum HeldKind {
-    NodeName {
-        node: Box<[u8]>,
-        channel: u64,
-        peer: Box<[u8]>,
-    },
-    Send {
-        to: Box<[u8]>,
-        message: Box<[u8]>,
-    },
-    Receive {
-        to: Box<[u8]>,
-        message: Box<[u8]>,
-    },
-}
-
-impl PartialEq for Held {
-    fn eq(&self, other: &Self) -> bool {
-        (self.ts, self.seq) == (other.ts, other.seq)
-    }
-}
-
-impl Eq for Held {}
-
-impl PartialOrd for Held {
-    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(other))
-    }
-}
-
-impl Ord for Held {
-    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
-        (self.ts, self.seq).cmp(&(other.ts, other.seq))
-    }
 }
 
 impl Delivery {
     /// An empty state, for events read in timestamp order.
     pub fn new() -> Delivery {
         Delivery::default()
-    }
-
-    /// An empty state that holds events back for `window_ns` of trace time
-    /// and handles them in timestamp order (for live reading).
-    pub fn with_window(window_ns: u64) -> Delivery {
-        Delivery {
-            window_ns: i64::try_from(window_ns).unwrap_or(i64::MAX),
-            ..Delivery::default()
-        }
-    }
-
-    fn hold(&mut self, ts: i64, trace: usize, kind: HeldKind) {
-        self.held_seq += 1;
-        self.held.push(Reverse(Held {
-            ts,
-            seq: self.held_seq,
-            trace,
-            kind,
-        }));
-        self.release_held(ts);
-    }
-
-    /// Handles the held events older than the window before `now_ns`.
-    fn release_held(&mut self, now_ns: i64) {
-        self.newest_ns = self.newest_ns.max(now_ns);
-        while let Some(Reverse(oldest)) = self.held.peek() {
-            if oldest.ts > self.newest_ns.saturating_sub(self.window_ns)
-                && self.held.len() <= MAX_HELD
-            {
-                break;
-            }
-            let Reverse(oldest) = self.held.pop().expect("peeked");
-            self.handle(oldest);
-        }
-    }
-
-    fn handle(&mut self, held: Held) {
-        let Held {
-            ts, trace, kind, ..
-        } = held;
-        match kind {
-            HeldKind::NodeName {
-                node,
-                channel,
-                peer,
-            } => self.node_name(trace, &node, channel, &peer),
-            HeldKind::Send { to, message } => self.send(trace, ts, &to, &message),
-            HeldKind::Receive { to, message } => self.receive(trace, ts, &to, &message),
-        }
     }
 
     /// A `node_name` event of trace `trace`: `node` names the trace's node,
@@ -550,25 +463,6 @@ impl Unresolved {
 impl Analysis for Delivery {
     fn on_event(&mut self, ev: &Event) {
         let trace = ev.trace as usize;
-        if self.window_ns > 0 {
-            let kind = match ev.kind() {
-                Some(Kind::NodeName) => HeldKind::NodeName {
-                    node: ev.str(Slot::Node).into(),
-                    channel: ev.int(Slot::Channel) as u64,
-                    peer: ev.str(Slot::Peer).into(),
-                },
-                Some(Kind::MessageSend) => HeldKind::Send {
-                    to: ev.str(Slot::To).into(),
-                    message: kept(ev.str(Slot::Message)),
-                },
-                Some(Kind::MessageReceive) => HeldKind::Receive {
-                    to: ev.str(Slot::To).into(),
-                    message: kept(ev.str(Slot::Message)),
-                },
-                _ => return,
-            };
-            return self.hold(ev.ts_ns, trace, kind);
-        }
         match ev.kind() {
             Some(Kind::NodeName) => self.node_name(
                 trace,
@@ -586,19 +480,7 @@ impl Analysis for Delivery {
         }
     }
 
-    fn advance_to(&mut self, now_ns: i64) {
-        // A live reader gets events a live-timer period or so after they
-        // happen: no event older than the window is due before another
-        // window has passed.
-        if self.window_ns > 0 {
-            self.release_held(now_ns.saturating_sub(self.window_ns));
-        }
-    }
-
     fn finish(&mut self) {
-        while let Some(Reverse(held)) = self.held.pop() {
-            self.handle(held);
-        }
         // What never got its names is dropped, so that what follows it is
         // paired.
         self.retry_unresolved();
@@ -797,6 +679,7 @@ impl Masked {
 mod tests {
     use super::*;
     use crate::analysis::testing::Script;
+    use crate::run::Reordered;
 
     const N1: &[u8] = b"'n1@10.99.0.11'";
     const N2: &[u8] = b"'n2@10.99.0.12'";
@@ -935,7 +818,7 @@ mod tests {
     /// waits for them past the reordering window, and is paired.
     #[test]
     fn events_wait_past_the_window_for_a_refresh() {
-        let mut d = Delivery::with_window(2_000_000_000);
+        let mut r = Reordered::new(Delivery::new(), 2_000_000_000);
         let mut s = Script::default();
         s.in_trace(1)
             .ev_node(0, "'n2@h'", 0, "'n2@h'")
@@ -953,8 +836,9 @@ mod tests {
             .ev_node(9_500_000_000, "'n1@h'", 3002, "'n2@h'")
             .in_trace(1)
             .ev(12_000_000_000, Kind::MessageReceive, &["<0.91.0>", "later"]);
-        s.feed(&mut d);
-        assert_eq!(row(&d, b"'n1@h'", b"'n2@h'"), (1, 0, 100_000_000));
+        s.feed(&mut r);
+        let d = &r.inner;
+        assert_eq!(row(d, b"'n1@h'", b"'n2@h'"), (1, 0, 100_000_000));
         assert_eq!((d.waiting_for_names(), d.unresolved()), (0, 0));
     }
 
@@ -1008,7 +892,7 @@ mod tests {
     /// Live, a host's events read late are put back in timestamp order.
     #[test]
     fn a_window_reorders_hosts() {
-        let mut d = Delivery::with_window(1_000);
+        let mut r = Reordered::new(Delivery::new(), 1_000);
         let mut s = Script::default();
         s.in_trace(1)
             .ev_node(1, "'n2@h'", 0, "'n2@h'")
@@ -1026,10 +910,11 @@ mod tests {
         let mut unordered = Delivery::new();
         s.feed(&mut unordered);
         assert_eq!(unordered.skewed, 1);
-        s.feed(&mut d);
-        d.finish();
-        assert_eq!(row(&d, b"'n3@h'", b"'n2@h'"), (1, 0, 10));
-        assert_eq!(row(&d, b"'n1@h'", b"'n2@h'"), (1, 0, 10));
+        s.feed(&mut r);
+        r.finish();
+        let d = &r.inner;
+        assert_eq!(row(d, b"'n3@h'", b"'n2@h'"), (1, 0, 10));
+        assert_eq!(row(d, b"'n1@h'", b"'n2@h'"), (1, 0, 10));
         assert_eq!((d.ambiguous, d.skewed), (0, 0));
     }
 
@@ -1037,17 +922,17 @@ mod tests {
     /// go two windows after their time.
     #[test]
     fn the_wall_clock_releases_held_events() {
-        let mut d = Delivery::with_window(1_000);
+        let mut r = Reordered::new(Delivery::new(), 1_000);
         let mut s = Script::default();
         s.ev_node(0, "'n1@h'", 0, "'n1@h'")
             .ev(10, Kind::MessageSend, &["<0.5.0>", "<0.90.0>", "go"])
             .ev(20, Kind::MessageReceive, &["<0.90.0>", "go"]);
-        s.feed(&mut d);
-        assert_eq!(row(&d, b"'n1@h'", b"'n1@h'"), (0, 0, 0));
-        d.advance_to(1_500);
-        assert_eq!(row(&d, b"'n1@h'", b"'n1@h'"), (0, 0, 0));
-        d.advance_to(2_020);
-        assert_eq!(row(&d, b"'n1@h'", b"'n1@h'"), (1, 0, 10));
+        s.feed(&mut r);
+        assert_eq!(row(&r.inner, b"'n1@h'", b"'n1@h'"), (0, 0, 0));
+        r.advance_to(1_500);
+        assert_eq!(row(&r.inner, b"'n1@h'", b"'n1@h'"), (0, 0, 0));
+        r.advance_to(2_020);
+        assert_eq!(row(&r.inner, b"'n1@h'", b"'n1@h'"), (1, 0, 10));
     }
 
     /// Through the events: each trace's node_name events name it.

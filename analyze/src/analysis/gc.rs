@@ -2,7 +2,9 @@
 //! from each `gc_*_start` to the next `gc_*_end` of the same kind in the
 //! same process, and the words reclaimed.
 
-use super::{duration_cells, duration_columns, entry, sorted_keys, Analysis, ByText};
+use super::{
+    duration_cells, duration_columns, entry, sorted_keys, Analysis, ByText, NoOptions, Registered,
+};
 use crate::event::{Event, Kind, Slot};
 use crate::stats::Durations;
 use crate::table::{col, Cell, Summary, Table, Unit};
@@ -18,6 +20,15 @@ struct Pauses {
 struct Process {
     started: [Option<i64>; 2],
     kinds: [Option<Box<Pauses>>; 2],
+}
+
+impl Registered for Gc {
+    const NAME: &'static str = "gc";
+    const ABOUT: &'static str = "Garbage collection pauses per process and kind";
+    type Options = NoOptions;
+    fn new(_: NoOptions) -> Result<Gc, String> {
+        Ok(Gc::default())
+    }
 }
 
 /// The `gc` state machine.

@@ -10,7 +10,7 @@
 
 use rustc_hash::FxHashMap;
 
-use super::{duration_cells, duration_columns, Analysis};
+use super::{duration_cells, duration_columns, Analysis, NoOptions, Registered};
 use crate::event::{Event, Kind, Slot};
 use crate::stats::Durations;
 use crate::table::{col, Cell, Summary, Table, Unit};
@@ -38,6 +38,16 @@ struct Row {
 
 /// A row's server and request texts.
 type RowKey = (Box<[u8]>, Box<[u8]>);
+
+impl Registered for GenServer {
+    const NAME: &'static str = "genserver";
+    const ABOUT: &'static str =
+        "gen_server/gen_statem calls from message events: caller's latency, server's share";
+    type Options = NoOptions;
+    fn new(_: NoOptions) -> Result<GenServer, String> {
+        Ok(GenServer::default())
+    }
+}
 
 /// The `genserver` state machine.
 #[derive(Default)]

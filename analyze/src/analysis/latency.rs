@@ -8,7 +8,9 @@
 use std::collections::VecDeque;
 use std::hash::Hasher;
 
-use super::{duration_cells, duration_columns, entry, sorted_keys, Analysis, ByText};
+use super::{
+    duration_cells, duration_columns, entry, sorted_keys, Analysis, ByText, NoOptions, Registered,
+};
 use crate::event::{Event, Kind, Slot};
 use crate::stats::Durations;
 use crate::table::{col, Cell, Summary, Table, Unit};
@@ -33,6 +35,15 @@ impl Receiver {
             received: Durations::new(2),
             dropped: 0,
         }
+    }
+}
+
+impl Registered for Latency {
+    const NAME: &'static str = "latency";
+    const ABOUT: &'static str = "Message send -> receiver scheduled in (and -> received)";
+    type Options = NoOptions;
+    fn new(_: NoOptions) -> Result<Latency, String> {
+        Ok(Latency::default())
     }
 }
 

@@ -1,38 +1,130 @@
-//! Per-analysis state machines. Each reads the event stream once through
+//! Per-analysis state machines and the registry that makes each one a
+//! subcommand. Each reads the event stream once through
 //! [`Analysis::on_event`] and keeps only what is bounded by the number of
 //! processes and code locations; [`Analysis::tables`] turns the state into
-//! result tables at any time (live mode prints them repeatedly). A new
-//! analysis is one module implementing the trait.
+//! result tables at any time (live mode prints them repeatedly).
+//!
+//! A new analysis is one file of this directory implementing [`Analysis`]
+//! and [`Registered`] (its subcommand name, its help line, its own clap
+//! options) plus one line in the `registry!` list below (`file::Type,`). The run loop and the renderers give it the rest: the
+//! trace arguments, `--json`, `--pid`/`--name`, `--from`/`--to`, `--hist`,
+//! live reading with `--every`, `--window`, and a section of `report`.
 
-pub mod calls;
-pub mod delivery;
-pub mod gc;
-pub mod genserver;
-pub mod latency;
-pub mod probes;
-pub mod rates;
-pub mod sched;
 #[cfg(test)]
 mod testing;
 
+use clap::{ArgMatches, Args, Command, FromArgMatches};
+
 use crate::event::Event;
+use crate::report::Page;
 use crate::stats::Durations;
 use crate::table::{col, Cell, Column, Summary, Table, Unit};
 
+/// Declares each analysis's module and its registry line at once.
+macro_rules! registry {
+    ($($module:ident :: $analysis:ident),* $(,)?) => {
+        $(pub mod $module;)*
+        /// Every analysis the command line offers, in the order of `--help`
+        /// and of the report's sections.
+        pub static REGISTRY: &[Entry] = &[$(Entry::of::<$module::$analysis>()),*];
+    };
+}
+
+// One line per analysis: its module (a file of this directory) and its type.
+registry! {
+    calls::Calls,
+    latency::Latency,
+    genserver::GenServer,
+    delivery::Delivery,
+    gc::Gc,
+    sched::Sched,
+    rates::Rates,
+    probes::Probes,
+}
+
 /// A streaming analysis.
 pub trait Analysis {
-    /// Feeds one event (already inside the time window and pid filter).
+    /// Feeds one event (already inside the time window and selection, and
+    /// in timestamp order: live sources are reordered by the run loop).
     fn on_event(&mut self, ev: &Event);
-    /// Live, between reads: the wall clock reads `now_ns` (ns from the Unix
-    /// epoch, as the trace's timestamps): what is held back for reordering
-    /// may be handled as if an event of that time had been read, so that
-    /// results do not wait for the next event.
-    fn advance_to(&mut self, _now_ns: i64) {}
     /// The input has ended: handle anything held back.
     fn finish(&mut self) {}
     /// The results so far.
     fn tables(&self, summary: &Summary) -> Vec<Table>;
+    /// What the analysis adds to the `report` page besides its tables
+    /// (plots), written before the tables.
+    fn report(&self, _page: &mut Page) -> Result<(), String> {
+        Ok(())
+    }
 }
+
+/// An analysis the command line knows.
+pub trait Registered: Analysis + Sized + 'static {
+    /// The subcommand.
+    const NAME: &'static str;
+    /// The subcommand's help line.
+    const ABOUT: &'static str;
+    /// Its own options (clap derive), besides the common ones.
+    type Options: Args + FromArgMatches;
+    /// A fresh state from the options (called once per `--window`).
+    fn new(options: Self::Options) -> Result<Self, String>;
+    /// Its state in `report`, given the report's values of its options;
+    /// `None` keeps it out of the report.
+    fn for_report(options: Self::Options) -> Option<Result<Self, String>> {
+        Some(Self::new(options))
+    }
+}
+
+/// A boxed analysis built from the parsed command line.
+pub type Built = Result<Box<dyn Analysis>, String>;
+
+/// One registry line: what `main` needs to offer an analysis.
+pub struct Entry {
+    /// The subcommand.
+    pub name: &'static str,
+    /// Its help line.
+    pub about: &'static str,
+    /// Adds the analysis's own options to a command.
+    pub options: fn(Command) -> Command,
+    /// Builds it from the subcommand's parsed options.
+    pub build: fn(&ArgMatches) -> Built,
+    /// Builds it for `report` (None: not in the report).
+    pub build_for_report: fn(&ArgMatches) -> Option<Built>,
+}
+
+impl Entry {
+    /// The registry line of `A`.
+    pub const fn of<A: Registered>() -> Entry {
+        Entry {
+            name: A::NAME,
+            about: A::ABOUT,
+            options: A::Options::augment_args,
+            build: build::<A>,
+            build_for_report: build_for_report::<A>,
+        }
+    }
+}
+
+fn options_of<A: Registered>(m: &ArgMatches) -> Result<A::Options, String> {
+    A::Options::from_arg_matches(m).map_err(|e| e.to_string().trim().to_string())
+}
+
+fn build<A: Registered>(m: &ArgMatches) -> Built {
+    Ok(Box::new(A::new(options_of::<A>(m)?)?))
+}
+
+fn build_for_report<A: Registered>(m: &ArgMatches) -> Option<Built> {
+    let options = match options_of::<A>(m) {
+        Ok(o) => o,
+        Err(e) => return Some(Err(e)),
+    };
+    A::for_report(options).map(|a| a.map(|a| Box::new(a) as Box<dyn Analysis>))
+}
+
+/// For analyses without options of their own.
+#[derive(Args, Clone, Debug, Default)]
+#[group(skip)]
+pub struct NoOptions {}
 
 /// Per-process (or per-anything) state keyed by the text in the trace.
 pub type ByText<V> = hashbrown::HashMap<Box<[u8]>, V, rustc_hash::FxBuildHasher>;

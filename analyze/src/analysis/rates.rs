@@ -2,12 +2,21 @@
 //! first event seen. Memory grows with the trace's duration in seconds
 //! (one counter per event name a second), not with its number of events.
 
-use super::Analysis;
+use super::{Analysis, NoOptions, Registered};
 use crate::event::{Event, Kind};
 use crate::table::{col, Cell, Column, Shown, Summary, Table, Unit};
 
 /// Seconds kept (about 11 days); later events count in the last second.
 const MAX_SECONDS: usize = 1_000_000;
+
+impl Registered for Rates {
+    const NAME: &'static str = "rates";
+    const ABOUT: &'static str = "Events per second per event name";
+    type Options = NoOptions;
+    fn new(_: NoOptions) -> Result<Rates, String> {
+        Ok(Rates::default())
+    }
+}
 
 /// The `rates` state machine.
 #[derive(Default)]
@@ -42,6 +51,10 @@ impl Analysis for Rates {
             self.per_second.resize(second + 1, [0; Kind::ALL.len()]);
         }
         self.per_second[second][kind as usize] += 1;
+    }
+
+    fn report(&self, page: &mut crate::report::Page) -> Result<(), String> {
+        crate::report::rates_section(page, self)
     }
 
     fn tables(&self, _summary: &Summary) -> Vec<Table> {

@@ -2,7 +2,7 @@
 //! `process_scheduled` `in` to the next `out` (`out_exiting`, `out_exited`):
 //! slices, total, longest slice and the function it was in at the end.
 
-use super::{entry, Analysis, ByText};
+use super::{entry, Analysis, ByText, Registered};
 use crate::event::{Event, Kind, Slot};
 use crate::table::{col, Cell, Summary, Table, Unit};
 
@@ -13,6 +13,24 @@ struct Process {
     total: u64,
     max: u64,
     max_entry: Box<[u8]>,
+}
+
+/// `sched`'s options.
+#[derive(clap::Args, Clone, Debug)]
+#[group(skip)]
+pub struct SchedOptions {
+    /// Processes shown
+    #[arg(long, default_value_t = 20)]
+    pub top: usize,
+}
+
+impl Registered for Sched {
+    const NAME: &'static str = "sched";
+    const ABOUT: &'static str = "Time on a scheduler per process";
+    type Options = SchedOptions;
+    fn new(o: SchedOptions) -> Result<Sched, String> {
+        Ok(Sched::new(o.top))
+    }
 }
 
 /// The `sched` state machine.

@@ -23,20 +23,7 @@ pub struct Script {
 }
 
 fn fields_of(kind: Kind) -> &'static [&'static str] {
-    match kind {
-        Kind::FunctionCall | Kind::FunctionReturn => &["pid", "entry", "depth"],
-        Kind::FunctionException => &["pid", "entry", "class"],
-        Kind::MessageSend => &["from", "to", "message"],
-        Kind::MessageReceive => &["to", "message"],
-        Kind::ProcessScheduled => &["pid", "entry", "type"],
-        Kind::ProcessExit => &["pid", "reason"],
-        Kind::ProcessRegister => &["pid", "name", "type"],
-        Kind::GcMinorStart | Kind::GcMajorStart => &["pid", "need", "heap", "old_heap"],
-        Kind::GcMinorEnd | Kind::GcMajorEnd => &["pid", "reclaimed", "heap", "old_heap"],
-        Kind::NodeName => &["node", "channel", "peer", "type"],
-        Kind::UserTraceS1 => &["pid", "message"],
-        _ => &["pid"],
-    }
+    kind.fields()
 }
 
 impl Script {
