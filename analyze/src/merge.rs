@@ -17,8 +17,12 @@ use crate::reader::{class_of, Callbacks, Discarded, Graph, RawEvent, Step};
 
 /// Events per batch.
 const BATCH: usize = 1024;
-/// Batches a part may have decoded ahead of the merge.
-const QUEUE: usize = 4;
+/// Batches a part may have decoded ahead of the merge: enough to ride out
+/// the other threads being scheduled out for a few time slices on a busy
+/// machine (the merge waits for the slowest part), a few MiB per part.
+const QUEUE: usize = 32;
+/// Read batches kept for reuse per part.
+const SPARE: usize = 4;
 /// Events merged per call of [`Merge::step`].
 const STEP: usize = 1 << 16;
 
@@ -277,7 +281,7 @@ impl Merge {
         };
         for (i, graph) in graphs.into_iter().enumerate() {
             let (send, recv) = sync_channel(QUEUE);
-            let (spare_send, spare_recv) = sync_channel(QUEUE + 2);
+            let (spare_send, spare_recv) = sync_channel(SPARE);
             let renamed = renamed.clone();
             let thread = std::thread::Builder::new()
                 .name(format!("decode-{i}"))
