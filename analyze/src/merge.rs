@@ -15,12 +15,13 @@ use std::thread::JoinHandle;
 use crate::event::{Event, EventClass, Field, MAX_FIELDS};
 use crate::reader::{class_of, Callbacks, Discarded, Graph, RawEvent, Step};
 
-/// Events per batch.
-const BATCH: usize = 1024;
+/// Events per batch: each batch handed over may wake a sleeping thread,
+/// which costs as much as copying a few hundred events.
+const BATCH: usize = 4096;
 /// Batches a part may have decoded ahead of the merge: enough to ride out
 /// the other threads being scheduled out for a few time slices on a busy
 /// machine (the merge waits for the slowest part), a few MiB per part.
-const QUEUE: usize = 32;
+const QUEUE: usize = 8;
 /// Read batches kept for reuse per part.
 const SPARE: usize = 4;
 /// Events merged per call of [`Merge::step`].
