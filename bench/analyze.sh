@@ -59,6 +59,7 @@ events3=$("$ANALYZE" calls --json "$T3" | grep -o '"events":[0-9]*' | cut -d: -f
 events10=$("$ANALYZE" calls --json "$T10" | grep -o '"events":[0-9]*' | cut -d: -f2)
 
 ours=$(measure analyze 2 "$ANALYZE" calls --json "$T3")
+prof=$(measure profile 2 "$ANALYZE" profile --json "$T3")
 py=$(measure python 1 "$PY" bench/calls_reference.py "$T3")
 bt10=$(measure babeltrace2 2 babeltrace2 "$T10" -o dummy)
 bt10_one=$(measure babeltrace2-1core 2 taskset -c 0 babeltrace2 "$T10" -o dummy)
@@ -97,6 +98,7 @@ load_after=$(cut -d' ' -f3 /proc/loadavg)
 rate() { awk -v n="$1" -v s="$2" 'BEGIN { printf "%.2f M", n / s / 1e6 }'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2fx", b / a }'; }
 set -- $ours; our_s=$1 our_kib=$2
+set -- $prof; prof_s=$1 prof_kib=$2
 set -- $py; py_s=$1 py_kib=$2
 set -- $bt10; bt_s=$1 bt_kib=$2 bt_cpu=$3
 set -- $bt10_one; bt1_s=$1
@@ -150,6 +152,7 @@ dummy\`, one pinned on each of two cores, take $pair s together against $bt1_s s
 | reader, $events3-event trace | seconds | events/s | peak RSS | analyser's rate vs. it |
 |---|---:|---:|---:|---:|
 | \`dyntrace-analyze calls --json TRACE\` | $our_s | $(rate "$events3" "$our_s") | $((our_kib / 1024)) MiB | 1.00x |
+| \`dyntrace-analyze profile --json TRACE\` (same trace) | $prof_s | $(rate "$events3" "$prof_s") | $((prof_kib / 1024)) MiB | $(ratio "$our_s" "$prof_s") |
 | \`bench/calls_reference.py TRACE\` (python3-bt2) | $py_s | $(rate "$events3" "$py_s") | $((py_kib / 1024)) MiB | $(ratio "$our_s" "$py_s") |
 
 Target: at least 15x Python's rate. The analyser and the Python reference agree (same events,

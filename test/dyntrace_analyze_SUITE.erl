@@ -99,19 +99,8 @@ handle_call({slow, Ms}, _From, State) ->
 handle_cast(_Msg, State) ->
     {noreply, State}.
 
-%% Runs `Fun' in a fresh process traced with `Flags'; its result and pid.
 traced(Flags, Fun) ->
-    Parent = self(),
-    Ref = make_ref(),
-    Pid = spawn(fun() ->
-                        receive go -> ok end,
-                        Parent ! {Ref, Fun()}
-                end),
-    1 = erlang:trace(Pid, true, [{tracer, dyntrace, []} | Flags]),
-    Pid ! go,
-    receive {Ref, Result} -> {Result, Pid}
-    after 60000 -> error(workload_timeout)
-    end.
+    lttng_session:traced(Flags, Fun).
 
 %%%===================================================================
 %%% Cases
@@ -467,7 +456,7 @@ live(Config) ->
     timer:sleep(3000),
     lttng_session:cmd_ok("lttng stop " ++ Name),
     lttng_session:cmd_ok("lttng destroy " ++ Name),
-    {Status, Rest} = collect(Port, []),
+    {Status, Rest} = analyze_cmd:collect(Port),
     Out = <<First/binary, Rest/binary>>,
     ct:log("~s", [Out]),
     ?assertEqual(0, Status),
@@ -544,10 +533,7 @@ bad(Config, Args, Mentions) ->
 %%%===================================================================
 
 start_session(Name, Events) ->
-    S = lttng_session:create(Name, Events),
-    ok = lttng_session:start(S),
-    ok = lttng_session:wait_enabled(Events),
-    S.
+    lttng_session:start_tracked(Name, Events).
 
 dir(#{dir := Dir}) ->
     Dir.
@@ -566,25 +552,7 @@ by(Key, Rows) ->
 
 %% Runs the analyser: exit status, stdout and stderr apart.
 analyze(Config, Args) ->
-    Err = filename:join(base_dir(), "analyze_stderr_" ++ os:getpid()),
-    Port = open_port({spawn_executable, "/bin/sh"},
-                     [{args, ["-c", "exec \"$0\" \"$@\" 2>" ++ Err, ?config(analyze, Config) | Args]},
-                      exit_status, binary, hide]),
-    {Status, Out} = collect(Port, []),
-    {ok, Stderr} = file:read_file(Err),
-    ok = file:delete(Err),
-    {Status, Out, Stderr}.
-
-collect(Port, Acc) ->
-    receive
-        {Port, {data, D}} -> collect(Port, [D | Acc]);
-        {Port, {exit_status, S}} -> {S, iolist_to_binary(lists:reverse(Acc))}
-    after 120000 -> error({analyze_timeout, Port})
-    end.
+    analyze_cmd:run(?config(analyze, Config), Args).
 
 analyze_ok(Config, Args) ->
-    {Status, Out, Stderr} = analyze(Config, Args),
-    ct:log("~p -> ~p~n~s~s", [Args, Status, Stderr, Out]),
-    ?assertEqual({0, <<>>}, {Status, Stderr}),
-    {Json, <<"\n">>} = json_text:value(Out),
-    Json.
+    analyze_cmd:json(?config(analyze, Config), Args).

@@ -25,6 +25,8 @@ pub enum Unit {
     Words,
     /// A number as the trace gave it (a user probe's integer argument).
     Value,
+    /// A share in percent.
+    Percent,
 }
 
 /// A column: its JSON key, its title in text tables, its unit.
@@ -52,6 +54,10 @@ pub enum Cell {
     Num(u64),
     /// A signed number (timestamps, CPUs: -1 when unknown).
     Int(i64),
+    /// A fraction (shares in percent).
+    Float(f64),
+    /// No value (JSON `null`, `-` in text).
+    Null,
 }
 
 impl Cell {
@@ -182,6 +188,9 @@ pub fn text_of(cell: &Cell, unit: Unit, origin_ns: i64) -> String {
         (Cell::Int(t), Unit::Timestamp) => format!("+{:.6} s", (*t - origin_ns) as f64 / 1e9),
         (Cell::Num(n), _) => n.to_string(),
         (Cell::Int(n), _) => n.to_string(),
+        (Cell::Float(x), Unit::Percent) => format!("{x:.1}%"),
+        (Cell::Float(x), _) => format!("{x:.3}"),
+        (Cell::Null, _) => "-".to_string(),
     }
 }
 
@@ -507,6 +516,8 @@ fn json_of(cell: &Cell) -> Value {
         Cell::Text(s) => Value::String(s.clone()),
         Cell::Num(n) => json!(n),
         Cell::Int(n) => json!(n),
+        Cell::Float(x) => json!(x),
+        Cell::Null => Value::Null,
     }
 }
 
