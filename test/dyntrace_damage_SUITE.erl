@@ -170,8 +170,7 @@ dir(Config) ->
 %% A copy of the trace, its stream with the most packets (at least 3) and
 %% that stream's packets as the index records them: [{Offset, Size}].
 copy(Config, Name) ->
-    Copy = filename:join(os:getenv("DYNTRACE_TRACE_DIR", "/tmp/dyntrace-test-traces"),
-                         "damage_" ++ Name ++ "_" ++ os:getpid()),
+    Copy = scratch("damage_" ++ Name),
     lttng_session:cmd_ok("rm -rf " ++ Copy ++ " && cp -r " ++ dir(Config) ++ " " ++ Copy),
     Indexed = [{length(P), filename:join(filename:dirname(filename:dirname(I)),
                                          filename:basename(I, ".idx")), P}
@@ -187,6 +186,13 @@ copy(Config, Name) ->
 index(File) ->
     {ok, <<?INDEX_MAGIC:32, 1:32, _Minor:32, Len:32, Entries/binary>>} = file:read_file(File),
     [{Offset, Bits div 8} || <<Offset:64, Bits:64, _:(Len - 16)/binary>> <= Entries].
+
+%% A path of its own under the tests' trace directory: suites run in PID
+%% namespaces of their own share it, so the OS pid alone may repeat.
+scratch(Name) ->
+    Unique = io_lib:format("~s_~s_~b_~b", [Name, os:getpid(), erlang:system_time(),
+                                           erlang:unique_integer([positive])]),
+    filename:join(os:getenv("DYNTRACE_TRACE_DIR", "/tmp/dyntrace-test-traces"), lists:flatten(Unique)).
 
 recorded(Packets) ->
     lists:sum([S || {_, S} <- Packets]).
@@ -235,8 +241,7 @@ server_calls(Config, Out) ->
 
 %% Runs the analyser: exit status, stdout and stderr apart.
 analyze(Config, Args) ->
-    Err = filename:join(os:getenv("DYNTRACE_TRACE_DIR", "/tmp/dyntrace-test-traces"),
-                        "damage_stderr_" ++ os:getpid()),
+    Err = scratch("damage_stderr"),
     Port = open_port({spawn_executable, "/bin/sh"},
                      [{args, ["-c", "exec \"$0\" \"$@\" 2>" ++ Err, ?config(analyze, Config) | Args]},
                       exit_status, binary, hide]),
