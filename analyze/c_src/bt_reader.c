@@ -38,6 +38,7 @@ struct dt_reader {
     const bt_component_filter *muxer;
     dt_event_cb on_event;
     dt_class_cb on_class;
+    dt_trace_cb on_trace;
     void *ctx;
     uint64_t discarded;
     uint64_t discarded_unknown; /* discarded-events messages without a count */
@@ -183,13 +184,16 @@ static int64_t event_cpu(struct dt_reader *r, const bt_event *ev)
 
 static uint32_t trace_index(struct dt_reader *r, const bt_event *ev)
 {
-    const bt_trace *t = bt_stream_borrow_trace_const(bt_event_borrow_stream_const(ev));
+    const bt_stream *stream = bt_event_borrow_stream_const(ev);
+    const bt_trace *t = bt_stream_borrow_trace_const(stream);
     for (uint32_t i = 0; i < r->n_traces; i++)
         if (r->traces[i] == t)
             return i;
     if (r->n_traces >= MAX_TRACES)
         return UINT32_MAX;
     r->traces[r->n_traces] = t;
+    const char *name = bt_stream_get_name(stream);
+    r->on_trace(r->ctx, r->n_traces, name ? name : "");
     return r->n_traces++;
 }
 
@@ -364,9 +368,10 @@ dt_reader *dt_reader_new(void)
 }
 
 int dt_reader_open(dt_reader *r, const char *const *inputs, uint32_t n_inputs, int live,
-                   dt_class_cb on_class, dt_event_cb on_event, void *ctx)
+                   dt_class_cb on_class, dt_event_cb on_event, dt_trace_cb on_trace, void *ctx)
 {
     r->on_class = on_class;
+    r->on_trace = on_trace;
     r->on_event = on_event;
     r->ctx = ctx;
     r->graph = bt_graph_create(0);

@@ -28,10 +28,13 @@ typedef struct dt_reader dt_reader;
 typedef void (*dt_class_cb)(void *ctx, uint32_t index, const char *name, uint32_t n_fields,
                             const char *const *field_names);
 typedef void (*dt_event_cb)(void *ctx, const dt_event *event);
+/* A trace's first event: its index and the name of that event's stream
+ * (source.ctf.fs names a stream after its file's path). */
+typedef void (*dt_trace_cb)(void *ctx, uint32_t index, const char *stream_name);
 
 dt_reader *dt_reader_new(void);
 int dt_reader_open(dt_reader *r, const char *const *inputs, uint32_t n_inputs, int live,
-                   dt_class_cb on_class, dt_event_cb on_event, void *ctx);
+                   dt_class_cb on_class, dt_event_cb on_event, dt_trace_cb on_trace, void *ctx);
 void dt_reader_set_context(dt_reader *r, void *ctx);
 int dt_reader_run_once(dt_reader *r);
 const char *dt_reader_error(const dt_reader *r);

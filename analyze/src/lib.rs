@@ -11,7 +11,9 @@
 
 pub mod analysis;
 pub mod cli;
+pub mod damage;
 pub mod event;
+pub mod merge;
 pub mod reader;
 pub mod report;
 pub mod run;

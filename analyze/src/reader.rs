@@ -10,7 +10,9 @@
 use std::ffi::{c_char, c_int, c_void, CStr, CString};
 use std::path::{Path, PathBuf};
 
-use crate::event::{Event, EventClass, Field};
+use crate::damage::{check_stream, parse_index, DamagedStream, StreamCheck};
+use crate::event::{Event, EventClass, Field, MAX_FIELDS};
+use crate::merge::Merge;
 
 #[repr(C)]
 struct RawField {
@@ -21,13 +23,40 @@ struct RawField {
 }
 
 #[repr(C)]
-struct RawEvent {
-    class_index: u32,
+pub(crate) struct RawEvent {
+    pub(crate) class_index: u32,
     n_fields: u32,
-    ts_ns: i64,
-    cpu: i64,
+    pub(crate) ts_ns: i64,
+    pub(crate) cpu: i64,
     fields: *const RawField,
-    trace: u32,
+    pub(crate) trace: u32,
+}
+
+impl RawEvent {
+    /// The payload fields, into `out`; how many.
+    ///
+    /// # Safety
+    /// `self` is the shim's event of the current callback: its field array
+    /// and strings are valid until the callback returns, and so are the
+    /// borrowed `Field`s.
+    pub(crate) unsafe fn fields<'a>(&'a self, out: &mut [Field<'a>; MAX_FIELDS]) -> usize {
+        let n = (self.n_fields as usize).min(out.len());
+        for (i, slot) in out.iter_mut().enumerate().take(n) {
+            // SAFETY: i < n_fields, the length of the shim's array.
+            let f = unsafe { &*self.fields.add(i) };
+            *slot = match f.kind {
+                FIELD_STRING if !f.str_ptr.is_null() => {
+                    // SAFETY: the shim gives the string's pointer and byte length.
+                    Field::Str(unsafe {
+                        std::slice::from_raw_parts(f.str_ptr as *const u8, f.len as usize)
+                    })
+                }
+                FIELD_INTEGER => Field::Int(f.integer),
+                _ => Field::Other,
+            };
+        }
+        n
+    }
 }
 
 #[repr(C)]
@@ -35,8 +64,10 @@ struct RawReader {
     _opaque: [u8; 0],
 }
 
-type ClassCb = unsafe extern "C" fn(*mut c_void, u32, *const c_char, u32, *const *const c_char);
-type EventCb = unsafe extern "C" fn(*mut c_void, *const RawEvent);
+pub(crate) type ClassCb =
+    unsafe extern "C" fn(*mut c_void, u32, *const c_char, u32, *const *const c_char);
+pub(crate) type EventCb = unsafe extern "C" fn(*mut c_void, *const RawEvent);
+pub(crate) type TraceCb = unsafe extern "C" fn(*mut c_void, u32, *const c_char);
 
 extern "C" {
     fn dt_reader_new() -> *mut RawReader;
@@ -47,6 +78,7 @@ extern "C" {
         live: c_int,
         on_class: ClassCb,
         on_event: EventCb,
+        on_trace: TraceCb,
         ctx: *mut c_void,
     ) -> c_int;
     fn dt_reader_set_context(r: *mut RawReader, ctx: *mut c_void);
@@ -102,8 +134,12 @@ struct Sink<'h> {
 
 /// A babeltrace2 graph over one [`Source`].
 pub struct Reader {
-    raw: *mut RawReader,
+    inner: Inner,
     label: String,
+    damaged: Vec<DamagedStream>,
+    /// Temporary trace directories given to libbabeltrace2 in place of
+    /// damaged traces, with the directory each stands for.
+    views: Vec<View>,
 }
 
 /// Searches `path` for CTF traces as babeltrace2 does for a directory: every
@@ -121,6 +157,7 @@ pub fn find_traces(path: &Path) -> Result<Vec<PathBuf>, String> {
         ));
     }
     found.sort();
+    found.dedup();
     for dir in &found {
         check_metadata(&dir.join("metadata"))?;
     }
@@ -185,22 +222,190 @@ fn walk(dir: &Path, found: &mut Vec<PathBuf>) -> std::io::Result<()> {
     Ok(())
 }
 
-impl Reader {
-    /// Builds the graph. Fails with a one-line message naming the input.
-    pub fn open(source: &Source) -> Result<Reader, String> {
-        let (inputs, live, label) = match source {
-            Source::Traces(dirs) => (
-                dirs.iter()
-                    .map(|d| d.to_string_lossy().into_owned())
-                    .collect::<Vec<_>>(),
-                false,
-                dirs.iter()
-                    .map(|d| d.display().to_string())
-                    .collect::<Vec<_>>()
-                    .join(", "),
-            ),
-            Source::Live(urls) => (urls.clone(), true, urls.join(", ")),
+/// The same trace directories once each: a trace named twice, or both
+/// through a parent and itself, is read once (first naming kept).
+pub fn distinct_traces(dirs: &[PathBuf]) -> Vec<PathBuf> {
+    let mut seen = std::collections::HashSet::new();
+    dirs.iter()
+        .filter(|d| seen.insert(std::fs::canonicalize(d).unwrap_or_else(|_| d.to_path_buf())))
+        .cloned()
+        .collect()
+}
+
+/// A trace's stream files, as libbabeltrace2's `ctf.fs` takes them: every
+/// regular file beside `metadata` not starting with a dot.
+fn stream_files(dir: &Path) -> Result<Vec<PathBuf>, String> {
+    let mut files = Vec::new();
+    let entries = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    for entry in entries {
+        let entry = entry.map_err(|e| format!("{}: {e}", dir.display()))?;
+        let name = entry.file_name();
+        let is_file = std::fs::metadata(entry.path()).is_ok_and(|m| m.is_file());
+        if is_file && name != "metadata" && !name.to_string_lossy().starts_with('.') {
+            files.push(entry.path());
+        }
+    }
+    files.sort();
+    Ok(files)
+}
+
+/// Every stream of a trace checked against its index (`index/NAME.idx`,
+/// when there is one that parses), and the streams an index names whose
+/// file is gone.
+fn check_trace(dir: &Path) -> Result<(Vec<StreamCheck>, Vec<DamagedStream>), String> {
+    let index_of = |name: &std::ffi::OsStr| {
+        let mut idx = dir.join("index").join(name);
+        idx.as_mut_os_string().push(".idx");
+        std::fs::read(&idx).ok().and_then(|b| parse_index(&b).ok())
+    };
+    let mut checks = Vec::new();
+    for path in stream_files(dir)? {
+        let index = path.file_name().and_then(index_of);
+        let check = check_stream(&path, index.as_deref())
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+        checks.push(check);
+    }
+    let mut missing = Vec::new();
+    if let Ok(entries) = std::fs::read_dir(dir.join("index")) {
+        for entry in entries.flatten() {
+            let name = entry.file_name();
+            let Some(stream) = name
+                .to_string_lossy()
+                .strip_suffix(".idx")
+                .map(String::from)
+            else {
+                continue;
+            };
+            let path = dir.join(&stream);
+            if path.exists() {
+                continue;
+            }
+            if let Some(idx) = std::fs::read(entry.path())
+                .ok()
+                .and_then(|b| parse_index(&b).ok())
+            {
+                missing.push(DamagedStream::missing(&path, &idx));
+            }
+        }
+    }
+    missing.sort_by(|a, b| a.stream.cmp(&b.stream));
+    Ok((checks, missing))
+}
+
+/// A temporary trace directory: the metadata and the chosen streams
+/// (links to whole files, copies of just the readable packets of the
+/// others), removed when dropped.
+struct View {
+    dir: PathBuf,
+    original: PathBuf,
+}
+
+impl Drop for View {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// Views are named `dyntrace-analyze-PID-N` in the temporary directory.
+const VIEW_PREFIX: &str = "dyntrace-analyze-";
+
+/// Removes the views of runs that were killed before they could.
+fn remove_stale_views() {
+    let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let pid = name
+            .to_str()
+            .and_then(|n| n.strip_prefix(VIEW_PREFIX))
+            .and_then(|rest| rest.split('-').next())
+            .and_then(|pid| pid.parse::<u32>().ok());
+        if pid.is_some_and(|pid| !Path::new(&format!("/proc/{pid}")).exists()) {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
+}
+
+impl View {
+    fn new(original: &Path, streams: &[&StreamCheck]) -> Result<View, String> {
+        static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        if n == 0 {
+            remove_stale_views();
+        }
+        let dir = std::env::temp_dir().join(format!("{VIEW_PREFIX}{}-{n}", std::process::id()));
+        let fail = |e: std::io::Error| format!("{}: {e}", dir.display());
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).map_err(fail)?;
+        let view = View {
+            dir: dir.clone(),
+            original: original.to_path_buf(),
         };
+        let absolute =
+            std::fs::canonicalize(original).map_err(|e| format!("{}: {e}", original.display()))?;
+        std::os::unix::fs::symlink(absolute.join("metadata"), dir.join("metadata"))
+            .map_err(fail)?;
+        for check in streams {
+            let Some(name) = check.path.file_name() else {
+                continue;
+            };
+            if check.whole_file() {
+                std::os::unix::fs::symlink(absolute.join(name), dir.join(name)).map_err(fail)?;
+            } else if !check.packets.is_empty() {
+                copy_packets(&check.path, &check.packets, &dir.join(name))
+                    .map_err(|e| format!("{}: {e}", check.path.display()))?;
+            }
+        }
+        Ok(view)
+    }
+
+    /// Names the user's trace in place of the view in a message.
+    fn unmap(&self, text: &str) -> String {
+        text.replace(
+            &*self.dir.to_string_lossy(),
+            &self.original.to_string_lossy(),
+        )
+    }
+}
+
+/// Writes the byte ranges `packets` of `from` one after the other into `to`.
+fn copy_packets(from: &Path, packets: &[(u64, u64)], to: &Path) -> std::io::Result<()> {
+    use std::io::{Read, Seek};
+    let mut src = std::fs::File::open(from)?;
+    let mut dst = std::fs::File::create(to)?;
+    for &(offset, size) in packets {
+        src.seek(std::io::SeekFrom::Start(offset))?;
+        std::io::copy(&mut (&mut src).take(size), &mut dst)?;
+    }
+    Ok(())
+}
+
+/// One libbabeltrace2 graph built by the shim, freed when dropped.
+pub(crate) struct Graph {
+    raw: *mut RawReader,
+}
+
+// SAFETY: a graph is built and freed on the thread that opens the reader;
+// in between it is run by one thread at a time (the one owning it), and
+// it shares no mutable objects with another graph (each finds its own
+// plugin objects).
+unsafe impl Send for Graph {}
+
+/// The callbacks a graph delivers to: `ctx` is the context set for a run.
+pub(crate) struct Callbacks {
+    pub(crate) on_class: ClassCb,
+    pub(crate) on_event: EventCb,
+    pub(crate) on_trace: TraceCb,
+}
+
+impl Graph {
+    /// Builds a graph over `inputs` (trace directories, or live URLs).
+    pub(crate) fn open(
+        inputs: &[String],
+        live: bool,
+        callbacks: &Callbacks,
+    ) -> Result<Graph, String> {
         let c_inputs = inputs
             .iter()
             .map(|s| CString::new(s.as_str()).map_err(|_| format!("{s}: path holds a NUL byte")))
@@ -211,59 +416,49 @@ impl Reader {
         if raw.is_null() {
             return Err("out of memory".into());
         }
-        let reader = Reader { raw, label };
+        let graph = Graph { raw };
         // SAFETY: `raw` is a fresh reader; `ptrs` points at NUL-terminated
         // strings alive for the call (the shim copies them into its params).
-        // The context pointer is replaced before each run (see `step`), and
-        // no callback runs before the first run.
+        // The context pointer is replaced before each run (see `run_once`),
+        // and no callback runs before the first run.
         let rc = unsafe {
             dt_reader_open(
                 raw,
                 ptrs.as_ptr(),
                 ptrs.len() as u32,
                 c_int::from(live),
-                on_class,
-                on_event,
+                callbacks.on_class,
+                callbacks.on_event,
+                callbacks.on_trace,
                 std::ptr::null_mut(),
             )
         };
         if rc != 0 {
-            return Err(reader.error());
+            return Err(graph.error());
         }
-        Ok(reader)
+        Ok(graph)
     }
 
-    fn error(&self) -> String {
+    /// The shim's last error.
+    pub(crate) fn error(&self) -> String {
         // SAFETY: the shim's error buffer is NUL-terminated and lives as long
         // as the reader.
-        let msg = unsafe { CStr::from_ptr(dt_reader_error(self.raw)) };
-        format!("{}: {}", self.label, msg.to_string_lossy())
+        unsafe { CStr::from_ptr(dt_reader_error(self.raw)) }
+            .to_string_lossy()
+            .into_owned()
     }
 
-    /// Runs the graph once, delivering some events to `handler`.
-    pub fn step(
-        &mut self,
-        classes: &mut Vec<EventClass>,
-        handler: &mut dyn FnMut(&Event),
-    ) -> Result<Step, String> {
-        let mut sink = Sink {
-            classes: std::mem::take(classes),
-            handler,
-            panicked: false,
-        };
-        // SAFETY: the shim stores the context pointer and only uses it during
-        // this call; `sink` outlives it.
+    /// Runs the graph once; its callbacks get `ctx`.
+    ///
+    /// # Safety
+    /// `ctx` must be what this graph's callbacks expect, valid for the call.
+    pub(crate) unsafe fn run_once(&mut self, ctx: *mut c_void) -> Result<Step, String> {
+        // SAFETY: the shim stores the context pointer and only uses it
+        // during this call; the caller vouches for it.
         let rc = unsafe {
-            dt_reader_set_context(self.raw, &mut sink as *mut Sink as *mut c_void);
+            dt_reader_set_context(self.raw, ctx);
             dt_reader_run_once(self.raw)
         };
-        *classes = std::mem::take(&mut sink.classes);
-        if sink.panicked {
-            return Err(format!(
-                "{}: internal error while analysing an event",
-                self.label
-            ));
-        }
         match rc {
             RUN_OK => Ok(Step::Progress),
             RUN_AGAIN => Ok(Step::Again),
@@ -273,9 +468,9 @@ impl Reader {
     }
 
     /// Discarded events reported so far.
-    pub fn discarded(&self) -> Discarded {
+    pub(crate) fn discarded(&self) -> Discarded {
         let mut unknown = 0u64;
-        // SAFETY: `raw` is valid for the reader's life; `unknown` is writable.
+        // SAFETY: `raw` is valid for the graph's life; `unknown` is writable.
         let events = unsafe { dt_reader_discarded(self.raw, &mut unknown) };
         Discarded {
             events,
@@ -284,11 +479,246 @@ impl Reader {
     }
 }
 
-impl Drop for Reader {
+impl Drop for Graph {
     fn drop(&mut self) {
         // SAFETY: `raw` came from dt_reader_new and is freed once, here.
         unsafe { dt_reader_free(self.raw) }
     }
+}
+
+const DIRECT: Callbacks = Callbacks {
+    on_class,
+    on_event,
+    on_trace: on_trace_ignored,
+};
+
+/// How the events are read: one graph run on the caller's thread, or
+/// several graphs over parts of the streams, each on a thread of its own,
+/// merged by timestamp.
+enum Inner {
+    Direct(Graph),
+    Parallel(Merge),
+}
+
+impl Reader {
+    /// Builds the graph (or graphs). Fails with a one-line message naming
+    /// the input.
+    pub fn open(source: &Source) -> Result<Reader, String> {
+        match source {
+            Source::Live(urls) => Ok(Reader {
+                inner: Inner::Direct(Graph::open(urls, true, &DIRECT)?),
+                label: urls.join(", "),
+                damaged: Vec::new(),
+                views: Vec::new(),
+            }),
+            Source::Traces(dirs) => {
+                let dirs = distinct_traces(dirs);
+                let label = dirs
+                    .iter()
+                    .map(|d| d.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                let mut checked = Vec::new();
+                let mut damaged = Vec::new();
+                for dir in dirs {
+                    let (checks, missing) = check_trace(&dir)?;
+                    damaged.extend(checks.iter().filter_map(DamagedStream::of));
+                    damaged.extend(missing);
+                    checked.push((dir, checks));
+                }
+                // Parts need views of their streams: without a place for
+                // them, one graph reads every trace.
+                let (mut inputs, views) = match parts(&checked, decoders()) {
+                    Ok(split) => split,
+                    Err(_) => parts(&checked, 1)?,
+                };
+                let renamed: Vec<(PathBuf, PathBuf)> = views
+                    .iter()
+                    .map(|v| (v.dir.clone(), v.original.clone()))
+                    .collect();
+                let opened = if inputs.len() <= 1 {
+                    let inputs = inputs.pop().unwrap_or_default();
+                    Graph::open(&inputs, false, &DIRECT).map(Inner::Direct)
+                } else {
+                    Merge::open(&inputs, renamed).map(Inner::Parallel)
+                };
+                let inner = opened.map_err(|e| message(&label, &views, &e))?;
+                let reader = Reader {
+                    inner,
+                    label,
+                    damaged,
+                    views,
+                };
+                Ok(reader)
+            }
+        }
+    }
+
+    fn message(&self, error: &str) -> String {
+        message(&self.label, &self.views, error)
+    }
+
+    /// Streams whose recorded packets cannot all be read (their readable
+    /// packets are read).
+    pub fn damaged(&self) -> &[DamagedStream] {
+        &self.damaged
+    }
+
+    /// Reads on, delivering some events to `handler`.
+    pub fn step(
+        &mut self,
+        classes: &mut Vec<EventClass>,
+        handler: &mut dyn FnMut(&Event),
+    ) -> Result<Step, String> {
+        let mut panicked = false;
+        let step = match &mut self.inner {
+            Inner::Direct(graph) => {
+                let mut sink = Sink {
+                    classes: std::mem::take(classes),
+                    handler,
+                    panicked: false,
+                };
+                // SAFETY: `on_class` and `on_event` take a `Sink`, which
+                // outlives the run.
+                let step = unsafe { graph.run_once(&mut sink as *mut Sink as *mut c_void) };
+                *classes = std::mem::take(&mut sink.classes);
+                panicked = sink.panicked;
+                step
+            }
+            Inner::Parallel(merge) => merge.step(&mut |ev| {
+                // As the direct way: a panic stops the read with an error.
+                if std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| handler(ev))).is_err() {
+                    panicked = true;
+                }
+                !panicked
+            }),
+        };
+        if panicked {
+            return Err(format!(
+                "{}: internal error while analysing an event",
+                self.label
+            ));
+        }
+        step.map_err(|e| self.message(&e))
+    }
+
+    /// Discarded events reported so far.
+    pub fn discarded(&self) -> Discarded {
+        match &self.inner {
+            Inner::Direct(graph) => graph.discarded(),
+            Inner::Parallel(merge) => merge.discarded(),
+        }
+    }
+}
+
+/// An error of the shim as the user reads it: naming the input, and the
+/// user's trace directories rather than the views standing in for them.
+fn message(label: &str, views: &[View], error: &str) -> String {
+    let text = format!("{label}: {error}");
+    views.iter().fold(text, |t, v| v.unmap(&t))
+}
+
+/// The trace directories each graph reads (each trace itself where the
+/// graph reads all its streams and they are whole, else a view), and the
+/// views.
+fn parts(
+    checked: &[(PathBuf, Vec<StreamCheck>)],
+    n: usize,
+) -> Result<(Vec<Vec<String>>, Vec<View>), String> {
+    let mut views = Vec::new();
+    let mut inputs = Vec::new();
+    for group in partition(checked, n) {
+        let mut dirs = Vec::new();
+        for (trace, streams) in group {
+            let (dir, all) = &checked[trace];
+            if streams.len() == all.len() && all.iter().all(StreamCheck::whole_file) {
+                dirs.push(dir.to_string_lossy().into_owned());
+            } else {
+                let view = View::new(dir, &streams)?;
+                dirs.push(view.dir.to_string_lossy().into_owned());
+                views.push(view);
+            }
+        }
+        inputs.push(dirs);
+    }
+    Ok((inputs, views))
+}
+
+/// Decoding graphs to run at once: one per core this process may use, up
+/// to [`MAX_DECODERS`].
+fn decoders() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get().min(MAX_DECODERS))
+}
+
+/// Beyond a few decoding threads the merge, on one thread, is the limit.
+const MAX_DECODERS: usize = 4;
+
+/// Splits the readable streams of the traces into at most `n` groups of
+/// about equal bytes; each group is, per trace, the streams it reads.
+#[allow(clippy::type_complexity)]
+fn partition(
+    checked: &[(PathBuf, Vec<StreamCheck>)],
+    n: usize,
+) -> Vec<Vec<(usize, Vec<&StreamCheck>)>> {
+    let mut streams: Vec<(usize, &StreamCheck)> = checked
+        .iter()
+        .enumerate()
+        .flat_map(|(t, (_, checks))| checks.iter().map(move |c| (t, c)))
+        .collect();
+    let readable = streams
+        .iter()
+        .filter(|(_, c)| !c.packets.is_empty())
+        .count();
+    let n = n.clamp(1, readable.max(1));
+    if n == 1 {
+        // One graph over every trace as it is (or its view).
+        return vec![checked
+            .iter()
+            .enumerate()
+            .map(|(t, (_, checks))| (t, checks.iter().collect()))
+            .collect()];
+    }
+    streams.retain(|(_, c)| !c.packets.is_empty());
+    streams.sort_by_key(|(_, c)| std::cmp::Reverse(c.readable_bytes()));
+    let mut groups: Vec<(u64, Vec<(usize, &StreamCheck)>)> = vec![(0, Vec::new()); n];
+    for (t, c) in streams {
+        let lightest = groups.iter_mut().min_by_key(|g| g.0).expect("n >= 1");
+        lightest.0 += c.readable_bytes();
+        lightest.1.push((t, c));
+    }
+    groups
+        .into_iter()
+        .map(|(_, mut members)| {
+            members.sort_by(|a, b| (a.0, &a.1.path).cmp(&(b.0, &b.1.path)));
+            let mut per_trace: Vec<(usize, Vec<&StreamCheck>)> = Vec::new();
+            for (t, c) in members {
+                match per_trace.last_mut() {
+                    Some((last, list)) if *last == t => list.push(c),
+                    _ => per_trace.push((t, vec![c])),
+                }
+            }
+            per_trace
+        })
+        .collect()
+}
+
+/// An event class as the shim describes it.
+///
+/// # Safety
+/// `name` is a NUL-terminated string and `field_names` holds `n_fields`
+/// of them.
+pub(crate) unsafe fn class_of(
+    name: *const c_char,
+    n_fields: u32,
+    field_names: *const *const c_char,
+) -> EventClass {
+    // SAFETY: every pointer given to `text` is a NUL-terminated C string.
+    let text = |p: *const c_char| unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned();
+    let names: Vec<String> = (0..n_fields as usize)
+        // SAFETY: index below n_fields, see above.
+        .map(|i| text(unsafe { *field_names.add(i) }))
+        .collect();
+    EventClass::new(&text(name), names)
 }
 
 unsafe extern "C" fn on_class(
@@ -301,13 +731,7 @@ unsafe extern "C" fn on_class(
     // SAFETY: ctx is the `Sink` set by `Reader::step` for this run; the
     // shim passes a NUL-terminated name and `n_fields` valid name pointers.
     let sink = unsafe { &mut *(ctx as *mut Sink) };
-    // SAFETY: every pointer given to `text` is a NUL-terminated C string.
-    let text = |p: *const c_char| unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned();
-    let names: Vec<String> = (0..n_fields as usize)
-        // SAFETY: index below n_fields, see above.
-        .map(|i| text(unsafe { *field_names.add(i) }))
-        .collect();
-    let class = EventClass::new(&text(name), names);
+    let class = unsafe { class_of(name, n_fields, field_names) };
     let index = index as usize;
     if sink.classes.len() <= index {
         sink.classes.resize_with(index + 1, EventClass::unknown);
@@ -323,22 +747,9 @@ unsafe extern "C" fn on_event(ctx: *mut c_void, raw: *const RawEvent) {
     let Some(class) = sink.classes.get(raw.class_index as usize) else {
         return;
     };
-    let mut fields = [Field::Other; crate::event::MAX_FIELDS];
-    let n = (raw.n_fields as usize).min(fields.len());
-    for (i, slot) in fields.iter_mut().enumerate().take(n) {
-        // SAFETY: i < n_fields, the length of the shim's array.
-        let f = unsafe { &*raw.fields.add(i) };
-        *slot = match f.kind {
-            FIELD_STRING if !f.str_ptr.is_null() => {
-                // SAFETY: the shim gives the string's pointer and byte length.
-                Field::Str(unsafe {
-                    std::slice::from_raw_parts(f.str_ptr as *const u8, f.len as usize)
-                })
-            }
-            FIELD_INTEGER => Field::Int(f.integer),
-            _ => Field::Other,
-        };
-    }
+    let mut fields = [Field::Other; MAX_FIELDS];
+    // SAFETY: `raw` is the shim's event of this callback.
+    let n = unsafe { raw.fields(&mut fields) };
     let event = Event {
         class,
         ts_ns: raw.ts_ns,
@@ -350,5 +761,65 @@ unsafe extern "C" fn on_event(ctx: *mut c_void, raw: *const RawEvent) {
     // A panic must not unwind into C: note it and stop at the end of the run.
     if std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| handler(&event))).is_err() {
         sink.panicked = true;
+    }
+}
+
+unsafe extern "C" fn on_trace_ignored(_ctx: *mut c_void, _index: u32, _stream: *const c_char) {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check(path: &str, packets: &[(u64, u64)]) -> StreamCheck {
+        StreamCheck {
+            path: PathBuf::from(path),
+            packets: packets.to_vec(),
+            recorded_packets: packets.len() as u64,
+            recorded_bytes: packets.iter().map(|p| p.1).sum(),
+            file_bytes: packets.iter().map(|p| p.1).sum(),
+        }
+    }
+
+    #[test]
+    fn streams_split_into_parts_of_about_equal_bytes() {
+        let checked = vec![
+            (
+                PathBuf::from("a"),
+                vec![
+                    check("a/c_0", &[(0, 400)]),
+                    check("a/c_1", &[(0, 100)]),
+                    check("a/c_2", &[]),
+                ],
+            ),
+            (
+                PathBuf::from("b"),
+                vec![check("b/c_0", &[(0, 300)]), check("b/c_1", &[(0, 200)])],
+            ),
+        ];
+        let names = |group: &Vec<(usize, Vec<&StreamCheck>)>| -> Vec<String> {
+            group
+                .iter()
+                .flat_map(|(_, s)| s.iter().map(|c| c.path.display().to_string()))
+                .collect()
+        };
+        let parts = partition(&checked, 2);
+        assert_eq!(parts.len(), 2);
+        assert_eq!(names(&parts[0]), vec!["a/c_0", "a/c_1"]);
+        assert_eq!(names(&parts[1]), vec!["b/c_0", "b/c_1"]);
+        // One part: every stream of every trace, the empty one included.
+        let one = partition(&checked, 1);
+        assert_eq!(one.len(), 1);
+        assert_eq!(names(&one[0]).len(), 5);
+        // Never more parts than streams with something to read.
+        assert_eq!(partition(&checked, 8).len(), 4);
+    }
+
+    #[test]
+    fn a_trace_named_twice_is_read_once() {
+        let dir = std::env::temp_dir().join(format!("dyntrace-distinct-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("ust")).unwrap();
+        let dirs = vec![dir.join("ust"), dir.join("ust/."), dir.join("ust/../ust")];
+        assert_eq!(distinct_traces(&dirs), vec![dir.join("ust")]);
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

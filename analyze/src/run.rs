@@ -184,7 +184,10 @@ pub fn run(
             events: 0,
             closed: Vec::new(),
         }),
-        summary: Summary::default(),
+        summary: Summary {
+            damaged: reader.damaged().to_vec(),
+            ..Summary::default()
+        },
         first: None,
         ours_seen: 0,
         past_window: false,

@@ -160,6 +160,8 @@ pub struct Summary {
     pub first_ns: i64,
     /// Timestamp of the last event read.
     pub last_ns: i64,
+    /// Streams whose recorded packets could not all be read.
+    pub damaged: Vec<crate::damage::DamagedStream>,
 }
 
 /// Formats a duration with three significant digits and its unit.
@@ -240,6 +242,10 @@ pub fn summary_line(s: &Summary) -> String {
 pub fn render_text(summary: &Summary, tables: &[Table], hist: bool) -> String {
     let mut out = summary_line(summary);
     out.push('\n');
+    for line in crate::damage::damage_lines(&summary.damaged) {
+        out.push_str(&line);
+        out.push('\n');
+    }
     for t in tables.iter().filter(|t| t.shown != Shown::JsonOnly) {
         out.push('\n');
         out.push_str(&t.title);
@@ -550,6 +556,9 @@ pub fn render_json(summary: &Summary, tables: &[Table]) -> Value {
     );
     top.insert("first_ns".into(), json!(summary.first_ns));
     top.insert("last_ns".into(), json!(summary.last_ns));
+    for (key, value) in crate::damage::damage_json(&summary.damaged) {
+        top.insert(key.into(), value);
+    }
     let mut columns = Map::new();
     for t in tables.iter().filter(|t| t.shown != Shown::TextOnly) {
         let rows: Vec<Value> = t

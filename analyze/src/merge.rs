@@ -1,0 +1,388 @@
+//! Decoding on several cores: each part of the streams is read by a
+//! libbabeltrace2 graph of its own on a thread of its own (decoding is
+//! most of a read's work), which copies our provider's events into
+//! batches; the reader's thread merges the batches by timestamp (ties in
+//! part order) and hands the events to the analyses in that one order.
+//! Each part sends through a queue of a few batches, so memory stays
+//! bounded whatever the trace's length.
+
+use std::collections::HashMap;
+use std::ffi::{c_char, c_void, CStr};
+use std::path::{Path, PathBuf};
+use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
+use std::thread::JoinHandle;
+
+use crate::event::{Event, EventClass, Field, MAX_FIELDS};
+use crate::reader::{class_of, Callbacks, Discarded, Graph, RawEvent, Step};
+
+/// Events per batch: each batch handed over may wake a sleeping thread,
+/// which costs as much as copying a few hundred events.
+const BATCH: usize = 4096;
+/// Batches a part may have decoded ahead of the merge: enough to ride out
+/// the other threads being scheduled out for a few time slices on a busy
+/// machine (the merge waits for the slowest part), a few MiB per part.
+const QUEUE: usize = 8;
+/// Read batches kept for reuse per part.
+const SPARE: usize = 4;
+/// Events merged per call of [`Merge::step`].
+const STEP: usize = 1 << 16;
+
+/// A copied field: a range of the batch's bytes, or an integer.
+#[derive(Clone, Copy)]
+enum Copied {
+    Str(u32, u32),
+    Int(i64),
+    Other,
+}
+
+/// A copied event: its fields are `fields[first..first + n]`.
+#[derive(Clone, Copy)]
+struct CopiedEvent {
+    ts_ns: i64,
+    cpu: i64,
+    class: u32,
+    trace: u32,
+    first: u32,
+    n: u32,
+}
+
+/// What a part sends: classes and traces first seen, then events.
+#[derive(Default)]
+struct Batch {
+    classes: Vec<(u32, EventClass)>,
+    /// A trace's first event: its index in the part and its directory.
+    traces: Vec<(u32, PathBuf)>,
+    events: Vec<CopiedEvent>,
+    fields: Vec<Copied>,
+    bytes: Vec<u8>,
+    /// The part's discarded counts so far.
+    discarded: Discarded,
+    /// The part's end: read to the end, or its error.
+    end: Option<Result<(), String>>,
+}
+
+impl Batch {
+    fn clear(&mut self) {
+        self.classes.clear();
+        self.traces.clear();
+        self.events.clear();
+        self.fields.clear();
+        self.bytes.clear();
+        self.end = None;
+    }
+}
+
+/// A part's state in its thread, which the shim's callbacks write into.
+struct Collector {
+    /// Per class index of the part: one of our provider's events.
+    ours: Vec<bool>,
+    batch: Batch,
+    /// Views standing in for traces: (view, the trace's directory).
+    renamed: Vec<(PathBuf, PathBuf)>,
+}
+
+const COPYING: Callbacks = Callbacks {
+    on_class: copy_class,
+    on_event: copy_event,
+    on_trace: copy_trace,
+};
+
+unsafe extern "C" fn copy_class(
+    ctx: *mut c_void,
+    index: u32,
+    name: *const c_char,
+    n_fields: u32,
+    field_names: *const *const c_char,
+) {
+    // SAFETY: ctx is the part's `Collector` (see `decode`); the shim
+    // passes a NUL-terminated name and `n_fields` valid name pointers.
+    let c = unsafe { &mut *(ctx as *mut Collector) };
+    let class = unsafe { class_of(name, n_fields, field_names) };
+    let index = index as usize;
+    if c.ours.len() <= index {
+        c.ours.resize(index + 1, false);
+    }
+    c.ours[index] = class.kind.is_some();
+    c.batch.classes.push((index as u32, class));
+}
+
+unsafe extern "C" fn copy_event(ctx: *mut c_void, raw: *const RawEvent) {
+    // SAFETY: ctx is the part's `Collector`; `raw` and its fields are
+    // valid until this function returns.
+    let c = unsafe { &mut *(ctx as *mut Collector) };
+    let raw = unsafe { &*raw };
+    if !c
+        .ours
+        .get(raw.class_index as usize)
+        .copied()
+        .unwrap_or(false)
+    {
+        return;
+    }
+    let mut fields = [Field::Other; MAX_FIELDS];
+    // SAFETY: `raw` is the shim's event of this callback.
+    let n = unsafe { raw.fields(&mut fields) };
+    let b = &mut c.batch;
+    b.events.push(CopiedEvent {
+        ts_ns: raw.ts_ns,
+        cpu: raw.cpu,
+        class: raw.class_index,
+        trace: raw.trace,
+        first: b.fields.len() as u32,
+        n: n as u32,
+    });
+    for f in &fields[..n] {
+        b.fields.push(match *f {
+            Field::Str(s) => {
+                let at = b.bytes.len() as u32;
+                b.bytes.extend_from_slice(s);
+                Copied::Str(at, s.len() as u32)
+            }
+            Field::Int(v) => Copied::Int(v),
+            Field::Other => Copied::Other,
+        });
+    }
+}
+
+unsafe extern "C" fn copy_trace(ctx: *mut c_void, index: u32, stream: *const c_char) {
+    // SAFETY: ctx is the part's `Collector`; `stream` is NUL-terminated.
+    let c = unsafe { &mut *(ctx as *mut Collector) };
+    let stream = unsafe { CStr::from_ptr(stream) }.to_string_lossy();
+    let dir = Path::new(&*stream)
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_default();
+    let dir = c
+        .renamed
+        .iter()
+        .find(|(view, _)| *view == dir)
+        .map_or(dir, |(_, original)| original.clone());
+    c.batch.traces.push((index, dir));
+}
+
+/// Runs one part's graph to its end, sending full batches; stops early
+/// when the merge is gone. Gives the graph back to be freed by the
+/// thread that made it.
+fn decode(
+    mut graph: Graph,
+    renamed: Vec<(PathBuf, PathBuf)>,
+    send: SyncSender<Batch>,
+    spare: Receiver<Batch>,
+) -> Graph {
+    let mut c = Collector {
+        ours: Vec::new(),
+        batch: Batch::default(),
+        renamed,
+    };
+    loop {
+        // SAFETY: the copying callbacks take a `Collector`, alive across
+        // the run.
+        let step = unsafe { graph.run_once(&mut c as *mut Collector as *mut c_void) };
+        let end = match step {
+            Ok(Step::Progress) | Ok(Step::Again) => None,
+            Ok(Step::End) => Some(Ok(())),
+            Err(e) => Some(Err(e)),
+        };
+        if c.batch.events.len() < BATCH && end.is_none() {
+            continue;
+        }
+        let done = end.is_some();
+        let mut next = spare.try_recv().unwrap_or_default();
+        next.clear();
+        let mut full = std::mem::replace(&mut c.batch, next);
+        full.discarded = graph.discarded();
+        full.end = end;
+        if send.send(full).is_err() || done {
+            return graph;
+        }
+    }
+}
+
+/// One part as the merge sees it.
+struct Lane {
+    recv: Receiver<Batch>,
+    /// Read batches go back to the part for reuse.
+    spare: SyncSender<Batch>,
+    batch: Batch,
+    at: usize,
+    classes: Vec<EventClass>,
+    /// The part's trace indexes: their directory, and the merged index
+    /// once the trace's first event is merged.
+    traces: Vec<(PathBuf, Option<u32>)>,
+    discarded: Discarded,
+    ended: bool,
+}
+
+impl Lane {
+    /// Makes the lane's next event readable; false once the part ended.
+    fn fill(&mut self) -> Result<bool, String> {
+        while self.at >= self.batch.events.len() {
+            if self.ended {
+                return Ok(false);
+            }
+            let Ok(next) = self.recv.recv() else {
+                return Err("a decoding thread stopped".into());
+            };
+            let read = std::mem::replace(&mut self.batch, next);
+            let _ = self.spare.try_send(read);
+            self.at = 0;
+            let b = &mut self.batch;
+            for (index, class) in b.classes.drain(..) {
+                let index = index as usize;
+                if self.classes.len() <= index {
+                    self.classes.resize_with(index + 1, EventClass::unknown);
+                }
+                self.classes[index] = class;
+            }
+            for (index, dir) in b.traces.drain(..) {
+                let index = index as usize;
+                if self.traces.len() <= index {
+                    self.traces.resize(index + 1, (PathBuf::new(), None));
+                }
+                self.traces[index] = (dir, None);
+            }
+            self.discarded = b.discarded;
+            match b.end.take() {
+                Some(Err(e)) => return Err(e),
+                Some(Ok(())) => self.ended = true,
+                None => {}
+            }
+        }
+        Ok(true)
+    }
+
+    fn head(&self) -> i64 {
+        self.batch.events[self.at].ts_ns
+    }
+}
+
+/// Parts decoded on threads of their own, merged by timestamp.
+pub struct Merge {
+    lanes: Vec<Lane>,
+    threads: Vec<JoinHandle<Graph>>,
+    /// Merged trace indexes by directory, in order of first event.
+    traces: HashMap<PathBuf, u32>,
+    started: bool,
+}
+
+impl Merge {
+    /// Builds one graph per part (each a list of trace directories) on
+    /// this thread, and starts decoding each on a thread of its own.
+    /// `renamed` maps each view to the trace it stands for.
+    pub fn open(parts: &[Vec<String>], renamed: Vec<(PathBuf, PathBuf)>) -> Result<Merge, String> {
+        let graphs = parts
+            .iter()
+            .map(|inputs| Graph::open(inputs, false, &COPYING))
+            .collect::<Result<Vec<_>, _>>()?;
+        let mut merge = Merge {
+            lanes: Vec::new(),
+            threads: Vec::new(),
+            traces: HashMap::new(),
+            started: false,
+        };
+        for (i, graph) in graphs.into_iter().enumerate() {
+            let (send, recv) = sync_channel(QUEUE);
+            let (spare_send, spare_recv) = sync_channel(SPARE);
+            let renamed = renamed.clone();
+            let thread = std::thread::Builder::new()
+                .name(format!("decode-{i}"))
+                .spawn(move || decode(graph, renamed, send, spare_recv))
+                .map_err(|e| format!("cannot start a decoding thread: {e}"))?;
+            merge.threads.push(thread);
+            merge.lanes.push(Lane {
+                recv,
+                spare: spare_send,
+                batch: Batch::default(),
+                at: 0,
+                classes: Vec::new(),
+                traces: Vec::new(),
+                discarded: Discarded::default(),
+                ended: false,
+            });
+        }
+        Ok(merge)
+    }
+
+    /// Merges up to [`STEP`] events into `handler` (which answers false to
+    /// stop at once).
+    pub fn step(&mut self, handler: &mut dyn FnMut(&Event) -> bool) -> Result<Step, String> {
+        if !self.started {
+            self.started = true;
+            for lane in &mut self.lanes {
+                lane.fill()?;
+            }
+        }
+        for _ in 0..STEP {
+            let mut best: Option<(i64, usize)> = None;
+            for (i, lane) in self.lanes.iter().enumerate() {
+                if lane.at < lane.batch.events.len() && best.is_none_or(|(ts, _)| lane.head() < ts)
+                {
+                    best = Some((lane.head(), i));
+                }
+            }
+            let Some((_, i)) = best else {
+                return Ok(Step::End);
+            };
+            let next_trace = self.traces.len() as u32;
+            let lane = &mut self.lanes[i];
+            let e = lane.batch.events[lane.at];
+            let trace = match lane.traces.get_mut(e.trace as usize) {
+                Some((_, Some(t))) => *t,
+                Some((dir, slot)) => {
+                    let t = *self.traces.entry(dir.clone()).or_insert(next_trace);
+                    *slot = Some(t);
+                    t
+                }
+                None => e.trace,
+            };
+            let mut fields = [Field::Other; MAX_FIELDS];
+            let copied = &lane.batch.fields[e.first as usize..(e.first + e.n) as usize];
+            let bytes = &lane.batch.bytes;
+            for (slot, f) in fields.iter_mut().zip(copied) {
+                *slot = match *f {
+                    Copied::Str(at, len) => Field::Str(&bytes[at as usize..(at + len) as usize]),
+                    Copied::Int(v) => Field::Int(v),
+                    Copied::Other => Field::Other,
+                };
+            }
+            let Some(class) = lane.classes.get(e.class as usize) else {
+                return Err("an event of an undescribed class".into());
+            };
+            let event = Event {
+                class,
+                ts_ns: e.ts_ns,
+                cpu: e.cpu,
+                trace,
+                fields: &fields[..e.n as usize],
+            };
+            if !handler(&event) {
+                return Ok(Step::End);
+            }
+            lane.at += 1;
+            lane.fill()?;
+        }
+        Ok(Step::Progress)
+    }
+
+    /// Discarded events the parts reported so far.
+    pub fn discarded(&self) -> Discarded {
+        self.lanes
+            .iter()
+            .fold(Discarded::default(), |sum, l| Discarded {
+                events: sum.events + l.discarded.events,
+                reports_without_count: sum.reports_without_count
+                    + l.discarded.reports_without_count,
+            })
+    }
+}
+
+impl Drop for Merge {
+    fn drop(&mut self) {
+        // Closing the queues stops the parts at their next batch.
+        self.lanes.clear();
+        for thread in self.threads.drain(..) {
+            // The graph is freed here, on the thread that built it.
+            drop(thread.join());
+        }
+    }
+}
