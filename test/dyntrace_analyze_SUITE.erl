@@ -99,19 +99,8 @@ handle_call({slow, Ms}, _From, State) ->
 handle_cast(_Msg, State) ->
     {noreply, State}.
 
-%% Runs `Fun' in a fresh process traced with `Flags'; its result and pid.
 traced(Flags, Fun) ->
-    Parent = self(),
-    Ref = make_ref(),
-    Pid = spawn(fun() ->
-                        receive go -> ok end,
-                        Parent ! {Ref, Fun()}
-                end),
-    1 = erlang:trace(Pid, true, [{tracer, dyntrace, []} | Flags]),
-    Pid ! go,
-    receive {Ref, Result} -> {Result, Pid}
-    after 60000 -> error(workload_timeout)
-    end.
+    analyze_cli:traced(Flags, Fun).
 
 %%%===================================================================
 %%% Cases
@@ -534,13 +523,7 @@ t_bad_input(Config) ->
     lttng_session:destroy(S).
 
 bad(Config, Args, Mentions) ->
-    {Status, Stdout, Stderr} = analyze(Config, Args),
-    ct:log("~p -> ~p~nstdout: ~s~nstderr: ~s", [Args, Status, Stdout, Stderr]),
-    ?assertEqual(1, Status),
-    ?assertEqual(<<>>, Stdout),
-    [Line] = binary:split(Stderr, <<"\n">>, [global, trim_all]),
-    [?assertNotEqual(nomatch, string:find(Line, M), {M, Line}) || M <- Mentions],
-    ?assertEqual(nomatch, string:find(Line, "panicked")).
+    analyze_cli:bad(Config, Args, Mentions).
 
 %%%===================================================================
 %%% Helpers
@@ -567,27 +550,11 @@ pid_bin(Pid) ->
 by(Key, Rows) ->
     maps:from_list([{maps:get(Key, R), R} || R <- Rows]).
 
-%% Runs the analyser: exit status, stdout and stderr apart.
 analyze(Config, Args) ->
-    Err = filename:join(base_dir(), "analyze_stderr_" ++ os:getpid()),
-    Port = open_port({spawn_executable, "/bin/sh"},
-                     [{args, ["-c", "exec \"$0\" \"$@\" 2>" ++ Err, ?config(analyze, Config) | Args]},
-                      exit_status, binary, hide]),
-    {Status, Out} = collect(Port, []),
-    {ok, Stderr} = file:read_file(Err),
-    ok = file:delete(Err),
-    {Status, Out, Stderr}.
+    analyze_cli:run(Config, Args).
 
 collect(Port, Acc) ->
-    receive
-        {Port, {data, D}} -> collect(Port, [D | Acc]);
-        {Port, {exit_status, S}} -> {S, iolist_to_binary(lists:reverse(Acc))}
-    after 120000 -> error({analyze_timeout, Port})
-    end.
+    analyze_cli:collect(Port, Acc).
 
 analyze_ok(Config, Args) ->
-    {Status, Out, Stderr} = analyze(Config, Args),
-    ct:log("~p -> ~p~n~s~s", [Args, Status, Stderr, Out]),
-    ?assertEqual({0, <<>>}, {Status, Stderr}),
-    {Json, <<"\n">>} = json_text:value(Out),
-    Json.
+    analyze_cli:json(Config, Args).

@@ -28,6 +28,7 @@ struct RawEvent {
     cpu: i64,
     fields: *const RawField,
     trace: u32,
+    vpid: i64,
 }
 
 #[repr(C)]
@@ -344,6 +345,8 @@ unsafe extern "C" fn on_event(ctx: *mut c_void, raw: *const RawEvent) {
         ts_ns: raw.ts_ns,
         cpu: raw.cpu,
         trace: raw.trace,
+        vpid: raw.vpid,
+        node: raw.trace,
         fields: &fields[..n],
     };
     let handler = &mut sink.handler;

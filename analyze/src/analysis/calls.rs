@@ -282,7 +282,7 @@ impl Analysis for Calls {
                 "slow",
                 format!("Calls of {} or longer", crate::table::format_ns(threshold)),
                 vec![
-                    col("pid", "pid", Unit::Text),
+                    col("pid", "pid", Unit::Pid),
                     col("entry", "entry", Unit::Text),
                     col("start_ns", "start", Unit::Timestamp),
                     col("duration_ns", "duration", Unit::Ns),
