@@ -320,22 +320,34 @@ impl Feed<'_> {
             w.events += 1;
             return;
         }
+        let mut tables = Vec::new();
         for a in self.analyses.iter_mut() {
-            a.finish();
+            if !a.carries_over() {
+                a.finish();
+            }
+            tables.extend(a.tables(&self.summary));
         }
-        let tables = self
-            .analyses
-            .iter()
-            .flat_map(|a| a.tables(&self.summary))
-            .collect();
         w.closed.push((start, tables));
         w.start = Some(start + (ts - start) / w.width_ns * w.width_ns);
         w.events = 1;
-        match (self.make)() {
-            Ok(fresh) => self.analyses = fresh,
-            Err(e) => {
-                self.failed.get_or_insert(e);
-                self.past_window = true;
+        let mut fresh: Option<Vec<Box<dyn Analysis>>> = None;
+        for (i, a) in self.analyses.iter_mut().enumerate() {
+            if a.carries_over() {
+                a.next_window();
+                continue;
+            }
+            if fresh.is_none() {
+                match (self.make)() {
+                    Ok(f) => fresh = Some(f),
+                    Err(e) => {
+                        self.failed.get_or_insert(e);
+                        self.past_window = true;
+                        return;
+                    }
+                }
+            }
+            if let Some(f) = fresh.as_mut().and_then(|f| f.get_mut(i)) {
+                std::mem::swap(a, f);
             }
         }
     }

@@ -75,6 +75,17 @@ impl Analysis for Gc {
         }
     }
 
+    fn carries_over(&self) -> bool {
+        true
+    }
+
+    fn next_window(&mut self) {
+        for p in self.procs.values_mut() {
+            p.kinds = [None, None];
+        }
+        self.unmatched_ends = 0;
+    }
+
     fn tables(&self, _summary: &Summary) -> Vec<Table> {
         let mut t = Table::new(
             "gc",

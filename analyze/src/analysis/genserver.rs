@@ -280,6 +280,19 @@ impl Analysis for GenServer {
         }
     }
 
+    fn carries_over(&self) -> bool {
+        true
+    }
+
+    fn next_window(&mut self) {
+        for r in self.rows.iter_mut() {
+            r.caller = Durations::new(2);
+            r.server_share = Durations::new(2);
+            r.unmatched = 0;
+        }
+        self.slow.clear();
+    }
+
     fn tables(&self, _summary: &Summary) -> Vec<Table> {
         let mut waiting = vec![0u64; self.rows.len()];
         for p in self.pending.values() {
@@ -303,6 +316,10 @@ impl Analysis for GenServer {
         order.sort_by_key(|&i| (std::cmp::Reverse(self.rows[i].caller.quantile(0.99)), i));
         for i in order {
             let r = &self.rows[i];
+            // Nothing of it in this --window.
+            if r.caller.count() == 0 && r.unmatched + waiting[i] == 0 {
+                continue;
+            }
             let s = &r.server_share;
             t.push(
                 [Cell::bytes(&r.server), Cell::bytes(&r.request)]

@@ -161,6 +161,20 @@ impl Analysis for Latency {
         }
     }
 
+    fn carries_over(&self) -> bool {
+        true
+    }
+
+    fn next_window(&mut self) {
+        for r in self.receivers.values_mut() {
+            r.scheduled = Durations::new(2);
+            r.received = Durations::new(2);
+            r.dropped = 0;
+        }
+        self.all_scheduled = Durations::new(3);
+        self.all_received = Durations::new(3);
+    }
+
     fn tables(&self, _summary: &Summary) -> Vec<Table> {
         let mut keys = sorted_keys(&self.receivers);
         keys.sort_by_key(|k| std::cmp::Reverse(self.receivers[*k].scheduled.quantile(0.99)));
@@ -179,6 +193,10 @@ impl Analysis for Latency {
             let r = &self.receivers[k];
             let unpaired = r.dropped + r.until_scheduled.len() as u64;
             unpaired_all += unpaired;
+            // Nothing of it in this --window.
+            if r.scheduled.count() == 0 && unpaired == 0 {
+                continue;
+            }
             per.push(
                 latency_cells(k, &r.scheduled, unpaired),
                 Some(r.scheduled.log2()),

@@ -94,6 +94,19 @@ impl Analysis for Sched {
         }
     }
 
+    fn carries_over(&self) -> bool {
+        true
+    }
+
+    fn next_window(&mut self) {
+        for p in self.procs.values_mut() {
+            *p = Process {
+                since: p.since,
+                ..Process::default()
+            };
+        }
+    }
+
     fn tables(&self, _summary: &Summary) -> Vec<Table> {
         let mut t = Table::new(
             "sched",
