@@ -15,7 +15,7 @@ erlc -o "$OUT" bench/genserver_workload.erl test/lttng_session.erl
 ANALYZE=priv/dyntrace-analyze
 TRACE="$OUT/trace-genserver"
 rm -rf "$TRACE"
-scripts/isolated.sh erl -noshell -pa _build/default/lib/dyntrace/ebin -pa "$OUT" \
+scripts/isolated.sh erl -noshell -sname genserver_bench -pa _build/default/lib/dyntrace/ebin -pa "$OUT" \
     -eval "genserver_workload:main([\"$TRACE\", \"$CALLS\"])" >&2
 
 # rss NAME CMD...: "peak_kib seconds" of one run.
@@ -51,7 +51,8 @@ cat <<EOF2
 \`make bench-analyze-memory\` (bench/analyze_memory.sh), $(date -u +%Y-%m-%d) on $(nproc) cores of
 $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//'), $(uname -sr). Trace: $CALLS
 gen_server:call/2 from 4 traced callers to one traced server (bench/genserver_workload.erl), every
-reply sent to a fresh alias; message_send, message_receive and process_scheduled recorded:
+reply sent to a fresh alias; message_send, message_receive, process_scheduled, process_register
+and node_name recorded (the node distributed, so that \`delivery\` pairs its messages):
 $events events, $discarded discarded by LTTng; \`genserver\` paired $calls calls. Peak RSS from
 \`/usr/bin/time -v\`, one run each. Target: each under 100 MB.
 

@@ -2,8 +2,9 @@
 %%% benchmark (bench/analyze_memory.sh): `Callers' traced processes call
 %%% one traced gen_server until `Calls' calls are made; every call's reply
 %%% goes to a fresh alias (OTP 24+), so the trace holds as many references
-%%% as calls. Message sends and receives and scheduling are recorded. Run
-%%% it with a session daemon of its own (scripts/isolated.sh).
+%%% as calls. Message sends and receives, scheduling, the server's
+%%% registration and the node's name are recorded. Run it distributed
+%%% (`-sname`), with a session daemon of its own (scripts/isolated.sh).
 -module(genserver_workload).
 -behaviour(gen_server).
 
@@ -19,7 +20,7 @@ main([Dir, CallsText]) ->
     {module, dyntrace} = code:ensure_loaded(dyntrace),
     ok = lttng_session:wait_registered(),
     Name = "genserver_bench_" ++ os:getpid(),
-    Events = [message_send, message_receive, process_scheduled],
+    Events = [message_send, message_receive, process_scheduled, process_register, node_name],
     sh("lttng create " ++ Name ++ " --output=" ++ Dir),
     sh("lttng enable-channel -u -s " ++ Name ++ " --subbuf-size=8M --num-subbuf=16 big"),
     sh("lttng enable-event -u -s " ++ Name ++ " -c big "
@@ -28,7 +29,11 @@ main([Dir, CallsText]) ->
     ok = lttng_session:wait_enabled(Events),
     {ok, Server} = gen_server:start({local, bench_server}, ?MODULE, [], []),
     Flags = [send, 'receive', running, {tracer, dyntrace, []}],
-    1 = erlang:trace(Server, true, Flags),
+    1 = erlang:trace(Server, true, [procs | Flags]),
+    %% Registered again while traced: the trace names it.
+    true = unregister(bench_server),
+    true = register(bench_server, Server),
+    ok = dyntrace:announce_nodes(),
     Each = Calls div ?CALLERS,
     Parent = self(),
     Pids = [spawn(fun() -> receive go -> ok end, loop(Each), Parent ! {done, self()} end)
