@@ -47,6 +47,7 @@ events10=$("$ANALYZE" calls --json "$T10" | grep -o '"events":[0-9]*' | cut -d: 
 
 bt=$(measure babeltrace2 babeltrace2 "$T3" -o dummy)
 ours=$(measure analyze "$ANALYZE" calls --json "$T3")
+prof=$(measure profile "$ANALYZE" profile --json "$T3")
 py=$(measure python "$PY" bench/calls_reference.py "$T3")
 bt10=$(measure babeltrace2-10M babeltrace2 "$T10" -o dummy)
 ours10=$(measure analyze-10M "$ANALYZE" calls --json "$T10")
@@ -70,6 +71,7 @@ rate() { awk -v n="$1" -v s="$2" 'BEGIN { printf "%.2f M", n / s / 1e6 }'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2fx", b / a }'; }
 set -- $bt; bt_s=$1 bt_kib=$2
 set -- $ours; our_s=$1 our_kib=$2
+set -- $prof; prof_s=$1 prof_kib=$2
 set -- $py; py_s=$1 py_kib=$2
 set -- $bt10; bt10_s=$1 bt10_kib=$2
 set -- $ours10; our10_s=$1 our10_kib=$2
@@ -89,6 +91,7 @@ machine): $load_before at the start, $load_after over the last 15 minutes.
 |---|---:|---:|---:|---:|
 | \`babeltrace2 TRACE -o dummy\` (floor) | $bt_s | $(rate "$events3" "$bt_s") | $((bt_kib / 1024)) MiB | $(ratio "$our_s" "$bt_s") |
 | \`dyntrace-analyze calls --json TRACE\` | $our_s | $(rate "$events3" "$our_s") | $((our_kib / 1024)) MiB | 1.00x |
+| \`dyntrace-analyze profile --json TRACE\` (same trace) | $prof_s | $(rate "$events3" "$prof_s") | $((prof_kib / 1024)) MiB | $(ratio "$our_s" "$prof_s") |
 | \`bench/calls_reference.py TRACE\` (python3-bt2) | $py_s | $(rate "$events3" "$py_s") | $((py_kib / 1024)) MiB | $(ratio "$our_s" "$py_s") |
 
 Targets: at least 0.60x babeltrace2's rate, at least 15x Python's. The analyser and the Python

@@ -3,7 +3,9 @@
 python3-bt2: the same pairing of function_call with function_return /
 function_exception per process (the newest open call of the returning
 function; newer open frames and returns without a call count as
-unmatched), exact percentiles from sorted durations. Used by
+unmatched; a call closed while another call of its function is open
+below it is nested: counted, its time inside the outer call's), exact
+percentiles from sorted durations. Used by
 bench/analyze.sh to compare speed and to check that both agree.
 
     bench/calls_reference.py TRACE_DIR... > calls.json
@@ -29,6 +31,7 @@ def main(paths):
     stacks = {}  # pid -> [(entry, start_ns)]
     durations = {}  # entry -> [ns]
     unmatched = {}  # entry -> count
+    nested = {}  # entry -> count
     events = discarded = 0
     for msg in bt2.TraceCollectionMessageIterator(paths):
         if type(msg) is bt2._DiscardedEventsMessageConst:
@@ -60,7 +63,10 @@ def main(paths):
             if stack[k][0] == entry:
                 for above, _ in stack[k + 1:]:
                     unmatched[above] = unmatched.get(above, 0) + 1
-                durations[entry].append(ts - stack[k][1])
+                if any(e == entry for e, _ in stack[:k]):
+                    nested[entry] = nested.get(entry, 0) + 1
+                else:
+                    durations[entry].append(ts - stack[k][1])
                 del stack[k:]
                 break
         else:
@@ -71,6 +77,7 @@ def main(paths):
         calls.append({
             "entry": entry,
             "count": len(ns),
+            "nested": nested.get(entry, 0),
             "unmatched": unmatched.get(entry, 0),
             "p50_ns": percentile(ns, 0.5),
             "p90_ns": percentile(ns, 0.9),

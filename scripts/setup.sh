@@ -1,7 +1,7 @@
 #!/bin/bash
 # Installs what dyntrace needs on Debian 12 (as root), starts an LTTng
-# session daemon when none answers, and builds the NIF. Idempotent: a
-# second run installs nothing and only rebuilds what changed.
+# session daemon when none answers, and builds the NIF and the analyser.
+# Idempotent: a second run installs nothing and only rebuilds what changed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -35,5 +35,7 @@ if ! lttng list >/dev/null 2>&1; then
     for _ in $(seq 50); do lttng list >/dev/null 2>&1 && break; sleep 0.1; done
 fi
 
-echo "==> building"
-rebar3 compile
+echo "==> building the NIF and dyntrace-analyze"
+# A dependency's build makes the NIF only (scripts/build-nif.sh); here the
+# analyser too.
+DYNTRACE_BUILD_ANALYZER=1 rebar3 compile

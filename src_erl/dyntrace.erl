@@ -79,6 +79,10 @@
 -export([emit_node_name/4, node_names_loop/1, emit_user_trace_s1/2, emit_user_trace/5,
          user_probe_enabled/1]).
 
+%%% PRIVATE EXPORTS (NIFs: the samplers' and snapshots' event writers) %%%
+-export([emit_process_name/2, emit_stack_sample/4, emit_memory_sample/1,
+         emit_allocator_sample/7, emit_process_memory/6, emit_carrier/8]).
+
 %%% THE FRONT DOOR (dyntrace_ctl does the work) %%%
 -export([trace/3, calls/2, clear/0, status/0]).
 
@@ -107,6 +111,11 @@
 
 -define(LIBRARY, "libdyntrace_nif").
 -define(PROVIDER, "libdyntrace_lttng.so").
+%% How the NIF's load callback says the provider library (which links
+%% LTTng-UST) could not be opened: its answer, in erlang:load_nif/2's text.
+-define(PROVIDER_NOT_OPENED, "unsuccessful (2)").
+%% Whether the NIF is loaded, for available/0.
+-define(NIF_LOADED, {?MODULE, nif_loaded}).
 -define(MIN_TERM_BYTES, 64).
 -define(MAX_TERM_BYTES, 65536).
 -define(MAX_REDACT_KEYS, 32).
@@ -118,6 +127,8 @@
 %% Where put_tag/1 keeps the process's tag (a stock VM keeps none).
 -define(TAG_KEY, '$dyntrace_tag').
 -define(NODE_NAMES_POLL_MS, 1000).
+%% How many times (10 ms apart) the announcer waits for on_load to return.
+-define(ON_LOAD_WAITS, 1000).
 -define(NODE_NAMES_REFRESH_MS, 10000).
 
 -type max_term_bytes() :: ?MIN_TERM_BYTES..?MAX_TERM_BYTES.
@@ -139,7 +150,10 @@
                     | gc_minor_start | gc_minor_end
                     | gc_major_start | gc_major_end
                     | node_name
-                    | user_trace_s1 | user_trace_i4s4 | user_trace_n.
+                    | user_trace_s1 | user_trace_i4s4 | user_trace_n
+                    | process_name | stack_sample | memory_sample
+                    | allocator_sample | process_memory
+                    | carrier_create | carrier_destroy.
 %% `event_name()' lists the events of native/events.table in its order:
 %% the NIF's build fails when they differ.
 -type field_type() :: string | u32 | u64 | i64.
@@ -157,6 +171,10 @@
 -type probe_int() :: integer() | undefined.
 -type probe_string() :: iodata() | undefined.
 -type node_name_reason() :: load | enable | nodeup | nodedown | refresh | request.
+%% A process's name in `process_name' and `process_memory': its registered
+%% name, or its initial call (`{M, F, Arity | Args}', written `M:F/A').
+-type process_name() :: atom() | {module(), atom(), arity() | [term()]}.
+-type stack_frame() :: {module(), atom(), arity() | [term()], [{atom(), term()}]}.
 
 -export_type([options/0, tracer_state/0, event_name/0, event_info/0, payload_mode/0,
               field_kind/0, event_budget/0, max_term_bytes/0, counters/0]).
@@ -308,15 +326,27 @@ start_node_names() ->
         Pid -> Pid ! {announce, load}, ok
     end.
 
+%% Spawned from the on_load function: the module's exports answer only
+%% once that has returned (a call before is undef, as in an embedded
+%% release's boot), so the announcer waits for it.
 node_names_init() ->
     try register(?NODE_NAMES, self()) of
         true ->
             ok = net_kernel:monitor_nodes(true, [{node_type, all}]),
             write_node_names(load, [node() | nodes(connected)]),
+            wait_loaded(?ON_LOAD_WAITS),
             ?MODULE:node_names_loop(#{node => node(), enabled => false, since => 0})
     catch
         %% Another announcer registered first.
         error:badarg -> ok
+    end.
+
+wait_loaded(0) ->
+    exit(normal);
+wait_loaded(Tries) ->
+    case erlang:module_loaded(?MODULE) of
+        true -> ok;
+        false -> receive after 10 -> wait_loaded(Tries - 1) end
     end.
 
 %% @doc The announcer's loop, exported so that it moves to new code when
@@ -491,9 +521,10 @@ trace_garbage_collection(_Tag, _State, _Tracee, _Term, _Opts) ->
 %%% the message of `user_trace_s1/1' is a list or binary.
 %%%===================================================================
 
-%% @doc Whether the user probes exist: yes, as LTTng events.
--spec available() -> true.
-available() -> true.
+%% @doc Whether the user probes exist: `true' when the NIF is loaded (they
+%% are LTTng events), `false' when it could not be (loading logged why).
+-spec available() -> boolean().
+available() -> persistent_term:get(?NIF_LOADED, false).
 
 %% @doc Writes `user_trace_s1': the calling process and `Message'.
 -spec user_trace_s1(iolist()) -> user_probe_result().
@@ -734,6 +765,56 @@ emit_user_trace(_Label, _Pid, _Tag, _Ints, _Strings) ->
     erlang:nif_error(nif_not_loaded).
 
 %%%===================================================================
+%%% SAMPLED EVENTS (NIFs). Each answers `ok', raises `badarg' on arguments
+%%% of the wrong type and writes nothing when its event is not enabled.
+%%%===================================================================
+
+%% @doc Writes `process_name': `Pid' and its registered name or initial
+%% call. Not for users: written by the processes snapshot.
+-spec emit_process_name(pid(), process_name()) -> ok.
+emit_process_name(_Pid, _Name) ->
+    erlang:nif_error(nif_not_loaded).
+
+%% @doc Writes `stack_sample': `Pid', its `Status' (process_info's status
+%% atom) and `Stack' (its `current_stacktrace', innermost first), written
+%% `M:F/A;...' within `MaxTermBytes'. Not for users: written by the
+%% stack sampler.
+-spec emit_stack_sample(pid(), atom(), [stack_frame()], max_term_bytes()) -> ok.
+emit_stack_sample(_Pid, _Status, _Stack, _MaxTermBytes) ->
+    erlang:nif_error(nif_not_loaded).
+
+%% @doc Writes `memory_sample' from `erlang:memory()''s answer (a category
+%% not in it is written 0). Not for users: written by the memory sampler.
+-spec emit_memory_sample([{atom(), non_neg_integer()}]) -> ok.
+emit_memory_sample(_Memory) ->
+    erlang:nif_error(nif_not_loaded).
+
+%% @doc Writes `allocator_sample': one allocator instance's carriers, in
+%% bytes. Not for users: written by the memory sampler.
+-spec emit_allocator_sample(atom(), non_neg_integer(), non_neg_integer(), non_neg_integer(),
+                            non_neg_integer(), non_neg_integer(), non_neg_integer()) -> ok.
+emit_allocator_sample(_Type, _Instance, _MbcCarriers, _MbcsSize, _SbcCarriers, _SbcsSize,
+                      _BlocksSize) ->
+    erlang:nif_error(nif_not_loaded).
+
+%% @doc Writes `process_memory': `Pid', its name (`[]' for none) and its
+%% memory figures. Not for users: written by the memory sampler.
+-spec emit_process_memory(pid(), process_name() | [], non_neg_integer(), non_neg_integer(),
+                          non_neg_integer(), non_neg_integer()) -> ok.
+emit_process_memory(_Pid, _Name, _Memory, _TotalHeap, _BinVheap, _QueueLen) ->
+    erlang:nif_error(nif_not_loaded).
+
+%% @doc Writes `carrier_create' or `carrier_destroy': one carrier of an
+%% allocator instance and that instance's carriers. Not for users: written
+%% by the memory sampler.
+-spec emit_carrier(create | destroy, atom(), non_neg_integer(), non_neg_integer(),
+                   non_neg_integer(), non_neg_integer(), non_neg_integer(),
+                   non_neg_integer()) -> ok.
+emit_carrier(_Which, _Type, _Instance, _Size, _MbcCarriers, _MbcsSize, _SbcCarriers,
+             _SbcsSize) ->
+    erlang:nif_error(nif_not_loaded).
+
+%%%===================================================================
 %%% NIF LOADING
 %%%===================================================================
 
@@ -742,7 +823,11 @@ emit_user_trace(_Label, _Pid, _Tag, _Ints, _Strings) ->
 %% wait of up to 3 s for the session daemon, so that loading never holds
 %% the schedulers on a hung daemon. Registration goes on in LTTng-UST's own
 %% thread. An operator's own LTTNG_UST_REGISTER_TIMEOUT is kept.
--spec load_nif() -> ok | {error, term()}.
+%%
+%% The module loads even when its NIF cannot (an on_load failure would stop
+%% an embedded release's boot): it logs one line that names the fix, and
+%% available/0 answers false.
+-spec load_nif() -> ok.
 load_nif() ->
     Priv = nif_dir(),
     Library = filename:join(Priv, ?LIBRARY),
@@ -753,21 +838,60 @@ load_nif() ->
     OrderProbe = maps:from_list([{K, []} || K <- lists:seq(1, 33)]),
     [{First, _} | _] = maps:to_list(OrderProbe),
     LoadInfo = {list_to_binary(Provider), OrderProbe, First},
-    case filelib:is_regular(Provider) andalso erlang:load_nif(Library, LoadInfo) of
-        ok ->
-            start_node_names();
-        false ->
-            not_loaded(Library, {missing, Provider}, "no probe provider library");
-        {error, {Reason, Text}} ->
-            not_loaded(Library, Reason, Text)
-    end.
+    Loaded = case filelib:is_regular(Provider) andalso erlang:load_nif(Library, LoadInfo) of
+                 ok ->
+                     start_node_names();
+                 false ->
+                     {error, {missing, Provider}};
+                 {error, {_, Text}} = Error ->
+                     case string:find(Text, ?PROVIDER_NOT_OPENED) of
+                         nomatch -> Error;
+                         _ -> {error, no_lttng_ust}
+                     end
+             end,
+    persistent_term:put(?NIF_LOADED, Loaded =:= ok),
+    log_not_loaded(Loaded, Library),
+    _ = spawn(fun check_shadowed/0),
+    ok.
 
-not_loaded(Library, Reason, Text) ->
-    logger:error("dyntrace: cannot load the NIF library ~ts.so (~p: ~ts).~n"
-                 "Build it in the dyntrace source tree with `rebar3 compile` "
-                 "(needs cargo and liblttng-ust-dev), or see README.md.",
-                 [Library, Reason, Text]),
-    {error, {nif_not_loaded, Reason}}.
+%% One line for each way the NIF can be missing, naming the fix.
+log_not_loaded(ok, _Library) ->
+    ok;
+log_not_loaded({error, no_lttng_ust}, _Library) ->
+    logger:error("dyntrace: tracing is off: LTTng-UST's runtime library (liblttng-ust.so.1) "
+                 "cannot be loaded; install it (Debian/Ubuntu: apt-get install liblttng-ust1; "
+                 "Fedora: dnf install lttng-ust) and run l(dyntrace) again");
+log_not_loaded({error, {missing, Provider}}, _Library) ->
+    logger:error("dyntrace: tracing is off: no NIF library (~ts is missing); build dyntrace "
+                 "with cargo and liblttng-ust-dev installed (rebar3 compile) and keep its "
+                 "priv/ beside its ebin/", [Provider]);
+log_not_loaded({error, {Reason, Text}}, Library) ->
+    logger:error("dyntrace: tracing is off: cannot load the NIF library ~ts.so (~p: ~ts); "
+                 "rebuild dyntrace (rebar3 compile, with cargo and liblttng-ust-dev)",
+                 [Library, Reason, Text]).
+
+%% runtime_tools ships a module named dyntrace too. The next load of
+%% dyntrace (l(dyntrace), a restart in interactive mode) takes the code
+%% path's first dyntrace.beam: when that is not this module, say so. Run
+%% once the on_load function has returned: before, module_info/1 fails.
+check_shadowed() ->
+    wait_loaded(?ON_LOAD_WAITS),
+    case code:where_is_file(?MODULE_STRING ".beam") of
+        non_existing ->
+            ok;
+        First ->
+            Ours = module_info(md5),
+            case beam_lib:md5(First) of
+                {ok, {?MODULE, Ours}} ->
+                    ok;
+                _ ->
+                    logger:warning("dyntrace: the code path's first dyntrace.beam (~ts) is not "
+                                   "this module, and the next load takes it; if it is "
+                                   "runtime_tools's, leave it out of the release (relx: "
+                                   "{exclude_modules, [{runtime_tools, [dyntrace]}]}; "
+                                   "Mix: see docs/releases.md)", [First])
+            end
+    end.
 
 %% The `priv/' beside the `ebin/' this module came from, where a build or
 %% release puts the libraries; else the application's `priv_dir', which

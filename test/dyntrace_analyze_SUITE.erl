@@ -100,7 +100,7 @@ handle_cast(_Msg, State) ->
     {noreply, State}.
 
 traced(Flags, Fun) ->
-    analyze_cli:traced(Flags, Fun).
+    lttng_session:traced(Flags, Fun).
 
 %%%===================================================================
 %%% Cases
@@ -456,7 +456,7 @@ live(Config) ->
     timer:sleep(3000),
     lttng_session:cmd_ok("lttng stop " ++ Name),
     lttng_session:cmd_ok("lttng destroy " ++ Name),
-    {Status, Rest} = collect(Port, []),
+    {Status, Rest} = analyze_cmd:collect(Port),
     Out = <<First/binary, Rest/binary>>,
     ct:log("~s", [Out]),
     ?assertEqual(0, Status),
@@ -523,17 +523,14 @@ t_bad_input(Config) ->
     lttng_session:destroy(S).
 
 bad(Config, Args, Mentions) ->
-    analyze_cli:bad(Config, Args, Mentions).
+    analyze_cmd:bad(?config(analyze, Config), Args, Mentions).
 
 %%%===================================================================
 %%% Helpers
 %%%===================================================================
 
 start_session(Name, Events) ->
-    S = lttng_session:create(Name, Events),
-    ok = lttng_session:start(S),
-    ok = lttng_session:wait_enabled(Events),
-    S.
+    lttng_session:start_tracked(Name, Events).
 
 dir(#{dir := Dir}) ->
     Dir.
@@ -551,10 +548,7 @@ by(Key, Rows) ->
     maps:from_list([{maps:get(Key, R), R} || R <- Rows]).
 
 analyze(Config, Args) ->
-    analyze_cli:run(Config, Args).
-
-collect(Port, Acc) ->
-    analyze_cli:collect(Port, Acc).
+    analyze_cmd:run(?config(analyze, Config), Args).
 
 analyze_ok(Config, Args) ->
-    analyze_cli:json(Config, Args).
+    analyze_cmd:json(?config(analyze, Config), Args).

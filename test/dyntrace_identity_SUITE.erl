@@ -136,7 +136,7 @@ remote_calls(Name, Node, N) ->
     Pid.
 
 traced(Flags, Fun) ->
-    analyze_cli:traced(Flags, Fun).
+    lttng_session:traced(Flags, Fun).
 
 %%%===================================================================
 %%% Cases
@@ -361,10 +361,7 @@ t_remote_call_delivery(Config) ->
 %%%===================================================================
 
 start_session(Name, Events) ->
-    S = lttng_session:create(Name, Events),
-    ok = lttng_session:start(S),
-    ok = lttng_session:wait_enabled(Events),
-    S.
+    lttng_session:start_tracked(Name, Events).
 
 %% A node of this host with dyntrace loaded, registered with the session
 %% daemon.
@@ -403,13 +400,13 @@ utc(Ns) ->
     lists:flatten(io_lib:format("~4..0b-~2..0b-~2..0bT~2..0b:~2..0b:~2..0b", [Y, Mo, D, H, Mi, S])).
 
 analyze(Config, Args) ->
-    {Status, Out, Stderr} = analyze_cli:run(Config, Args),
+    {Status, Out, Stderr} = analyze_cmd:run(?config(analyze, Config), Args),
     ct:log("~p -> ~p~n~s~s", [Args, Status, Stderr, Out]),
     {Status, Out, Stderr}.
 
 analyze_ok(Config, Args) ->
-    analyze_cli:json(Config, Args).
+    analyze_cmd:json(?config(analyze, Config), Args).
 
 bad(Config, Args, Mentions) ->
-    analyze_cli:bad(Config, Args, Mentions).
+    analyze_cmd:bad(?config(analyze, Config), Args, Mentions).
 

@@ -1,7 +1,7 @@
 %%% End-to-end: each case attaches dyntrace to processes or ports it owns,
 %%% enables only the LTTng events it needs in its own session, does real
 %%% work, reads the trace back with babeltrace2 and checks the field values
-%%% a user would grep for. Every event of the README's table is checked here.
+%%% a user would grep for. Every event of the Events table (docs/reference.md) is checked here.
 -module(dyntrace_lttng_SUITE).
 
 -include_lib("common_test/include/ct.hrl").
@@ -128,13 +128,13 @@ t_event_fields(_Config) ->
                   || #{name := Name, fields := Fields} <- dyntrace:events()]),
     ?assertEqual(Expected, Declared).
 
-%% The README's Events table is the contract: it names every event of
+%% The Events table of docs/reference.md is the contract: it names every event of
 %% `dyntrace:events()' once, with its fields in order, and the integer
 %% fields are the ones it says: `depth' unsigned 32-bit, the GC sizes
 %% unsigned 64-bit, the user probes' integers signed 64-bit.
 t_readme_events(_Config) ->
     Source = proplists:get_value(source, ?MODULE:module_info(compile)),
-    Readme = filename:join(filename:dirname(filename:dirname(Source)), "README.md"),
+    Readme = filename:join([filename:dirname(filename:dirname(Source)), "docs", "reference.md"]),
     {ok, Text} = file:read_file(Readme),
     [_, FromHeader] = string:split(Text, <<"| event | fields |">>),
     [Table | _] = string:split(FromHeader, <<"\n\n">>),
@@ -155,7 +155,19 @@ t_readme_events(_Config) ->
                  ++ [{node_name, channel, u64}]
                  ++ [{user_trace_i4s4, I, i64} || I <- [i1, i2, i3, i4]]
                  ++ [{user_trace_n, probe, u32}]
-                 ++ [{user_trace_n, I, i64} || I <- [i1, i2, i3, i4]],
+                 ++ [{user_trace_n, I, i64} || I <- [i1, i2, i3, i4]]
+                 ++ [{memory_sample, F, u64} || F <- [total, processes, processes_used, system,
+                                                      atom, atom_used, binary, code, ets]]
+                 ++ [{allocator_sample, instance, u32}]
+                 ++ [{allocator_sample, F, u64} || F <- [mbc_carriers, mbcs_size, sbc_carriers,
+                                                         sbcs_size, blocks_size]]
+                 ++ [{process_memory, F, u64} || F <- [memory, total_heap, bin_vheap,
+                                                       message_queue_len]]
+                 ++ lists:append(
+                      [[{N, instance, u32}]
+                       ++ [{N, F, u64} || F <- [size, mbc_carriers, mbcs_size, sbc_carriers,
+                                               sbcs_size]]
+                       || N <- [carrier_create, carrier_destroy]]),
                  Integers).
 
 gc_size_field(Event) ->

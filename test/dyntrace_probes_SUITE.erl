@@ -124,7 +124,7 @@ t_not_enabled(_Config) ->
     ?assertEqual([false, false, false, false],
                  [dyntrace:p(1, "a"), dyntrace:pn(3, "b"), dyntrace:user_trace_s1("c"),
                   dyntrace:user_trace_n(1, undefined, 1, 2, 3, 4, "a", "b", "c", "d")]),
-    S = start_session(t_not_enabled, [user_trace_n]),
+    S = lttng_session:start_tracked(t_not_enabled, [user_trace_n]),
     try
         ?assertEqual([false, true, false], [dyntrace:p(1), dyntrace:pn(1), dyntrace:user_trace_s1("c")])
     after
@@ -154,7 +154,7 @@ t_bad_arguments(_Config) ->
                fun() -> dyntrace:user_trace_s1([-1]) end],
     ?assertEqual([badarg || _ <- Always], [raised(F) || F <- Always]),
     ?assertEqual([{returned, false} || _ <- Enabled], [raised(F) || F <- Enabled]),
-    S = start_session(t_bad_arguments, ?PROBES),
+    S = lttng_session:start_tracked(t_bad_arguments, ?PROBES),
     try
         ?assertEqual([badarg || _ <- Always ++ Enabled], [raised(F) || F <- Always ++ Enabled])
     after
@@ -172,22 +172,9 @@ raised(Fun) ->
         error:badarg -> badarg
     end.
 
-start_session(Case, Events) ->
-    S = lttng_session:create(Case, Events),
-    ok = lttng_session:track_self(S),
-    ok = lttng_session:start(S),
-    ok = lttng_session:wait_enabled(Events),
-    S.
-
-%% Runs `Fun' with the user probes recorded; their events, in order.
+%% Runs `Fun' with the events of the suite recorded; their events, in order.
 record(Case, Fun) ->
-    S = start_session(Case, ?PROBES),
-    try
-        Fun(),
-        lttng_session:stop_and_read(S)
-    after
-        lttng_session:destroy(S)
-    end.
+    lttng_session:record(Case, ?PROBES, Fun).
 
 %% {pid, tag, [i1..i4], [s1..s4]} of a user_trace_i4s4 or user_trace_n event.
 i4s4(E) ->

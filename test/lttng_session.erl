@@ -15,7 +15,8 @@
 -module(lttng_session).
 
 -export([traced_node/0, ensure_daemon/0, wait_registered/0,
-         create/2, create/3, enable/2, track_self/1, start/1, wait_enabled/1, stop/1, destroy/1,
+         create/2, create/3, enable/2, track_self/1, start/1, start_tracked/2, record/3, wait_enabled/1, traced/2, stop/1,
+         destroy/1,
          read/1, read_all/1, stop_and_read/1, discarded/1, recorded/1,
          select/2, field/2, cmd/1, cmd_ok/1, parse_line/1, wait_until/2]).
 
@@ -144,6 +145,22 @@ wait_enabled(Events) ->
                    {daemons, os:cmd("ps -eo pid,stat,args | grep -E 'lttng-(sessiond|consumerd)' | grep -v grep")}})
     end.
 
+%% @doc Runs `Fun' in a fresh process traced by dyntrace with `Flags';
+%% `Fun''s result and the process.
+-spec traced([atom()], fun(() -> Result)) -> {Result, pid()}.
+traced(Flags, Fun) ->
+    Parent = self(),
+    Ref = make_ref(),
+    Pid = spawn(fun() ->
+                        receive go -> ok end,
+                        Parent ! {Ref, Fun()}
+                end),
+    1 = erlang:trace(Pid, true, [{tracer, dyntrace, []} | Flags]),
+    Pid ! go,
+    receive {Ref, Result} -> {Result, Pid}
+    after 60000 -> error(workload_timeout)
+    end.
+
 %% @doc Stops recording; the trace is complete on disk when it returns.
 -spec stop(session()) -> ok.
 stop(#{name := N}) ->
@@ -156,6 +173,28 @@ destroy(#{name := N, dir := Dir}) ->
     _ = cmd("lttng destroy " ++ N),
     _ = cmd("rm -rf '" ++ Dir ++ "'"),
     ok.
+
+%% @doc A session of this node's events only, `Events' enabled, recording,
+%% and the events seen enabled here.
+-spec start_tracked(atom() | string(), [atom()]) -> session().
+start_tracked(Name, Events) ->
+    S = create(Name, Events),
+    ok = track_self(S),
+    ok = start(S),
+    ok = wait_enabled(Events),
+    S.
+
+%% @doc Runs `Fun' with `Events' of this node recorded in a session of its
+%% own; the events written, in order. The session is gone afterwards.
+-spec record(atom() | string(), [atom()], fun(() -> term())) -> [event()].
+record(Name, Events, Fun) ->
+    S = start_tracked(Name, Events),
+    try
+        Fun(),
+        stop_and_read(S)
+    after
+        destroy(S)
+    end.
 
 %% @doc Stops the session and reads back its org_erlang_dyntrace events.
 -spec stop_and_read(session()) -> [event()].

@@ -101,7 +101,8 @@ fn analyse(
         return Ok(());
     }
     let heading = live.then_some("live: the session ended");
-    emit(common, &outcome.summary, &outcome.tables, heading)
+    emit(common, &outcome.summary, &outcome.tables, heading)?;
+    outcome.analyses.iter().try_for_each(|a| a.write_files())
 }
 
 fn run_command(m: &ArgMatches) -> Result<(), String> {

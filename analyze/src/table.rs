@@ -31,6 +31,8 @@ pub enum Unit {
     /// Long text (a message, a request): whole in JSON, cut to the
     /// terminal's width in text.
     Excerpt,
+    /// A share in percent.
+    Percent,
 }
 
 /// A column: its JSON key, its title in text tables, its unit.
@@ -58,7 +60,9 @@ pub enum Cell {
     Num(u64),
     /// A signed number (timestamps, CPUs: -1 when unknown).
     Int(i64),
-    /// No value (JSON null, `-` in text).
+    /// A fraction (shares in percent).
+    Float(f64),
+    /// No value (JSON `null`, `-` in text).
     Null,
     /// A process of a [`Unit::Pid`] column with what is known of it.
     Proc {
@@ -243,6 +247,8 @@ pub fn text_of(cell: &Cell, unit: Unit, origin_ns: i64) -> String {
         (Cell::Int(t), Unit::Timestamp) => format!("+{:.6} s", (*t - origin_ns) as f64 / 1e9),
         (Cell::Num(n), _) => n.to_string(),
         (Cell::Int(n), _) => n.to_string(),
+        (Cell::Float(x), Unit::Percent) => format!("{x:.1}%"),
+        (Cell::Float(x), _) => format!("{x:.3}"),
         (Cell::Null, _) => "-".to_string(),
     }
 }
@@ -598,6 +604,7 @@ fn json_of(cell: &Cell) -> Value {
         Cell::Text(s) => Value::String(s.clone()),
         Cell::Num(n) => json!(n),
         Cell::Int(n) => json!(n),
+        Cell::Float(x) => json!(x),
         Cell::Proc { pid, .. } => Value::String(pid.clone()),
         Cell::Null => Value::Null,
     }

@@ -368,9 +368,15 @@ pub struct Location<'a> {
 impl Location<'_> {
     /// Appends `Module:Function/Arity`.
     pub fn write(&self, idents: &mut IdentCache, out: &mut Vec<u8>) {
-        idents.write(self.module, out);
+        self.write_with(|atom, out| idents.write(atom, out), out);
+    }
+
+    /// Appends `Module:Function/Arity`, the atoms written by `atom` (the
+    /// same text as `format_atom`'s, cached or not).
+    pub fn write_with(&self, mut atom: impl FnMut(Term, &mut Vec<u8>), out: &mut Vec<u8>) {
+        atom(self.module, out);
         out.push(b':');
-        idents.write(self.function, out);
+        atom(self.function, out);
         out.push(b'/');
         out.extend_from_slice(decimal(u64::from(self.arity), &mut [0; DECIMAL_MAX]));
     }
@@ -422,14 +428,26 @@ pub fn location<'a>(env: Env<'a>, term: Term<'a>) -> Option<Location<'a>> {
     let [m, f, a] = elems else {
         return None;
     };
-    if !(crate::is_atom_word(*m) && crate::is_atom_word(*f)) {
+    location_of(env, *m, *f, *a)
+}
+
+/// `Module`, `Function` and `Arity` or `Args` (terms of this call) as a
+/// code location, if they are one.
+#[inline]
+pub fn location_of<'a>(
+    env: Env<'a>,
+    m: ERL_NIF_TERM,
+    f: ERL_NIF_TERM,
+    a: ERL_NIF_TERM,
+) -> Option<Location<'a>> {
+    if !(crate::is_atom_word(m) && crate::is_atom_word(f)) {
         return None;
     }
-    let arity = crate::small_int(*a)
+    let arity = crate::small_int(a)
         .and_then(|n| u32::try_from(n).ok())
-        .or_else(|| list_length(env, *a))?;
-    // SAFETY: elements of a term of this call.
-    let [module, function] = [*m, *f].map(|word| unsafe { Term::new(env, word) });
+        .or_else(|| list_length(env, a))?;
+    // SAFETY: terms of this call.
+    let [module, function] = [m, f].map(|word| unsafe { Term::new(env, word) });
     Some(Location {
         module,
         function,

@@ -133,3 +133,71 @@ pub fn format_iolist_bounded(term: Term, max: usize, out: &mut Vec<u8>) -> bool 
     sink.finish();
     true
 }
+
+/// Appends the parts `next` writes, `separator` between them, as one text
+/// of at most `max` bytes, cut as `format_term_bounded` cuts. Once the text
+/// is full no more parts are asked for, so a long sequence costs what is
+/// written. `next` appends one part to the buffer it is given and answers
+/// `Ok(false)` when there are no more; its error ends the text unfinished.
+pub fn format_joined_bounded<E>(
+    max: usize,
+    separator: &[u8],
+    out: &mut Vec<u8>,
+    mut next: impl FnMut(&mut Vec<u8>) -> Result<bool, E>,
+) -> Result<(), E> {
+    let mut sink = Sink::new(out, max);
+    let mut part = Vec::new();
+    let mut first = true;
+    while !sink.is_full() {
+        part.clear();
+        if !next(&mut part)? {
+            break;
+        }
+        if !first {
+            sink.put(separator);
+        }
+        first = false;
+        sink.put(&part);
+    }
+    sink.finish();
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::format_joined_bounded;
+
+    /// The parts "p0", "p1", ... up to `count`, joined within `max`; how
+    /// many parts were asked for.
+    fn joined(count: usize, max: usize) -> (Vec<u8>, usize) {
+        let (mut out, mut asked) = (Vec::new(), 0);
+        let written: Result<(), ()> = format_joined_bounded(max, b";", &mut out, |part| {
+            asked += 1;
+            if asked > count {
+                return Ok(false);
+            }
+            part.extend_from_slice(format!("p{}", asked - 1).as_bytes());
+            Ok(true)
+        });
+        assert!(written.is_ok());
+        (out, asked)
+    }
+
+    #[test]
+    fn parts_within_the_limit_are_joined_whole() {
+        assert_eq!(joined(3, 8), (b"p0;p1;p2".to_vec(), 4));
+        assert_eq!(joined(0, 8), (Vec::new(), 1));
+    }
+
+    #[test]
+    fn a_longer_text_is_cut_and_no_more_parts_are_asked_for() {
+        assert_eq!(joined(1_000_000, 8), (b"p0;p1...".to_vec(), 4));
+    }
+
+    #[test]
+    fn an_error_of_a_part_is_the_answer() {
+        let mut out = Vec::new();
+        let written = format_joined_bounded(8, b";", &mut out, |_| Err("bad"));
+        assert_eq!(written, Err("bad"));
+    }
+}

@@ -22,6 +22,7 @@ mod lttng;
 mod no_vm;
 mod options;
 mod routes;
+mod sample_events;
 mod short_path;
 mod small_map;
 mod stats;
@@ -333,20 +334,27 @@ fn stats(env: Env) -> NifResult<Term> {
 // Library entry. rustler's `init!` leaves the `upgrade` callback unset, and
 // then a second `l(dyntrace)` fails ("upgrade not supported"); ours sets it.
 
+/// What the load callback answers when the probe provider (and so
+/// LTTng-UST's runtime library it links) cannot be opened; `dyntrace.erl`
+/// reads it from `erlang:load_nif/2`'s error ("... unsuccessful (2).").
+const PROVIDER_NOT_OPENED: c_int = 2;
+/// Any other load failure, already explained on stderr.
+const LOAD_FAILED: c_int = 1;
+
 /// Load and upgrade: the load info is the path of the probe provider
 /// library, which the module passes from its `priv/` directory.
-fn on_load(env: Env, load_info: Term) -> bool {
+fn on_load(env: Env, load_info: Term) -> Result<(), c_int> {
     if let Err(why) = lttng::check_provider() {
         eprintln!("dyntrace: tracepoint provider mismatch: {why}");
-        return false;
+        return Err(LOAD_FAILED);
     }
     if let Err(why) = routes::init(env) {
         eprintln!("dyntrace: {why}");
-        return false;
+        return Err(LOAD_FAILED);
     }
     if !limits::init(env) {
         eprintln!("dyntrace: cannot open the event budget resource type");
-        return false;
+        return Err(LOAD_FAILED);
     }
     NIL_WORD.store(
         term_word(Term::list_new_empty(env).as_c_arg()),
@@ -365,7 +373,7 @@ fn on_load(env: Env, load_info: Term) -> bool {
     // way this release's iterator goes (format's big-map order).
     let Ok((path, map, first)) = load_info.decode::<(Term, Term, Term)>() else {
         eprintln!("dyntrace: the load info must be {{ProviderPath, Map, Key}}");
-        return false;
+        return Err(LOAD_FAILED);
     };
     format::learn_hash_map_order(env.as_c_arg(), map.as_c_arg(), first.as_c_arg());
     let Some(path) = path
@@ -374,15 +382,10 @@ fn on_load(env: Env, load_info: Term) -> bool {
         .and_then(|bin| CString::new(bin.as_slice()).ok())
     else {
         eprintln!("dyntrace: the provider library's path must be a binary");
-        return false;
+        return Err(LOAD_FAILED);
     };
-    match lttng::load_provider(&path) {
-        Ok(()) => true,
-        Err(why) => {
-            eprintln!("dyntrace: cannot open {path:?}: {why}");
-            false
-        }
-    }
+    // Silent here: the module logs the one line that says what to install.
+    lttng::load_provider(&path).map_err(|_| PROVIDER_NOT_OPENED)
 }
 
 fn guarded_load(env: *mut ErlNifEnv, load_info: ErlNifTerm) -> c_int {
@@ -393,7 +396,7 @@ fn guarded_load(env: *mut ErlNifEnv, load_info: ErlNifTerm) -> c_int {
         let load_info = unsafe { Term::new(env, load_info) };
         on_load(env, load_info)
     })
-    .map_or(1, |loaded| c_int::from(!loaded))
+    .map_or(LOAD_FAILED, |loaded| loaded.err().unwrap_or(0))
 }
 
 extern "C" fn nif_load(env: *mut ErlNifEnv, _priv: *mut *mut c_void, info: ErlNifTerm) -> c_int {

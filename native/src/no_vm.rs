@@ -25,5 +25,6 @@ no_vm! {
     enif_make_tuple_from_array enif_make_ulong enif_map_iterator_create
     enif_map_iterator_destroy enif_map_iterator_get_pair enif_map_iterator_next
     enif_map_iterator_prev enif_raise_exception enif_schedule_nif enif_snprintf
-    enif_term_type enif_is_atom enif_get_atom_length enif_make_sub_binary
+    enif_term_type enif_is_atom enif_get_atom_length enif_make_sub_binary enif_get_uint
+    enif_is_pid
 }

@@ -1,44 +1,41 @@
 //! `calls`: function durations per code location, from `function_call`
-//! and its `function_return`/`function_exception` in the same process.
+//! and its `function_return`/`function_exception` in the same process,
+//! matched by [`super::callstack`] (its rules: unmatched frames and returns
+//! counted, never guessed; `return_to` events skipped when the processes
+//! were traced with `return_to`).
 //!
-//! Each process has a stack of open calls (bounded: the oldest frame is
-//! dropped and counted). A return names its function: it closes the newest
-//! open call of that function; newer frames left open below it (functions
-//! traced without `return_trace`, tail calls) are counted as unmatched,
-//! never guessed. `return_to` events also arrive as `function_return`; a
-//! return right after a matched one that names no open frame is a
-//! `return_to` into an untraced caller and is skipped, and from then on the
-//! process is known to send `return_to`, so the return after each matched
-//! return is skipped too.
+//! A call made while another call of the same location is open in the
+//! process (recursion) is counted as `nested` and its time is already
+//! inside the outer call's: a location's total never exceeds the trace's
+//! duration times the processes that ran it.
 
-use rustc_hash::FxHashMap;
-
+use super::callstack::{CallStack, Frame, Functions, Popped, Pushed};
 use super::{duration_cells, duration_columns, entry, Analysis, ByText, Registered};
 use crate::cli::parse_duration;
 use crate::event::{Event, Kind, Slot};
 use crate::stats::Durations;
 use crate::table::{col, Cell, Summary, Table, Unit};
 
-/// Open calls kept per process before the oldest is dropped.
-pub const MAX_STACK: usize = 4096;
-
-struct Frame {
-    entry: u32,
-    start_ns: i64,
-    cpu: i64,
-}
-
 #[derive(Default)]
 struct Process {
-    stack: Vec<Frame>,
-    after_return: bool,
-    sends_return_to: bool,
+    stack: CallStack<i64>,
 }
 
+#[derive(Clone)]
 struct EntryStats {
-    name: Box<[u8]>,
     durations: Durations,
+    nested: u64,
     unmatched: u64,
+}
+
+impl Default for EntryStats {
+    fn default() -> Self {
+        EntryStats {
+            durations: Durations::new(3),
+            nested: 0,
+            unmatched: 0,
+        }
+    }
 }
 
 /// One call slower than `--slower-than`.
@@ -92,7 +89,7 @@ impl Registered for Calls {
 /// The `calls` state machine.
 pub struct Calls {
     procs: ByText<Process>,
-    entry_ids: FxHashMap<Box<[u8]>, u32>,
+    functions: Functions,
     entries: Vec<EntryStats>,
     slower_than_ns: Option<u64>,
     max_slow: usize,
@@ -108,7 +105,7 @@ impl Calls {
     pub fn new(slower_than_ns: Option<u64>, max_slow: usize, return_to: bool) -> Calls {
         Calls {
             procs: ByText::default(),
-            entry_ids: FxHashMap::default(),
+            functions: Functions::default(),
             entries: Vec::new(),
             slower_than_ns,
             max_slow,
@@ -120,71 +117,57 @@ impl Calls {
     }
 
     fn entry_id(&mut self, name: &[u8]) -> u32 {
-        if let Some(&id) = self.entry_ids.get(name) {
-            return id;
+        let id = self.functions.id(name);
+        if id as usize == self.entries.len() {
+            self.entries.push(EntryStats::default());
         }
-        let id = self.entries.len() as u32;
-        self.entries.push(EntryStats {
-            name: name.into(),
-            durations: Durations::new(3),
-            unmatched: 0,
-        });
-        self.entry_ids.insert(name.into(), id);
         id
+    }
+
+    fn unmatched(entries: &mut [EntryStats], f: Frame<i64>) {
+        entries[f.entry as usize].unmatched += u64::from(f.depth);
     }
 
     fn call(&mut self, ev: &Event) {
         let entry_id = self.entry_id(ev.str(Slot::Entry));
-        let told = self.return_to;
-        let p = entry(&mut self.procs, ev.str(Slot::Pid), || Process {
-            sends_return_to: told,
-            ..Process::default()
-        });
-        p.after_return = false;
-        if p.stack.len() >= MAX_STACK {
-            let dropped = p.stack.remove(0);
-            self.entries[dropped.entry as usize].unmatched += 1;
+        let p = entry(&mut self.procs, ev.str(Slot::Pid), Process::default);
+        let entries = &mut self.entries;
+        let pushed = p.stack.call(
+            entry_id,
+            ev.ts_ns,
+            |_| ev.cpu,
+            |f| Self::unmatched(entries, f),
+        );
+        if pushed == Pushed::Recursed {
+            entries[entry_id as usize].nested += 1;
         }
-        p.stack.push(Frame {
-            entry: entry_id,
-            start_ns: ev.ts_ns,
-            cpu: ev.cpu,
-        });
     }
 
     fn ret(&mut self, ev: &Event, exception: bool) {
         let entry_id = self.entry_id(ev.str(Slot::Entry));
         let pid = ev.str(Slot::Pid);
-        let told = self.return_to;
-        let p = entry(&mut self.procs, pid, || Process {
-            sends_return_to: told,
-            ..Process::default()
-        });
-        let found = p.stack.iter().rposition(|f| f.entry == entry_id);
-        let return_to = !exception && p.after_return && (p.sends_return_to || found.is_none());
-        if return_to {
-            // Back in the named caller: frames above it will never return.
-            p.sends_return_to = true;
-            p.after_return = false;
-            if let Some(k) = found {
-                for f in p.stack.drain(k + 1..) {
-                    self.entries[f.entry as usize].unmatched += 1;
-                }
+        let p = entry(&mut self.procs, pid, Process::default);
+        let entries = &mut self.entries;
+        let frame = match p.stack.ret(entry_id, exception, self.return_to, |f| {
+            Self::unmatched(entries, f)
+        }) {
+            Popped::Closed(frame) => frame,
+            Popped::Nested => return,
+            Popped::NoCall => {
+                entries[entry_id as usize].unmatched += 1;
+                return;
             }
-            self.return_to_skipped += 1;
-            return;
-        }
-        p.after_return = true;
-        let Some(k) = found else {
-            self.entries[entry_id as usize].unmatched += 1;
-            return;
+            Popped::ReturnTo => {
+                self.return_to_skipped += 1;
+                return;
+            }
         };
-        for f in p.stack.drain(k + 1..) {
-            self.entries[f.entry as usize].unmatched += 1;
+        if !frame.outer {
+            entries[entry_id as usize].nested += 1;
+            return;
         }
-        let Some(frame) = p.stack.pop() else { return };
         let duration = ev.ts_ns.saturating_sub(frame.start_ns).max(0) as u64;
-        self.entries[entry_id as usize].durations.record(duration);
+        entries[entry_id as usize].durations.record(duration);
         if self.slower_than_ns.is_some_and(|t| duration >= t) {
             self.slow_total += 1;
             if self.slow.len() < self.max_slow {
@@ -193,7 +176,7 @@ impl Calls {
                     entry: entry_id,
                     start_ns: frame.start_ns,
                     duration_ns: duration,
-                    cpu_call: frame.cpu,
+                    cpu_call: frame.data,
                     cpu_return: ev.cpu,
                 });
             }
@@ -201,9 +184,9 @@ impl Calls {
     }
 
     fn exit(&mut self, ev: &Event) {
-        if let Some(p) = self.procs.remove(ev.str(Slot::Pid)) {
-            for f in p.stack {
-                self.entries[f.entry as usize].unmatched += 1;
+        if let Some(mut p) = self.procs.remove(ev.str(Slot::Pid)) {
+            for f in p.stack.drain() {
+                Self::unmatched(&mut self.entries, f);
             }
         }
     }
@@ -215,7 +198,7 @@ impl Calls {
 
     /// The code location of a slow call.
     pub fn slow_entry(&self, s: &SlowCall) -> &[u8] {
-        &self.entries[s.entry as usize].name
+        self.functions.name(s.entry)
     }
 }
 
@@ -251,8 +234,8 @@ impl Analysis for Calls {
     fn tables(&self, _summary: &Summary) -> Vec<Table> {
         let mut open = vec![0u64; self.entries.len()];
         for p in self.procs.values() {
-            for f in &p.stack {
-                open[f.entry as usize] += 1;
+            for f in p.stack.frames() {
+                open[f.entry as usize] += u64::from(f.depth);
             }
         }
         let mut t = Table::new(
@@ -262,6 +245,7 @@ impl Analysis for Calls {
                 .into_iter()
                 .chain(duration_columns())
                 .chain([
+                    col("nested", "nested", Unit::Count),
                     col("unmatched", "unmatched", Unit::Count),
                     col("open", "open", Unit::Count),
                 ])
@@ -272,14 +256,18 @@ impl Analysis for Calls {
         for i in order {
             let e = &self.entries[i];
             let d = &e.durations;
-            if d.count() == 0 && e.unmatched == 0 && open[i] == 0 {
+            if d.count() == 0 && e.nested == 0 && e.unmatched == 0 && open[i] == 0 {
                 continue;
             }
             t.push(
-                [Cell::bytes(&e.name)]
+                [Cell::bytes(self.functions.name(i as u32))]
                     .into_iter()
                     .chain(duration_cells(d))
-                    .chain([Cell::Num(e.unmatched), Cell::Num(open[i])])
+                    .chain([
+                        Cell::Num(e.nested),
+                        Cell::Num(e.unmatched),
+                        Cell::Num(open[i]),
+                    ])
                     .collect(),
                 (d.count() > 0).then(|| d.log2()),
             );
@@ -333,6 +321,7 @@ impl Analysis for Calls {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::analysis::callstack::MAX_STACK;
     use crate::analysis::testing::Script;
 
     fn run(script: &Script, return_to: bool) -> (Calls, Vec<Table>) {
@@ -386,9 +375,9 @@ mod tests {
     }
 
     #[test]
-    fn return_to_events_are_not_returns() {
+    fn return_to_events_are_skipped_only_when_told() {
         // f calls g: return_from g, return_to f, return_from f, return_to
-        // the shell; later g again: return_from g, return_to a:top/0.
+        // the shell.
         let mut s = Script::default();
         s.call(0, "<0.1.0>", "a:f/0")
             .call(10, "<0.1.0>", "a:g/0")
@@ -396,35 +385,57 @@ mod tests {
         s.ret(20, "<0.1.0>", "a:f/0")
             .ret(40, "<0.1.0>", "a:f/0")
             .ret(40, "<0.1.0>", "shell:eval/3");
-        s.call(50, "<0.1.0>", "a:g/0")
-            .ret(55, "<0.1.0>", "a:g/0")
-            .ret(55, "<0.1.0>", "a:top/0");
-        let (_, t) = run(&s, false);
-        // Without being told, the first return_to (naming f, which is open)
-        // reads as f's return; the next one names no open frame: from then
-        // on the process is known to send return_to.
-        assert_eq!(num(&t[0], "a:g/0", "count"), 2);
-        assert_eq!(num(&t[0], "a:f/0", "max_ns"), 20);
-        assert!(t[0]
-            .rows
-            .iter()
-            .all(|r| r.cells[0] != Cell::Text("a:top/0".into())));
-        // Told (--return-to), every return_to is skipped from the start.
         let (_, t) = run(&s, true);
         assert_eq!(num(&t[0], "a:f/0", "max_ns"), 40);
         assert_eq!(num(&t[0], "a:f/0", "unmatched"), 0);
+        assert!(t[0].notes[0].starts_with("2 return_to events skipped"));
+        // Untold, every return is a return: no word about return_to.
+        let (_, t) = run(&s, false);
+        assert_eq!(num(&t[0], "a:f/0", "max_ns"), 20);
+        assert_eq!(num(&t[0], "a:f/0", "unmatched"), 1);
+        assert!(t[0].notes.is_empty());
+    }
+
+    #[test]
+    fn deep_recursion_pairs_every_call_and_counts_the_time_once() {
+        let mut s = Script::default();
+        for i in 0..30_000 {
+            s.call(i, "<0.1.0>", "a:deep/1");
+        }
+        for i in 0..30_000 {
+            s.ret(30_000 + i, "<0.1.0>", "a:deep/1");
+        }
+        // Indirect recursion: the inner a:f/0 is inside the outer's time.
+        s.call(70_000, "<0.1.0>", "a:f/0")
+            .call(70_010, "<0.1.0>", "a:g/0")
+            .call(70_020, "<0.1.0>", "a:f/0");
+        s.ret(70_030, "<0.1.0>", "a:f/0")
+            .ret(70_040, "<0.1.0>", "a:g/0")
+            .ret(70_100, "<0.1.0>", "a:f/0");
+        let (_, t) = run(&s, false);
+        let t = &t[0];
+        assert_eq!(num(t, "a:deep/1", "count"), 1);
+        assert_eq!(num(t, "a:deep/1", "nested"), 29_999);
+        assert_eq!(num(t, "a:deep/1", "unmatched"), 0);
+        assert_eq!(num(t, "a:deep/1", "total_ns"), 59_999);
+        assert_eq!(num(t, "a:f/0", "count"), 1);
+        assert_eq!(num(t, "a:f/0", "nested"), 1);
+        assert_eq!(num(t, "a:f/0", "total_ns"), 100);
+        assert!(t.notes.is_empty());
     }
 
     #[test]
     fn stacks_are_bounded() {
         let mut s = Script::default();
         for i in 0..(MAX_STACK as i64 + 10) {
-            s.call(i, "<0.1.0>", "a:deep/1");
+            let f = if i % 2 == 0 { "a:even/1" } else { "a:odd/1" };
+            s.call(i, "<0.1.0>", f);
         }
         let (c, t) = run(&s, false);
-        assert_eq!(t[0].value(&t[0].rows[0], "unmatched"), Some(&Cell::Num(10)));
+        assert_eq!(num(&t[0], "a:even/1", "unmatched"), 5);
+        assert_eq!(num(&t[0], "a:odd/1", "unmatched"), 5);
         assert_eq!(
-            c.procs.get(&b"<0.1.0>"[..]).map(|p| p.stack.len()),
+            c.procs.get(&b"<0.1.0>"[..]).map(|p| p.stack.frames().len()),
             Some(MAX_STACK)
         );
     }

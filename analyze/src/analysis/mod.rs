@@ -10,6 +10,7 @@
 //! trace arguments, `--json`, `--pid`/`--name`, `--from`/`--to`, `--hist`,
 //! live reading with `--every`, `--window`, and a section of `report`.
 
+pub mod callstack;
 #[cfg(test)]
 mod testing;
 
@@ -40,6 +41,7 @@ registry! {
     sched::Sched,
     rates::Rates,
     probes::Probes,
+    profile::Profile,
 }
 
 /// A streaming analysis.
@@ -62,6 +64,11 @@ pub trait Analysis {
     fn next_window(&mut self) {}
     /// The results so far.
     fn tables(&self, summary: &Summary) -> Vec<Table>;
+    /// Writes the files its options name (besides the tables on stdout),
+    /// once the run has ended (with `--window`: the last window's).
+    fn write_files(&self) -> Result<(), String> {
+        Ok(())
+    }
     /// What the analysis adds to the `report` page besides its tables
     /// (plots), written before the tables.
     fn report(&self, _page: &mut Page) -> Result<(), String> {

@@ -152,6 +152,21 @@ impl Script {
         self.ev(ts, Kind::FunctionReturn, &[pid, entry])
     }
 
+    /// `function_exception` (class `error`).
+    pub fn exception(&mut self, ts: i64, pid: &str, entry: &str) -> &mut Self {
+        self.ev(ts, Kind::FunctionException, &[pid, entry, "error"])
+    }
+
+    /// `process_scheduled` of `type` (`in`, `out`, ...).
+    pub fn sched(&mut self, ts: i64, pid: &str, kind: &str) -> &mut Self {
+        self.ev(ts, Kind::ProcessScheduled, &[pid, "undefined", kind])
+    }
+
+    /// `stack_sample`: `stack` innermost first, `;`-separated.
+    pub fn sample(&mut self, ts: i64, pid: &str, status: &str, stack: &str) -> &mut Self {
+        self.ev(ts, Kind::StackSample, &[pid, status, stack])
+    }
+
     /// Feeds every event, in order, as the run loop does: through the
     /// identity layer (names, aliases); returns what it learnt.
     pub fn feed(&self, a: &mut dyn Analysis) -> Identity {

@@ -1,0 +1,65 @@
+%%% Runs `dyntrace-analyze' from a test: exit status, stdout and stderr
+%%% apart, JSON parsed.
+-module(analyze_cmd).
+
+-include_lib("stdlib/include/assert.hrl").
+
+-export([exe/0, run/2, json/2, bad/3, collect/1]).
+
+%% @doc The analyser built into the application's priv directory.
+-spec exe() -> string().
+exe() ->
+    Exe = filename:join(code:priv_dir(dyntrace), "dyntrace-analyze"),
+    true = filelib:is_regular(Exe),
+    Exe.
+
+%% @doc Runs the analyser `Exe' with `Args': `{Status, Stdout, Stderr}'.
+-spec run(string(), [string()]) -> {non_neg_integer(), binary(), binary()}.
+run(Exe, Args) ->
+    Err = filename:join(os:getenv("DYNTRACE_TRACE_DIR", "/tmp/dyntrace-test-traces"),
+                        "analyze_stderr_" ++ os:getpid()),
+    ok = filelib:ensure_dir(Err),
+    Port = open_port({spawn_executable, "/bin/sh"},
+                     [{args, ["-c", "exec \"$0\" \"$@\" 2>" ++ Err, Exe | Args]},
+                      exit_status, binary, hide]),
+    {Status, Out} = collect(Port),
+    {ok, Stderr} = file:read_file(Err),
+    ok = file:delete(Err),
+    {Status, Out, Stderr}.
+
+%% @doc Runs the analyser with `Args' (which include `--json'); it must
+%% succeed silently on stderr. Its JSON, decoded.
+-spec json(string(), [string()]) -> map().
+json(Exe, Args) ->
+    {Status, Out, Stderr} = run(Exe, Args),
+    ct:log("~p -> ~p~n~s~s", [Args, Status, Stderr, Out]),
+    ?assertEqual({0, <<>>}, {Status, Stderr}),
+    {Json, <<"\n">>} = json_text:value(Out),
+    Json.
+
+%% @doc Bad input: the analyser `Exe' run with `Args' prints one line on
+%% stderr naming each of `Mentions', nothing on stdout, and exits with
+%% status 1, without a panic.
+-spec bad(string(), [string()], [string()]) -> ok.
+bad(Exe, Args, Mentions) ->
+    {Status, Stdout, Stderr} = run(Exe, Args),
+    ct:log("~p -> ~p~nstdout: ~s~nstderr: ~s", [Args, Status, Stdout, Stderr]),
+    ?assertEqual(1, Status),
+    ?assertEqual(<<>>, Stdout),
+    [Line] = binary:split(Stderr, <<"\n">>, [global, trim_all]),
+    [?assertNotEqual(nomatch, string:find(Line, M), {M, Line}) || M <- Mentions],
+    ?assertEqual(nomatch, string:find(Line, "panicked")),
+    ok.
+
+%% @doc What a port running the analyser prints until it exits: `{Status,
+%% Output}'.
+-spec collect(port()) -> {non_neg_integer(), binary()}.
+collect(Port) ->
+    collect(Port, []).
+
+collect(Port, Acc) ->
+    receive
+        {Port, {data, D}} -> collect(Port, [D | Acc]);
+        {Port, {exit_status, S}} -> {S, iolist_to_binary(lists:reverse(Acc))}
+    after 120000 -> error({analyze_timeout, Port})
+    end.

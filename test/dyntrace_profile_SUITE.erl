@@ -1,0 +1,369 @@
+%%% `dyntrace-analyze profile' on real LTTng traces: a server whose
+%%% requests burn about 70% of its CPU in one planted function and 20% in
+%%% another; the profile must name those two first, in that order, with the
+%%% shares OTP's own profiler measures on the same workload (eprof on OTP
+%%% 25, tprof's call_time on OTP 27 and later). Also: a 30,000-deep
+%%% recursion pairs every call in `calls' and `profile'; calls open at the
+%%% end and returns without a call are counted; the folded stacks and the
+%%% flame graph name the planted function.
+-module(dyntrace_profile_SUITE).
+
+-include_lib("common_test/include/ct.hrl").
+-include_lib("stdlib/include/assert.hrl").
+-include_lib("xmerl/include/xmerl.hrl").
+
+-export([all/0, suite/0, init_per_suite/1, end_per_suite/1,
+         init_per_testcase/2, end_per_testcase/2]).
+-export([t_traced_agrees_with_otp_profiler/1,
+         t_sampled_agrees_with_otp_profiler/1,
+         t_deep_recursion_pairs/1,
+         t_open_and_unmatched_counted/1]).
+%% The traced workload.
+-export([server/0, handle/1, heavy/1, light/1, tally/1, deep/1, mid/0, stuck/0]).
+
+-define(SERVER, dyntrace_profile_server).
+%% Loop rounds per request: heavy 7 parts, light 2, tally 1.
+-define(PART, 100000).
+-define(REQUESTS, 100).
+-define(DEPTH, 30000).
+
+suite() ->
+    [{timetrap, {minutes, 4}}].
+
+all() ->
+    [t_traced_agrees_with_otp_profiler,
+     t_sampled_agrees_with_otp_profiler,
+     t_deep_recursion_pairs,
+     t_open_and_unmatched_counted].
+
+init_per_suite(Config) ->
+    ok = lttng_session:traced_node(),
+    %% Loaded before any profiler runs: eprof traces the modules loaded
+    %% while it profiles, and the loop's every round would be a traced call.
+    {module, dyntrace_burn} = code:ensure_loaded(dyntrace_burn),
+    [{analyze, analyze_cmd:exe()} | Config].
+
+end_per_suite(_Config) ->
+    ok.
+
+init_per_testcase(_Case, Config) ->
+    Config.
+
+end_per_testcase(_Case, _Config) ->
+    _ = erlang:trace(all, false, [all]),
+    _ = erlang:trace_pattern({?MODULE, '_', '_'}, false, [local]),
+    ok.
+
+%%%===================================================================
+%%% Workload
+%%%===================================================================
+
+%% @doc The server: answers `{req, From}' with the work's result until
+%% `stop'.
+-spec server() -> ok.
+server() ->
+    receive
+        {req, From} ->
+            From ! {done, handle(?PART)},
+            server();
+        stop ->
+            ok
+    end.
+
+%% @doc One request: heavy work, light work, bookkeeping.
+-spec handle(pos_integer()) -> integer().
+handle(Part) ->
+    heavy(7 * Part) + light(2 * Part) + tally(Part).
+
+%% @doc About 70% of a request's CPU: the work is in one call (the loop it
+%% calls is not traced), so tracing does not distort it.
+-spec heavy(pos_integer()) -> integer().
+heavy(N) ->
+    burn(N).
+
+%% @doc About 20% of a request's CPU.
+-spec light(pos_integer()) -> integer().
+light(N) ->
+    burn(N).
+
+%% @doc About 10% of a request's CPU.
+-spec tally(pos_integer()) -> integer().
+tally(N) ->
+    burn(N).
+
+%% The work of a planted function, inlined into it: the loop runs from
+%% inside its frame (not a tail call, which a sampled stack would not show
+%% it in).
+-compile({inline, [burn/1]}).
+burn(N) ->
+    Result = dyntrace_burn:spin(N),
+    Result rem 7.
+
+%% @doc Body recursion `N' deep.
+-spec deep(non_neg_integer()) -> non_neg_integer().
+deep(0) -> 0;
+deep(N) -> 1 + deep(N - 1).
+
+%% @doc Waits for `go'.
+-spec mid() -> ok.
+mid() ->
+    receive go -> ok end.
+
+%% @doc Never returns.
+-spec stuck() -> no_return().
+stuck() ->
+    receive never_sent -> stuck() end.
+
+%% A server process waiting for `go', then registered and serving.
+spawn_server() ->
+    spawn(fun() ->
+                  receive go -> ok end,
+                  true = register(?SERVER, self()),
+                  server()
+          end).
+
+%% Runs the requests one after another; stops the server.
+requests(Pid) ->
+    requests(Pid, ?REQUESTS).
+
+requests(Pid, Count) ->
+    [begin Pid ! {req, self()}, receive {done, _} -> ok end end
+     || _ <- lists:seq(1, Count)],
+    Ref = monitor(process, Pid),
+    Pid ! stop,
+    receive {'DOWN', Ref, process, Pid, _} -> ok end.
+
+%% The share (percent) of each function of the server's profiled time, as
+%% OTP's call_time profiler measures it (time on a scheduler, callees in
+%% untraced modules included, as `profile's self on-CPU time).
+otp_profiler_shares() ->
+    Pid = spawn_server(),
+    Times = case list_to_integer(erlang:system_info(otp_release)) of
+                Release when Release >= 27 -> tprof_times(Pid);
+                _ -> eprof_times(Pid)
+            end,
+    ct:log("OTP profiler: ~p", [Times]),
+    shares(Times).
+
+eprof_times(Pid) ->
+    {ok, _} = eprof:start(),
+    profiling = eprof:start_profiling([Pid], {?MODULE, '_', '_'}),
+    Pid ! go,
+    requests(Pid),
+    profiling_stopped = eprof:stop_profiling(),
+    [{Pid, Rows}] = [D || {P, _} = D <- eprof:dump(), P =:= Pid],
+    stopped = eprof:stop(),
+    [{mfa_text(M, F, A), Us} || {{M, F, A}, {_Count, Us}} <- Rows].
+
+tprof_times(Pid) ->
+    {ok, _} = tprof:start(#{type => call_time}),
+    _ = tprof:enable_trace([Pid]),
+    _ = tprof:set_pattern(?MODULE, '_', '_'),
+    Pid ! go,
+    requests(Pid),
+    {call_time, Rows} = tprof:collect(),
+    ok = tprof:stop(),
+    [{mfa_text(M, F, A), Us} || {M, F, A, PerPid} <- Rows, {P, _Count, Us} <- PerPid, P =:= Pid].
+
+mfa_text(M, F, A) ->
+    iolist_to_binary(io_lib:format("~p:~p/~b", [M, F, A])).
+
+shares(Times) ->
+    Total = lists:sum([T || {_, T} <- Times]),
+    maps:from_list([{F, 100 * T / Total} || {F, T} <- Times, Total > 0]).
+
+fn(Name) ->
+    <<(atom_to_binary(?MODULE))/binary, ":", Name/binary>>.
+
+%%%===================================================================
+%%% Cases
+%%%===================================================================
+
+%% Traced calls (return_trace on the module) and scheduling: the top two
+%% functions by self on-CPU time are heavy/1 and light/1, in that order,
+%% each within 10 points of the share OTP's profiler measures; the folded
+%% stacks and the flame graph name the planted function.
+t_traced_agrees_with_otp_profiler(Config) ->
+    Expected = otp_profiler_shares(),
+    Events = [function_call, function_return, function_exception,
+              process_scheduled, process_register],
+    S = start_session(t_profile, Events),
+    Pid = spawn_server(),
+    1 = erlang:trace(Pid, true, [call, running, procs, {tracer, dyntrace, []}]),
+    _ = erlang:trace_pattern({?MODULE, '_', '_'}, [{'_', [], [{return_trace}]}], [local]),
+    Pid ! go,
+    requests(Pid),
+    lttng_session:stop(S),
+    Folded = filename:join(dir(S), "profile.folded"),
+    Flame = filename:join(dir(S), "profile.svg"),
+    Json = analyze_cmd:json(?config(analyze, Config),
+                            ["profile", "--json", "--top", "50", "--name", atom_to_list(?SERVER),
+                             "--folded", Folded, "--flame", Flame, dir(S)]),
+    Rows = maps:get(<<"profile">>, Json),
+    ?assertEqual([pid_bin(Pid)], lists:usort([maps:get(<<"pid">>, R) || R <- Rows])),
+    ?assertEqual([atom_to_binary(?SERVER)], lists:usort([maps:get(<<"name">>, R) || R <- Rows])),
+    assert_agrees(Expected, [{maps:get(<<"function">>, R), maps:get(<<"oncpu_ns">>, R)} || R <- Rows]),
+    Handle = maps:get(fn(<<"handle/1">>), by(<<"function">>, Rows)),
+    ?assertEqual({?REQUESTS, 0, 0}, {maps:get(<<"calls">>, Handle), maps:get(<<"open">>, Handle),
+                                     maps:get(<<"unmatched">>, Handle)}),
+    %% Folded stacks: the server's label, then its path to heavy/1.
+    {ok, Stacks} = file:read_file(Folded),
+    Heavy = [L || L <- binary:split(Stacks, <<"\n">>, [global, trim_all]),
+                  binary:match(L, <<";", (fn(<<"heavy/1">>))/binary, " ">>) =/= nomatch],
+    ?assertMatch([_], Heavy),
+    [<<"dyntrace_profile_server (", _/binary>> | _] = binary:split(hd(Heavy), <<";">>, [global]),
+    {Svg, _} = xmerl_scan:file(Flame, [{fetch_fun, fun(_, St) -> {ok, not_fetched, St} end}]),
+    ?assertEqual(svg, Svg#xmlElement.name),
+    {ok, SvgText} = file:read_file(Flame),
+    ?assertNotEqual(nomatch, binary:match(SvgText, fn(<<"heavy/1">>))),
+    lttng_session:destroy(S).
+
+%% Sampled stacks of the same workload: the same top two, the same shares
+%% (each sample charged to its innermost frame of this module, as the
+%% call-time profiler charges untraced callees to their caller).
+t_sampled_agrees_with_otp_profiler(Config) ->
+    _ = code:ensure_loaded(dyntrace),
+    Sampler = case {erlang:function_exported(dyntrace, sample, 2),
+                    erlang:function_exported(dyntrace, emit_stack_sample, 4)} of
+                  {true, _} -> sample;
+                  {false, true} -> emit;
+                  _ -> none
+              end,
+    case Sampler of
+        none -> {skip, "neither dyntrace:sample/2 nor dyntrace:emit_stack_sample/4 in this build"};
+        _ -> sampled(Config, Sampler)
+    end.
+
+sampled(Config, Sampler) ->
+    Expected = otp_profiler_shares(),
+    S = start_session(t_sampled, [stack_sample]),
+    Pid = spawn_server(),
+    Stop = start_sampler(Sampler, Pid),
+    Pid ! go,
+    %% Five times the traced run's requests: enough samples for the shares.
+    requests(Pid, 5 * ?REQUESTS),
+    Stop(),
+    lttng_session:stop(S),
+    Json = analyze_cmd:json(?config(analyze, Config),
+                            ["profile", "--json", "--top", "50", "--module", atom_to_list(?MODULE),
+                             "--pid", pid_to_list(Pid), dir(S)]),
+    Rows = maps:get(<<"profile_samples">>, Json),
+    assert_agrees(Expected, [{maps:get(<<"function">>, R), maps:get(<<"samples">>, R)} || R <- Rows]),
+    lttng_session:destroy(S).
+
+start_sampler(sample, Pid) ->
+    _ = dyntrace:sample([Pid], #{interval => 1}),
+    fun() -> dyntrace:clear() end;
+start_sampler(emit, Pid) ->
+    Loop = fun Loop() ->
+                   case erlang:process_info(Pid, [current_stacktrace, status]) of
+                       [{current_stacktrace, Stack}, {status, Status}] ->
+                           ok = dyntrace:emit_stack_sample(Pid, Status, Stack, 1024),
+                           receive stop -> ok after 1 -> Loop() end;
+                       undefined -> ok
+                   end
+           end,
+    Sampler = spawn(Loop),
+    fun() -> Sampler ! stop end.
+
+%% The top two by `Weight' are heavy/1 then light/1, each share within 10
+%% points of the profiler's.
+assert_agrees(Expected, Weights) ->
+    Got = shares(Weights),
+    ct:log("expected ~p~ngot ~p", [Expected, Got]),
+    [First, Second | _] = [F || {F, _} <- lists:reverse(lists:keysort(2, maps:to_list(Got)))],
+    ?assertEqual({fn(<<"heavy/1">>), fn(<<"light/1">>)}, {First, Second}),
+    [?assert(abs(maps:get(F, Got) - maps:get(F, Expected)) =< 10, {F, Got, Expected})
+     || F <- [First, Second]].
+
+%% A function recursing 30,000 deep under return_trace: `calls' pairs every
+%% call (one outer call, the rest nested, nothing unmatched or open, no
+%% word about return_to, a total within the trace), `profile' counts 30,000
+%% calls in one node.
+t_deep_recursion_pairs(Config) ->
+    S = lttng_session:create(t_deep, [function_call, function_return],
+                             #{subbuf_size => 1048576, num_subbuf => 8}),
+    ok = lttng_session:track_self(S),
+    ok = lttng_session:start(S),
+    ok = lttng_session:wait_enabled([function_call, function_return]),
+    _ = erlang:trace_pattern({?MODULE, deep, 1}, [{'_', [], [{return_trace}]}], [local]),
+    {?DEPTH, Pid} = traced([call], fun() -> deep(?DEPTH) end),
+    lttng_session:stop(S),
+    ?assertEqual(0, lttng_session:discarded(S)),
+    Exe = ?config(analyze, Config),
+    Calls = analyze_cmd:json(Exe, ["calls", "--json", "--pid", pid_to_list(Pid), dir(S)]),
+    [Deep] = maps:get(<<"calls">>, Calls),
+    %% deep(N) down to deep(0): N + 1 calls.
+    ?assertEqual({fn(<<"deep/1">>), 1, ?DEPTH, 0, 0},
+                 {maps:get(<<"entry">>, Deep), maps:get(<<"count">>, Deep),
+                  maps:get(<<"nested">>, Deep), maps:get(<<"unmatched">>, Deep),
+                  maps:get(<<"open">>, Deep)}),
+    ?assert(maps:get(<<"total_ns">>, Deep) =<
+                maps:get(<<"last_ns">>, Calls) - maps:get(<<"first_ns">>, Calls)),
+    {0, Text, <<>>} = analyze_cmd:run(Exe, ["calls", dir(S)]),
+    ?assertEqual(nomatch, binary:match(Text, <<"return_to">>)),
+    Profile = analyze_cmd:json(Exe, ["profile", "--json", "--pid", pid_to_list(Pid), dir(S)]),
+    [Row] = maps:get(<<"profile">>, Profile),
+    ?assertEqual({?DEPTH + 1, 0, 0},
+                 {maps:get(<<"calls">>, Row), maps:get(<<"unmatched">>, Row),
+                  maps:get(<<"open">>, Row)}),
+    lttng_session:destroy(S).
+
+%% A call made before the session started returns inside it (a return
+%% without its call: counted as unmatched); a call that never returns is
+%% closed at the end of the trace and counted as open. (The call is traced
+%% by an earlier session: a call no session records gets no return.)
+t_open_and_unmatched_counted(Config) ->
+    _ = erlang:trace_pattern({?MODULE, mid, 0}, [{'_', [], [{return_trace}]}], [local]),
+    _ = erlang:trace_pattern({?MODULE, stuck, 0}, [{'_', [], [{return_trace}]}], [local]),
+    Pid = spawn(fun() -> receive start -> ok end, mid(), stuck() end),
+    1 = erlang:trace(Pid, true, [call, {tracer, dyntrace, []}]),
+    Before = start_session(t_open_before, [function_call, function_return]),
+    Pid ! start,
+    ok = wait_in(Pid, {?MODULE, mid, 0}),
+    S = start_session(t_open, [function_call, function_return]),
+    Pid ! go,
+    ok = wait_in(Pid, {?MODULE, stuck, 0}),
+    lttng_session:stop(S),
+    lttng_session:destroy(Before),
+    exit(Pid, kill),
+    Json = analyze_cmd:json(?config(analyze, Config),
+                            ["profile", "--json", "--pid", pid_to_list(Pid), dir(S)]),
+    Rows = by(<<"function">>, maps:get(<<"profile">>, Json)),
+    Mid = maps:get(fn(<<"mid/0">>), Rows),
+    Stuck = maps:get(fn(<<"stuck/0">>), Rows),
+    ?assertEqual({0, 1, 0}, {maps:get(<<"calls">>, Mid), maps:get(<<"unmatched">>, Mid),
+                             maps:get(<<"open">>, Mid)}),
+    ?assertEqual({1, 0, 1}, {maps:get(<<"calls">>, Stuck), maps:get(<<"unmatched">>, Stuck),
+                             maps:get(<<"open">>, Stuck)}),
+    lttng_session:destroy(S).
+
+%%%===================================================================
+%%% Helpers
+%%%===================================================================
+
+wait_in(Pid, MFA) ->
+    wait_in(Pid, MFA, 500).
+
+wait_in(_Pid, MFA, 0) ->
+    error({not_in, MFA});
+wait_in(Pid, MFA, N) ->
+    case erlang:process_info(Pid, current_function) of
+        {current_function, MFA} -> ok;
+        _ -> timer:sleep(10), wait_in(Pid, MFA, N - 1)
+    end.
+
+traced(Flags, Fun) ->
+    lttng_session:traced(Flags, Fun).
+
+start_session(Name, Events) ->
+    lttng_session:start_tracked(Name, Events).
+
+dir(#{dir := Dir}) ->
+    Dir.
+
+pid_bin(Pid) ->
+    list_to_binary(pid_to_list(Pid)).
+
+by(Key, Rows) ->
+    maps:from_list([{maps:get(Key, R), R} || R <- Rows]).
