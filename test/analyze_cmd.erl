@@ -16,8 +16,11 @@ exe() ->
 %% @doc Runs the analyser `Exe' with `Args': `{Status, Stdout, Stderr}'.
 -spec run(string(), [string()]) -> {non_neg_integer(), binary(), binary()}.
 run(Exe, Args) ->
+    %% Named apart per run: suites in other PID namespaces (scripts/isolated.sh)
+    %% have the same OS pid and share this directory.
     Err = filename:join(os:getenv("DYNTRACE_TRACE_DIR", "/tmp/dyntrace-test-traces"),
-                        "analyze_stderr_" ++ os:getpid()),
+                        io_lib:format("analyze_stderr_~s_~b",
+                                      [os:getpid(), rand:uniform(1 bsl 48)])),
     ok = filelib:ensure_dir(Err),
     Port = open_port({spawn_executable, "/bin/sh"},
                      [{args, ["-c", "exec \"$0\" \"$@\" 2>" ++ Err, Exe | Args]},
