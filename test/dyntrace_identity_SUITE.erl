@@ -12,6 +12,7 @@
 
 -export([all/0, suite/0, init_per_suite/1, end_per_suite/1, end_per_testcase/2]).
 -export([t_registered_server_by_name/1,
+         t_snapshot_names/1,
          t_genserver_slowest/1,
          t_selections/1,
          t_window/1,
@@ -31,6 +32,7 @@ suite() ->
 
 all() ->
     [t_registered_server_by_name,
+     t_snapshot_names,
      t_genserver_slowest,
      t_selections,
      t_window,
@@ -177,6 +179,37 @@ t_registered_server_by_name(Config) ->
     ?assertMatch(#{<<"count">> := ?CALLS}, maps:get(pid_bin(Caller), ByTo)),
     ?assertMatch(#{<<"name">> := <<"shop_audit">>}, maps:get(pid_bin(Server), ByTo)),
     ?assertEqual(0, maps:get(<<"aliases_evicted">>, Latency)),
+    lttng_session:destroy(S).
+
+%% The process_name snapshot names processes the trace never saw register:
+%% an unnamed worker by its initial call (M:F/A), another by its registered
+%% name. `gc' shows each beside its pid, and `--name' selects by either.
+t_snapshot_names(Config) ->
+    S = start_session(t_snapshot, [process_name, gc_major_start, gc_major_end]),
+    Work = fun() -> [true = erlang:garbage_collect() || _ <- lists:seq(1, 3)], ok end,
+    {_, Unnamed} = traced([garbage_collection],
+                          fun() ->
+                                  ok = dyntrace:emit_process_name(self(), {?MODULE, fast_path, 1}),
+                                  Work()
+                          end),
+    {_, Named} = traced([garbage_collection],
+                        fun() ->
+                                true = register(snap_worker, self()),
+                                ok = dyntrace:emit_process_name(self(), snap_worker),
+                                Work()
+                        end),
+    lttng_session:stop(S),
+    Out = analyze_ok(Config, ["gc", "--json", dir(S)]),
+    Names = lists:sort([{maps:get(<<"pid">>, R), maps:get(<<"name">>, R)} || R <- maps:get(<<"gc">>, Out)]),
+    ?assertEqual(lists:sort([{pid_bin(Unnamed), <<"dyntrace_identity_SUITE:fast_path/1">>},
+                             {pid_bin(Named), <<"snap_worker">>}]), Names),
+    [begin
+         Sel = analyze_ok(Config, ["gc", "--json", "--name", Name, dir(S)]),
+         ?assertMatch([#{<<"pid">> := P, <<"count">> := 3}], maps:get(<<"gc">>, Sel))
+     end || {P, Name} <- [{pid_bin(Unnamed), "dyntrace_identity_SUITE:fast_path/1"},
+                          {pid_bin(Named), "snap_worker"}]],
+    {0, Text, <<>>} = analyze(Config, ["gc", dir(S)]),
+    ?assertNotEqual(nomatch, string:find(Text, "snap_worker " ++ pid_to_list(Named)), Text),
     lttng_session:destroy(S).
 
 %% Of 20 fast calls and 3 slow ones (20 ms each), `genserver --slowest 3'
