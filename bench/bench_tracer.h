@@ -1,6 +1,6 @@
 /* What the benchmark's C tracer modules share: the atoms they answer
  * with, made at load, and the load and upgrade callbacks. Each tracer
- * defines init_tracer(), called at every load. */
+ * defines init_tracer(env), called at every load. */
 #ifndef BENCH_TRACER_H
 #define BENCH_TRACER_H
 
@@ -8,7 +8,7 @@
 
 static ERL_NIF_TERM atom_trace, atom_discard, atom_ok, atom_trace_status;
 
-static void init_tracer(void);
+static void init_tracer(ErlNifEnv *env);
 
 static int load(ErlNifEnv *env, void **priv, ERL_NIF_TERM info)
 {
@@ -18,7 +18,7 @@ static int load(ErlNifEnv *env, void **priv, ERL_NIF_TERM info)
     atom_discard = enif_make_atom(env, "discard");
     atom_ok = enif_make_atom(env, "ok");
     atom_trace_status = enif_make_atom(env, "trace_status");
-    init_tracer();
+    init_tracer(env);
     return 0;
 }
 

@@ -9,7 +9,17 @@
 -module(dyntrace_profile).
 
 -export([workload/1, workload_limit/1, workload_none/1, workload_limit_none/1, workload_off/1,
-         workload_procs_off/1, workload_call/1, report/9]).
+         workload_procs_off/1, workload_call/1, workload_shape/3, workload_calls/2, report/9,
+         shapes_report/3]).
+
+-define(CALLBACKS, "dyntrace_nif::callbacks::").
+-define(TRACE_SEND, <<?CALLBACKS "trace_send">>).
+
+%% The parts of a callback's Ir in the shapes' profile.
+-define(PARTS, ["term walk", "term reads", "leaf text", "pid/ref text", "sink", "tracepoint",
+                "callback"]).
+
+
 
 %%%===================================================================
 %%% PUBLIC
@@ -58,6 +68,71 @@ workload_call(Calls) ->
     io:format("events ~b~n", [lttng_session:recorded(S)]),
     lttng_session:destroy(S),
     halt(0).
+
+%% @doc `Sends' messages of shape `Shape' (a key of
+%% `payload_bench:shape_messages/2') sent by a process to itself, traced
+%% (`send') by `Tracer' into a running LTTng session: dyntrace, or the limit
+%% tracer writing the texts dyntrace writes; prints `events N' and halts.
+-spec workload_shape(dyntrace | limit_tracer, atom(), pos_integer()) -> no_return().
+workload_shape(Tracer, Shape, Sends) ->
+    S = start_session(bench_profile_shape, [message_send], Tracer),
+    {Shape, _, Term} = lists:keyfind(Shape, 1, payload_bench:shape_messages(self(), alias())),
+    Text = payload_bench:message_text(Term),
+    traced_run(fun() -> self_sends(Sends, Term) end, send, Tracer,
+               fun(Pid) -> limit_tracer:set_texts(pid_to_list(Pid), pid_to_list(Pid), Text) end),
+    finish_session(S).
+
+%% @doc `Calls' calls of `bench_callee:same/1' under `return_trace' (a
+%% `function_call' and a `function_return' each), traced (`call') by
+%% `Tracer' into a running LTTng session; prints `events N' and halts.
+-spec workload_calls(dyntrace | limit_tracer, pos_integer()) -> no_return().
+workload_calls(Tracer, Calls) ->
+    {module, bench_callee} = code:ensure_loaded(bench_callee),
+    %% message_send too: the limit tracer tells when its library sees it.
+    S = start_session(bench_profile_calls, [function_call, function_return, message_send], Tracer),
+    _ = erlang:trace_pattern({bench_callee, same, 1}, [{'_', [], [{return_trace}]}], [local]),
+    traced_run(fun() -> same_calls(Calls) end, call, Tracer,
+               fun(Pid) -> limit_tracer:set_call_texts(pid_to_list(Pid), "bench_callee:same/1") end),
+    _ = erlang:trace_pattern({bench_callee, same, 1}, false, [local]),
+    finish_session(S).
+
+start_session(Name, Events, Tracer) ->
+    ok = lttng_session:ensure_daemon(),
+    _ = [{module, M} = code:ensure_loaded(M) || M <- [dyntrace, Tracer, payload_bench]],
+    ok = lttng_session:wait_registered(),
+    S = lttng_session:create(Name, Events),
+    ok = lttng_session:track_self(S),
+    ok = lttng_session:start(S),
+    ok = lttng_session:wait_enabled(Events),
+    Tracer =:= limit_tracer andalso
+        (ok = lttng_session:wait_until(fun limit_tracer:is_enabled/0, 100)),
+    S.
+
+finish_session(S) ->
+    ok = lttng_session:stop(S),
+    io:format("events ~b~n", [lttng_session:recorded(S)]),
+    lttng_session:destroy(S),
+    halt(0).
+
+%% `Work' in a fresh process traced with `Flag' by `Tracer' (the limit
+%% tracer's texts set by `LimitTexts(Pid)' first), to its end.
+traced_run(Work, Flag, Tracer, LimitTexts) ->
+    W = spawn(fun() -> receive go -> Work() end end),
+    Tracer =:= limit_tracer andalso (ok = LimitTexts(W)),
+    1 = erlang:trace(W, true, [Flag, {tracer, Tracer, []}]),
+    Ref = monitor(process, W),
+    W ! go,
+    receive {'DOWN', Ref, process, W, _} -> ok end.
+
+self_sends(0, _Term) -> ok;
+self_sends(K, Term) ->
+    self() ! Term,
+    receive _ -> self_sends(K - 1, Term) end.
+
+same_calls(0) -> ok;
+same_calls(K) ->
+    _ = bench_callee:same(K),
+    same_calls(K - 1).
 
 %% `State' is dyntrace's tracer state; the limit tracer writes the texts
 %% dyntrace writes under it.
@@ -141,9 +216,160 @@ report(SendFile, LimitFile, NoneFile, LimitNoneFile, CallFile, OffFile, ProcsFil
                          "`set_on_spawn`; `dyntrace_profile:workload_procs_off/1`)")]),
     halt(0).
 
+%% @doc Reads the profiles `bench/profile.sh shapes' wrote in `Dir' (for
+%% each name of `ShapesText', space-separated, `callgrind.shape_NAME' by
+%% dyntrace and `callgrind.shape_NAME_limit' by the limit tracer; `calls'
+%% the call events) of `SendsText' sends (calls) each, and prints the
+%% Markdown section: Ir per event against the limit, and where dyntrace's
+%% go.
+-spec shapes_report(file:filename(), string(), string()) -> no_return().
+shapes_report(Dir, ShapesText, SendsText) ->
+    Sends = list_to_integer(string:trim(SendsText)),
+    Rows = [shape_row(Dir, Shape, Sends) || Shape <- string:lexemes(ShapesText, " ")],
+    Parts = ?PARTS,
+    io:put_chars(
+      ["## Profile: message shapes and call events against the limit tracer\n\n"
+       "`bench/profile.sh shapes`: for each shape, `valgrind --tool=callgrind` on a process "
+       "sending the message to itself ", integer_to_list(Sends), " times, traced (`send`) by "
+       "dyntrace into a running LTTng session, then by the limit tracer writing dyntrace's "
+       "texts (`dyntrace_profile:workload_shape/3`); `calls`: ", integer_to_list(Sends),
+       " calls of `bench_callee:same/1` under `return_trace`, two events each "
+       "(`workload_calls/2`). Instructions (Ir) per event, exact and repeatable on a loaded "
+       "machine. *Callbacks*: the tracer's NIF callbacks (`enabled*` and `trace*`), inclusive; "
+       "*dispatch + callbacks*: the VM's `trace_send` inclusive (sends only), what tracing "
+       "adds to a send in instructions. *NIF code*: the instructions run in the tracer's own "
+       "library per event and the distinct 64-byte code lines holding them (both call the same "
+       "tracepoint probe, in `libdyntrace_lttng.so`, outside either library).\n\n"
+       "| event | callbacks: dyntrace | limit | x limit | dispatch + callbacks: dyntrace | limit "
+       "| x limit | NIF code: dyntrace Ir / lines | limit Ir / lines |\n"
+       "|---|---|---|---|---|---|---|---|---|\n",
+       [R || {R, _} <- Rows],
+       "\nWhere dyntrace's `trace_send` (`trace_call`) callback spends its Ir per event, "
+       "from the call tree under it (each function's own Ir, and what it calls outside its "
+       "library counted with it): *term walk* the walk over the term (`format::walk::run`, "
+       "`short_path::written`); *term reads* the VM's `enif_*` calls the walk makes (type, "
+       "tuple, list cell, map iterator); *leaf text* atoms, integers and binaries written "
+       "(`format::walk::write_leaf_of` and what it inlines, `write_bytes`, `write_decimal`); *pid/ref text* the VM's `%T` "
+       "printer for pids and references (`format::leaf::snprintf`, `enif_snprintf`), the "
+       "identifier cache; *sink* copying into the text buffer (`memcpy`); *tracepoint* the "
+       "LTTng-UST probe (reserve, copy, commit); *callback* the rest (dispatch on the tag, "
+       "enabled re-check, pid texts of the event, state). The largest functions: own Ir per "
+       "event with what they call outside the library.\n\n"
+       "| event | ", lists:join(" | ", Parts), " | largest functions |\n|---|",
+       [["---|" || _ <- Parts]], "---|\n",
+       [B || {_, B} <- Rows], "\n"]),
+    halt(0).
+
 %%%===================================================================
 %%% PRIVATE
 %%%===================================================================
+
+%% The two table rows of one shape: Ir against the limit, and the parts.
+shape_row(Dir, Shape, Sends) ->
+    File = fun(Suffix) -> filename:join(Dir, "callgrind.shape_" ++ Shape ++ Suffix) end,
+    {Dyn, DynRaw} = profile(File(".txt")),
+    {Lim, LimRaw} = profile(File("_limit.txt")),
+    {Root, Events, Label} =
+        case Shape of
+            "calls" -> {<<?CALLBACKS "trace_call">>, 2 * Sends,
+                        "`calls`, `function_call` + `function_return` of `bench_callee:same/1`"};
+            _ -> {?TRACE_SEND, Sends, ["`message_send`: ", Shape]}
+        end,
+    Per = fun(X) -> X / Events end,
+    DynCb = Per(lists:sum([I || {_, I} <- callbacks(Dyn)])),
+    LimCb = Per(lists:sum([I || {F, {I, _}} <- maps:to_list(Lim),
+                                string:prefix(binary_to_list(F), "limit_") =/= nomatch])),
+    Vm = fun(Blocks) -> incl(Blocks, <<"trace_send">>) / max(1, calls_to(Blocks, <<"trace_send">>)) end,
+    Dispatch = case Shape of
+                   "calls" -> ["-", "-", "-"];
+                   _ -> [fmt_int(Vm(Dyn)), fmt_int(Vm(Lim)), fmt(Vm(Dyn) / max(1, Vm(Lim)), 2)]
+               end,
+    {DLines, DIr} = code_lines(DynRaw, <<"/libdyntrace_nif.so">>, Events),
+    {LLines, LIr} = code_lines(LimRaw, <<"/limit_tracer.so">>, Events),
+    {Parts, ByFn} = parts(Dyn, objects(File(".txt")), Root),
+    RootEvents = max(1, calls_to(Dyn, Root)),
+    Top = lists:sublist(lists:reverse(lists:keysort(2, maps:to_list(ByFn))), 4),
+    {io_lib:format("| ~s | ~s | ~s | ~s | ~s | ~s / ~b | ~s / ~b |\n",
+                   [Label, fmt_int(DynCb), fmt_int(LimCb), fmt(DynCb / max(1, LimCb), 2),
+                    lists:join(" | ", Dispatch), fmt_int(DIr), DLines, fmt_int(LIr), LLines]),
+     ["| ", Label, " | ",
+      lists:join(" | ", [fmt_int(maps:get(P, Parts, 0) / RootEvents) || P <- ?PARTS]), " | ",
+      lists:join(", ", [io_lib:format("`~s` ~s", [short_name(F), fmt_int(I / RootEvents)])
+                        || {F, I} <- Top]), " |\n"]}.
+
+short_name(F) ->
+    lists:flatten(string:replace(binary_to_list(F), "dyntrace_nif::", "")).
+
+%% Ir under `Root' by part, and by function: a walk of the call tree
+%% through the functions of the tracer's library, each adding its own Ir
+%% (inclusive less its callees') and the inclusive Ir of what it calls
+%% outside the library.
+parts(Blocks, Objects, Root) ->
+    parts([Root], #{Root => true}, Blocks, Objects, {#{}, #{}}).
+
+parts([], _Seen, _Blocks, _Objects, Acc) ->
+    Acc;
+parts([F | Rest], Seen, Blocks, Objects, Acc) ->
+    {Incl, Callees} = maps:get(F, Blocks, {0, #{}}),
+    Part = part(F),
+    Own = Incl - lists:sum([I || {I, _} <- maps:values(Callees)]),
+    Add = fun(P, X, {ByPart, ByFn}) ->
+                  Sum = fun(K, M) -> maps:update_with(K, fun(Y) -> Y + X end, X, M) end,
+                  {Sum(P, ByPart), Sum(F, ByFn)}
+          end,
+    {Next, Seen1, Acc1} =
+        maps:fold(
+          fun(G, {I, _}, {N, S, A}) ->
+                  case ours_lib(maps:get(G, Objects, <<>>)) of
+                      true when not is_map_key(G, S) -> {[G | N], S#{G => true}, A};
+                      true -> {N, S, A};
+                      false -> {N, S, Add(foreign_part(Part, G), I, A)}
+                  end
+          end, {[], Seen, Add(Part, Own, Acc)}, Callees),
+    parts(Next ++ Rest, Seen1, Blocks, Objects, Acc1).
+
+ours_lib(Object) ->
+    binary:match(Object, <<"libdyntrace_nif.so">>) =/= nomatch.
+
+%% The first part whose name patterns `F' matches.
+part(F) ->
+    Name = binary_to_list(F),
+    Has = fun(Sub) -> string:find(Name, Sub) =/= nomatch end,
+    Parts = [{"tracepoint", ["dyntrace_emit_", "lttng"]},
+             {"pid/ref text", ["format::leaf::snprintf", "ident_cache", "write_identifier",
+                               "format_identifier"]},
+             {"leaf text", ["write_leaf_of", "write_bytes", "write_decimal", "format::atom", "format::shape", "format::leaf",
+                            "text_cache"]},
+             {"sink", ["format::sink"]},
+             {"term walk", ["format", "short_path::written"]}],
+    case [P || {P, Subs} <- Parts, lists:any(Has, Subs)] of
+        [P | _] -> P;
+        [] -> "callback"
+    end.
+
+%% What a function of the tracer's library calls outside it counts with
+%% its caller's part, but copies count as the sink's and the VM's term
+%% accessors under the walk as term reads.
+foreign_part(Part, G) when Part =:= "term walk"; Part =:= "callback" ->
+    Name = binary_to_list(G),
+    case {string:find(Name, "mem") =/= nomatch, string:prefix(Name, "enif_") =/= nomatch} of
+        {true, _} -> "sink";
+        {_, true} when Part =:= "term walk" -> "term reads";
+        _ -> Part
+    end;
+foreign_part(Part, _) ->
+    Part.
+
+%% #{Function => its object's path}, from the `*' lines of a
+%% `callgrind_annotate --tree=calling' output and their `>' lines.
+objects(File) ->
+    {ok, Bin} = file:read_file(File),
+    maps:from_list(
+      [{fname(Fn), Obj}
+       || Line <- binary:split(Bin, <<"\n">>, [global]),
+          {match, [Fn, Obj]} <- [re:run(Line, "^\\s*[0-9,]+ \\([ 0-9.]+%\\)\\s+[*>]\\s+(\\S+?)"
+                                         "(?: \\([0-9,]+x\\))? \\[(.*)\\]\\s*$",
+                                         [{capture, all_but_first, binary}])]]).
 
 call_traced(Tracer, Calls) ->
     W = spawn(fun() ->
@@ -222,9 +448,6 @@ incl(Blocks, Fn) ->
         {I, _} -> I;
         undefined -> 0
     end.
-
--define(CALLBACKS, "dyntrace_nif::callbacks::").
--define(TRACE_SEND, <<?CALLBACKS "trace_send">>).
 
 %% Whether a callee of the callbacks is the tracer's own, the tracepoint's
 %% or the runtime library's; callgrind also counts some of the VM's code

@@ -61,8 +61,9 @@ static ERL_NIF_TERM take_count(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv
     return enif_make_ulong(env, total);
 }
 
-static void init_tracer(void)
+static void init_tracer(ErlNifEnv *env)
 {
+    (void)env;
     answer = atom_trace;
 }
 

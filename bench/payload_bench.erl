@@ -20,9 +20,11 @@
 %%% 1.0, multiplies the sends per run) shorten a trial run.
 -module(payload_bench).
 
--export([main/1]).
+-export([main/1, shapes/1, shape_messages/2, message_text/1]).
 
 -define(SENDS, 100000).
+-define(CALLEE, {bench_callee, same, 1}).
+-define(CALLEE_TEXT, "bench_callee:same/1").
 -define(BINARY, binary:copy(<<"0123456789">>, 10)).
 %% A structured message without the redacted key: the redaction check
 %% runs at each tuple and map key.
@@ -33,7 +35,41 @@
 %% (Markdown) to `Out'; halts the node, non-zero on failure.
 -spec main([string()]) -> no_return().
 main([Out]) ->
-    try file:write_file(Out, report(measure())) of
+    write_report(Out, fun() -> report(measure()) end).
+
+%% @doc The message shapes real systems send, and call events: dyntrace's
+%% added cost per enabled event against the limit tracer writing the same
+%% texts, side by side in one run; writes the report (Markdown) to `Out'
+%% and halts the node, non-zero on failure.
+-spec shapes([string()]) -> no_return().
+shapes([Out]) ->
+    write_report(Out, fun() -> shapes_report(measure_shapes()) end).
+
+%% @doc The messages of the shapes section as `Pid' would send them, `Ref'
+%% an alias: `{Key, Description, Message}'. The call message and its reply
+%% are those `gen_server:call/2' sends.
+-spec shape_messages(pid(), reference()) -> [{atom(), string(), term()}].
+shape_messages(Pid, Ref) ->
+    Bin20 = <<"0123456789abcdefghij">>,
+    [{binary, "a bare 100-byte binary", ?BINARY},
+     {pid_binary, "`{self(), Bin100}`", {Pid, ?BINARY}},
+     {gen_call, "`{'$gen_call', {Pid, [alias|Ref]}, {get, Key}}`",
+      {'$gen_call', {Pid, [alias | Ref]}, {get, user_42}}},
+     {gen_reply, "its reply `{[alias|Ref], Value}`", {[alias | Ref], {ok, 42}}},
+     {record, "a record-like 6-tuple: atoms, small integers, a pid, a 20-byte binary",
+      {order, 1234, Pid, Bin20, pending, 3}},
+     {map8, "an 8-key small map",
+      #{id => 7, qty => 3, status => open, owner => alice, region => eu, retries => 0,
+        priority => 2, paid => true}}].
+
+%% @doc The text dyntrace writes in `message_send''s `message' field for
+%% `Term' under the default options.
+-spec message_text(term()) -> binary().
+message_text(Term) ->
+    dyntrace:format_term(Term, message, []).
+
+write_report(Out, Report) ->
+    try file:write_file(Out, Report()) of
         ok -> halt(0)
     catch
         Class:Reason:Stack ->
@@ -49,9 +85,32 @@ measure() ->
     {module, limit_tracer} = code:ensure_loaded(limit_tracer),
     ok = lttng_session:wait_registered(),
     ok = floor_tracer:set_answer(trace),
-    Session = snapshot_session(),
+    Session = snapshot_session([message_send]),
     try
-        [{Name, Term, run(Term)} || {Name, Term} <- messages()]
+        [{Name, Term, run(configs(), send_once(Term))} || {Name, Term} <- messages()]
+    after
+        lttng_session:cmd_ok("lttng destroy " ++ Session)
+    end.
+
+%% The shapes and the call events, each under `untraced', `limit_full'
+%% and `full', in one snapshot session.
+measure_shapes() ->
+    ok = lttng_session:ensure_daemon(),
+    _ = [{module, M} = code:ensure_loaded(M) || M <- [dyntrace, limit_tracer, bench_callee]],
+    ok = lttng_session:wait_registered(),
+    Events = [message_send, function_call, function_return],
+    Session = snapshot_session(Events),
+    Configs = [untraced, limit_full, full],
+    Load0 = sh("cut -d' ' -f1-3 /proc/loadavg"),
+    try
+        Sends = [{io_lib:format("`~s`, ~s", [Key, Desc]), message_text(Term),
+                  run(Configs, send_once(Term))}
+                 || {Key, Desc, Term} <- shape_messages(self(), alias())],
+        _ = erlang:trace_pattern(?CALLEE, [{'_', [], [{return_trace}]}], [local]),
+        Calls = try run(Configs, fun call_once/1)
+                after erlang:trace_pattern(?CALLEE, false, [local])
+                end,
+        {Load0, Sends, Calls}
     after
         lttng_session:cmd_ok("lttng destroy " ++ Session)
     end.
@@ -81,48 +140,76 @@ limit_texts(limit_none, Pid, Term) ->
     limit_tracer:set_texts(Pids, Pids, dyntrace:format_term(Term, message, #{payload => none}));
 limit_texts(limit_full, Pid, Term) ->
     Pids = pid_to_list(Pid),
-    limit_tracer:set_texts(Pids, Pids, dyntrace:format_term(Term, 1024));
+    limit_tracer:set_texts(Pids, Pids, message_text(Term));
 limit_texts(_, _, _) ->
     ok.
 
-snapshot_session() ->
+snapshot_session(Events) ->
     Name = "payload_bench_" ++ os:getpid(),
     Dir = filename:join("/tmp/dyntrace-bench", Name),
     lttng_session:cmd_ok("lttng create " ++ Name ++ " --snapshot --output=" ++ Dir),
-    lttng_session:cmd_ok("lttng enable-event -u -s " ++ Name ++ " org_erlang_dyntrace:message_send"),
+    lttng_session:cmd_ok("lttng enable-event -u -s " ++ Name ++ " "
+                         ++ lists:join(",", ["org_erlang_dyntrace:" ++ atom_to_list(E) || E <- Events])),
     lttng_session:cmd_ok("lttng track -u -s " ++ Name ++ " --vpid=" ++ os:getpid()),
     lttng_session:cmd_ok("lttng start " ++ Name),
-    ok = lttng_session:wait_enabled([message_send]),
+    ok = lttng_session:wait_enabled(Events),
     ok = lttng_session:wait_until(fun limit_tracer:is_enabled/0, 100),
     Name.
 
-%% #{Config => [ns per send of each round]}.
-run(Term) ->
-    Configs = configs(),
-    Sends = sends(),
-    _ = run_once(untraced, Term, Sends),
+%% #{Config => [ns of each round]}: `Once(Config)' runs one configuration.
+run(Configs, Once) ->
+    _ = Once(untraced),
     lists:foldl(
       fun(Round, Acc) ->
               lists:foldl(fun(Config, A) ->
-                                  Ns = run_once(Config, Term, Sends),
+                                  Ns = Once(Config),
                                   maps:update_with(Config, fun(L) -> [Ns | L] end, [Ns], A)
                           end, Acc, rotate(Configs, Round))
       end, #{}, lists:seq(0, rounds() - 1)).
 
-run_once(Config, Term, Sends) ->
+%% One run of `Term' sent to itself by a process traced (`send') under
+%% `Config': ns per send.
+send_once(Term) ->
+    Sends = sends(),
+    fun(Config) ->
+            timed(fun() -> loop(Sends, Term) end, Sends,
+                  fun(Pid) ->
+                          ok = limit_texts(Config, Pid, Term),
+                          Config =/= untraced andalso erlang:trace(Pid, true, [send, tracer(Config)])
+                  end)
+    end.
+
+%% One run of calls of `bench_callee:same/1' under return trace, by a
+%% process traced (`call') under `Config': ns per call (two events).
+call_once(Config) ->
+    Calls = sends(),
+    timed(fun() -> call_loop(Calls) end, Calls,
+          fun(Pid) ->
+                  Config =:= limit_full andalso
+                      (ok = limit_tracer:set_call_texts(pid_to_list(Pid), ?CALLEE_TEXT)),
+                  Config =/= untraced andalso erlang:trace(Pid, true, [call, tracer(Config)])
+          end).
+
+%% `Work' in a fresh process, traced by `Trace(Pid)' before it starts: ns
+%% per unit of its `Units'.
+timed(Work, Units, Trace) ->
     Parent = self(),
     garbage_collect(),
     Pid = spawn(fun() ->
                         receive go -> ok end,
                         T0 = erlang:monotonic_time(nanosecond),
-                        loop(Sends, Term),
+                        Work(),
                         T1 = erlang:monotonic_time(nanosecond),
-                        Parent ! {done, self(), (T1 - T0) / Sends}
+                        Parent ! {done, self(), (T1 - T0) / Units}
                 end),
-    ok = limit_texts(Config, Pid, Term),
-    Config =/= untraced andalso erlang:trace(Pid, true, [send, tracer(Config)]),
+    _ = Trace(Pid),
     Pid ! go,
     receive {done, Pid, Ns} -> Ns end.
+
+call_loop(0) -> ok;
+call_loop(N) ->
+    _ = bench_callee:same(N),
+    call_loop(N - 1).
 
 loop(0, _Term) -> ok;
 loop(N, Term) ->
@@ -196,6 +283,57 @@ targets_md(Results) ->
            end,
     ["**Against the targets** (median ns per send; the limit ratios also on the added ns):\n\n",
      [Line(I, Name, Runs) || {I, {Name, _, Runs}} <- lists:enumerate(Results)], "\n"].
+
+shapes_report({Load0, Sends, Calls}) ->
+    Med = fun(Runs, C) -> median(maps:get(C, Runs)) end,
+    Row = fun(Event, Bytes, Runs, PerEvent) ->
+                  Base = Med(Runs, untraced),
+                  Added = fun(C) -> (Med(Runs, C) - Base) / PerEvent end,
+                  Ns = maps:get(full, Runs),
+                  Ratio = Added(full) / Added(limit_full),
+                  io_lib:format("| ~s | ~s | ~s | ~s | ~s (~s-~s) | ~s | ~s |
+",
+                                [Event, Bytes, fmt(Base / PerEvent, 0), fmt(Added(limit_full), 0),
+                                 fmt(Added(full), 0), fmt((lists:min(Ns) - Base) / PerEvent, 0),
+                                 fmt((lists:max(Ns) - Base) / PerEvent, 0), fmt(Ratio, 2),
+                                 verdict(Ratio, 1.25)])
+          end,
+    ["## Message shapes and call events against the limit tracer
+
+",
+     io_lib:format("Command: `erl -noshell -pa _build/default/lib/dyntrace/ebin -pa _build/bench "
+                   "-eval 'payload_bench:shapes([\"_build/bench/shapes.md\"])'` (part of `make bench`, "
+                   "`bench/payload_bench.erl`), ~b rounds of ~b sends (calls) per configuration, "
+                   "order rotating per round; ~s, `nproc` = ~s, load average ~s at the start, ~s at "
+                   "the end. Each message is sent by a process to itself and received, traced with "
+                   "`send`; the calls are of `bench_callee:same/1` under `return_trace`, traced with "
+                   "`call`, two events per call (`function_call`, `function_return`). Added ns per "
+                   "event: the median loop time over the rounds less `untraced`'s (dyntrace's "
+                   "min-max in brackets). The limit is `bench/limit_tracer.c`: the VM's dispatch and "
+                   "the same tracepoint, writing the texts dyntrace writes for that message "
+                   "(`dyntrace:format_term/3`, computed once before the run) without reading the "
+                   "term. Target: dyntrace's added cost at most 1.25x the limit's. A snapshot "
+                   "session (nothing written to disk). On a shared, loaded machine these ns move from "
+                   "run to run; the instruction counts of the profile (`bench/profile.sh shapes`, "
+                   "section *Profile: message shapes and call events*) are the steady figures.
+
+",
+                   [rounds(), sends(), sh("uname -srm"), sh("nproc"), Load0,
+                    sh("cut -d' ' -f1-3 /proc/loadavg")]),
+     "| event | message text bytes | untraced ns | limit added ns | dyntrace added ns | x limit "
+     "| <= 1.25x |
+|---|---|---|---|---|---|---|
+",
+     [Row(["`message_send`: ", string:replace(lists:flatten(Desc), "|", "\\|", all)], integer_to_list(byte_size(Text)), Runs, 1)
+      || {Desc, Text, Runs} <- Sends],
+     Row("`function_call` + `function_return` of `bench_callee:same/1` (per event)", "-", Calls, 2),
+     "
+The texts written (`message` field):
+
+",
+     [io_lib:format("- ~s: `~s`
+", [Desc, Text]) || {Desc, Text, _} <- Sends], "
+"].
 
 verdict(X, Limit) when X =< Limit -> "meets";
 verdict(_, _) -> "**misses**".

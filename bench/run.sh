@@ -20,7 +20,7 @@ cc -shared -fPIC -O2 -Wall -Wextra -Wno-unused-parameter -I"$ERL_INCLUDE" -Inati
     -o "$OUT/limit_tracer.so" bench/limit_tracer.c -ldl
 erlc -Werror +warn_missing_spec -o "$OUT" bench/floor_tracer.erl bench/limit_tracer.erl \
     bench/bench_callee.erl bench/dyntrace_bench.erl bench/dyntrace_profile.erl bench/payload_bench.erl \
-    bench/probes_bench.erl
+    bench/probes_bench.erl bench/sample_workload.erl bench/sampler_bench.erl
 erlc -o "$OUT" test/lttng_session.erl
 erl -noshell -pa _build/default/lib/dyntrace/ebin -pa "$OUT" \
     -eval 'dyntrace_bench:main(["BENCHMARKS.md"])'
@@ -28,8 +28,14 @@ erl -noshell -pa _build/default/lib/dyntrace/ebin -pa "$OUT" \
     -eval 'payload_bench:main(["'"$OUT"'/payload.md"])'
 cat "$OUT/payload.md" >>BENCHMARKS.md
 erl -noshell -pa _build/default/lib/dyntrace/ebin -pa "$OUT" \
+    -eval 'payload_bench:shapes(["'"$OUT"'/shapes.md"])'
+cat "$OUT/shapes.md" >>BENCHMARKS.md
+erl -noshell -pa _build/default/lib/dyntrace/ebin -pa "$OUT" \
     -eval 'probes_bench:main(["'"$OUT"'/probes.md"])'
 cat "$OUT/probes.md" >>BENCHMARKS.md
+erl -noshell -pa _build/default/lib/dyntrace/ebin -pa "$OUT" \
+    -eval 'sampler_bench:main(["'"$OUT"'/samplers.md"])'
+cat "$OUT/samplers.md" >>BENCHMARKS.md
 if [ -x bench/profile.sh ]; then
     bench/profile.sh >>BENCHMARKS.md
 fi

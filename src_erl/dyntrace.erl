@@ -84,7 +84,7 @@
          emit_allocator_sample/7, emit_process_memory/6, emit_carrier/8]).
 
 %%% THE FRONT DOOR (dyntrace_ctl does the work) %%%
--export([trace/3, calls/2, clear/0, status/0]).
+-export([trace/3, calls/2, clear/0, status/0, sample/2, memory/1]).
 
 %%% PRIVATE EXPORTS (NIFs used by tracer/1 and dyntrace_ctl) %%%
 -export([new_event_budget/1, events_left/1]).
@@ -274,6 +274,29 @@ trace(Procs, Events, Opts) ->
             dyntrace_ctl:calls_opts()) -> dyntrace_ctl:result().
 calls(Spec, Opts) ->
     dyntrace_ctl:calls(Spec, Opts).
+
+%% @doc Samples the stacks of `Procs' (pids, registered names, or `all',
+%% `existing', `new' and the like, as {@link trace/3} takes them, or a list)
+%% every `interval' ms (default 1, the finest a timer gives) from a process
+%% of dyntrace's own, writing one `stack_sample' event per process and
+%% round while that event is enabled in LTTng. `Opts': `interval',
+%% `duration', `max_events', `max_term_bytes' (the stack text's limit).
+%% Stopped by {@link clear/0}; answers the id {@link status/0} lists it by.
+%% See docs/sampling-and-memory.md.
+-spec sample(dyntrace_sampler:procs(), dyntrace_sampler:opts()) -> {ok, pos_integer()}.
+sample(Procs, Opts) ->
+    dyntrace_ctl:sample(Procs, Opts).
+
+%% @doc Samples memory every `interval' ms (default 1000): `memory_sample',
+%% `allocator_sample', `process_memory' (the `top' processes by memory,
+%% default 20, and those in `procs'), `carrier_create' and
+%% `carrier_destroy' (sampled from `instrument:carriers/0', not exact).
+%% `Opts': `interval', `duration', `max_events', `top', `procs',
+%% `carriers' (false: no instrument:carriers/0 calls). Stopped by
+%% {@link clear/0}; answers the id {@link status/0} lists it by.
+-spec memory(dyntrace_memory:opts()) -> {ok, pos_integer()}.
+memory(Opts) ->
+    dyntrace_ctl:memory(Opts).
 
 %% @doc Undoes everything {@link trace/3} and {@link calls/2} set (their
 %% flags, their trace patterns, on OTP 27+ their trace sessions), and

@@ -40,7 +40,7 @@
 -behaviour(gen_server).
 
 %%% PUBLIC (through dyntrace) %%%
--export([trace/3, calls/2, clear/0, status/0]).
+-export([trace/3, calls/2, clear/0, status/0, sample/2, memory/1]).
 
 %%% PRIVATE EXPORTS (gen_server) %%%
 -export([init/1, handle_call/3, handle_cast/2, handle_info/2]).
@@ -76,7 +76,7 @@
                                               | match_fun()}.
 -type result() :: {ok, Matched :: non_neg_integer()} | {error, term()}.
 -type trace_status() :: #{id := pos_integer(),
-                          kind := trace | calls,
+                          kind := trace | calls | sample | memory,
                           procs := [pid() | port() | procs_spec()],
                           flags := [atom()],
                           patterns := [{mfa_pattern(), ets:match_spec() | true,
@@ -97,7 +97,7 @@
 -define(TRACER_OPTIONS, [max_term_bytes, payload, redact]).
 
 %% What one call set: enough to undo exactly that.
--record(plan, {kind :: trace | calls,
+-record(plan, {kind :: trace | calls | sample | memory,
                procs = [] :: [pid() | port() | procs_spec()],
                flags = [] :: [atom()],
                patterns = [] :: [{mfa_pattern(), ets:match_spec() | true,
@@ -127,6 +127,16 @@ trace(Procs, Events, Opts) ->
 calls(Spec, Opts) ->
     Plan = validate_calls(Spec, Opts),
     call({start, Plan}).
+
+%% @doc See {@link dyntrace:sample/2}.
+-spec sample(dyntrace_sampler:procs(), dyntrace_sampler:opts()) -> {ok, pos_integer()}.
+sample(Procs, Opts) ->
+    call({start_sampler, dyntrace_sampler:plan(Procs, Opts)}).
+
+%% @doc See {@link dyntrace:memory/1}.
+-spec memory(dyntrace_memory:opts()) -> {ok, pos_integer()}.
+memory(Opts) ->
+    call({start_sampler, dyntrace_memory:plan(Opts)}).
 
 %% @doc See {@link dyntrace:clear/0}.
 -spec clear() -> ok.
@@ -186,6 +196,14 @@ handle_call({start, Plan}, _From, Traces) ->
             undo(Trace, maps:values(Traces)),
             {reply, {error, Reason}, Traces}
     end;
+handle_call({start_sampler, #{kind := Kind, procs := Procs, duration := Ms} = SPlan},
+            _From, Traces) ->
+    Id = erlang:unique_integer([positive, monotonic]),
+    {Pid, Counters} = dyntrace_sampler:start(SPlan, self()),
+    %% A state of its own: no trace call ever shares a sampler's session.
+    Plan = #plan{kind = Kind, procs = Procs, tracer_state = {sampler, Id}, duration = Ms},
+    Session = {sampler, Pid, erlang:monitor(process, Pid), Counters},
+    {reply, {ok, Id}, Traces#{Id => arm(#trace{id = Id, plan = Plan, session = Session})}};
 handle_call(clear, _From, Traces) ->
     undo_all(maps:values(Traces)),
     {reply, ok, #{}};
@@ -211,6 +229,15 @@ handle_info({expired, Id}, Traces) ->
         error ->
             {noreply, Traces}
     end;
+handle_info({'DOWN', Ref, process, _, _}, Traces) ->
+    %% A sampler that ended by itself (max_events, its targets gone).
+    case [T || #trace{session = {sampler, _, R, _}} = T <- maps:values(Traces), R =:= Ref] of
+        [#trace{id = Id} = T] ->
+            undo(T, []),
+            {noreply, maps:remove(Id, Traces)};
+        [] ->
+            {noreply, Traces}
+    end;
 handle_info(_Msg, Traces) ->
     {noreply, Traces}.
 
@@ -220,17 +247,24 @@ arm(#trace{id = Id, plan = #plan{duration = Ms}} = T) ->
     T#trace{timer = erlang:send_after(Ms, self(), {expired, Id}),
             deadline = erlang:monotonic_time(millisecond) + Ms}.
 
-describe(#trace{id = Id, plan = P, deadline = Deadline}) ->
-    #{id => Id,
-      kind => P#plan.kind,
-      procs => P#plan.procs,
-      flags => P#plan.flags,
-      patterns => P#plan.patterns,
-      events_left => events_left(P#plan.tracer_state),
-      ms_left => case Deadline of
-                     infinity -> infinity;
-                     _ -> max(0, Deadline - erlang:monotonic_time(millisecond))
-                 end}.
+describe(#trace{id = Id, plan = P, deadline = Deadline} = T) ->
+    Left = case Deadline of
+               infinity -> infinity;
+               _ -> max(0, Deadline - erlang:monotonic_time(millisecond))
+           end,
+    maps:merge(#{id => Id,
+                 kind => P#plan.kind,
+                 procs => P#plan.procs,
+                 flags => P#plan.flags,
+                 patterns => P#plan.patterns,
+                 events_left => events_left(P#plan.tracer_state),
+                 ms_left => Left},
+               sampler_status(T)).
+
+sampler_status(#trace{session = {sampler, _, _, Counters}}) ->
+    dyntrace_sampler:describe(Counters);
+sampler_status(_) ->
+    #{}.
 
 events_left(#{max_events := Budget}) -> dyntrace:events_left(Budget);
 events_left(_) -> infinity.
@@ -300,6 +334,9 @@ undo_all([Trace | Others]) ->
 undo(#trace{timer = Timer} = T, Others) when is_reference(Timer) ->
     _ = erlang:cancel_timer(Timer),
     undo(T#trace{timer = undefined}, Others);
+undo(#trace{session = {sampler, Pid, Ref, _}}, _Others) ->
+    erlang:demonitor(Ref, [flush]),
+    dyntrace_sampler:stop(Pid);
 undo(#trace{session = legacy, plan = Plan}, Others) ->
     #plan{procs = Procs, flags = Flags, patterns = Patterns,
           tracer_state = State} = Plan,

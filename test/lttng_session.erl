@@ -16,7 +16,7 @@
 
 -export([traced_node/0, ensure_daemon/0, wait_registered/0,
          create/2, create/3, enable/2, track_self/1, start/1, start_tracked/2, record/3, wait_enabled/1, traced/2, stop/1,
-         destroy/1,
+         destroy/1, destroy_left/1,
          read/1, read_all/1, stop_and_read/1, discarded/1, recorded/1,
          select/2, field/2, cmd/1, cmd_ok/1, parse_line/1, wait_until/2]).
 
@@ -195,6 +195,21 @@ record(Name, Events, Fun) ->
     after
         destroy(S)
     end.
+
+%% @doc Destroys the sessions this node created under `Name' that are
+%% still there (a failed case's): the next case must not find their events
+%% enabled. The traces stay for reading.
+-spec destroy_left(atom() | string()) -> ok.
+destroy_left(Name) when is_atom(Name) ->
+    destroy_left(atom_to_list(Name));
+destroy_left(Name) ->
+    Prefix = Name ++ "_" ++ os:getpid() ++ "_",
+    {_, Out} = cmd("lttng list"),
+    _ = [cmd("lttng destroy " ++ Session)
+         || {match, [Session]} <- [re:run(L, "^\\s*[0-9]+\\) (\\S+) ", [{capture, all_but_first, list}])
+                                   || L <- string:split(Out, "\n", all)],
+            lists:prefix(Prefix, Session)],
+    ok.
 
 %% @doc Stops the session and reads back its org_erlang_dyntrace events.
 -spec stop_and_read(session()) -> [event()].

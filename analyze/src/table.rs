@@ -31,6 +31,8 @@ pub enum Unit {
     /// Long text (a message, a request): whole in JSON, cut to the
     /// terminal's width in text.
     Excerpt,
+    /// Bytes of memory (signed for a change).
+    Bytes,
     /// A share in percent.
     Percent,
 }
@@ -228,6 +230,25 @@ pub fn format_ns(ns: u64) -> String {
     }
 }
 
+/// Formats a byte count (or a signed change) with three significant
+/// digits and a binary unit.
+pub fn format_bytes(bytes: f64) -> String {
+    let units = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut value = bytes.abs();
+    let mut unit = 0;
+    while value >= 1024.0 && unit < units.len() - 1 {
+        value /= 1024.0;
+        unit += 1;
+    }
+    let sign = if bytes < 0.0 { "-" } else { "" };
+    match (unit, value) {
+        (0, v) => format!("{sign}{v:.0} B"),
+        (u, v) if v >= 100.0 => format!("{sign}{v:.0} {}", units[u]),
+        (u, v) if v >= 10.0 => format!("{sign}{v:.1} {}", units[u]),
+        (u, v) => format!("{sign}{v:.2} {}", units[u]),
+    }
+}
+
 /// A value as people read it; timestamps relative to `origin_ns`.
 pub fn text_of(cell: &Cell, unit: Unit, origin_ns: i64) -> String {
     match (cell, unit) {
@@ -244,6 +265,8 @@ pub fn text_of(cell: &Cell, unit: Unit, origin_ns: i64) -> String {
         }
         (Cell::Num(n), Unit::Ns) => format_ns(*n),
         (Cell::Num(n), Unit::Words) => format!("{n} w"),
+        (Cell::Num(n), Unit::Bytes) => format_bytes(*n as f64),
+        (Cell::Int(n), Unit::Bytes) => format_bytes(*n as f64),
         (Cell::Int(t), Unit::Timestamp) => format!("+{:.6} s", (*t - origin_ns) as f64 / 1e9),
         (Cell::Num(n), _) => n.to_string(),
         (Cell::Int(n), _) => n.to_string(),

@@ -42,6 +42,7 @@ registry! {
     rates::Rates,
     probes::Probes,
     profile::Profile,
+    memory::Memory,
 }
 
 /// A streaming analysis.

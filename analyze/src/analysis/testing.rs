@@ -105,6 +105,22 @@ impl Script {
         self.push(ts, kind, fields)
     }
 
+    /// An event with its fields named: the strings, then the integers.
+    pub fn named(
+        &mut self,
+        ts: i64,
+        kind: Kind,
+        strs: &[(&'static str, &str)],
+        ints: &[(&'static str, i64)],
+    ) -> &mut Self {
+        let fields = strs
+            .iter()
+            .map(|(n, v)| (*n, Value::Str(v.to_string())))
+            .chain(ints.iter().map(|(n, v)| (*n, Value::Int(*v))))
+            .collect();
+        self.push(ts, kind, fields)
+    }
+
     /// `node_name`.
     pub fn ev_node(&mut self, ts: i64, node: &str, channel: i64, peer: &str) -> &mut Self {
         let fields = vec![
