@@ -4,7 +4,7 @@
 
 -include_lib("stdlib/include/assert.hrl").
 
--export([exe/0, run/2, json/2, collect/1]).
+-export([exe/0, run/2, json/2, bad/3, collect/1]).
 
 %% @doc The analyser built into the application's priv directory.
 -spec exe() -> string().
@@ -16,8 +16,11 @@ exe() ->
 %% @doc Runs the analyser `Exe' with `Args': `{Status, Stdout, Stderr}'.
 -spec run(string(), [string()]) -> {non_neg_integer(), binary(), binary()}.
 run(Exe, Args) ->
+    %% Named apart per run: suites in other PID namespaces (scripts/isolated.sh)
+    %% have the same OS pid and share this directory.
     Err = filename:join(os:getenv("DYNTRACE_TRACE_DIR", "/tmp/dyntrace-test-traces"),
-                        "analyze_stderr_" ++ os:getpid()),
+                        io_lib:format("analyze_stderr_~s_~b",
+                                      [os:getpid(), rand:uniform(1 bsl 48)])),
     ok = filelib:ensure_dir(Err),
     Port = open_port({spawn_executable, "/bin/sh"},
                      [{args, ["-c", "exec \"$0\" \"$@\" 2>" ++ Err, Exe | Args]},
@@ -36,6 +39,20 @@ json(Exe, Args) ->
     ?assertEqual({0, <<>>}, {Status, Stderr}),
     {Json, <<"\n">>} = json_text:value(Out),
     Json.
+
+%% @doc Bad input: the analyser `Exe' run with `Args' prints one line on
+%% stderr naming each of `Mentions', nothing on stdout, and exits with
+%% status 1, without a panic.
+-spec bad(string(), [string()], [string()]) -> ok.
+bad(Exe, Args, Mentions) ->
+    {Status, Stdout, Stderr} = run(Exe, Args),
+    ct:log("~p -> ~p~nstdout: ~s~nstderr: ~s", [Args, Status, Stdout, Stderr]),
+    ?assertEqual(1, Status),
+    ?assertEqual(<<>>, Stdout),
+    [Line] = binary:split(Stderr, <<"\n">>, [global, trim_all]),
+    [?assertNotEqual(nomatch, string:find(Line, M), {M, Line}) || M <- Mentions],
+    ?assertEqual(nomatch, string:find(Line, "panicked")),
+    ok.
 
 %% @doc What a port running the analyser prints until it exits: `{Status,
 %% Output}'.

@@ -520,13 +520,7 @@ t_bad_input(Config) ->
     lttng_session:destroy(S).
 
 bad(Config, Args, Mentions) ->
-    {Status, Stdout, Stderr} = analyze(Config, Args),
-    ct:log("~p -> ~p~nstdout: ~s~nstderr: ~s", [Args, Status, Stdout, Stderr]),
-    ?assertEqual(1, Status),
-    ?assertEqual(<<>>, Stdout),
-    [Line] = binary:split(Stderr, <<"\n">>, [global, trim_all]),
-    [?assertNotEqual(nomatch, string:find(Line, M), {M, Line}) || M <- Mentions],
-    ?assertEqual(nomatch, string:find(Line, "panicked")).
+    analyze_cmd:bad(?config(analyze, Config), Args, Mentions).
 
 %%%===================================================================
 %%% Helpers
@@ -550,7 +544,6 @@ pid_bin(Pid) ->
 by(Key, Rows) ->
     maps:from_list([{maps:get(Key, R), R} || R <- Rows]).
 
-%% Runs the analyser: exit status, stdout and stderr apart.
 analyze(Config, Args) ->
     analyze_cmd:run(?config(analyze, Config), Args).
 

@@ -47,6 +47,10 @@ struct dt_reader {
     /* The packet context's cpu_id member: its index, per context class. */
     const bt_field_class *cpu_ctx_class;
     int64_t cpu_member;
+    /* The event common context's vpid member (lttng add-context -t vpid):
+     * its index, per context class; -1 when the channel has none. */
+    const bt_field_class *vpid_ctx_class;
+    int64_t vpid_member;
     /* cpu_id per packet, looked up once per packet: a packet object may be
      * reused after its end, so the cache is emptied at every packet
      * beginning or end message. */
@@ -141,6 +145,19 @@ static int64_t member_int(const bt_field *st, const char *name)
     return f && ok ? v : -1;
 }
 
+/* The index of the member `name` (or `alt`) of structure class `fc`, -1 if none. */
+static int64_t member_index(const bt_field_class *fc, const char *name, const char *alt)
+{
+    uint64_t n = bt_field_class_structure_get_member_count(fc);
+    for (uint64_t m = 0; m < n; m++) {
+        const char *member = bt_field_class_structure_member_get_name(
+            bt_field_class_structure_borrow_member_by_index_const(fc, m));
+        if (strcmp(member, name) == 0 || (alt != NULL && strcmp(member, alt) == 0))
+            return (int64_t)m;
+    }
+    return -1;
+}
+
 static int64_t packet_cpu(struct dt_reader *r, const bt_event *ev, const bt_packet *pkt)
 {
     const bt_field *ctx = pkt ? bt_packet_borrow_context_field_const(pkt) : NULL;
@@ -148,14 +165,7 @@ static int64_t packet_cpu(struct dt_reader *r, const bt_event *ev, const bt_pack
         const bt_field_class *fc = bt_field_borrow_class_const(ctx);
         if (fc != r->cpu_ctx_class) {
             r->cpu_ctx_class = fc;
-            r->cpu_member = -1;
-            uint64_t n = bt_field_class_structure_get_member_count(fc);
-            for (uint64_t m = 0; m < n; m++) {
-                const char *name = bt_field_class_structure_member_get_name(
-                    bt_field_class_structure_borrow_member_by_index_const(fc, m));
-                if (strcmp(name, "cpu_id") == 0)
-                    r->cpu_member = (int64_t)m;
-            }
+            r->cpu_member = member_index(fc, "cpu_id", NULL);
         }
         if (r->cpu_member >= 0) {
             int ok;
@@ -180,6 +190,23 @@ static int64_t event_cpu(struct dt_reader *r, const bt_event *ev)
     if (r->n_cpus < CPU_CACHE)
         r->cpus[r->n_cpus++] = (struct dt_packet_cpu){pkt, cpu};
     return cpu;
+}
+
+static int64_t event_vpid(struct dt_reader *r, const bt_event *ev)
+{
+    const bt_field *ctx = bt_event_borrow_common_context_field_const(ev);
+    if (ctx == NULL || bt_field_get_class_type(ctx) != BT_FIELD_CLASS_TYPE_STRUCTURE)
+        return -1;
+    const bt_field_class *fc = bt_field_borrow_class_const(ctx);
+    if (fc != r->vpid_ctx_class) {
+        r->vpid_ctx_class = fc;
+        r->vpid_member = member_index(fc, "vpid", "_vpid");
+    }
+    if (r->vpid_member < 0)
+        return -1;
+    int ok;
+    int64_t v = integer_of(bt_field_structure_borrow_member_field_by_index_const(ctx, (uint64_t)r->vpid_member), &ok);
+    return ok ? v : -1;
 }
 
 static uint32_t trace_index(struct dt_reader *r, const bt_event *ev)
@@ -216,6 +243,7 @@ static int handle_event(struct dt_reader *r, const bt_message *msg)
             out.ts_ns = 0;
     }
     out.cpu = event_cpu(r, ev);
+    out.vpid = event_vpid(r, ev);
     out.trace = trace_index(r, ev);
     if (out.trace == UINT32_MAX) {
         snprintf(r->error, sizeof r->error, "more than %d traces", MAX_TRACES);

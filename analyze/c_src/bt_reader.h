@@ -22,6 +22,7 @@ typedef struct {
     int64_t cpu;   /* packet context cpu_id, or -1 */
     const dt_field *fields;
     uint32_t trace; /* the event's trace, numbered in order of first event */
+    int64_t vpid;   /* LTTng's vpid context (the recording OS process), or -1 */
 } dt_event;
 
 typedef struct dt_reader dt_reader;

@@ -74,6 +74,11 @@ impl EventClass {
         }
     }
 
+    /// The position of a known field in the payload, if the class has it.
+    pub fn slot_index(&self, slot: Slot) -> Option<usize> {
+        self.slots[slot as usize].map(usize::from)
+    }
+
     /// A placeholder for an index the shim has not described.
     pub fn unknown() -> EventClass {
         EventClass::new("", Vec::new())
@@ -103,6 +108,12 @@ pub struct Event<'a> {
     /// The trace it comes from (numbered by the reader in order of first
     /// event): one per node and session.
     pub trace: u32,
+    /// LTTng's `vpid` context (the recording OS process), -1 when the
+    /// channel does not record it.
+    pub vpid: i64,
+    /// The node it comes from ([`crate::identity::Identity::node_of`]: its
+    /// trace and vpid), as the run loop numbers them.
+    pub node: u32,
     /// Payload fields in order.
     pub fields: &'a [Field<'a>],
 }
@@ -162,6 +173,8 @@ mod tests {
             ts_ns: 5,
             cpu: 1,
             trace: 0,
+            vpid: -1,
+            node: 0,
             fields: &fields,
         };
         assert_eq!(ev.str(Slot::To), b"<0.2.0>");

@@ -2,7 +2,8 @@
 //!
 //! Layers, each its own module: [`reader`] (libbabeltrace2: traces or a
 //! live relay, muxed into one timeline), [`event`] (the contract's events,
-//! fields resolved by name once per class), [`run`] (the event loop: time
+//! fields resolved by name once per class), [`identity`] (names, nodes,
+//! aliases: who is who, for every analysis), [`run`] (the event loop: time
 //! window, selection, live reordering, `--window`), [`analysis`] (one state
 //! machine per analysis and the registry of subcommands), [`cli`] (the
 //! options every analysis takes),
@@ -13,6 +14,7 @@ pub mod analysis;
 pub mod cli;
 pub mod damage;
 pub mod event;
+pub mod identity;
 pub mod merge;
 pub mod reader;
 pub mod report;

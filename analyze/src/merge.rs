@@ -42,6 +42,7 @@ struct CopiedEvent {
     cpu: i64,
     class: u32,
     trace: u32,
+    vpid: i64,
     first: u32,
     n: u32,
 }
@@ -128,6 +129,7 @@ unsafe extern "C" fn copy_event(ctx: *mut c_void, raw: *const RawEvent) {
         cpu: raw.cpu,
         class: raw.class_index,
         trace: raw.trace,
+        vpid: raw.vpid,
         first: b.fields.len() as u32,
         n: n as u32,
     });
@@ -353,6 +355,8 @@ impl Merge {
                 ts_ns: e.ts_ns,
                 cpu: e.cpu,
                 trace,
+                vpid: e.vpid,
+                node: trace,
                 fields: &fields[..e.n as usize],
             };
             if !handler(&event) {

@@ -30,6 +30,7 @@ pub(crate) struct RawEvent {
     pub(crate) cpu: i64,
     fields: *const RawField,
     pub(crate) trace: u32,
+    pub(crate) vpid: i64,
 }
 
 impl RawEvent {
@@ -755,6 +756,8 @@ unsafe extern "C" fn on_event(ctx: *mut c_void, raw: *const RawEvent) {
         ts_ns: raw.ts_ns,
         cpu: raw.cpu,
         trace: raw.trace,
+        vpid: raw.vpid,
+        node: raw.trace,
         fields: &fields[..n],
     };
     let handler = &mut sink.handler;

@@ -11,7 +11,7 @@ use crate::analysis::calls::Calls;
 use crate::analysis::rates::Rates;
 use crate::analysis::Analysis;
 use crate::stats::{log2_bucket_floor, Log2Buckets};
-use crate::table::{format_ns, summary_line, Cell, Shown, Summary, Table, Unit};
+use crate::table::{format_ns, summary_line, Shown, Summary, Table, Unit};
 
 /// Duration rows plotted per table (the first ones: tables are sorted
 /// worst first).
@@ -82,6 +82,9 @@ pub fn write(
         text: String::from("# dyntrace-analyze report\n\n"),
     };
     let _ = writeln!(page.text, "{}\n", summary_line(summary));
+    for line in summary.notices() {
+        let _ = writeln!(page.text, "{line}\n");
+    }
     for a in analyses {
         a.report(&mut page)?;
     }
@@ -105,14 +108,12 @@ pub fn write(
 
 /// The row's text cells, joined: what it is about.
 fn row_label(t: &Table, row: &crate::table::Row) -> String {
-    let texts: Vec<&str> = t
+    let texts: Vec<String> = t
         .columns
         .iter()
         .zip(&row.cells)
-        .filter_map(|(c, v)| match (c.unit, v) {
-            (Unit::Text, Cell::Text(s)) => Some(s.as_str()),
-            _ => None,
-        })
+        .filter(|(c, _)| matches!(c.unit, Unit::Text | Unit::Pid))
+        .map(|(c, v)| crate::table::text_of(v, c.unit, 0))
         .collect();
     texts.join(" ")
 }
@@ -127,7 +128,13 @@ fn markdown_table(t: &Table, summary: &Summary) -> String {
     let aligns: Vec<&str> = t
         .columns
         .iter()
-        .map(|c| if c.unit == Unit::Text { "---" } else { "---:" })
+        .map(|c| {
+            if matches!(c.unit, Unit::Text | Unit::Pid) {
+                "---"
+            } else {
+                "---:"
+            }
+        })
         .collect();
     let _ = writeln!(out, "|{}|", aligns.join("|"));
     for row in &t.rows {

@@ -10,7 +10,8 @@ use std::time::{Duration, Instant};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::analysis::Analysis;
-use crate::event::{Event, EventClass, Field, Slot, PROVIDER};
+use crate::event::{Event, EventClass, Field, Kind, Slot, PROVIDER};
+use crate::identity::{is_identity_row, parse_call, parse_reply, Identity, PID_SLOTS};
 use crate::reader::{Reader, Source, Step};
 use crate::table::{windowed, Summary, Table};
 
@@ -20,24 +21,159 @@ pub const LIVE_REORDER_NS: u64 = 2_000_000_000;
 /// Events held back at most, live, whatever the window.
 pub const MAX_HELD: usize = 1 << 18;
 
+/// A point of the `--from`/`--to` selection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum When {
+    /// This long after the first event recorded (ns).
+    After(u64),
+    /// At this time (ns since the epoch).
+    At(i64),
+}
+
+impl When {
+    fn at(self, origin: i64) -> i64 {
+        match self {
+            When::After(ns) => origin.saturating_add(i64::try_from(ns).unwrap_or(i64::MAX)),
+            When::At(t) => t,
+        }
+    }
+
+    fn text(self) -> String {
+        match self {
+            When::After(ns) => format!("+{}", crate::table::format_ns(ns)),
+            When::At(t) => crate::cli::format_utc(t),
+        }
+    }
+}
+
 /// Which events the analyses see.
 #[derive(Debug, Clone, Default)]
 pub struct Filter {
-    /// Skip events earlier than this long after the first event.
-    pub from_ns: Option<u64>,
-    /// Stop at events later than this long after the first event.
-    pub to_ns: Option<u64>,
+    /// Skip events before this.
+    pub from: Option<When>,
+    /// Stop at events after this.
+    pub to: Option<When>,
     /// Keep only events naming one of these processes (in `pid`, `from`,
-    /// `to` or `parent`); empty keeps all.
+    /// `to` or `parent`, or as the process a message goes to); empty keeps
+    /// all.
     pub pids: Vec<Vec<u8>>,
+    /// Keep only events naming a process of one of these names.
+    pub names: Vec<Vec<u8>>,
 }
 
+/// Calls to a selected server whose reply the caller has not received yet
+/// (the reply's receive names only the caller), at most.
+const MAX_SELECTED_CALLS: usize = 65_536;
+
 impl Filter {
-    fn keeps_pids(&self, ev: &Event) -> bool {
-        self.pids.is_empty()
-            || [Slot::Pid, Slot::From, Slot::To, Slot::Parent]
-                .iter()
-                .any(|&s| self.pids.iter().any(|p| p[..] == *ev.str(s)))
+    /// Contradictions known before reading: `--from` after `--to`.
+    pub fn check(&self) -> Result<(), String> {
+        if let (Some(from), Some(to)) = (self.from, self.to) {
+            let later = match (from, to) {
+                (When::After(f), When::After(t)) => f > t,
+                (When::At(f), When::At(t)) => f > t,
+                _ => false,
+            };
+            if later {
+                return Err(format!(
+                    "--from {} is after --to {}: the selection is empty",
+                    from.text(),
+                    to.text()
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    fn selects_processes(&self) -> bool {
+        !(self.pids.is_empty() && self.names.is_empty())
+    }
+
+    /// Whether a process text (as node `node` writes it) is selected.
+    fn is_selected(&self, who: &Identity, node: u32, text: &[u8]) -> bool {
+        !text.is_empty()
+            && (self.pids.iter().any(|p| p[..] == *text)
+                || self
+                    .names
+                    .iter()
+                    .any(|n| n[..] == *text || who.has_name(node, text, n)))
+    }
+
+    fn keeps(&self, ev: &Event, node: u32, who: &Identity, calls: &mut SelectedCalls) -> bool {
+        if !self.selects_processes() {
+            return true;
+        }
+        let message = || ev.str(Slot::Message);
+        if ev.kind() == Some(Kind::MessageReceive) {
+            if let Some(r) = parse_reply(message()) {
+                if calls.take(node, r) {
+                    return true;
+                }
+            }
+        }
+        let named = PID_SLOTS
+            .iter()
+            .any(|&s| self.is_selected(who, node, ev.str(s)));
+        let to = ev.str(Slot::To);
+        let target = named
+            || who
+                .resolve(node, to)
+                .is_some_and(|pid| self.is_selected(who, node, &pid));
+        if target && ev.kind() == Some(Kind::MessageSend) {
+            // A call to a selected server: its reply's receive is the
+            // caller's side of it.
+            if let Some(r) = parse_call(message()).and_then(|c| c.reference) {
+                calls.put(node, r);
+            }
+        }
+        target
+    }
+
+    /// What the selection asked for, in the options' words.
+    pub fn describe(&self) -> String {
+        let mut parts: Vec<String> = Vec::new();
+        for p in &self.pids {
+            parts.push(format!("--pid {}", String::from_utf8_lossy(p)));
+        }
+        for n in &self.names {
+            parts.push(format!("--name {}", String::from_utf8_lossy(n)));
+        }
+        if let Some(f) = self.from {
+            parts.push(format!("--from {}", f.text()));
+        }
+        if let Some(t) = self.to {
+            parts.push(format!("--to {}", t.text()));
+        }
+        parts.join(" ")
+    }
+
+    fn is_empty(&self) -> bool {
+        !self.selects_processes() && self.from.is_none() && self.to.is_none()
+    }
+}
+
+/// References of calls to selected servers, bounded (the oldest dropped).
+#[derive(Default)]
+struct SelectedCalls {
+    refs: hashbrown::HashSet<(u32, Box<[u8]>)>,
+    order: std::collections::VecDeque<(u32, Box<[u8]>)>,
+}
+
+impl SelectedCalls {
+    fn put(&mut self, node: u32, r: &[u8]) {
+        let key = (node, Box::from(r));
+        if self.refs.insert(key.clone()) {
+            self.order.push_back(key);
+        }
+        while self.order.len() > MAX_SELECTED_CALLS {
+            if let Some(old) = self.order.pop_front() {
+                self.refs.remove(&old);
+            }
+        }
+    }
+
+    fn take(&mut self, node: u32, r: &[u8]) -> bool {
+        self.refs.remove(&(node, Box::from(r)))
     }
 }
 
@@ -74,17 +210,26 @@ struct Feed<'f> {
     make: Make<'f>,
     analyses: Vec<Box<dyn Analysis>>,
     windows: Option<Windows>,
+    who: Identity,
+    calls: SelectedCalls,
     summary: Summary,
-    first: Option<i64>,
+    /// The first event recorded (not an identity row): `--from`/`--to`
+    /// count from it.
+    origin: Option<i64>,
+    bounds: (Option<i64>, Option<i64>),
+    /// Events of the selection (identity rows aside).
+    matched: u64,
     ours_seen: u64,
     past_window: bool,
     progress: Option<ProgressBar>,
     failed: Option<String>,
+    scratch: Vec<u8>,
 }
 
 impl Feed<'_> {
     fn on_event(&mut self, ev: &Event) {
-        if ev.kind().is_none() || self.past_window {
+        let identity_row = is_identity_row(ev);
+        if (ev.kind().is_none() && !identity_row) || self.past_window {
             return;
         }
         self.ours_seen += 1;
@@ -93,24 +238,76 @@ impl Feed<'_> {
                 p.set_position(self.ours_seen);
             }
         }
-        let start = *self.first.get_or_insert(ev.ts_ns);
-        let offset = ev.ts_ns.saturating_sub(start).max(0) as u64;
-        if self.filter.from_ns.is_some_and(|f| offset < f) || !self.filter.keeps_pids(ev) {
-            return;
+        let node = self.who.node_of(ev);
+        self.who.learn(node, ev);
+        if !identity_row && self.origin.is_none() {
+            self.start_clock(ev.ts_ns);
         }
-        if self.filter.to_ns.is_some_and(|t| offset > t) {
+        let kept = identity_row || self.selected(ev, node);
+        if kept {
+            if !identity_row {
+                if self.matched == 0 {
+                    self.summary.first_ns = ev.ts_ns;
+                }
+                self.matched += 1;
+                self.summary.last_ns = ev.ts_ns;
+                self.next_window(ev.ts_ns);
+            }
+            self.summary.events += 1;
+            self.dispatch(ev, node);
+        }
+        self.who.forget(node, ev);
+    }
+
+    fn start_clock(&mut self, ts: i64) {
+        self.origin = Some(ts);
+        let (from, to) = (
+            self.filter.from.map(|f| f.at(ts)),
+            self.filter.to.map(|t| t.at(ts)),
+        );
+        if let (Some(f), Some(t)) = (from, to) {
+            if f > t {
+                self.failed.get_or_insert(format!(
+                    "--from {} is after --to {} (the first event is at {}): the selection is empty",
+                    crate::cli::format_utc(f),
+                    crate::cli::format_utc(t),
+                    crate::cli::format_utc(ts)
+                ));
+                self.past_window = true;
+            }
+        }
+        self.bounds = (from, to);
+    }
+
+    fn selected(&mut self, ev: &Event, node: u32) -> bool {
+        let (from, to) = self.bounds;
+        if from.is_some_and(|f| ev.ts_ns < f) {
+            return false;
+        }
+        if to.is_some_and(|t| ev.ts_ns > t) {
             self.past_window = true;
-            return;
+            return false;
         }
-        if self.summary.events == 0 {
-            self.summary.first_ns = ev.ts_ns;
-        }
-        self.summary.events += 1;
-        self.summary.last_ns = ev.ts_ns;
-        self.next_window(ev.ts_ns);
-        for a in self.analyses.iter_mut() {
-            a.on_event(ev);
-        }
+        self.filter.keeps(ev, node, &self.who, &mut self.calls)
+    }
+
+    fn dispatch(&mut self, ev: &Event, node: u32) {
+        let analyses = &mut self.analyses;
+        self.who.present(ev, node, &mut self.scratch, &mut |ev| {
+            for a in analyses.iter_mut() {
+                a.on_event(ev);
+            }
+        });
+    }
+
+    /// What every output says besides the tables: nodes that cannot be
+    /// told apart, a selection that matched nothing.
+    fn finish_summary(&mut self) {
+        self.summary.mixed_nodes = self.who.mixed();
+        self.summary.aliases_evicted = self.who.aliases_evicted;
+        self.summary.empty_selection =
+            (self.matched == 0 && self.ours_seen > 0 && !self.filter.is_empty())
+                .then(|| self.filter.describe());
     }
 
     /// With `--window`: closes the windows that end before `ts`.
@@ -123,22 +320,34 @@ impl Feed<'_> {
             w.events += 1;
             return;
         }
+        let mut tables = Vec::new();
         for a in self.analyses.iter_mut() {
-            a.finish();
+            if !a.carries_over() {
+                a.finish();
+            }
+            tables.extend(a.tables(&self.summary));
         }
-        let tables = self
-            .analyses
-            .iter()
-            .flat_map(|a| a.tables(&self.summary))
-            .collect();
         w.closed.push((start, tables));
         w.start = Some(start + (ts - start) / w.width_ns * w.width_ns);
         w.events = 1;
-        match (self.make)() {
-            Ok(fresh) => self.analyses = fresh,
-            Err(e) => {
-                self.failed.get_or_insert(e);
-                self.past_window = true;
+        let mut fresh: Option<Vec<Box<dyn Analysis>>> = None;
+        for (i, a) in self.analyses.iter_mut().enumerate() {
+            if a.carries_over() {
+                a.next_window();
+                continue;
+            }
+            if fresh.is_none() {
+                match (self.make)() {
+                    Ok(f) => fresh = Some(f),
+                    Err(e) => {
+                        self.failed.get_or_insert(e);
+                        self.past_window = true;
+                        return;
+                    }
+                }
+            }
+            if let Some(f) = fresh.as_mut().and_then(|f| f.get_mut(i)) {
+                std::mem::swap(a, f);
             }
         }
     }
@@ -150,14 +359,18 @@ impl Feed<'_> {
                 .flat_map(|a| a.tables(&self.summary))
                 .collect()
         };
-        let Some(w) = &self.windows else {
-            return now();
+        let mut tables = match &self.windows {
+            None => now(),
+            Some(w) => {
+                let mut parts: Vec<(i64, Vec<Table>)> = w.closed.clone();
+                if let (Some(start), true) = (w.start, w.events > 0) {
+                    parts.push((start, now()));
+                }
+                windowed(&parts, w.width_ns as u64, self.summary.first_ns)
+            }
         };
-        let mut parts: Vec<(i64, Vec<Table>)> = w.closed.clone();
-        if let (Some(start), true) = (w.start, w.events > 0) {
-            parts.push((start, now()));
-        }
-        windowed(&parts, w.width_ns as u64, self.summary.first_ns)
+        self.who.annotate(&mut tables);
+        tables
     }
 }
 
@@ -184,15 +397,20 @@ pub fn run(
             events: 0,
             closed: Vec::new(),
         }),
+        who: Identity::default(),
+        calls: SelectedCalls::default(),
         summary: Summary {
             damaged: reader.damaged().to_vec(),
             ..Summary::default()
         },
-        first: None,
+        origin: None,
+        bounds: (None, None),
+        matched: 0,
         ours_seen: 0,
         past_window: false,
         progress: progress_bar(),
         failed: None,
+        scratch: Vec::new(),
     };
     let mut reorder = live.then(|| Reorder::new(LIVE_REORDER_NS));
     let mut last_tick = Instant::now();
@@ -215,6 +433,7 @@ pub fn run(
                 if let Some(r) = reorder.as_mut() {
                     r.advance_to(wall_clock_ns(), &mut |ev| feed.on_event(ev));
                 }
+                feed.finish_summary();
                 tick(&feed.summary, &feed.tables());
             }
         }
@@ -248,6 +467,7 @@ pub fn run(
             ));
         }
     }
+    feed.finish_summary();
     let tables = feed.tables();
     Ok(Outcome {
         summary: feed.summary,
@@ -281,6 +501,7 @@ struct Held {
     seq: u64,
     cpu: i64,
     trace: u32,
+    vpid: i64,
     class: usize,
     fields: Vec<OwnedField>,
 }
@@ -355,6 +576,7 @@ impl Reorder {
             seq: self.seq,
             cpu: ev.cpu,
             trace: ev.trace,
+            vpid: ev.vpid,
             class,
             fields: ev
                 .fields
@@ -411,6 +633,8 @@ impl Reorder {
             ts_ns: h.ts,
             cpu: h.cpu,
             trace: h.trace,
+            vpid: h.vpid,
+            node: h.trace,
             fields: &fields,
         });
     }

@@ -12,8 +12,11 @@ use crate::stats::{log2_bucket_floor, Log2Buckets};
 /// How a column's values read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Unit {
-    /// Text (pids, entries, event names).
+    /// Text (entries, event names).
     Text,
+    /// A process: its pid, shown with its name (and node) when the trace
+    /// says ([`crate::identity::Identity::annotate`]).
+    Pid,
     /// A plain count.
     Count,
     /// A duration in nanoseconds.
@@ -25,6 +28,9 @@ pub enum Unit {
     Words,
     /// A number as the trace gave it (a user probe's integer argument).
     Value,
+    /// Long text (a message, a request): whole in JSON, cut to the
+    /// terminal's width in text.
+    Excerpt,
     /// Bytes of memory (signed for a change).
     Bytes,
     /// A share in percent.
@@ -60,6 +66,15 @@ pub enum Cell {
     Float(f64),
     /// No value (JSON `null`, `-` in text).
     Null,
+    /// A process of a [`Unit::Pid`] column with what is known of it.
+    Proc {
+        /// The pid as the trace writes it.
+        pid: String,
+        /// Its registered name or initial call.
+        name: Option<String>,
+        /// Its node, when several are told apart.
+        node: Option<String>,
+    },
 }
 
 impl Cell {
@@ -107,6 +122,8 @@ pub struct Table {
     /// Column titles made at run time (per-window columns), in place of the
     /// columns' own in text output.
     pub headings: Option<Vec<String>>,
+    /// Rows carry each process's node (JSON `node`).
+    pub with_nodes: bool,
 }
 
 impl Table {
@@ -120,6 +137,7 @@ impl Table {
             shown: Shown::Everywhere,
             notes: Vec::new(),
             headings: None,
+            with_nodes: false,
         }
     }
 
@@ -162,6 +180,39 @@ pub struct Summary {
     pub last_ns: i64,
     /// Streams whose recorded packets could not all be read.
     pub damaged: Vec<crate::damage::DamagedStream>,
+    /// Streams holding the events of several nodes that cannot be told
+    /// apart (no `vpid` context): the names of each one's nodes.
+    pub mixed_nodes: Vec<Vec<String>>,
+    /// Call aliases forgotten before their reply (too many outstanding).
+    pub aliases_evicted: u64,
+    /// The selection, when it matched nothing.
+    pub empty_selection: Option<String>,
+}
+
+impl Summary {
+    /// Lines every output adds under the summary line: the clock's +0, the
+    /// nodes that cannot be told apart, a selection that matched nothing.
+    pub fn notices(&self) -> Vec<String> {
+        let mut lines = Vec::new();
+        if self.events > 0 {
+            lines.push(format!(
+                "+0 = {} (the first event of the selection; times are relative to it)",
+                crate::cli::format_utc(self.first_ns)
+            ));
+        }
+        for nodes in &self.mixed_nodes {
+            lines.push(format!(
+                "warning: one stream holds the events of nodes {}, which cannot be told apart \
+                 (same pids merged): record with LTTng's vpid context \
+                 (lttng add-context -u -t vpid -s SESSION, before lttng start)",
+                nodes.join(", ")
+            ));
+        }
+        if let Some(sel) = &self.empty_selection {
+            lines.push(format!("nothing matched the selection {sel}"));
+        }
+        lines
+    }
 }
 
 /// Formats a duration with three significant digits and its unit.
@@ -204,6 +255,16 @@ pub fn format_bytes(bytes: f64) -> String {
 pub fn text_of(cell: &Cell, unit: Unit, origin_ns: i64) -> String {
     match (cell, unit) {
         (Cell::Text(s), _) => s.clone(),
+        (Cell::Proc { pid, name, node }, _) => {
+            let mut text = match name {
+                Some(n) => format!("{n} {pid}"),
+                None => pid.clone(),
+            };
+            if let Some(node) = node {
+                let _ = write!(text, " on {node}");
+            }
+            text
+        }
         (Cell::Num(n), Unit::Ns) => format_ns(*n),
         (Cell::Num(n), Unit::Words) => format!("{n} w"),
         (Cell::Num(n), Unit::Bytes) => format_bytes(*n as f64),
@@ -242,7 +303,9 @@ pub fn summary_line(s: &Summary) -> String {
 pub fn render_text(summary: &Summary, tables: &[Table], hist: bool) -> String {
     let mut out = summary_line(summary);
     out.push('\n');
-    for line in crate::damage::damage_lines(&summary.damaged) {
+    let mut lines = crate::damage::damage_lines(&summary.damaged);
+    lines.extend(summary.notices());
+    for line in lines {
         out.push_str(&line);
         out.push('\n');
     }
@@ -253,7 +316,7 @@ pub fn render_text(summary: &Summary, tables: &[Table], hist: bool) -> String {
         if t.rows.is_empty() {
             out.push_str("  (none)\n");
         }
-        let cells: Vec<Vec<String>> = t
+        let mut cells: Vec<Vec<String>> = t
             .rows
             .iter()
             .map(|r| {
@@ -264,6 +327,7 @@ pub fn render_text(summary: &Summary, tables: &[Table], hist: bool) -> String {
                     .collect()
             })
             .collect();
+        cut_excerpts(t, &mut cells);
         if !t.rows.is_empty() {
             let titles = t.titles();
             let widths: Vec<usize> = titles
@@ -283,7 +347,7 @@ pub fn render_text(summary: &Summary, tables: &[Table], hist: bool) -> String {
                 for (i, v) in vals {
                     let pad = widths[i].saturating_sub(v.chars().count());
                     s.push_str("  ");
-                    if t.columns[i].unit == Unit::Text {
+                    if matches!(t.columns[i].unit, Unit::Text | Unit::Pid) {
                         s.push_str(v);
                         s.extend(std::iter::repeat_n(' ', pad));
                     } else {
@@ -306,6 +370,34 @@ pub fn render_text(summary: &Summary, tables: &[Table], hist: bool) -> String {
         }
     }
     out
+}
+
+/// Fewest characters an excerpt is cut to, however narrow the terminal.
+const MIN_EXCERPT: usize = 24;
+
+/// Cuts the [`Unit::Excerpt`] cells so that each line fits the terminal.
+fn cut_excerpts(t: &Table, cells: &mut [Vec<String>]) {
+    let Some(e) = t.columns.iter().position(|c| c.unit == Unit::Excerpt) else {
+        return;
+    };
+    let others: usize = (0..t.columns.len())
+        .filter(|&i| i != e)
+        .map(|i| {
+            cells
+                .iter()
+                .map(|r| r[i].chars().count())
+                .chain([t.columns[i].title.len()])
+                .max()
+                .unwrap_or(0)
+                + 2
+        })
+        .sum();
+    let room = terminal_width().saturating_sub(others + 2).max(MIN_EXCERPT);
+    for r in cells.iter_mut() {
+        if r[e].chars().count() > room {
+            r[e] = r[e].chars().take(room - 3).collect::<String>() + "...";
+        }
+    }
 }
 
 /// DTrace's `quantize`: one line per power-of-two bucket from the first to
@@ -451,7 +543,7 @@ fn pivot(
         ..Table::new(long.key, "", Vec::new())
     })? + 1;
     let key_cols: Vec<usize> = (1..long.columns.len())
-        .filter(|&i| long.columns[i].unit == Unit::Text)
+        .filter(|&i| matches!(long.columns[i].unit, Unit::Text | Unit::Pid))
         .collect();
     let starts: Vec<i64> = parts.iter().map(|p| p.0).collect();
     let mut row_keys: Vec<Vec<Cell>> = Vec::new();
@@ -540,7 +632,58 @@ fn json_of(cell: &Cell) -> Value {
         Cell::Num(n) => json!(n),
         Cell::Int(n) => json!(n),
         Cell::Float(x) => json!(x),
+        Cell::Proc { pid, .. } => Value::String(pid.clone()),
         Cell::Null => Value::Null,
+    }
+}
+
+/// The JSON keys of a table's row objects: each column's key, and beside
+/// each [`Unit::Pid`] column the process's name (`name` for the first when
+/// no column is called so, else `KEY_name`) and, when nodes are told apart,
+/// its node (`node`, else `KEY_node`).
+fn json_keys(t: &Table) -> Vec<(usize, String, Extra)> {
+    let mut keys = Vec::new();
+    let mut first = true;
+    let taken = |k: &str| t.columns.iter().any(|c| c.key == k);
+    for (i, c) in t.columns.iter().enumerate() {
+        keys.push((i, c.key.to_string(), Extra::Value));
+        if c.unit != Unit::Pid {
+            continue;
+        }
+        let plain = first && !taken("name");
+        let name = if plain {
+            "name".to_string()
+        } else {
+            format!("{}_name", c.key)
+        };
+        keys.push((i, name, Extra::Name));
+        if t.with_nodes {
+            let plain = first && !taken("node");
+            let node = if plain {
+                "node".to_string()
+            } else {
+                format!("{}_node", c.key)
+            };
+            keys.push((i, node, Extra::Node));
+        }
+        first = false;
+    }
+    keys
+}
+
+#[derive(Clone, Copy)]
+enum Extra {
+    Value,
+    Name,
+    Node,
+}
+
+fn json_extra(cell: &Cell, extra: Extra) -> Value {
+    match (extra, cell) {
+        (Extra::Value, c) => json_of(c),
+        (Extra::Name, Cell::Proc { name: Some(n), .. }) => Value::String(n.clone()),
+        (Extra::Node, Cell::Proc { node: Some(n), .. }) => Value::String(n.clone()),
+        _ => Value::Null,
     }
 }
 
@@ -559,17 +702,34 @@ pub fn render_json(summary: &Summary, tables: &[Table]) -> Value {
     for (key, value) in crate::damage::damage_json(&summary.damaged) {
         top.insert(key.into(), value);
     }
+    top.insert(
+        "clock".into(),
+        json!(crate::cli::format_utc(summary.first_ns)),
+    );
+    top.insert("nodes_mixed".into(), json!(!summary.mixed_nodes.is_empty()));
+    if !summary.mixed_nodes.is_empty() {
+        top.insert("mixed_nodes".into(), json!(summary.mixed_nodes));
+    }
+    top.insert("aliases_evicted".into(), json!(summary.aliases_evicted));
+    top.insert(
+        "warnings".into(),
+        json!(summary
+            .notices()
+            .into_iter()
+            .filter(|l| l.starts_with("warning"))
+            .collect::<Vec<_>>()),
+    );
+    top.insert("empty_selection".into(), json!(summary.empty_selection));
     let mut columns = Map::new();
     for t in tables.iter().filter(|t| t.shown != Shown::TextOnly) {
+        let keys = json_keys(t);
         let rows: Vec<Value> = t
             .rows
             .iter()
             .map(|r| {
                 Value::Object(
-                    t.columns
-                        .iter()
-                        .zip(&r.cells)
-                        .map(|(c, v)| (c.key.to_string(), json_of(v)))
+                    keys.iter()
+                        .map(|(i, k, extra)| (k.clone(), json_extra(&r.cells[*i], *extra)))
                         .collect(),
                 )
             })

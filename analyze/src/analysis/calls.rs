@@ -217,6 +217,20 @@ impl Analysis for Calls {
         crate::report::slow_calls_section(page, self)
     }
 
+    fn carries_over(&self) -> bool {
+        true
+    }
+
+    fn next_window(&mut self) {
+        for e in self.entries.iter_mut() {
+            e.durations = Durations::new(3);
+            e.unmatched = 0;
+        }
+        self.slow.clear();
+        self.slow_total = 0;
+        self.return_to_skipped = 0;
+    }
+
     fn tables(&self, _summary: &Summary) -> Vec<Table> {
         let mut open = vec![0u64; self.entries.len()];
         for p in self.procs.values() {
@@ -270,7 +284,7 @@ impl Analysis for Calls {
                 "slow",
                 format!("Calls of {} or longer", crate::table::format_ns(threshold)),
                 vec![
-                    col("pid", "pid", Unit::Text),
+                    col("pid", "pid", Unit::Pid),
                     col("entry", "entry", Unit::Text),
                     col("start_ns", "start", Unit::Timestamp),
                     col("duration_ns", "duration", Unit::Ns),

@@ -35,6 +35,7 @@ use rustc_hash::FxHashMap;
 
 use super::{duration_cells, duration_columns, Analysis, NoOptions, Registered};
 use crate::event::{Event, Kind, Slot};
+use crate::identity::{self, parse_decimal, split_qualified, unquoted, NOT_DISTRIBUTED};
 use crate::stats::Durations;
 use crate::table::{col, Cell, Summary, Table, Unit};
 
@@ -58,8 +59,9 @@ pub const KEPT_BYTES: usize = 256;
 /// length), so only this prefix decides.
 pub const COMPARED_BYTES: usize = 48;
 
-/// The name of a node without distribution, as the VM writes it.
-const NOT_DISTRIBUTED: &[u8] = b"'nonode@nohost'";
+
+/// The `to` of the rows of sends whose receiver the trace does not say.
+const UNRESOLVED: &str = "(unresolved)";
 
 /// A node, interned: an index into [`Delivery::node_names`].
 pub type NodeId = u32;
@@ -150,6 +152,9 @@ pub struct Delivery {
     early: FxHashMap<Process, VecDeque<Receive>>,
     unresolved: VecDeque<Unresolved>,
     pairs: FxHashMap<(NodeId, NodeId), Pair>,
+    /// Sends per node (trace) to a name or alias no event of the trace
+    /// resolves to a process.
+    unresolved_targets: FxHashMap<usize, u64>,
     /// Receives that had pending sends of the same text from more than one
     /// node: matched to the oldest, which may be the wrong one.
     pub ambiguous: u64,
@@ -192,9 +197,13 @@ impl Delivery {
         }
     }
 
-    /// A `message_send` in trace `trace` to `to`.
+    /// A `message_send` in trace `trace` to `to`: a pid, or what the trace
+    /// did not resolve to one (counted per sending node).
     pub fn send(&mut self, trace: usize, ts: i64, to: &[u8], message: &[u8]) {
         let Some((channel, number, serial)) = parse_pid(to) else {
+            if !to.is_empty() && !to.starts_with(b"#Port") {
+                *self.unresolved_targets.entry(trace).or_default() += 1;
+            }
             return;
         };
         self.trace(trace);
@@ -462,7 +471,7 @@ impl Unresolved {
 
 impl Analysis for Delivery {
     fn on_event(&mut self, ev: &Event) {
-        let trace = ev.trace as usize;
+        let trace = ev.node as usize;
         match ev.kind() {
             Some(Kind::NodeName) => self.node_name(
                 trace,
@@ -493,7 +502,10 @@ impl Analysis for Delivery {
         let columns = [col("from", "from", Unit::Text), col("to", "to", Unit::Text)]
             .into_iter()
             .chain(duration_columns())
-            .chain([col("unmatched", "unmatched", Unit::Count)])
+            .chain([
+                col("unmatched", "unmatched", Unit::Count),
+                col("unresolved_target", "unresolved target", Unit::Count),
+            ])
             .collect();
         let mut table = Table::new(
             "delivery",
@@ -504,9 +516,34 @@ impl Analysis for Delivery {
             let cells = [Cell::bytes(unquoted(from)), Cell::bytes(unquoted(to))]
                 .into_iter()
                 .chain(duration_cells(latency))
-                .chain([Cell::Num(unmatched)])
+                .chain([Cell::Num(unmatched), Cell::Num(0)])
                 .collect();
             table.push(cells, Some(latency.log2()));
+        }
+        let mut unresolved: Vec<(&[u8], u64)> = self
+            .unresolved_targets
+            .iter()
+            .map(|(&trace, &n)| {
+                let own = self.traces.get(trace).and_then(|t| t.own);
+                (own.map_or(&b"?"[..], |id| self.node_name_of(id)), n)
+            })
+            .collect();
+        unresolved.sort();
+        for (from, n) in unresolved {
+            let cells = [Cell::bytes(unquoted(from)), Cell::Text(UNRESOLVED.into())]
+                .into_iter()
+                .chain(duration_cells(&Durations::new(1)))
+                .chain([Cell::Num(0), Cell::Num(n)])
+                .collect();
+            table.push(cells, None);
+        }
+        if !self.unresolved_targets.is_empty() {
+            table.notes.push(format!(
+                "{} sends to a name or alias the trace does not resolve to a process \
+                 (unresolved target): trace process_register or record the process_name \
+                 snapshot (dyntrace:announce_processes()), and the calls' messages",
+                self.unresolved_targets.values().sum::<u64>()
+            ));
         }
         if self.waiting_for_names() > 0 {
             table.notes.push(format!(
@@ -564,26 +601,9 @@ impl Analysis for Delivery {
     }
 }
 
-/// A node name without the quotes the VM puts around it.
-fn unquoted(name: &[u8]) -> &[u8] {
-    name.strip_prefix(b"'")
-        .and_then(|n| n.strip_suffix(b"'"))
-        .unwrap_or(name)
-}
-
-/// `<C.N.S>` as numbers.
+/// A pid as the analyses see it (told apart per node or not) as numbers.
 fn parse_pid(text: &[u8]) -> Option<(u64, u64, u64)> {
-    let inner = text.strip_prefix(b"<")?.strip_suffix(b">")?;
-    let mut parts = inner.split(|&b| b == b'.').map(parse_decimal);
-    let pid = (parts.next()??, parts.next()??, parts.next()??);
-    parts.next().is_none().then_some(pid)
-}
-
-fn parse_decimal(digits: &[u8]) -> Option<u64> {
-    if digits.is_empty() || digits.len() > 19 || !digits.iter().all(u8::is_ascii_digit) {
-        return None;
-    }
-    Some(digits.iter().fold(0, |n, d| n * 10 + u64::from(d - b'0')))
+    identity::parse_pid(split_qualified(text).0)
 }
 
 /// The start of a message kept while its node is unnamed: a channel

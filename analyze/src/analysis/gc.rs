@@ -75,12 +75,23 @@ impl Analysis for Gc {
         }
     }
 
+    fn carries_over(&self) -> bool {
+        true
+    }
+
+    fn next_window(&mut self) {
+        for p in self.procs.values_mut() {
+            p.kinds = [None, None];
+        }
+        self.unmatched_ends = 0;
+    }
+
     fn tables(&self, _summary: &Summary) -> Vec<Table> {
         let mut t = Table::new(
             "gc",
             "GC pauses per process (longest total first)",
             [
-                col("pid", "pid", Unit::Text),
+                col("pid", "pid", Unit::Pid),
                 col("kind", "kind", Unit::Text),
             ]
             .into_iter()
@@ -142,5 +153,38 @@ mod tests {
         assert_eq!(t.value(&t.rows[0], "max_ns"), Some(&Cell::Num(200)));
         assert_eq!(t.value(&t.rows[1], "reclaimed_words"), Some(&Cell::Num(7)));
         assert_eq!(t.notes.len(), 1);
+    }
+
+    /// Two nodes recorded with the vpid context keep the same pid apart;
+    /// rows carry each one's name (from the snapshot) and node.
+    #[test]
+    fn nodes_with_vpid_stay_apart() {
+        let mut s = Script::default();
+        s.in_vpid(100)
+            .ev_node(0, "'n1@h'", 0, "'n1@h'")
+            .snapshot(1, "<0.82.0>", "shop_audit")
+            .ev_int(10, Kind::GcMinorStart, "<0.82.0>", &[1, 1, 0])
+            .ev_int(30, Kind::GcMinorEnd, "<0.82.0>", &[1, 1, 0]);
+        s.in_vpid(200)
+            .ev_node(0, "'n2@h'", 0, "'n2@h'")
+            .ev_int(20, Kind::GcMinorStart, "<0.82.0>", &[1, 1, 0])
+            .ev_int(25, Kind::GcMinorEnd, "<0.82.0>", &[1, 1, 0]);
+        let mut g = Gc::default();
+        let who = s.feed(&mut g);
+        let mut t = g.tables(&Summary::default());
+        who.annotate(&mut t);
+        let json = crate::table::render_json(&Summary::default(), &t);
+        let rows = json["gc"].as_array().expect("rows");
+        assert_eq!(rows.len(), 2);
+        assert_eq!(
+            (&rows[0]["pid"], &rows[0]["name"], &rows[0]["node"]),
+            (&"<0.82.0>".into(), &"shop_audit".into(), &"n1@h".into())
+        );
+        assert_eq!(
+            (&rows[1]["pid"], &rows[1]["name"], &rows[1]["node"]),
+            (&"<0.82.0>".into(), &serde_json::Value::Null, &"n2@h".into())
+        );
+        let text = crate::table::render_text(&Summary::default(), &t, false);
+        assert!(text.contains("shop_audit <0.82.0> on n1@h"), "{text}");
     }
 }

@@ -6,19 +6,24 @@
 //! (the request's first atom): the caller's latency (send of the call ->
 //! receive of the reply) and the server's share (receive of the call ->
 //! send of the reply). Calls whose text was cut before the reference, and
-//! calls never answered, are counted as unmatched.
+//! calls never answered, are counted as unmatched. With `--slowest N`, the
+//! N slowest calls one by one (a heap of N: memory does not grow with the
+//! calls).
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 
 use rustc_hash::FxHashMap;
 
-use super::{duration_cells, duration_columns, Analysis, NoOptions, Registered};
+use super::{duration_cells, duration_columns, Analysis, Registered};
 use crate::event::{Event, Kind, Slot};
+use crate::identity::{parse_call, parse_reply, Call};
 use crate::stats::Durations;
 use crate::table::{col, Cell, Summary, Table, Unit};
 
 /// Calls awaiting their reply, at most (more are counted unmatched).
 pub const MAX_PENDING: usize = 65_536;
 
-const CALL_PREFIX: &[u8] = b"{'$gen_call',{";
 /// Request text kept when it does not start with an atom.
 const REQUEST_TEXT_MAX: usize = 32;
 
@@ -26,6 +31,53 @@ struct Pending {
     row: usize,
     sent_ns: i64,
     server_received_ns: Option<i64>,
+    server_ns: Option<u64>,
+    /// With `--slowest`: the caller and the request's whole text.
+    detail: Option<Box<Detail>>,
+}
+
+struct Detail {
+    caller: Box<[u8]>,
+    text: Box<[u8]>,
+}
+
+/// One call of the `--slowest` list.
+struct Slow {
+    latency_ns: u64,
+    start_ns: i64,
+    server_ns: Option<u64>,
+    row: usize,
+    detail: Box<Detail>,
+}
+
+impl PartialEq for Slow {
+    fn eq(&self, other: &Self) -> bool {
+        (self.latency_ns, self.start_ns) == (other.latency_ns, other.start_ns)
+    }
+}
+
+impl Eq for Slow {}
+
+impl PartialOrd for Slow {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Slow {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        (self.latency_ns, Reverse(self.start_ns)).cmp(&(other.latency_ns, Reverse(other.start_ns)))
+    }
+}
+
+/// `genserver`'s options.
+#[derive(clap::Args, Clone, Debug)]
+#[group(skip)]
+pub struct GenServerOptions {
+    /// Also list the N slowest calls one by one (server, request, caller,
+    /// start, caller's latency, server's share)
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    pub slowest: usize,
 }
 
 struct Row {
@@ -43,9 +95,9 @@ impl Registered for GenServer {
     const NAME: &'static str = "genserver";
     const ABOUT: &'static str =
         "gen_server/gen_statem calls from message events: caller's latency, server's share";
-    type Options = NoOptions;
-    fn new(_: NoOptions) -> Result<GenServer, String> {
-        Ok(GenServer::default())
+    type Options = GenServerOptions;
+    fn new(o: GenServerOptions) -> Result<GenServer, String> {
+        Ok(GenServer::with_slowest(o.slowest))
     }
 }
 
@@ -55,38 +107,8 @@ pub struct GenServer {
     rows: Vec<Row>,
     row_ids: FxHashMap<RowKey, usize>,
     pending: FxHashMap<Box<[u8]>, Pending>,
-}
-
-/// The reference inside a tag: `#Ref<...>` up to its `>`.
-fn reference(tag: &[u8]) -> Option<&[u8]> {
-    let start = tag.windows(5).position(|w| w == b"#Ref<")?;
-    let len = tag[start..].iter().position(|&b| b == b'>')?;
-    Some(&tag[start..=start + len])
-}
-
-/// A call's reference and request text, or `None` for the reference when
-/// the text was cut before it.
-fn parse_call(message: &[u8]) -> Option<(Option<&[u8]>, &[u8])> {
-    let rest = message.strip_prefix(CALL_PREFIX)?;
-    // From is a pid (no braces); the tag has no braces either.
-    let Some(close) = rest.iter().position(|&b| b == b'}') else {
-        return Some((None, b""));
-    };
-    let key = reference(&rest[..close]);
-    let request = rest[close + 1..].strip_prefix(b",").unwrap_or(b"");
-    let request = request.strip_suffix(b"}").unwrap_or(request);
-    Some((key, request))
-}
-
-/// A reply's reference: the message is `{#Ref<...>,...}` or
-/// `{[alias|#Ref<...>],...}`.
-fn parse_reply(message: &[u8]) -> Option<&[u8]> {
-    let rest = message.strip_prefix(b"{")?;
-    if rest.starts_with(b"#Ref<") || rest.starts_with(b"[alias|#Ref<") {
-        reference(rest)
-    } else {
-        None
-    }
+    slowest: usize,
+    slow: BinaryHeap<Reverse<Slow>>,
 }
 
 /// The request's first atom (`get` of `{get,Key}`), else its text cut short.
@@ -109,6 +131,14 @@ fn request_name(request: &[u8]) -> &[u8] {
 }
 
 impl GenServer {
+    /// Also keeps the `slowest` slowest calls one by one.
+    pub fn with_slowest(slowest: usize) -> GenServer {
+        GenServer {
+            slowest,
+            ..GenServer::default()
+        }
+    }
+
     fn row(&mut self, server: &[u8], request: &[u8]) -> usize {
         let key = (Box::<[u8]>::from(server), Box::<[u8]>::from(request));
         if let Some(&i) = self.row_ids.get(&key) {
@@ -128,7 +158,12 @@ impl GenServer {
 
     fn send(&mut self, ev: &Event) {
         let message = ev.str(Slot::Message);
-        if let Some((key, request)) = parse_call(message) {
+        if let Some(Call {
+            caller,
+            reference: key,
+            request,
+        }) = parse_call(message)
+        {
             let name = if key.is_some() {
                 request_name(request)
             } else {
@@ -137,10 +172,18 @@ impl GenServer {
             let row = self.row(ev.str(Slot::To), name);
             match key {
                 Some(key) if self.pending.len() < MAX_PENDING => {
+                    let detail = (self.slowest > 0).then(|| {
+                        Box::new(Detail {
+                            caller: caller.into(),
+                            text: request.into(),
+                        })
+                    });
                     let call = Pending {
                         row,
                         sent_ns: ev.ts_ns,
                         server_received_ns: None,
+                        server_ns: None,
+                        detail,
                     };
                     if let Some(old) = self.pending.insert(key.into(), call) {
                         self.rows[old.row].unmatched += 1;
@@ -149,10 +192,11 @@ impl GenServer {
                 _ => self.rows[row].unmatched += 1,
             }
         } else if let Some(key) = parse_reply(message) {
-            if let Some(p) = self.pending.get(key) {
+            if let Some(p) = self.pending.get_mut(key) {
                 if let Some(received) = p.server_received_ns {
                     let ns = ev.ts_ns.saturating_sub(received).max(0) as u64;
                     self.rows[p.row].server_share.record(ns);
+                    p.server_ns = Some(ns);
                 }
             }
         }
@@ -160,7 +204,7 @@ impl GenServer {
 
     fn receive(&mut self, ev: &Event) {
         let message = ev.str(Slot::Message);
-        if let Some((Some(key), _)) = parse_call(message) {
+        if let Some(key) = parse_call(message).and_then(|c| c.reference) {
             if let Some(p) = self.pending.get_mut(key) {
                 p.server_received_ns.get_or_insert(ev.ts_ns);
             }
@@ -168,8 +212,62 @@ impl GenServer {
             if let Some(p) = self.pending.remove(key) {
                 let ns = ev.ts_ns.saturating_sub(p.sent_ns).max(0) as u64;
                 self.rows[p.row].caller.record(ns);
+                if let Some(detail) = p.detail {
+                    self.keep_if_slow(Slow {
+                        latency_ns: ns,
+                        start_ns: p.sent_ns,
+                        server_ns: p.server_ns,
+                        row: p.row,
+                        detail,
+                    });
+                }
             }
         }
+    }
+}
+
+impl GenServer {
+    fn keep_if_slow(&mut self, call: Slow) {
+        if self.slow.len() < self.slowest {
+            self.slow.push(Reverse(call));
+        } else if self.slow.peek().is_some_and(|Reverse(least)| call > *least) {
+            self.slow.pop();
+            self.slow.push(Reverse(call));
+        }
+    }
+
+    fn slowest_table(&self) -> Table {
+        let mut t = Table::new(
+            "slowest",
+            format!("The {} slowest calls (caller's latency)", self.slowest),
+            vec![
+                col("server", "server", Unit::Pid),
+                col("request", "request", Unit::Text),
+                col("caller", "caller", Unit::Pid),
+                col("start_ns", "start", Unit::Timestamp),
+                col("latency_ns", "latency", Unit::Ns),
+                col("server_ns", "server", Unit::Ns),
+                col("text", "request text", Unit::Excerpt),
+            ],
+        );
+        let mut calls: Vec<&Slow> = self.slow.iter().map(|Reverse(s)| s).collect();
+        calls.sort_by(|a, b| b.cmp(a));
+        for c in calls {
+            let row = &self.rows[c.row];
+            t.push(
+                vec![
+                    Cell::bytes(&row.server),
+                    Cell::bytes(&row.request),
+                    Cell::bytes(&c.detail.caller),
+                    Cell::Int(c.start_ns),
+                    Cell::Num(c.latency_ns),
+                    c.server_ns.map_or(Cell::Null, Cell::Num),
+                    Cell::bytes(&c.detail.text),
+                ],
+                None,
+            );
+        }
+        t
     }
 }
 
@@ -182,6 +280,19 @@ impl Analysis for GenServer {
         }
     }
 
+    fn carries_over(&self) -> bool {
+        true
+    }
+
+    fn next_window(&mut self) {
+        for r in self.rows.iter_mut() {
+            r.caller = Durations::new(2);
+            r.server_share = Durations::new(2);
+            r.unmatched = 0;
+        }
+        self.slow.clear();
+    }
+
     fn tables(&self, _summary: &Summary) -> Vec<Table> {
         let mut waiting = vec![0u64; self.rows.len()];
         for p in self.pending.values() {
@@ -190,7 +301,7 @@ impl Analysis for GenServer {
         let mut t = Table::new(
             "genserver",
             "gen_server/gen_statem calls: caller's latency and the server's share (worst p99 first)",
-            [col("server", "server", Unit::Text), col("request", "request", Unit::Text)]
+            [col("server", "server", Unit::Pid), col("request", "request", Unit::Text)]
                 .into_iter()
                 .chain(duration_columns())
                 .chain([
@@ -205,6 +316,10 @@ impl Analysis for GenServer {
         order.sort_by_key(|&i| (std::cmp::Reverse(self.rows[i].caller.quantile(0.99)), i));
         for i in order {
             let r = &self.rows[i];
+            // Nothing of it in this --window.
+            if r.caller.count() == 0 && r.unmatched + waiting[i] == 0 {
+                continue;
+            }
             let s = &r.server_share;
             t.push(
                 [Cell::bytes(&r.server), Cell::bytes(&r.request)]
@@ -220,6 +335,9 @@ impl Analysis for GenServer {
                 (r.caller.count() > 0).then(|| r.caller.log2()),
             );
         }
+        if self.slowest > 0 {
+            return vec![t, self.slowest_table()];
+        }
         vec![t]
     }
 }
@@ -234,15 +352,23 @@ mod tests {
         let call = b"{'$gen_call',{<0.90.0>,[alias|#Ref<0.1.2.3>]},{get,key}}";
         assert_eq!(
             parse_call(call),
-            Some((Some(&b"#Ref<0.1.2.3>"[..]), &b"{get,key}"[..]))
+            Some(Call {
+                caller: b"<0.90.0>",
+                reference: Some(b"#Ref<0.1.2.3>"),
+                request: b"{get,key}"
+            })
         );
         assert_eq!(
-            parse_call(b"{'$gen_call',{<0.90.0>,#Ref<0.1.2.3>},stop}").map(|c| c.0),
+            parse_call(b"{'$gen_call',{<0.90.0>,#Ref<0.1.2.3>},stop}").map(|c| c.reference),
             Some(Some(&b"#Ref<0.1.2.3>"[..]))
         );
         assert_eq!(
             parse_call(b"{'$gen_call',{<0.90.0>,[alias|#Ref<0.1..."),
-            Some((None, &b""[..]))
+            Some(Call {
+                caller: b"<0.90.0>",
+                reference: None,
+                request: b""
+            })
         );
         assert_eq!(
             parse_reply(b"{[alias|#Ref<0.1.2.3>],ok}"),

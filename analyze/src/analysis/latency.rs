@@ -1,9 +1,11 @@
 //! `latency`: how long a message waits. For each `message_send` to P, the
 //! time until P's next `process_scheduled` `in` (send -> scheduled), and,
 //! when receives are traced, until P's `message_receive` of the same text
-//! (send -> receive). Sends to registered names are resolved through the
-//! trace's `process_register` events. Pending sends are bounded per
-//! receiver; what is dropped or never paired is counted.
+//! (send -> receive). Sends to registered names and replies to call
+//! aliases come addressed to their process (the identity layer); an alias
+//! the trace does not explain counts in one `(unresolved alias)` row, so
+//! rows stay per process, never per reference. Pending sends are bounded
+//! per receiver; what is dropped or never paired is counted.
 
 use std::collections::VecDeque;
 use std::hash::Hasher;
@@ -17,6 +19,8 @@ use crate::table::{col, Cell, Summary, Table, Unit};
 
 /// Pending sends kept per receiver before the oldest is dropped.
 pub const MAX_PENDING: usize = 4096;
+/// The row of replies to aliases the trace does not explain.
+const UNRESOLVED_ALIAS: &[u8] = b"(unresolved alias)";
 
 struct Receiver {
     until_scheduled: VecDeque<i64>,
@@ -50,7 +54,6 @@ impl Registered for Latency {
 /// The `latency` state machine.
 pub struct Latency {
     receivers: ByText<Receiver>,
-    names: ByText<Box<[u8]>>,
     all_scheduled: Durations,
     all_received: Durations,
 }
@@ -59,7 +62,6 @@ impl Default for Latency {
     fn default() -> Self {
         Latency {
             receivers: ByText::default(),
-            names: ByText::default(),
             all_scheduled: Durations::new(3),
             all_received: Durations::new(3),
         }
@@ -73,21 +75,18 @@ fn text_hash(b: &[u8]) -> u64 {
 }
 
 impl Latency {
-    fn receiver_of<'a>(&'a self, to: &'a [u8]) -> &'a [u8] {
-        match self.names.get(to) {
-            Some(pid) if !to.starts_with(b"<") => pid,
-            _ => to,
-        }
-    }
-
     fn send(&mut self, ev: &Event) {
         let to = ev.str(Slot::To);
         if to.starts_with(b"#Port") || to.is_empty() {
             return;
         }
-        let to: Box<[u8]> = self.receiver_of(to).into();
+        let to = if to.starts_with(b"#Ref<") {
+            UNRESOLVED_ALIAS
+        } else {
+            to
+        };
         let hash = text_hash(ev.str(Slot::Message));
-        let r = entry(&mut self.receivers, &to, Receiver::new);
+        let r = entry(&mut self.receivers, to, Receiver::new);
         if r.until_scheduled.len() >= MAX_PENDING {
             r.until_scheduled.pop_front();
             r.dropped += 1;
@@ -133,19 +132,10 @@ impl Latency {
             r.until_received.clear();
         }
     }
-
-    fn register(&mut self, ev: &Event) {
-        let name = ev.str(Slot::Name);
-        if ev.str(Slot::Type) == b"unregister" {
-            self.names.remove(name);
-        } else {
-            self.names.insert(name.into(), ev.str(Slot::Pid).into());
-        }
-    }
 }
 
 fn latency_columns(first: &'static str) -> Vec<crate::table::Column> {
-    [col("to", first, Unit::Text)]
+    [col("to", first, Unit::Pid)]
         .into_iter()
         .chain(duration_columns())
         .chain([col("unpaired", "unpaired", Unit::Count)])
@@ -167,9 +157,22 @@ impl Analysis for Latency {
             Some(Kind::ProcessScheduled) => self.scheduled(ev),
             Some(Kind::MessageReceive) => self.received(ev),
             Some(Kind::ProcessExit) => self.exit(ev),
-            Some(Kind::ProcessRegister) => self.register(ev),
             _ => {}
         }
+    }
+
+    fn carries_over(&self) -> bool {
+        true
+    }
+
+    fn next_window(&mut self) {
+        for r in self.receivers.values_mut() {
+            r.scheduled = Durations::new(2);
+            r.received = Durations::new(2);
+            r.dropped = 0;
+        }
+        self.all_scheduled = Durations::new(3);
+        self.all_received = Durations::new(3);
     }
 
     fn tables(&self, _summary: &Summary) -> Vec<Table> {
@@ -190,6 +193,10 @@ impl Analysis for Latency {
             let r = &self.receivers[k];
             let unpaired = r.dropped + r.until_scheduled.len() as u64;
             unpaired_all += unpaired;
+            // Nothing of it in this --window.
+            if r.scheduled.count() == 0 && unpaired == 0 {
+                continue;
+            }
             per.push(
                 latency_cells(k, &r.scheduled, unpaired),
                 Some(r.scheduled.log2()),
@@ -251,5 +258,39 @@ mod tests {
         assert_eq!(t[0].value(&t[0].rows[0], "max_ns"), Some(&Cell::Num(100)));
         assert_eq!(t[0].value(&t[0].rows[0], "unpaired"), Some(&Cell::Num(2)));
         assert_eq!(t[2].value(&t[2].rows[0], "max_ns"), Some(&Cell::Num(120)));
+    }
+
+    /// Replies to call aliases are rows of the caller, never of the
+    /// reference; an alias the trace does not explain has one row.
+    #[test]
+    fn replies_to_aliases_are_per_process() {
+        let call = "{'$gen_call',{<0.1.0>,[alias|#Ref<0.0.0.7>]},{get,k}}";
+        let mut s = Script::default();
+        s.ev(0, Kind::ProcessRegister, &["<0.2.0>", "srv", "register"]);
+        s.ev(10, Kind::MessageSend, &["<0.1.0>", "srv", call]);
+        s.ev(20, Kind::ProcessScheduled, &["<0.2.0>", "m:f/0", "in"]);
+        s.ev(30, Kind::MessageSend, &["<0.2.0>", "#Ref<0.0.0.7>", "{[alias|#Ref<0.0.0.7>],v}"]);
+        s.ev(40, Kind::MessageSend, &["<0.2.0>", "#Ref<0.0.0.9>", "{[alias|#Ref<0.0.0.9>],v}"]);
+        s.ev(70, Kind::ProcessScheduled, &["<0.1.0>", "m:f/0", "in"]);
+        let mut l = Latency::default();
+        let who = s.feed(&mut l);
+        let mut t = l.tables(&Summary::default());
+        who.annotate(&mut t);
+        let rows: Vec<(String, u64)> = t[1]
+            .rows
+            .iter()
+            .map(|r| match (&r.cells[0], &r.cells[1]) {
+                (c, Cell::Num(n)) => (crate::table::text_of(c, Unit::Pid, 0), *n),
+                _ => panic!("row"),
+            })
+            .collect();
+        assert_eq!(
+            rows,
+            [
+                ("<0.1.0>".to_string(), 1),
+                ("srv <0.2.0>".to_string(), 1),
+                ("(unresolved alias)".to_string(), 0)
+            ]
+        );
     }
 }

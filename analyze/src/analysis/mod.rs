@@ -52,6 +52,17 @@ pub trait Analysis {
     fn on_event(&mut self, ev: &Event);
     /// The input has ended: handle anything held back.
     fn finish(&mut self) {}
+    /// `--window`: whether the analysis starts its statistics again for
+    /// each window itself ([`Analysis::next_window`]), carrying over what is
+    /// pending (open calls, sends awaiting their receive), so that what
+    /// spans a boundary counts in the window where it ends. Otherwise each
+    /// window gets a fresh analysis, and what spans a boundary is lost.
+    fn carries_over(&self) -> bool {
+        false
+    }
+    /// `--window`: a new window starts; forget the statistics, keep what
+    /// is pending.
+    fn next_window(&mut self) {}
     /// The results so far.
     fn tables(&self, summary: &Summary) -> Vec<Table>;
     /// Writes the files its options name (besides the tables on stdout),

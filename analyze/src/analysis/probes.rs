@@ -94,7 +94,7 @@ impl Probes {
             col("tag", "tag", Unit::Text),
         ];
         if self.by_pid {
-            columns.push(col("pid", "pid", Unit::Text));
+            columns.push(col("pid", "pid", Unit::Pid));
         }
         columns
     }

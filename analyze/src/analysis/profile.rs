@@ -42,8 +42,9 @@ pub struct ProfileOptions {
     /// Keep list comprehensions and funs apart from their function
     #[arg(long)]
     pub keep_funs: bool,
-    /// Only processes registered under this name (repeatable)
-    #[arg(long)]
+    /// Only processes of these names (the common `--name` selects on the
+    /// command line; this keeps a process's rows by its name at the end)
+    #[arg(skip)]
     pub name: Vec<String>,
     /// The processes were traced with the return_to flag
     #[arg(long)]

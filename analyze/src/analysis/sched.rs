@@ -1,6 +1,8 @@
 //! `sched`: time each process spends on a scheduler, from its
 //! `process_scheduled` `in` to the next `out` (`out_exiting`, `out_exited`):
 //! slices, total, longest slice and the function it was in at the end.
+//! With `--by-function`, each process's time split by the function it was
+//! in when it was scheduled out (the `entry` of the `out` event).
 
 use super::{entry, Analysis, ByText, Registered};
 use crate::event::{Event, Kind, Slot};
@@ -13,6 +15,8 @@ struct Process {
     total: u64,
     max: u64,
     max_entry: Box<[u8]>,
+    /// With `--by-function`: slices and time per function.
+    functions: ByText<(u64, u64)>,
 }
 
 /// `sched`'s options.
@@ -22,6 +26,10 @@ pub struct SchedOptions {
     /// Processes shown
     #[arg(long, default_value_t = 20)]
     pub top: usize,
+    /// Each shown process's time split by the function it was in when
+    /// scheduled out, heaviest first
+    #[arg(long)]
+    pub by_function: bool,
 }
 
 impl Registered for Sched {
@@ -29,7 +37,8 @@ impl Registered for Sched {
     const ABOUT: &'static str = "Time on a scheduler per process";
     type Options = SchedOptions;
     fn new(o: SchedOptions) -> Result<Sched, String> {
-        Ok(Sched::new(o.top))
+        let s = Sched::new(o.top);
+        Ok(if o.by_function { s.by_function() } else { s })
     }
 }
 
@@ -37,6 +46,7 @@ impl Registered for Sched {
 pub struct Sched {
     procs: ByText<Process>,
     top: usize,
+    by_function: bool,
 }
 
 impl Sched {
@@ -45,7 +55,14 @@ impl Sched {
         Sched {
             procs: ByText::default(),
             top,
+            by_function: false,
         }
+    }
+
+    /// Also splits each process's time by function.
+    pub fn by_function(mut self) -> Sched {
+        self.by_function = true;
+        self
     }
 }
 
@@ -66,9 +83,27 @@ impl Analysis for Sched {
                         p.max = ns;
                         p.max_entry = ev.str(Slot::Entry).into();
                     }
+                    if self.by_function {
+                        let f = entry(&mut p.functions, ev.str(Slot::Entry), || (0, 0));
+                        f.0 += 1;
+                        f.1 = f.1.saturating_add(ns);
+                    }
                 }
             }
             _ => {}
+        }
+    }
+
+    fn carries_over(&self) -> bool {
+        true
+    }
+
+    fn next_window(&mut self) {
+        for p in self.procs.values_mut() {
+            *p = Process {
+                since: p.since,
+                ..Process::default()
+            };
         }
     }
 
@@ -80,7 +115,7 @@ impl Analysis for Sched {
                 self.top
             ),
             vec![
-                col("pid", "pid", Unit::Text),
+                col("pid", "pid", Unit::Pid),
                 col("count", "slices", Unit::Count),
                 col("total_ns", "total", Unit::Ns),
                 col("max_ns", "longest", Unit::Ns),
@@ -106,7 +141,37 @@ impl Analysis for Sched {
             t.notes
                 .push(format!("{} more processes (--top)", procs.len() - self.top));
         }
-        vec![t]
+        if !self.by_function {
+            return vec![t];
+        }
+        let mut f = Table::new(
+            "sched_functions",
+            "Time on a scheduler per process and function it was in when scheduled out \
+             (heaviest first)",
+            vec![
+                col("pid", "pid", Unit::Pid),
+                col("entry", "function", Unit::Text),
+                col("count", "slices", Unit::Count),
+                col("total_ns", "total", Unit::Ns),
+            ],
+        );
+        let mut rows: Vec<(&[u8], &[u8], u64, u64)> = procs
+            .iter()
+            .take(self.top)
+            .flat_map(|(pid, p)| {
+                p.functions
+                    .iter()
+                    .map(move |(e, &(n, total))| (&pid[..], &e[..], n, total))
+            })
+            .collect();
+        rows.sort_by(|a, b| b.3.cmp(&a.3).then_with(|| (a.0, a.1).cmp(&(b.0, b.1))));
+        for (pid, e, n, total) in rows {
+            f.push(
+                vec![Cell::bytes(pid), Cell::bytes(e), Cell::Num(n), Cell::Num(total)],
+                None,
+            );
+        }
+        vec![t, f]
     }
 }
 
@@ -136,5 +201,16 @@ mod tests {
             [Cell::Num(2), Cell::Num(50), Cell::Num(40)]
         );
         assert_eq!(t.rows[0].cells[4], Cell::Text("m:g/0".into()));
+        let mut a = Sched::new(10).by_function();
+        s.feed(&mut a);
+        let t = &a.tables(&Summary::default())[1];
+        let rows: Vec<_> = t.rows.iter().map(|r| r.cells[1..].to_vec()).collect();
+        assert_eq!(
+            rows,
+            [
+                vec![Cell::Text("m:g/0".into()), Cell::Num(1), Cell::Num(40)],
+                vec![Cell::Text("m:h/0".into()), Cell::Num(1), Cell::Num(10)],
+            ]
+        );
     }
 }

@@ -2,6 +2,7 @@
 
 use super::Analysis;
 use crate::event::{Event, EventClass, Field, Kind, PROVIDER};
+use crate::identity::Identity;
 
 enum Value {
     Str(String),
@@ -9,17 +10,28 @@ enum Value {
 }
 
 struct Scripted {
-    kind: Kind,
+    event: &'static str,
     ts: i64,
     trace: u32,
+    vpid: i64,
     fields: Vec<(&'static str, Value)>,
 }
 
 /// A sequence of events to feed an analysis.
-#[derive(Default)]
 pub struct Script {
     events: Vec<Scripted>,
     trace: u32,
+    vpid: i64,
+}
+
+impl Default for Script {
+    fn default() -> Script {
+        Script {
+            events: Vec::new(),
+            trace: 0,
+            vpid: -1,
+        }
+    }
 }
 
 fn fields_of(kind: Kind) -> &'static [&'static str] {
@@ -33,14 +45,40 @@ impl Script {
         self
     }
 
+    /// The events added from now on carry the `vpid` context `vpid` (-1:
+    /// none, at first).
+    pub fn in_vpid(&mut self, vpid: i64) -> &mut Self {
+        self.vpid = vpid;
+        self
+    }
+
     fn push(&mut self, ts: i64, kind: Kind, fields: Vec<(&'static str, Value)>) -> &mut Self {
+        self.push_named(ts, kind.name(), fields)
+    }
+
+    fn push_named(
+        &mut self,
+        ts: i64,
+        event: &'static str,
+        fields: Vec<(&'static str, Value)>,
+    ) -> &mut Self {
         self.events.push(Scripted {
-            kind,
+            event,
             ts,
             trace: self.trace,
+            vpid: self.vpid,
             fields,
         });
         self
+    }
+
+    /// The `process_name` snapshot of one process.
+    pub fn snapshot(&mut self, ts: i64, pid: &str, name: &str) -> &mut Self {
+        let fields = vec![
+            ("pid", Value::Str(pid.to_string())),
+            ("name", Value::Str(name.to_string())),
+        ];
+        self.push_named(ts, crate::identity::PROCESS_NAME, fields)
     }
 
     /// Any event with string fields given in the contract's order.
@@ -145,17 +183,32 @@ impl Script {
         self.ev(ts, Kind::StackSample, &[pid, status, stack])
     }
 
-    /// Feeds every event, in order.
-    pub fn feed(&self, a: &mut dyn Analysis) {
+    /// Feeds every event, in order, as the run loop does: through the
+    /// identity layer (names, aliases); returns what it learnt.
+    pub fn feed(&self, a: &mut dyn Analysis) -> Identity {
+        let mut who = Identity::default();
+        let mut scratch = Vec::new();
+        self.feed_raw(&mut |ev| {
+            let node = who.node_of(ev);
+            who.learn(node, ev);
+            who.present(ev, node, &mut scratch, &mut |ev| a.on_event(ev));
+            who.forget(node, ev);
+        });
+        who
+    }
+
+    /// Feeds every event, in order, as read.
+    pub fn feed_raw(&self, sink: &mut dyn FnMut(&Event)) {
         for Scripted {
-            kind,
+            event,
             ts,
             trace,
+            vpid,
             fields,
         } in &self.events
         {
             let class = EventClass::new(
-                &format!("{PROVIDER}:{}", kind.name()),
+                &format!("{PROVIDER}:{event}"),
                 fields.iter().map(|(n, _)| n.to_string()).collect(),
             );
             let values: Vec<Field> = fields
@@ -165,11 +218,13 @@ impl Script {
                     Value::Int(i) => Field::Int(*i),
                 })
                 .collect();
-            a.on_event(&Event {
+            sink(&Event {
                 class: &class,
                 ts_ns: *ts,
                 cpu: 0,
                 trace: *trace,
+                vpid: *vpid,
+                node: *trace,
                 fields: &values,
             });
         }
