@@ -208,6 +208,28 @@ pub fn check_metadata(path: &Path) -> Result<(), String> {
     Ok(())
 }
 
+/// The text of a trace's metadata (TSDL), from its packets when packetized.
+pub fn metadata_text(path: &Path) -> Result<String, String> {
+    check_metadata(path)?;
+    let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    if !bytes.starts_with(&METADATA_MAGIC) {
+        return Ok(String::from_utf8_lossy(&bytes).into_owned());
+    }
+    let mut text = Vec::new();
+    let mut at = 0usize;
+    while at + METADATA_HEADER <= bytes.len() {
+        let word = |i: usize| {
+            let f = [bytes[i], bytes[i + 1], bytes[i + 2], bytes[i + 3]];
+            u32::from_le_bytes(f) as usize / 8
+        };
+        let (content, size) = (word(at + METADATA_SIZE_AT - 4), word(at + METADATA_SIZE_AT));
+        let end = (at + content).min(bytes.len());
+        text.extend_from_slice(bytes.get(at + METADATA_HEADER..end).unwrap_or_default());
+        at += size.max(METADATA_HEADER);
+    }
+    Ok(String::from_utf8_lossy(&text).into_owned())
+}
+
 fn walk(dir: &Path, found: &mut Vec<PathBuf>) -> std::io::Result<()> {
     if dir.join("metadata").is_file() {
         found.push(dir.to_path_buf());
@@ -235,7 +257,7 @@ pub fn distinct_traces(dirs: &[PathBuf]) -> Vec<PathBuf> {
 
 /// A trace's stream files, as libbabeltrace2's `ctf.fs` takes them: every
 /// regular file beside `metadata` not starting with a dot.
-fn stream_files(dir: &Path) -> Result<Vec<PathBuf>, String> {
+pub fn stream_files(dir: &Path) -> Result<Vec<PathBuf>, String> {
     let mut files = Vec::new();
     let entries = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     for entry in entries {
