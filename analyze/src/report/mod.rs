@@ -84,16 +84,24 @@ impl Page<'_> {
 
 /// A flame graph (inferno's SVG, its script inside) in a frame of its own
 /// document, written into the page (`srcdoc`): its script finds its
-/// elements by id and listens to its window's keys and clicks.
+/// elements by id and listens to its window's keys and clicks. It keeps
+/// its zoom in its address (`history.replaceState`), which a frame written
+/// into the page cannot rewrite: there that does nothing.
 pub fn flame_frame(svg: &str) -> String {
-    let svg = &svg[svg.find("<svg").unwrap_or(0)..];
+    let mut svg = svg[svg.find("<svg").unwrap_or(0)..].to_string();
+    // Its credits comment: links are all the page would hold otherwise.
+    if let (Some(a), Some(b)) = (svg.find("<!--Flame graph"), svg.find("-->")) {
+        if a < b {
+            svg.replace_range(a..b + 3, "");
+        }
+    }
     let height = svg
         .split_once(" height=\"")
         .and_then(|(_, rest)| rest.split('"').next()?.parse::<f64>().ok())
         .unwrap_or(600.0);
     let doc = format!(
         "<!DOCTYPE html><html><head><meta charset=\"utf-8\"><style>html,body{{margin:0}}</style>\
-         </head><body>{svg}</body></html>"
+         <script>history.replaceState = function () {{}};</script></head><body>{svg}</body></html>"
     );
     format!(
         "<iframe class=\"flame\" title=\"flame graph\" style=\"height:{}px\" srcdoc=\"{}\"></iframe>",

@@ -184,8 +184,7 @@ fn nice_step(span: f64) -> f64 {
 fn open(out: &mut String, class: &str, label: &str) {
     let _ = write!(
         out,
-        "<svg class=\"chart {class}\" viewBox=\"0 0 {W} {H}\" role=\"img\" aria-label=\"{}\" \
-         xmlns=\"http://www.w3.org/2000/svg\">",
+        "<svg class=\"chart {class}\" viewBox=\"0 0 {W} {H}\" role=\"img\" aria-label=\"{}\">",
         escape(label)
     );
 }
