@@ -324,31 +324,30 @@ fn summary_html(input: &Input) -> String {
         let _ = write!(out, "<p class=\"{class}\">{}</p>", escape(&n));
     }
     if !s.event_counts.is_empty() {
-        out.push_str("<h3>Events</h3><table class=\"counts\"><tbody>");
+        out.push_str("<h3>Events read</h3><ul class=\"counts\">");
         for (name, n) in &s.event_counts {
-            let _ = write!(out, "<tr><td>{name}</td><td class=\"num\">{n}</td></tr>");
+            let _ = write!(out, "<li><span>{name}</span><b>{n}</b></li>");
         }
-        out.push_str("</tbody></table>");
+        out.push_str("</ul>");
     }
     for t in input.traces {
         let _ = write!(
             out,
-            "<h3 class=\"trace\">Trace {}</h3><p>{} stream files</p>",
+            "<h3 class=\"trace\">Trace {}</h3><p class=\"note\">{} stream files; the tracer's \
+             environment as its metadata records it:</p>",
             escape(&t.dir.display().to_string()),
             t.streams
         );
-        if !t.env.is_empty() {
-            out.push_str("<table class=\"env\"><caption>the tracer's environment, as the trace's metadata records it</caption><tbody>");
-            for (k, v) in &t.env {
-                let _ = write!(
-                    out,
-                    "<tr><th scope=\"row\">{}</th><td>{}</td></tr>",
-                    escape(k),
-                    escape(v)
-                );
-            }
-            out.push_str("</tbody></table>");
+        out.push_str("<ul class=\"counts env\">");
+        for (k, v) in &t.env {
+            let _ = write!(
+                out,
+                "<li><span>{}</span><b>{}</b></li>",
+                escape(k),
+                escape(v)
+            );
         }
+        out.push_str("</ul>");
     }
     out
 }
