@@ -92,10 +92,11 @@ t_page_is_one_small_file(Config) ->
     {match, [Said]} = re:run(?config(stderr, Config), "index.html \\(([0-9.]+) KiB\\)",
                              [{capture, all_but_first, list}]),
     ?assert(abs(number(Said) * 1024 - Size) =< 0.01 * Size, {Said, Size}),
-    %% A policy that lets it fetch nothing, and no reference that would.
+    %% A policy that lets it fetch nothing, and no reference that would
+    %% (the flame graph's url(#background) is inside it).
     ?assertNotEqual(nomatch, string:find(Page, "default-src 'none'")),
     [?assertEqual(nomatch, re:run(Page, Ref, [caseless]), Ref)
-     || Ref <- ["<link", "<img", "src=\"http", "href=\"http", "url\\("]],
+     || Ref <- ["<link", "<img", "src=\"http", "href=\"http", "url\\((?!#)"]],
     %% Tables in the order of the text output: the calls by total time,
     %% the planted handle_call/3 (whose total holds the checkout) first.
     ?assertEqual(<<"dyntrace_report_SUITE:handle_call/3">>, hd(column(Page, <<"calls">>, 1))).
@@ -122,7 +123,7 @@ t_browser_shows_every_section(Config) ->
     %% each kind, and their distributions.
     Servers = column(Dom, <<"genserver">>, 1),
     ?assertNotEqual([], Servers),
-    [?assertEqual(match, re:run(S, "^<b>report_shop</b> <span class=\"pid\">&lt;"), S)
+    [?assertMatch({match, _}, re:run(S, "^<b>report_shop</b> <span class=\"pid\">&lt;"), S)
      || S <- Servers],
     ?assertEqual([<<"checkout">>, <<"price">>], lists:usort(column(Dom, <<"genserver">>, 2))),
     [?assertNotEqual(nomatch, string:find(Dom, "<div class=\"dist\" data-table=\"" ++ T ++ "\">"), T)
