@@ -100,7 +100,7 @@ pub fn flame_frame(svg: &str) -> String {
         .and_then(|(_, rest)| rest.split('"').next()?.parse::<f64>().ok())
         .unwrap_or(600.0);
     let doc = format!(
-        "<!DOCTYPE html><html><head><meta charset=\"utf-8\"><style>html,body{{margin:0}}</style>\
+        "<!DOCTYPE html><html><head><meta charset=\"utf-8\"><style>html,body{{margin:0}} svg{{display:block;width:100%}}</style>\
          <script>history.replaceState = function () {{}};</script></head><body>{svg}</body></html>"
     );
     format!(
@@ -481,6 +481,9 @@ fn distributions(tables: &[&Table]) -> String {
             let Some(h) = r.hist.as_deref() else { continue };
             let first = h.iter().position(|&c| c > 0).unwrap_or(0);
             let last = h.iter().rposition(|&c| c > 0).unwrap_or(first);
+            // At least 8 buckets, the used ones in the middle.
+            let pad = 8usize.saturating_sub(last - first + 1).div_ceil(2);
+            let (first, last) = (first.saturating_sub(pad), (last + pad).min(h.len() - 1));
             let buckets: Vec<(String, u64)> = (first..=last)
                 .map(|i| (format_ns(log2_bucket_floor(i)), h[i]))
                 .collect();

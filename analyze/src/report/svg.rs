@@ -307,7 +307,11 @@ pub fn scatter(label: &str, xa: Axis, ya: Axis, dots: &[Dot], class: &str) -> St
 /// already logarithmic: powers of two).
 pub fn bars(label: &str, ya: Axis, buckets: &[(String, u64)]) -> String {
     let n = buckets.len().max(1) as f64;
-    let y = Scale::new(buckets.iter().map(|b| b.1 as f64), ya.log, H - BOTTOM, TOP);
+    let mut y = Scale::new(buckets.iter().map(|b| b.1 as f64), ya.log, H - BOTTOM, TOP);
+    if ya.log {
+        // A count of 1 stands as high as from 1/2 to 1.
+        y.lo = 0.5;
+    }
     let width = (W - LEFT - RIGHT) / n;
     let mut out = String::from("<figure>");
     open(&mut out, "bars", label);
