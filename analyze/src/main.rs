@@ -128,7 +128,7 @@ fn analyse(
         return Err(e);
     }
     if let Some(to) = outdir {
-        let bytes = report::write(
+        let (bytes, top) = report::write(
             &to.dir,
             &report::Input {
                 summary: &outcome.summary,
@@ -137,9 +137,17 @@ fn analyse(
                 trend: &outcome.trend,
                 traces: &traces,
                 top: to.top,
+                top_asked: None,
             },
         )?;
         emit(common, &outcome.summary, &[], None)?;
+        if top < to.top {
+            eprintln!(
+                "dyntrace-analyze: {top} rows per table (not --top {}): the page keeps under {} MB",
+                to.top,
+                report::MAX_PAGE_BYTES / 1_000_000
+            );
+        }
         eprintln!(
             "dyntrace-analyze: wrote {} ({})",
             to.dir.join("index.html").display(),

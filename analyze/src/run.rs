@@ -201,7 +201,7 @@ pub struct Outcome {
 pub const TREND_ROWS: usize = 100;
 /// Trend windows kept: past this, every other one goes (the series stay
 /// evenly spaced, at most this many points).
-pub const MAX_TREND_WINDOWS: usize = 1000;
+pub const MAX_TREND_WINDOWS: usize = 500;
 
 /// The report's trends: a second set of analyses, per window of trace
 /// time, beside the whole run's.

@@ -643,10 +643,11 @@ impl Analysis for Profile {
             false => "stack samples per call path",
         };
         let mut min_width = REPORT_MIN_WIDTH;
-        let svg = loop {
+        let frame = loop {
             let svg = flame_svg(&stacks, title, self.count_name(), min_width)?;
-            if svg.len() <= REPORT_FLAME_BYTES || min_width >= 64.0 {
-                break svg;
+            let frame = crate::report::flame_frame(&svg);
+            if frame.len() <= REPORT_FLAME_BYTES || min_width >= 64.0 {
+                break frame;
             }
             min_width *= 2.0;
         };
@@ -656,7 +657,7 @@ impl Analysis for Profile {
                 true => "Each process's call paths by self time, from its traced calls.",
                 false => "Each process's call paths by the samples taken in them.",
             },
-            crate::report::flame_frame(&svg)
+            frame
         );
         page.section("flame", "Flame graph", body);
         Ok(())
@@ -686,8 +687,8 @@ impl Analysis for Profile {
 const FILE_MIN_WIDTH: f64 = 0.1;
 /// Narrowest frame drawn in the report at first, in px.
 const REPORT_MIN_WIDTH: f64 = 0.5;
-/// What the report's flame graph may weigh.
-const REPORT_FLAME_BYTES: usize = 2 << 20;
+/// What the report's flame graph may weigh (written into the page).
+const REPORT_FLAME_BYTES: usize = 1_500_000;
 
 /// An interactive flame graph (SVG) of collapsed stacks (`folded`, as
 /// [`Profile::folded`] writes them), drawn by inferno; frames narrower

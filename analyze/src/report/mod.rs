@@ -35,8 +35,10 @@ const TREND_LINES: usize = 5;
 pub const TREND_WINDOWS: u64 = 100;
 /// Characters of a text cell shown (JSON has it whole).
 const CELL_CHARS: usize = 240;
-/// What the page may weigh at most with the default `--top`.
-pub const MAX_PAGE_BYTES: u64 = 5 << 20;
+/// What the page may weigh at most: past that, fewer rows per table.
+pub const MAX_PAGE_BYTES: usize = 5_000_000;
+/// Rows per table the page keeps however big it would be.
+const MIN_TOP: usize = 5;
 
 const CSS: &str = include_str!("page.css");
 const JS: &str = include_str!("page.js");
@@ -150,6 +152,7 @@ pub fn escape(text: &str) -> String {
 }
 
 /// What the report is made of: the run's results and the traces read.
+#[derive(Clone, Copy)]
 pub struct Input<'a> {
     /// The summary of the run.
     pub summary: &'a Summary,
@@ -163,17 +166,38 @@ pub struct Input<'a> {
     pub traces: &'a [TraceInfo],
     /// Rows shown per table.
     pub top: usize,
+    /// The `--top` asked for, when the page would have weighed more than
+    /// it may with it.
+    pub top_asked: Option<usize>,
 }
 
-/// Writes `dir/index.html` (the directory created if needed); its size in
-/// bytes.
-pub fn write(dir: &Path, input: &Input) -> Result<u64, String> {
+/// Writes `dir/index.html` (the directory created if needed): its size in
+/// bytes, and the rows shown per table.
+pub fn write(dir: &Path, input: &Input) -> Result<(usize, usize), String> {
     let fail = |e: &dyn std::fmt::Display| format!("{}: {e}", dir.display());
     std::fs::create_dir_all(dir).map_err(|e| fail(&e))?;
-    let html = render(input)?;
+    let (html, top) = render_within(input, MAX_PAGE_BYTES)?;
     let path = dir.join("index.html");
     std::fs::write(&path, &html).map_err(|e| format!("{}: {e}", path.display()))?;
-    Ok(html.len() as u64)
+    Ok((html.len(), top))
+}
+
+/// The page in at most `max_bytes`: with `input.top` rows per table, else
+/// half as many, and so on down to [`MIN_TOP`]; the rows shown.
+pub fn render_within(input: &Input, max_bytes: usize) -> Result<(String, usize), String> {
+    let mut top = input.top;
+    loop {
+        let asked = (top < input.top).then_some(input.top);
+        let html = render(&Input {
+            top,
+            top_asked: asked,
+            ..*input
+        })?;
+        if html.len() <= max_bytes || top <= MIN_TOP {
+            return Ok((html, top));
+        }
+        top = (top / 2).max(MIN_TOP);
+    }
 }
 
 /// The page's HTML.
@@ -192,6 +216,15 @@ pub fn render(input: &Input) -> Result<String, String> {
         .collect();
     let mut ids = Ids::default();
     let mut body = String::new();
+    if let Some(asked) = input.top_asked {
+        let _ = write!(
+            body,
+            "<p class=\"note bad\">With --top {asked} the page would weigh over {} MB: {} rows \
+             shown per table.</p>",
+            MAX_PAGE_BYTES / 1_000_000,
+            input.top
+        );
+    }
     for t in &shown {
         body.push_str(&table_html(t, summary, input.top, &ids.next(t.key)));
     }
@@ -687,6 +720,7 @@ mod tests {
             trend,
             traces: &[],
             top: 50,
+            top_asked: None,
         }
     }
 
@@ -709,6 +743,23 @@ mod tests {
             DISTRIBUTION_ROWS
         );
         assert!(!html.contains("src=\"http"), "nothing fetched");
+    }
+
+    #[test]
+    fn a_page_too_big_shows_fewer_rows() {
+        let summary = Summary::default();
+        let tables = [calls_table(400)];
+        let mut big = input(&summary, &tables, &[]);
+        big.top = 400;
+        let (whole, top) = render_within(&big, usize::MAX).expect("page");
+        assert_eq!(top, 400);
+        let (cut, top) = render_within(&big, whole.len() / 2).expect("page");
+        assert!(cut.len() <= whole.len() / 2, "{}", cut.len());
+        assert!((MIN_TOP..400).contains(&top), "{top}");
+        assert!(cut.contains(&format!(
+            "With --top 400 the page would weigh over 5 MB: {top} rows"
+        )));
+        assert_eq!(cut.matches("<td>m:f").count(), top);
     }
 
     #[test]
