@@ -256,7 +256,7 @@ impl Analysis for Calls {
             duration_axis("duration (log scale)"),
             &dots,
             "slow-call",
-        ));
+        )?);
         page.section("slow-calls", "Slow calls over time", body);
         Ok(())
     }

@@ -383,7 +383,7 @@ impl Analysis for Memory {
             .collect();
         if !categories.is_empty() {
             body.push_str("<h3>Per category (erlang:memory/0)</h3>");
-            body.push_str(&lines("memory per category", page.time_axis(), bytes, &categories));
+            body.push_str(&lines("memory per category", page.time_axis(), bytes, &categories)?);
         }
         let mut procs: Vec<&Process> = self.procs.iter().collect();
         procs.sort_by(|a, b| b.memory.peak.cmp(&a.memory.peak).then(a.pid.cmp(&b.pid)));
@@ -398,7 +398,7 @@ impl Analysis for Memory {
                 &mut body,
                 format_args!("<h3>The {} processes of the highest peak</h3>", top.len()),
             );
-            body.push_str(&lines("process memory", page.time_axis(), bytes, &top));
+            body.push_str(&lines("process memory", page.time_axis(), bytes, &top)?);
         }
         page.section("memory", "Memory over time", body);
         Ok(())

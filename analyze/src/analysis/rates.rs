@@ -93,7 +93,7 @@ impl Analysis for Rates {
                     page.time_axis(),
                     count_axis("events per second"),
                     &lines,
-                )
+                )?
             }
         };
         page.section("rates", "Events per second", body);

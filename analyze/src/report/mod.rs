@@ -229,8 +229,8 @@ pub fn render(input: &Input) -> Result<String, String> {
         body.push_str(&table_html(t, summary, input.top, &ids.next(t.key)));
     }
     page.section("tables", "Tables", body);
-    page.section("distributions", "Distributions", distributions(&shown));
-    page.section("trends", "Trends", trends(&page, &shown, input.trend));
+    page.section("distributions", "Distributions", distributions(&shown)?);
+    page.section("trends", "Trends", trends(&page, &shown, input.trend)?);
     for a in input.analyses {
         a.report(&mut page)?;
     }
@@ -497,7 +497,7 @@ fn row_label(t: &Table, row: &Row) -> String {
 }
 
 /// The histograms of each duration table's first rows.
-fn distributions(tables: &[&Table]) -> String {
+fn distributions(tables: &[&Table]) -> Result<String, String> {
     let mut out = String::new();
     for t in tables {
         let rows: Vec<&Row> = t
@@ -534,7 +534,7 @@ fn distributions(tables: &[&Table]) -> String {
                         format: |v| trim_float(v),
                     },
                     &buckets
-                )
+                )?
             );
         }
         out.push_str("</div>");
@@ -542,7 +542,7 @@ fn distributions(tables: &[&Table]) -> String {
     if out.is_empty() {
         out.push_str("<p class=\"none\">No duration was measured.</p>");
     }
-    out
+    Ok(out)
 }
 
 /// The key cells of a row (its text and process cells), to find it again
@@ -567,10 +567,15 @@ fn ns_of(t: &Table, row: &Row, key: &str) -> Option<f64> {
 }
 
 /// p50 and p99 per window of the first rows of each duration table.
-fn trends(page: &Page, tables: &[&Table], windows: &[(i64, Vec<Table>)]) -> String {
+fn trends(
+    page: &Page,
+    tables: &[&Table],
+    windows: &[(i64, Vec<Table>)],
+) -> Result<String, String> {
     if windows.len() < 2 {
-        return "<p class=\"none\">The selection spans fewer than two windows: no trend.</p>"
-            .into();
+        return Ok(
+            "<p class=\"none\">The selection spans fewer than two windows: no trend.</p>".into(),
+        );
     }
     let mut out = String::new();
     let _ = write!(
@@ -637,13 +642,13 @@ fn trends(page: &Page, tables: &[&Table], windows: &[(i64, Vec<Table>)]) -> Stri
                 page.time_axis(),
                 duration_axis("duration (log scale)"),
                 &lines
-            )
+            )?
         );
     }
     if out.is_empty() {
         out.push_str("<p class=\"none\">No duration was measured.</p>");
     }
-    out
+    Ok(out)
 }
 
 /// The window of the trends: `--window` when given, else the traces' span
@@ -776,7 +781,7 @@ mod tests {
         let trend = &html[html.find("id=\"trends\"").expect("trends")..];
         assert_eq!(
             trend[..trend.find("</section>").expect("end")]
-                .matches("<polyline")
+                .matches("</title></polyline>")
                 .count(),
             2 * TREND_LINES
         );

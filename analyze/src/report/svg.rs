@@ -1,27 +1,45 @@
-//! The report's charts: small inline SVG drawn here (lines, a scatter,
-//! a histogram), styled by the page's CSS, each point or bar with a
-//! `<title>` the browser shows on hover. No fonts, no scripts, no size
-//! beyond the points given: callers thin their series first
-//! ([`thin`]).
+//! The report's charts (lines, a scatter, a histogram), drawn by
+//! plotters into SVG that the page holds inline. Plotters draws the axes,
+//! the labels and the marks; [`finish`] then makes its drawing the page's:
+//! an opening tag without the namespace link (SVG inside HTML needs none,
+//! and the page names no address outside itself) and, on each mark, the
+//! `<title>` the browser shows on hover. Its text names a generic font
+//! family: no font file is read or fetched. No size beyond the points
+//! given: callers thin their series first ([`thin`]).
 
 use std::fmt::Write as _;
+use std::ops::Range;
+
+use plotters::coord::ranged1d::{AsRangedCoord, SegmentValue, ValueFormatter};
+use plotters::prelude::*;
 
 use super::escape;
 
 /// The drawing's size in SVG units (it scales to the page's width).
-const W: f64 = 880.0;
-const H: f64 = 300.0;
-/// Room for the axes' labels.
-const LEFT: f64 = 78.0;
-const RIGHT: f64 = 16.0;
-const TOP: f64 = 14.0;
-const BOTTOM: f64 = 40.0;
+const W: u32 = 880;
+const H: u32 = 300;
 
-/// Colours of the series, in order (the page's CSS may not know them).
-pub const COLORS: [&str; 10] = [
-    "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
-    "#bcbd22", "#17becf",
+/// Colours of the series, in order.
+const COLORS: [RGBColor; 10] = [
+    RGBColor(0x1f, 0x77, 0xb4),
+    RGBColor(0xd6, 0x27, 0x28),
+    RGBColor(0x2c, 0xa0, 0x2c),
+    RGBColor(0xff, 0x7f, 0x0e),
+    RGBColor(0x94, 0x67, 0xbd),
+    RGBColor(0x8c, 0x56, 0x4b),
+    RGBColor(0xe3, 0x77, 0xc2),
+    RGBColor(0x7f, 0x7f, 0x7f),
+    RGBColor(0xbc, 0xbd, 0x22),
+    RGBColor(0x17, 0xbe, 0xcf),
 ];
+/// The page's colours (page.css): text, muted text, grid, frame.
+const FG: RGBColor = RGBColor(0x1d, 0x23, 0x2a);
+const MUTED: RGBColor = RGBColor(0x5b, 0x66, 0x72);
+const GRID: RGBColor = RGBColor(0xec, 0xef, 0xf2);
+const FRAME: RGBColor = RGBColor(0x9a, 0xa5, 0xb0);
+/// The bars' and the slow calls' colours.
+const BAR: RGBColor = COLORS[0];
+const DOT: RGBColor = COLORS[1];
 
 /// How an axis's values read.
 #[derive(Clone, Copy)]
@@ -42,7 +60,7 @@ pub struct Line {
     pub points: Vec<(f64, f64)>,
     /// Drawn dashed (a second measure of the same row).
     pub dashed: bool,
-    /// Index into [`COLORS`].
+    /// Index into the colours of the series.
     pub color: usize,
 }
 
@@ -93,285 +111,327 @@ pub fn thin_dots(mut dots: Vec<Dot>, max: usize) -> Vec<Dot> {
     kept
 }
 
-/// Maps values of an axis to SVG coordinates.
-struct Scale {
-    lo: f64,
-    hi: f64,
-    log: bool,
-    from: f64,
-    to: f64,
+/// A line or a dot: its points (one for a dot), its style, and what
+/// [`finish`] adds to its element.
+struct Mark {
+    points: Vec<(f64, f64)>,
+    style: ShapeStyle,
+    attrs: String,
+    title: String,
 }
 
-impl Scale {
-    fn new(values: impl Iterator<Item = f64>, log: bool, from: f64, to: f64) -> Scale {
-        let (mut lo, mut hi) = (f64::MAX, f64::MIN);
-        for v in values.filter(|v| v.is_finite() && (!log || *v > 0.0)) {
-            lo = lo.min(v);
-            hi = hi.max(v);
-        }
-        if lo > hi {
-            (lo, hi) = (if log { 1.0 } else { 0.0 }, 1.0);
-        }
-        if log {
-            lo = 10f64.powf(lo.log10().floor());
-            hi = 10f64.powf(hi.log10().ceil());
-            if hi <= lo {
-                hi = lo * 10.0;
-            }
-        } else {
-            lo = lo.min(0.0);
-            if hi <= lo {
-                hi = lo + 1.0;
-            }
-            let step = nice_step(hi - lo);
-            hi = (hi / step).ceil() * step;
-        }
-        Scale {
-            lo,
-            hi,
-            log,
-            from,
-            to,
-        }
-    }
+#[derive(Clone, Copy)]
+enum Shape {
+    Line,
+    Dot,
+}
 
-    fn at(&self, v: f64) -> f64 {
-        let f = match self.log {
-            true => {
-                (v.max(self.lo).log10() - self.lo.log10()) / (self.hi.log10() - self.lo.log10())
-            }
-            false => (v - self.lo) / (self.hi - self.lo),
-        };
-        self.from + f.clamp(0.0, 1.0) * (self.to - self.from)
-    }
-
-    fn ticks(&self) -> Vec<f64> {
-        if self.log {
-            let (a, b) = (
-                self.lo.log10().round() as i32,
-                self.hi.log10().round() as i32,
-            );
-            let every = ((b - a) / 6 + 1).max(1);
-            return (a..=b)
-                .step_by(every as usize)
-                .map(|e| 10f64.powi(e))
-                .collect();
+/// The values' range on an axis: whole decades on a log axis, from 0 (or
+/// below) with a little room above on a linear one.
+fn extent(values: impl Iterator<Item = f64>, log: bool) -> Range<f64> {
+    let (lo, hi) = values.fold((f64::MAX, f64::MIN), |(lo, hi), v| (lo.min(v), hi.max(v)));
+    match (lo <= hi, log) {
+        (false, true) => 1.0..10.0,
+        (false, false) => 0.0..1.0,
+        (true, true) => {
+            let lo = 10f64.powf(lo.log10().floor());
+            lo..10f64.powf(hi.log10().ceil()).max(lo * 10.0)
         }
-        let step = nice_step(self.hi - self.lo);
-        let mut v = (self.lo / step).ceil() * step;
-        let mut out = Vec::new();
-        while v <= self.hi + step * 1e-9 {
-            out.push(v);
-            v += step;
+        (true, false) => {
+            let lo = lo.min(0.0);
+            let hi = if hi > lo { hi } else { lo + 1.0 };
+            lo..hi + (hi - lo) * 0.04
         }
-        out
     }
 }
 
-/// A 1-2-5 step giving about five ticks over `span`.
-fn nice_step(span: f64) -> f64 {
-    let raw = span / 5.0;
-    let mag = 10f64.powf(raw.log10().floor());
-    let n = raw / mag;
-    mag * match n {
-        n if n <= 1.0 => 1.0,
-        n if n <= 2.0 => 2.0,
-        n if n <= 5.0 => 5.0,
-        _ => 10.0,
-    }
+/// An axis for [`plot`]: its label, how its values read, its range.
+struct Scale<'a, R: AsRangedCoord> {
+    label: &'a str,
+    format: &'a dyn Fn(&R::Value) -> String,
+    range: R,
 }
 
-fn open(out: &mut String, class: &str, label: &str) {
-    let _ = write!(
-        out,
+/// Draws the axes (labels, grid lines at the y axis's ticks) into `buf`
+/// and has `marks` draw over them.
+fn plot<X, Y>(
+    buf: &mut String,
+    x: Scale<X>,
+    y: Scale<Y>,
+    marks: impl FnOnce(
+        &mut ChartContext<SVGBackend, Cartesian2d<X::CoordDescType, Y::CoordDescType>>,
+    ) -> Result<(), DrawingAreaErrorKind<std::io::Error>>,
+) -> Result<(), String>
+where
+    X: AsRangedCoord,
+    Y: AsRangedCoord,
+    X::CoordDescType: ValueFormatter<X::Value>,
+    Y::CoordDescType: ValueFormatter<Y::Value>,
+{
+    let fail = |e: DrawingAreaErrorKind<std::io::Error>| format!("drawing a chart: {e}");
+    let root = SVGBackend::with_string(buf, (W, H)).into_drawing_area();
+    let mut chart = ChartBuilder::on(&root)
+        .margin_top(14)
+        .margin_right(16)
+        .x_label_area_size(40)
+        .y_label_area_size(78)
+        .build_cartesian_2d(x.range, y.range)
+        .map_err(fail)?;
+    chart
+        .configure_mesh()
+        .disable_x_mesh()
+        .bold_line_style(GRID)
+        .light_line_style(TRANSPARENT)
+        .axis_style(FRAME)
+        .x_labels(8)
+        .y_labels(6)
+        .label_style(("sans-serif", 14).into_font().color(&MUTED))
+        .axis_desc_style(("sans-serif", 15).into_font().color(&FG))
+        .x_desc(x.label)
+        .y_desc(y.label)
+        .x_label_formatter(x.format)
+        .y_label_formatter(y.format)
+        .draw()
+        .map_err(fail)?;
+    marks(&mut chart).map_err(fail)?;
+    root.present().map_err(fail)
+}
+
+/// Plotters' drawing made the page's: its opening tag ours (classes, the
+/// label for screen readers, no namespace), and the last `marks.len()`
+/// `<tag>` elements (the marks, drawn after the axes, in order, one a
+/// line) each given its attributes and hover title.
+fn finish(svg: &str, class: &str, label: &str, tag: &str, marks: &[(String, String)]) -> String {
+    let body = svg.split_once('>').map_or("", |(_, body)| body);
+    let open = format!("<{tag} ");
+    let total = body.lines().filter(|l| l.starts_with(&open)).count();
+    let mut axes = total.saturating_sub(marks.len());
+    let mut marks = marks.iter();
+    let mut out = format!(
         "<svg class=\"chart {class}\" viewBox=\"0 0 {W} {H}\" role=\"img\" aria-label=\"{}\">",
         escape(label)
     );
+    for line in body.lines() {
+        match line.strip_prefix(&open).and_then(|l| l.strip_suffix("/>")) {
+            Some(_) if axes > 0 => {
+                axes -= 1;
+                out.push_str(line);
+            }
+            Some(attrs) => {
+                let (extra, title) = marks.next().map_or(("", ""), |m| (&m.0, &m.1));
+                let sep = if extra.is_empty() { "" } else { " " };
+                let _ = write!(
+                    out,
+                    "<{tag} {extra}{sep}{attrs}><title>{}</title></{tag}>",
+                    escape(title)
+                );
+            }
+            None => out.push_str(line),
+        }
+    }
+    out
 }
 
-fn axes(out: &mut String, x: &Scale, xa: &Axis, y: &Scale, ya: &Axis) {
-    out.push_str("<g class=\"axis\">");
-    for t in y.ticks() {
-        let py = y.at(t);
-        let _ = write!(
-            out,
-            "<line class=\"grid\" x1=\"{LEFT}\" x2=\"{:.1}\" y1=\"{py:.1}\" y2=\"{py:.1}\"/>\
-             <text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">{}</text>",
-            W - RIGHT,
-            LEFT - 6.0,
-            py + 4.0,
-            escape(&(ya.format)(t))
-        );
+fn draw_marks<X, Y>(
+    chart: &mut ChartContext<SVGBackend, Cartesian2d<X, Y>>,
+    shape: Shape,
+    marks: &[Mark],
+) -> Result<(), DrawingAreaErrorKind<std::io::Error>>
+where
+    X: Ranged<ValueType = f64>,
+    Y: Ranged<ValueType = f64>,
+{
+    for m in marks {
+        match shape {
+            Shape::Line => chart.draw_series(LineSeries::new(m.points.iter().copied(), m.style)),
+            Shape::Dot => chart.draw_series([Circle::new(m.points[0], 4, m.style)]),
+        }?;
     }
-    for t in x.ticks() {
-        let px = x.at(t);
-        let _ = write!(
-            out,
-            "<line class=\"tick\" x1=\"{px:.1}\" x2=\"{px:.1}\" y1=\"{:.1}\" y2=\"{:.1}\"/>\
-             <text x=\"{px:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{}</text>",
-            H - BOTTOM,
-            H - BOTTOM + 4.0,
-            H - BOTTOM + 17.0,
-            escape(&(xa.format)(t))
-        );
+    Ok(())
+}
+
+/// Lines or dots over an x and a y axis (a log axis leaves out values
+/// ≤ 0, and a mark left with no point).
+fn xy(
+    label: &str,
+    class: &str,
+    (xa, ya): (Axis, Axis),
+    shape: Shape,
+    mut marks: Vec<Mark>,
+) -> Result<String, String> {
+    for m in &mut marks {
+        m.points.retain(|&(x, y)| {
+            x.is_finite() && y.is_finite() && (!xa.log || x > 0.0) && (!ya.log || y > 0.0)
+        });
     }
-    let _ = write!(
-        out,
-        "<line class=\"frame\" x1=\"{LEFT}\" x2=\"{LEFT}\" y1=\"{TOP}\" y2=\"{:.1}\"/>\
-         <line class=\"frame\" x1=\"{LEFT}\" x2=\"{:.1}\" y1=\"{:.1}\" y2=\"{:.1}\"/>\
-         <text class=\"label\" x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{}</text>\
-         <text class=\"label\" transform=\"rotate(-90)\" x=\"{:.1}\" y=\"14\" \
-         text-anchor=\"middle\">{}</text></g>",
-        H - BOTTOM,
-        W - RIGHT,
-        H - BOTTOM,
-        H - BOTTOM,
-        (LEFT + W - RIGHT) / 2.0,
-        H - 4.0,
-        escape(xa.label),
-        -(TOP + H - BOTTOM) / 2.0,
-        escape(ya.label)
+    marks.retain(|m| !m.points.is_empty());
+    let all = || marks.iter().flat_map(|m| &m.points);
+    let (x, y) = (
+        extent(all().map(|p| p.0), xa.log),
+        extent(all().map(|p| p.1), ya.log),
     );
+    let (fx, fy) = (|v: &f64| (xa.format)(*v), |v: &f64| (ya.format)(*v));
+    let mut buf = String::new();
+    macro_rules! on {
+        ($x:expr, $y:expr) => {
+            plot(
+                &mut buf,
+                Scale { label: xa.label, format: &fx, range: $x },
+                Scale { label: ya.label, format: &fy, range: $y },
+                |c| draw_marks(c, shape, &marks),
+            )
+        };
+    }
+    match (xa.log, ya.log) {
+        (false, false) => on!(x, y),
+        (false, true) => on!(x, y.log_scale()),
+        (true, false) => on!(x.log_scale(), y),
+        (true, true) => on!(x.log_scale(), y.log_scale()),
+    }?;
+    let tag = match shape {
+        Shape::Line => "polyline",
+        Shape::Dot => "circle",
+    };
+    let titles: Vec<(String, String)> = marks.into_iter().map(|m| (m.attrs, m.title)).collect();
+    Ok(finish(&buf, class, label, tag, &titles))
 }
 
 /// Lines over a shared x axis, with a legend below the drawing (HTML, so
-/// that long names wrap).
-pub fn lines(label: &str, xa: Axis, ya: Axis, lines: &[Line]) -> String {
-    let x = Scale::new(
-        lines.iter().flat_map(|l| l.points.iter().map(|p| p.0)),
-        xa.log,
-        LEFT,
-        W - RIGHT,
-    );
-    let y = Scale::new(
-        lines.iter().flat_map(|l| l.points.iter().map(|p| p.1)),
-        ya.log,
-        H - BOTTOM,
-        TOP,
-    );
+/// that long names wrap); hovering a line names it.
+pub fn lines(label: &str, xa: Axis, ya: Axis, lines: &[Line]) -> Result<String, String> {
+    let color = |l: &Line| COLORS[l.color % COLORS.len()];
+    let marks = lines
+        .iter()
+        .map(|l| Mark {
+            points: l.points.clone(),
+            style: color(l).stroke_width(2),
+            attrs: if l.dashed { "stroke-dasharray=\"5 3\"" } else { "" }.into(),
+            title: l.name.clone(),
+        })
+        .collect();
     let mut out = String::from("<figure>");
-    open(&mut out, "lines", label);
-    axes(&mut out, &x, &xa, &y, &ya);
+    out.push_str(&xy(label, "lines", (xa, ya), Shape::Line, marks)?);
+    out.push_str("<figcaption class=\"legend\">");
     for l in lines {
-        let color = COLORS[l.color % COLORS.len()];
-        let dash = if l.dashed {
-            " stroke-dasharray=\"5 3\""
-        } else {
-            ""
-        };
+        let RGBColor(r, g, b) = color(l);
         let _ = write!(
             out,
-            "<polyline class=\"series\" fill=\"none\" stroke=\"{color}\"{dash} points=\""
-        );
-        for &(px, py) in l.points.iter().filter(|p| !ya.log || p.1 > 0.0) {
-            let _ = write!(out, "{:.1},{:.1} ", x.at(px), y.at(py));
-        }
-        let _ = write!(out, "\"><title>{}</title></polyline>", escape(&l.name));
-    }
-    out.push_str("</svg><figcaption class=\"legend\">");
-    for l in lines {
-        let _ = write!(
-            out,
-            "<span><i style=\"border-color:{}\" class=\"{}\"></i>{}</span>",
-            COLORS[l.color % COLORS.len()],
+            "<span><i style=\"border-color:#{r:02x}{g:02x}{b:02x}\" class=\"{}\"></i>{}</span>",
             if l.dashed { "dashed" } else { "solid" },
             escape(&l.name)
         );
     }
     out.push_str("</figcaption></figure>");
-    out
+    Ok(out)
 }
 
 /// Dots, each with its title; `class` names them for the page (and its
 /// tests).
-pub fn scatter(label: &str, xa: Axis, ya: Axis, dots: &[Dot], class: &str) -> String {
-    let x = Scale::new(dots.iter().map(|d| d.x), xa.log, LEFT, W - RIGHT);
-    let y = Scale::new(dots.iter().map(|d| d.y), ya.log, H - BOTTOM, TOP);
-    let mut out = String::from("<figure>");
-    open(&mut out, "scatter", label);
-    axes(&mut out, &x, &xa, &y, &ya);
-    for d in dots {
-        let _ = write!(
-            out,
-            "<circle class=\"{class}\" cx=\"{:.1}\" cy=\"{:.1}\" r=\"3.5\"><title>{}</title></circle>",
-            x.at(d.x),
-            y.at(d.y),
-            escape(&d.title)
-        );
-    }
-    out.push_str("</svg></figure>");
-    out
+pub fn scatter(
+    label: &str,
+    xa: Axis,
+    ya: Axis,
+    dots: &[Dot],
+    class: &str,
+) -> Result<String, String> {
+    let marks = dots
+        .iter()
+        .map(|d| Mark {
+            points: vec![(d.x, d.y)],
+            style: DOT.mix(0.55).filled(),
+            attrs: format!("class=\"{class}\""),
+            title: d.title.clone(),
+        })
+        .collect();
+    Ok(format!(
+        "<figure>{}</figure>",
+        xy(label, "scatter", (xa, ya), Shape::Dot, marks)?
+    ))
 }
 
 /// Bars of counts over labelled buckets (a histogram whose buckets are
-/// already logarithmic: powers of two).
-pub fn bars(label: &str, ya: Axis, buckets: &[(String, u64)]) -> String {
-    let n = buckets.len().max(1) as f64;
-    let mut y = Scale::new(buckets.iter().map(|b| b.1 as f64), ya.log, H - BOTTOM, TOP);
+/// already logarithmic: powers of two), counts on `ya`.
+pub fn bars(label: &str, ya: Axis, buckets: &[(String, u64)]) -> Result<String, String> {
+    let counts = || buckets.iter().map(|b| b.1 as f64).filter(|&c| c > 0.0);
+    let mut y = extent(counts(), ya.log);
     if ya.log {
         // A count of 1 stands as high as from 1/2 to 1.
-        y.lo = 0.5;
+        y.start = 0.5;
     }
-    let width = (W - LEFT - RIGHT) / n;
-    let mut out = String::from("<figure>");
-    open(&mut out, "bars", label);
-    // The x axis: bucket labels, a few of them.
-    let x = Scale {
-        lo: 0.0,
-        hi: n,
-        log: false,
-        from: LEFT,
-        to: W - RIGHT,
-    };
-    let none = Axis {
-        label: "",
-        log: false,
-        format: |_| String::new(),
-    };
-    let no_ticks = Scale {
-        lo: 1.0,
-        hi: 0.0,
-        ..x
-    };
-    axes(&mut out, &no_ticks, &none, &y, &ya);
-    let every = (buckets.len() / 8).max(1);
-    for (i, (name, count)) in buckets.iter().enumerate() {
-        let px = x.at(i as f64);
-        let top = y.at(*count as f64);
-        if *count > 0 {
-            let _ = write!(
-                out,
-                "<rect class=\"bar\" x=\"{:.1}\" y=\"{top:.1}\" width=\"{:.1}\" height=\"{:.1}\">\
-                 <title>{}: {count}</title></rect>",
-                px + 1.0,
-                (width - 2.0).max(1.0),
-                (H - BOTTOM - top).max(0.5),
-                escape(name)
-            );
+    let name = |v: &SegmentValue<usize>| match v {
+        SegmentValue::Exact(i) | SegmentValue::CenterOf(i) => {
+            buckets.get(*i).map_or(String::new(), |b| b.0.clone())
         }
-        if i % every == 0 {
-            let _ = write!(
-                out,
-                "<text class=\"axis\" x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{}</text>",
-                px + width / 2.0,
-                H - BOTTOM + 17.0,
-                escape(name)
-            );
-        }
-    }
-    let _ = write!(
-        out,
-        "<text class=\"axis label\" x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">\
-         duration (power-of-two buckets, lower bound; log scale)</text></svg></figure>",
-        (LEFT + W - RIGHT) / 2.0,
-        H - 4.0,
-    );
-    out
+        SegmentValue::Last => String::new(),
+    };
+    let fy = |v: &f64| (ya.format)(*v);
+    let drawn: Vec<(usize, &(String, u64))> =
+        buckets.iter().enumerate().filter(|(_, b)| b.1 > 0).collect();
+    let x = || (0..buckets.len()).into_segmented();
+    let xlabel = "duration (power-of-two buckets, lower bound; log scale)";
+    let mut buf = String::new();
+    match ya.log {
+        true => plot(
+            &mut buf,
+            Scale { label: xlabel, format: &name, range: x() },
+            Scale { label: ya.label, format: &fy, range: y.clone().log_scale() },
+            |c| draw_bars(c, &drawn, y.start),
+        ),
+        false => plot(
+            &mut buf,
+            Scale { label: xlabel, format: &name, range: x() },
+            Scale { label: ya.label, format: &fy, range: y.clone() },
+            |c| draw_bars(c, &drawn, y.start),
+        ),
+    }?;
+    let titles: Vec<(String, String)> = drawn
+        .iter()
+        .map(|(_, (name, count))| ("class=\"bar\"".to_string(), format!("{name}: {count}")))
+        .collect();
+    Ok(format!(
+        "<figure>{}</figure>",
+        finish(&buf, "bars", label, "rect", &titles)
+    ))
+}
+
+/// A bar from `base` to each count, a pixel of room either side.
+fn draw_bars<X, Y>(
+    chart: &mut ChartContext<SVGBackend, Cartesian2d<X, Y>>,
+    bars: &[(usize, &(String, u64))],
+    base: f64,
+) -> Result<(), DrawingAreaErrorKind<std::io::Error>>
+where
+    X: Ranged<ValueType = SegmentValue<usize>>,
+    Y: Ranged<ValueType = f64>,
+{
+    let bar = |&(i, (_, count)): &(usize, &(String, u64))| {
+        let mut r = Rectangle::new(
+            [
+                (SegmentValue::Exact(i), base),
+                (SegmentValue::Exact(i + 1), *count as f64),
+            ],
+            BAR.mix(0.75).filled(),
+        );
+        r.set_margin(0, 0, 1, 1);
+        r
+    };
+    chart.draw_series(bars.iter().map(bar)).map(|_| ())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    const NS: Axis = Axis {
+        label: "duration",
+        log: true,
+        format: |v| format!("{v}ns"),
+    };
+    const SECONDS: Axis = Axis {
+        label: "seconds",
+        log: false,
+        format: |v| format!("+{v}"),
+    };
 
     #[test]
     fn thinning_keeps_the_ends_and_spacing() {
@@ -392,35 +452,71 @@ mod tests {
     }
 
     #[test]
-    fn scales_map_values_into_the_drawing() {
-        let s = Scale::new([0.0, 93.0].into_iter(), false, 0.0, 100.0);
-        assert_eq!(s.ticks(), vec![0.0, 20.0, 40.0, 60.0, 80.0, 100.0]);
-        assert_eq!(s.at(50.0), 50.0);
-        let l = Scale::new([2e3, 5e6].into_iter(), true, 0.0, 100.0);
-        assert_eq!((l.lo, l.hi), (1e3, 1e7));
-        assert_eq!(l.at(1e5), 50.0);
+    fn log_axes_span_whole_decades() {
+        assert_eq!(extent([2e3, 5e6].into_iter(), true), 1e3..1e7);
+        assert_eq!(extent([1e3].into_iter(), true), 1e3..1e4);
+        assert_eq!(extent([0.0, 100.0].into_iter(), false), 0.0..104.0);
+        assert_eq!(extent(std::iter::empty(), false), 0.0..1.0);
     }
 
     #[test]
-    fn charts_escape_their_text_and_title_each_dot() {
-        let axis = Axis {
-            label: "t",
-            log: false,
+    fn dots_keep_their_titles_and_name_no_address() {
+        let dots = [(1.0, 2e3, "m:f/1 <0.9.0>"), (2.0, 0.0, "dropped"), (3.0, 5e6, "m:g/0")];
+        let dots: Vec<Dot> = dots
+            .iter()
+            .map(|&(x, y, t)| Dot { x, y, title: t.into() })
+            .collect();
+        let svg = scatter("slow <calls>", SECONDS, NS, &dots, "slow-call").expect("drawn");
+        assert!(svg.starts_with("<figure><svg class=\"chart scatter\""), "{svg}");
+        assert!(svg.contains("aria-label=\"slow &lt;calls&gt;\""), "{svg}");
+        assert_eq!(svg.matches("<circle").count(), 2, "the 0 has no place on a log axis");
+        assert_eq!(svg.matches("<circle class=\"slow-call\"").count(), 2);
+        assert!(svg.contains("><title>m:f/1 &lt;0.9.0&gt;</title></circle>"), "{svg}");
+        assert!(svg.contains("><title>m:g/0</title></circle>"), "{svg}");
+        // The y axis: a label per decade from 1e3 to 1e7.
+        for decade in ["1000ns", "10000ns", "100000ns", "1000000ns", "10000000ns"] {
+            assert!(svg.contains(&format!("{decade}</text>")), "{decade} in {svg}");
+        }
+        assert!(!svg.contains("http"), "no address: {svg}");
+        assert!(!svg.contains("xmlns"), "{svg}");
+        assert_eq!(svg.matches("<svg").count(), 1);
+        assert_eq!(svg.matches("</svg>").count(), 1);
+    }
+
+    #[test]
+    fn lines_are_named_and_dashed_as_asked() {
+        let line = |name: &str, dashed| Line {
+            name: name.into(),
+            points: vec![(0.0, 1e3), (1.0, 2e4), (2.0, 3e3)],
+            dashed,
+            color: 1,
+        };
+        let svg = lines("trend", SECONDS, NS, &[line("a p99", false), line("a p50", true)])
+            .expect("drawn");
+        assert_eq!(svg.matches("<polyline stroke-dasharray=\"5 3\"").count(), 1, "{svg}");
+        assert!(svg.contains("><title>a p99</title></polyline>"), "{svg}");
+        assert!(svg.contains("><title>a p50</title></polyline>"), "{svg}");
+        assert!(svg.contains("stroke=\"#D62728\""), "{svg}");
+        assert!(svg.contains("border-color:#d62728\" class=\"dashed\"></i>a p50</span>"));
+    }
+
+    #[test]
+    fn bars_stand_from_below_one_and_tell_their_count() {
+        let buckets: Vec<(String, u64)> = [("1 us", 0), ("2 us", 1), ("4 us", 250), ("8 us", 0)]
+            .iter()
+            .map(|&(n, c)| (n.to_string(), c))
+            .collect();
+        let count = Axis {
+            label: "count",
+            log: true,
             format: |v| format!("{v}"),
         };
-        let svg = scatter(
-            "slow <calls>",
-            axis,
-            axis,
-            &[Dot {
-                x: 1.0,
-                y: 2.0,
-                title: "m:f/1 <0.9.0>".into(),
-            }],
-            "slow-call",
-        );
-        assert!(svg.contains("aria-label=\"slow &lt;calls&gt;\""), "{svg}");
-        assert_eq!(svg.matches("class=\"slow-call\"").count(), 1);
-        assert!(svg.contains("<title>m:f/1 &lt;0.9.0&gt;</title>"));
+        let svg = bars("dist", count, &buckets).expect("drawn");
+        assert_eq!(svg.matches("<rect").count(), 2, "{svg}");
+        assert!(svg.contains("><title>2 us: 1</title></rect>"), "{svg}");
+        assert!(svg.contains("><title>4 us: 250</title></rect>"), "{svg}");
+        for label in ["1 us", "2 us", "4 us", "8 us"] {
+            assert!(svg.contains(&format!("{label}</text>")), "{label} in {svg}");
+        }
     }
 }
