@@ -567,11 +567,7 @@ fn ns_of(t: &Table, row: &Row, key: &str) -> Option<f64> {
 }
 
 /// p50 and p99 per window of the first rows of each duration table.
-fn trends(
-    page: &Page,
-    tables: &[&Table],
-    windows: &[(i64, Vec<Table>)],
-) -> Result<String, String> {
+fn trends(page: &Page, tables: &[&Table], windows: &[(i64, Vec<Table>)]) -> Result<String, String> {
     if windows.len() < 2 {
         return Ok(
             "<p class=\"none\">The selection spans fewer than two windows: no trend.</p>".into(),

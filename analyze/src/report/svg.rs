@@ -10,7 +10,8 @@
 use std::fmt::Write as _;
 use std::ops::Range;
 
-use plotters::coord::ranged1d::{AsRangedCoord, SegmentValue, ValueFormatter};
+use plotters::coord::ranged1d::{DefaultFormatting, KeyPointHint, SegmentValue, ValueFormatter};
+use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 
 use super::escape;
@@ -126,47 +127,83 @@ enum Shape {
     Dot,
 }
 
-/// The values' range on an axis: whole decades on a log axis, from 0 (or
-/// below) with a little room above on a linear one.
-fn extent(values: impl Iterator<Item = f64>, log: bool) -> Range<f64> {
-    let (lo, hi) = values.fold((f64::MAX, f64::MIN), |(lo, hi), v| (lo.min(v), hi.max(v)));
-    match (lo <= hi, log) {
-        (false, true) => 1.0..10.0,
-        (false, false) => 0.0..1.0,
-        (true, true) => {
-            let lo = 10f64.powf(lo.log10().floor());
-            lo..10f64.powf(hi.log10().ceil()).max(lo * 10.0)
-        }
-        (true, false) => {
-            let lo = lo.min(0.0);
-            let hi = if hi > lo { hi } else { lo + 1.0 };
-            lo..hi + (hi - lo) * 0.04
+/// An axis's coordinates, linear or logarithmic as its [`Axis`] says.
+enum Scale {
+    Linear(RangedCoordf64),
+    Log(LogCoord<f64>),
+}
+
+impl Scale {
+    /// The axis over `values`: whole decades on a log axis (which leaves
+    /// out values ≤ 0), from 0 (or below) with a little room above on a
+    /// linear one.
+    fn new(values: impl Iterator<Item = f64>, log: bool) -> Scale {
+        let (lo, hi) = values
+            .filter(|v| v.is_finite() && (!log || *v > 0.0))
+            .fold((f64::MAX, f64::MIN), |(lo, hi), v| (lo.min(v), hi.max(v)));
+        match (lo <= hi, log) {
+            (false, true) => Scale::Log((1.0..10.0).log_scale().into()),
+            (false, false) => Scale::Linear((0.0..1.0).into()),
+            (true, true) => {
+                let lo = 10f64.powf(lo.log10().floor());
+                let hi = 10f64.powf(hi.log10().ceil()).max(lo * 10.0);
+                Scale::Log((lo..hi).log_scale().into())
+            }
+            (true, false) => {
+                let lo = lo.min(0.0);
+                let hi = if hi > lo { hi } else { lo + 1.0 };
+                Scale::Linear((lo..hi + (hi - lo) * 0.04).into())
+            }
         }
     }
 }
 
-/// An axis for [`plot`]: its label, how its values read, its range.
-struct Scale<'a, R: AsRangedCoord> {
-    label: &'a str,
-    format: &'a dyn Fn(&R::Value) -> String,
-    range: R,
+impl Ranged for Scale {
+    type FormatOption = DefaultFormatting;
+    type ValueType = f64;
+
+    fn map(&self, value: &f64, limit: (i32, i32)) -> i32 {
+        match self {
+            Scale::Linear(s) => s.map(value, limit),
+            Scale::Log(s) => s.map(value, limit),
+        }
+    }
+
+    fn key_points<Hint: KeyPointHint>(&self, hint: Hint) -> Vec<f64> {
+        match self {
+            Scale::Linear(s) => s.key_points(hint),
+            Scale::Log(s) => s.key_points(hint),
+        }
+    }
+
+    fn range(&self) -> Range<f64> {
+        match self {
+            Scale::Linear(s) => s.range(),
+            Scale::Log(s) => s.range(),
+        }
+    }
 }
+
+/// An axis as [`plot`] draws it: its coordinates, its label, how its
+/// values read.
+struct Ruler<'a, R: Ranged> {
+    coord: R,
+    label: &'a str,
+    format: &'a dyn Fn(&R::ValueType) -> String,
+}
+
+type Chart<'a, 'b, X> = ChartContext<'a, SVGBackend<'b>, Cartesian2d<X, Scale>>;
 
 /// Draws the axes (labels, grid lines at the y axis's ticks) into `buf`
 /// and has `marks` draw over them.
-fn plot<X, Y>(
+fn plot<X>(
     buf: &mut String,
-    x: Scale<X>,
-    y: Scale<Y>,
-    marks: impl FnOnce(
-        &mut ChartContext<SVGBackend, Cartesian2d<X::CoordDescType, Y::CoordDescType>>,
-    ) -> Result<(), DrawingAreaErrorKind<std::io::Error>>,
+    x: Ruler<X>,
+    y: Ruler<Scale>,
+    marks: impl FnOnce(&mut Chart<X>) -> Result<(), DrawingAreaErrorKind<std::io::Error>>,
 ) -> Result<(), String>
 where
-    X: AsRangedCoord,
-    Y: AsRangedCoord,
-    X::CoordDescType: ValueFormatter<X::Value>,
-    Y::CoordDescType: ValueFormatter<Y::Value>,
+    X: Ranged + ValueFormatter<X::ValueType>,
 {
     let fail = |e: DrawingAreaErrorKind<std::io::Error>| format!("drawing a chart: {e}");
     let root = SVGBackend::with_string(buf, (W, H)).into_drawing_area();
@@ -175,7 +212,7 @@ where
         .margin_right(16)
         .x_label_area_size(40)
         .y_label_area_size(78)
-        .build_cartesian_2d(x.range, y.range)
+        .build_cartesian_2d(x.coord, y.coord)
         .map_err(fail)?;
     chart
         .configure_mesh()
@@ -232,24 +269,6 @@ fn finish(svg: &str, class: &str, label: &str, tag: &str, marks: &[(String, Stri
     out
 }
 
-fn draw_marks<X, Y>(
-    chart: &mut ChartContext<SVGBackend, Cartesian2d<X, Y>>,
-    shape: Shape,
-    marks: &[Mark],
-) -> Result<(), DrawingAreaErrorKind<std::io::Error>>
-where
-    X: Ranged<ValueType = f64>,
-    Y: Ranged<ValueType = f64>,
-{
-    for m in marks {
-        match shape {
-            Shape::Line => chart.draw_series(LineSeries::new(m.points.iter().copied(), m.style)),
-            Shape::Dot => chart.draw_series([Circle::new(m.points[0], 4, m.style)]),
-        }?;
-    }
-    Ok(())
-}
-
 /// Lines or dots over an x and a y axis (a log axis leaves out values
 /// ≤ 0, and a mark left with no point).
 fn xy(
@@ -266,28 +285,33 @@ fn xy(
     }
     marks.retain(|m| !m.points.is_empty());
     let all = || marks.iter().flat_map(|m| &m.points);
-    let (x, y) = (
-        extent(all().map(|p| p.0), xa.log),
-        extent(all().map(|p| p.1), ya.log),
-    );
-    let (fx, fy) = (|v: &f64| (xa.format)(*v), |v: &f64| (ya.format)(*v));
+    let x = Scale::new(all().map(|p| p.0), xa.log);
+    let y = Scale::new(all().map(|p| p.1), ya.log);
     let mut buf = String::new();
-    macro_rules! on {
-        ($x:expr, $y:expr) => {
-            plot(
-                &mut buf,
-                Scale { label: xa.label, format: &fx, range: $x },
-                Scale { label: ya.label, format: &fy, range: $y },
-                |c| draw_marks(c, shape, &marks),
-            )
-        };
-    }
-    match (xa.log, ya.log) {
-        (false, false) => on!(x, y),
-        (false, true) => on!(x, y.log_scale()),
-        (true, false) => on!(x.log_scale(), y),
-        (true, true) => on!(x.log_scale(), y.log_scale()),
-    }?;
+    plot(
+        &mut buf,
+        Ruler {
+            coord: x,
+            label: xa.label,
+            format: &|v| (xa.format)(*v),
+        },
+        Ruler {
+            coord: y,
+            label: ya.label,
+            format: &|v| (ya.format)(*v),
+        },
+        |chart| {
+            for m in &marks {
+                match shape {
+                    Shape::Line => {
+                        chart.draw_series(LineSeries::new(m.points.iter().copied(), m.style))
+                    }
+                    Shape::Dot => chart.draw_series([Circle::new(m.points[0], 4, m.style)]),
+                }?;
+            }
+            Ok(())
+        },
+    )?;
     let tag = match shape {
         Shape::Line => "polyline",
         Shape::Dot => "circle",
@@ -305,7 +329,10 @@ pub fn lines(label: &str, xa: Axis, ya: Axis, lines: &[Line]) -> Result<String, 
         .map(|l| Mark {
             points: l.points.clone(),
             style: color(l).stroke_width(2),
-            attrs: if l.dashed { "stroke-dasharray=\"5 3\"" } else { "" }.into(),
+            attrs: match l.dashed {
+                true => "stroke-dasharray=\"5 3\"".into(),
+                false => String::new(),
+            },
             title: l.name.clone(),
         })
         .collect();
@@ -343,79 +370,62 @@ pub fn scatter(
             title: d.title.clone(),
         })
         .collect();
-    Ok(format!(
-        "<figure>{}</figure>",
-        xy(label, "scatter", (xa, ya), Shape::Dot, marks)?
-    ))
+    let svg = xy(label, "scatter", (xa, ya), Shape::Dot, marks)?;
+    Ok(format!("<figure>{svg}</figure>"))
 }
 
 /// Bars of counts over labelled buckets (a histogram whose buckets are
-/// already logarithmic: powers of two), counts on `ya`.
+/// already logarithmic: powers of two), counts on `ya`; hovering a bar
+/// tells its bucket and count.
 pub fn bars(label: &str, ya: Axis, buckets: &[(String, u64)]) -> Result<String, String> {
-    let counts = || buckets.iter().map(|b| b.1 as f64).filter(|&c| c > 0.0);
-    let mut y = extent(counts(), ya.log);
-    if ya.log {
+    let drawn: Vec<(usize, &(String, u64))> = buckets
+        .iter()
+        .enumerate()
+        .filter(|(_, b)| b.1 > 0)
+        .collect();
+    let mut y = Scale::new(drawn.iter().map(|b| b.1 .1 as f64), ya.log);
+    if let Scale::Log(_) = y {
         // A count of 1 stands as high as from 1/2 to 1.
-        y.start = 0.5;
+        let hi = y.range().end;
+        y = Scale::Log((0.5..hi).log_scale().into());
     }
+    let base = y.range().start;
     let name = |v: &SegmentValue<usize>| match v {
         SegmentValue::Exact(i) | SegmentValue::CenterOf(i) => {
             buckets.get(*i).map_or(String::new(), |b| b.0.clone())
         }
         SegmentValue::Last => String::new(),
     };
-    let fy = |v: &f64| (ya.format)(*v);
-    let drawn: Vec<(usize, &(String, u64))> =
-        buckets.iter().enumerate().filter(|(_, b)| b.1 > 0).collect();
-    let x = || (0..buckets.len()).into_segmented();
-    let xlabel = "duration (power-of-two buckets, lower bound; log scale)";
+    let bar = |&(i, (_, count)): &(usize, &(String, u64))| {
+        let corners = [
+            (SegmentValue::Exact(i), base),
+            (SegmentValue::Exact(i + 1), *count as f64),
+        ];
+        let mut r = Rectangle::new(corners, BAR.mix(0.75).filled());
+        r.set_margin(0, 0, 1, 1);
+        r
+    };
     let mut buf = String::new();
-    match ya.log {
-        true => plot(
-            &mut buf,
-            Scale { label: xlabel, format: &name, range: x() },
-            Scale { label: ya.label, format: &fy, range: y.clone().log_scale() },
-            |c| draw_bars(c, &drawn, y.start),
-        ),
-        false => plot(
-            &mut buf,
-            Scale { label: xlabel, format: &name, range: x() },
-            Scale { label: ya.label, format: &fy, range: y.clone() },
-            |c| draw_bars(c, &drawn, y.start),
-        ),
-    }?;
+    plot(
+        &mut buf,
+        Ruler {
+            coord: (0..buckets.len()).into_segmented(),
+            label: "duration (power-of-two buckets, lower bound; log scale)",
+            format: &name,
+        },
+        Ruler {
+            coord: y,
+            label: ya.label,
+            format: &|v| (ya.format)(*v),
+        },
+        |chart| chart.draw_series(drawn.iter().map(bar)).map(|_| ()),
+    )?;
     let titles: Vec<(String, String)> = drawn
         .iter()
         .map(|(_, (name, count))| ("class=\"bar\"".to_string(), format!("{name}: {count}")))
         .collect();
-    Ok(format!(
-        "<figure>{}</figure>",
-        finish(&buf, "bars", label, "rect", &titles)
-    ))
-}
-
-/// A bar from `base` to each count, a pixel of room either side.
-fn draw_bars<X, Y>(
-    chart: &mut ChartContext<SVGBackend, Cartesian2d<X, Y>>,
-    bars: &[(usize, &(String, u64))],
-    base: f64,
-) -> Result<(), DrawingAreaErrorKind<std::io::Error>>
-where
-    X: Ranged<ValueType = SegmentValue<usize>>,
-    Y: Ranged<ValueType = f64>,
-{
-    let bar = |&(i, (_, count)): &(usize, &(String, u64))| {
-        let mut r = Rectangle::new(
-            [
-                (SegmentValue::Exact(i), base),
-                (SegmentValue::Exact(i + 1), *count as f64),
-            ],
-            BAR.mix(0.75).filled(),
-        );
-        r.set_margin(0, 0, 1, 1);
-        r
-    };
-    chart.draw_series(bars.iter().map(bar)).map(|_| ())
+    let svg = finish(&buf, "bars", label, "rect", &titles);
+    Ok(format!("<figure>{svg}</figure>"))
 }
 
 #[cfg(test)]
@@ -453,29 +463,51 @@ mod tests {
 
     #[test]
     fn log_axes_span_whole_decades() {
-        assert_eq!(extent([2e3, 5e6].into_iter(), true), 1e3..1e7);
-        assert_eq!(extent([1e3].into_iter(), true), 1e3..1e4);
-        assert_eq!(extent([0.0, 100.0].into_iter(), false), 0.0..104.0);
-        assert_eq!(extent(std::iter::empty(), false), 0.0..1.0);
+        let range = |v: &[f64], log| Scale::new(v.iter().copied(), log).range();
+        assert_eq!(range(&[2e3, 0.0, 5e6], true), 1e3..1e7);
+        assert_eq!(range(&[1e3], true), 1e3..1e4);
+        assert_eq!(range(&[0.0, 100.0], false), 0.0..104.0);
+        assert_eq!(range(&[], false), 0.0..1.0);
     }
 
     #[test]
     fn dots_keep_their_titles_and_name_no_address() {
-        let dots = [(1.0, 2e3, "m:f/1 <0.9.0>"), (2.0, 0.0, "dropped"), (3.0, 5e6, "m:g/0")];
+        let dots = [
+            (1.0, 2e3, "m:f/1 <0.9.0>"),
+            (2.0, 0.0, "dropped"),
+            (3.0, 5e6, "m:g/0"),
+        ];
         let dots: Vec<Dot> = dots
             .iter()
-            .map(|&(x, y, t)| Dot { x, y, title: t.into() })
+            .map(|&(x, y, t)| Dot {
+                x,
+                y,
+                title: t.into(),
+            })
             .collect();
         let svg = scatter("slow <calls>", SECONDS, NS, &dots, "slow-call").expect("drawn");
-        assert!(svg.starts_with("<figure><svg class=\"chart scatter\""), "{svg}");
+        assert!(
+            svg.starts_with("<figure><svg class=\"chart scatter\""),
+            "{svg}"
+        );
         assert!(svg.contains("aria-label=\"slow &lt;calls&gt;\""), "{svg}");
-        assert_eq!(svg.matches("<circle").count(), 2, "the 0 has no place on a log axis");
+        assert_eq!(
+            svg.matches("<circle").count(),
+            2,
+            "the 0 has no place on a log axis"
+        );
         assert_eq!(svg.matches("<circle class=\"slow-call\"").count(), 2);
-        assert!(svg.contains("><title>m:f/1 &lt;0.9.0&gt;</title></circle>"), "{svg}");
+        assert!(
+            svg.contains("><title>m:f/1 &lt;0.9.0&gt;</title></circle>"),
+            "{svg}"
+        );
         assert!(svg.contains("><title>m:g/0</title></circle>"), "{svg}");
         // The y axis: a label per decade from 1e3 to 1e7.
         for decade in ["1000ns", "10000ns", "100000ns", "1000000ns", "10000000ns"] {
-            assert!(svg.contains(&format!("{decade}</text>")), "{decade} in {svg}");
+            assert!(
+                svg.contains(&format!("{decade}</text>")),
+                "{decade} in {svg}"
+            );
         }
         assert!(!svg.contains("http"), "no address: {svg}");
         assert!(!svg.contains("xmlns"), "{svg}");
@@ -491,9 +523,18 @@ mod tests {
             dashed,
             color: 1,
         };
-        let svg = lines("trend", SECONDS, NS, &[line("a p99", false), line("a p50", true)])
-            .expect("drawn");
-        assert_eq!(svg.matches("<polyline stroke-dasharray=\"5 3\"").count(), 1, "{svg}");
+        let svg = lines(
+            "trend",
+            SECONDS,
+            NS,
+            &[line("a p99", false), line("a p50", true)],
+        )
+        .expect("drawn");
+        assert_eq!(
+            svg.matches("<polyline stroke-dasharray=\"5 3\"").count(),
+            1,
+            "{svg}"
+        );
         assert!(svg.contains("><title>a p99</title></polyline>"), "{svg}");
         assert!(svg.contains("><title>a p50</title></polyline>"), "{svg}");
         assert!(svg.contains("stroke=\"#D62728\""), "{svg}");
