@@ -184,6 +184,12 @@ impl Ranged for Scale {
     }
 }
 
+/// Text `px` SVG units high (plotters writes a font's size divided by
+/// 1.24).
+fn font(px: f64) -> FontDesc<'static> {
+    ("sans-serif", px * 1.24).into_font()
+}
+
 /// An axis as [`plot`] draws it: its coordinates, its label, how its
 /// values read.
 struct Ruler<'a, R: Ranged> {
@@ -222,8 +228,8 @@ where
         .axis_style(FRAME)
         .x_labels(8)
         .y_labels(6)
-        .label_style(("sans-serif", 14).into_font().color(&MUTED))
-        .axis_desc_style(("sans-serif", 15).into_font().color(&FG))
+        .label_style(font(11.0).color(&MUTED))
+        .axis_desc_style(font(12.0).color(&FG))
         .x_desc(x.label)
         .y_desc(y.label)
         .x_label_formatter(x.format)
