@@ -637,8 +637,9 @@ weak(Other) -> Other.
 %%% THE TABLE, TIMERS AND MONITORS
 %%%===================================================================
 
+%% In the order they were made.
 entries() ->
-    [T || {_, T} <- ets:tab2list(dyntrace_sup:table())].
+    [T || {_, T} <- lists:sort(ets:tab2list(dyntrace_sup:table()))].
 
 lookup(Id) ->
     case ets:lookup(dyntrace_sup:table(), Id) of
