@@ -409,36 +409,40 @@ t_remote_call_delivery(Config) ->
         dyntrace_cluster:stop(C)
     end.
 
-%% A node that lives about a second: its names written at load (before
-%% LTTng-UST had registered with the session daemon) reach the trace all
-%% the same, once it has: `gc' names its worker, registered before dyntrace
-%% loaded, and its node.
+%% Two nodes that live about a second each: the names they write at load
+%% (before LTTng-UST has registered with the session daemon) reach the
+%% trace all the same, once it has. Nothing else asks them to: `gc' names
+%% each node's worker, registered before dyntrace loaded, and its node.
 t_short_lived_node_names(Config) ->
     Paths = lists:usort([filename:dirname(code:which(M)) || M <- [dyntrace, lttng_session, ?MODULE]]),
-    {ok, P, Node} = peer:start(#{name => peer:random_name(short), connection => standard_io,
-                                 args => lists:append([["-pa", D] || D <- Paths])}),
+    Peers = [begin
+                 {ok, P, Node} = peer:start(#{name => peer:random_name(N), connection => standard_io,
+                                              args => lists:append([["-pa", D] || D <- Paths])}),
+                 {P, Node}
+             end || N <- [short_a, short_b]],
     Events = [node_name, process_name, gc_major_start, gc_major_end],
     S = lttng_session:create(t_short_lived, Events),
     try
-        Name = maps:get(name, S),
-        lttng_session:cmd_ok("lttng add-context -u -s " ++ Name ++ " -t vpid"),
-        lttng_session:cmd_ok("lttng track -u -s " ++ Name ++ " --vpid=" ++ peer:call(P, os, getpid, [])),
+        lttng_session:cmd_ok("lttng add-context -u -s " ++ maps:get(name, S) ++ " -t vpid"),
         ok = lttng_session:start(S),
-        Started = erlang:monotonic_time(millisecond),
-        ok = peer:call(P, ?MODULE, short_lived, [], 30000),
-        ok = peer:stop(P),
-        ct:log("the node traced for ~b ms", [erlang:monotonic_time(millisecond) - Started]),
+        [begin
+             Started = erlang:monotonic_time(millisecond),
+             ok = peer:call(P, ?MODULE, short_lived, [], 30000),
+             ok = peer:stop(P),
+             ct:log("~p traced for ~b ms", [Node, erlang:monotonic_time(millisecond) - Started])
+         end || {P, Node} <- Peers],
         lttng_session:stop(S),
         Out = analyze_ok(Config, ["gc", "--json", dir(S)]),
-        Rows = [R || R <- maps:get(<<"gc">>, Out), maps:get(<<"name">>, R) =:= <<"early_worker">>],
-        ?assertMatch([_ | _], Rows, Out),
-        ?assertEqual([atom_to_binary(Node)], lists:usort([maps:get(<<"node">>, R) || R <- Rows])),
-        ?assertEqual(3, lists:sum([maps:get(<<"count">>, R) || R <- Rows,
-                                                               maps:get(<<"kind">>, R) =:= <<"major">>])),
+        Rows = [R || R <- maps:get(<<"gc">>, Out), maps:get(<<"name">>, R) =:= <<"early_worker">>,
+                     maps:get(<<"kind">>, R) =:= <<"major">>],
+        ?assertEqual(lists:sort([{atom_to_binary(Node), 3} || {_, Node} <- Peers]),
+                     lists:sort([{maps:get(<<"node">>, R), maps:get(<<"count">>, R)} || R <- Rows]),
+                     Out),
         {0, Text, <<>>} = analyze(Config, ["gc", dir(S)]),
-        ?assertNotEqual(nomatch, string:find(Text, "early_worker"), Text)
+        [?assertNotEqual(nomatch, string:find(Text, "on " ++ atom_to_list(Node)), Text)
+         || {_, Node} <- Peers]
     after
-        catch peer:stop(P),
+        [catch peer:stop(P) || {P, _} <- Peers],
         lttng_session:destroy(S)
     end.
 
