@@ -129,6 +129,7 @@
 %% How long (in 10 ms steps) the announcer waits at load for LTTng-UST to
 %% have registered with a session daemon that records its names.
 -define(START_POLLS, 500).
+-define(START_POLL_MS, 10).
 %% The most processes announce_processes/0 names in one call.
 -define(MAX_ANNOUNCED, 100000).
 
@@ -427,9 +428,9 @@ node_names_init() ->
     try register(?NODE_NAMES, self()) of
         true ->
             ok = net_kernel:monitor_nodes(true, [{node_type, all}]),
-            Enabled = announce_at_start(?START_POLLS),
             wait_loaded(?ON_LOAD_WAITS),
-            ?MODULE:node_names_loop(#{node => node(), enabled => Enabled, since => 0})
+            ?MODULE:node_names_loop(#{node => node(), enabled => false, since => 0,
+                                      start => {?START_POLLS, [node_name, process_name]}})
     catch
         %% Another announcer registered first.
         error:badarg -> ok
@@ -437,24 +438,23 @@ node_names_init() ->
 
 %% LTTng-UST registers with the session daemon from its own thread, 50 to
 %% 100 ms (more on a loaded host) after the module loads: a row written
-%% before is lost. The load's rows (the node's names, and the registered
-%% processes' names) are written once this node sees `node_name' or
-%% `process_name' enabled, waited for here (in the announcer, never the
-%% loading process) for at most 5 s: a node that lives a second names
-%% itself in its trace. Whether `node_name' was enabled.
-announce_at_start(0) ->
-    false;
-announce_at_start(Polls) ->
-    Enabled = enabled_events(),
-    case lists:member(node_name, Enabled) orelse lists:member(process_name, Enabled) of
-        true ->
-            write_node_names(load, [node() | nodes(connected)]),
-            _ = [try emit_process_name(P, Name) catch error:badarg -> ok end
-                 || Name <- registered(), P <- [whereis(Name)], is_pid(P)],
-            lists:member(node_name, Enabled);
-        false ->
-            receive after 10 -> announce_at_start(Polls - 1) end
-    end.
+%% before is lost. The load's rows are written once this node sees their
+%% event enabled: the node's names once `node_name' is, the registered
+%% processes' names once `process_name' is (the daemon may enable one
+%% before the other). The announcer looks every 10 ms for at most 5 s
+%% after the load (then every second, as before): a node that lives a
+%% second names itself in its trace. Answers the events still to write.
+announce_at_start(Left) ->
+    Now = [E || E <- Left, lists:member(E, enabled_events())],
+    _ = [write_load_rows(E) || E <- Now],
+    Left -- Now.
+
+write_load_rows(node_name) ->
+    write_node_names(load, [node() | nodes(connected)]);
+write_load_rows(process_name) ->
+    _ = [try emit_process_name(P, Name) catch error:badarg -> ok end
+         || Name <- registered(), P <- [whereis(Name)], is_pid(P)],
+    ok.
 
 wait_loaded(0) ->
     exit(normal);
@@ -466,9 +466,14 @@ wait_loaded(Tries) ->
 
 %% @doc The announcer's loop, exported so that it moves to new code when
 %% the module is reloaded. Not for users.
--spec node_names_loop(#{node := node(), enabled := boolean(), since := non_neg_integer()}) ->
+-spec node_names_loop(#{node := node(), enabled := boolean(), since := non_neg_integer(),
+                         start => {non_neg_integer(), [event_name()]}}) ->
           no_return().
-node_names_loop(#{node := Self, enabled := WasEnabled, since := Since} = State) ->
+node_names_loop(State) ->
+    Timeout = case State of
+                  #{start := {Polls, [_ | _]}} when Polls > 0 -> ?START_POLL_MS;
+                  _ -> ?NODE_NAMES_POLL_MS
+              end,
     receive
         {nodeup, Node, _} ->
             write_node_names(nodeup, [node(), Node]),
@@ -481,21 +486,33 @@ node_names_loop(#{node := Self, enabled := WasEnabled, since := Since} = State) 
         {announce, Why} ->
             write_node_names(Why, [node() | nodes(connected)]),
             ?MODULE:node_names_loop(State)
-    after ?NODE_NAMES_POLL_MS ->
-            Enabled = lists:member(node_name, enabled_events()),
-            Why = if
-                      Enabled andalso not WasEnabled -> enable;
-                      Enabled andalso node() =/= Self -> nodeup;
-                      Enabled andalso Since >= ?NODE_NAMES_REFRESH_MS -> refresh;
-                      true -> none
-                  end,
-            Why =/= none andalso write_node_names(Why, [node() | nodes(connected)]),
-            ?MODULE:node_names_loop(#{node => node(), enabled => Enabled,
-                                      since => case Why of
-                                                   none -> Since + ?NODE_NAMES_POLL_MS;
-                                                   _ -> 0
-                                               end})
+    after Timeout ->
+            ?MODULE:node_names_loop(node_names_tick(State))
     end.
+
+%% The first seconds after the load: the load's rows. Then: the rows
+%% again when the event became enabled, the node was renamed, or every
+%% 10 s while it is enabled.
+node_names_tick(#{start := {Polls, [_ | _] = Left}} = State) when Polls > 0 ->
+    Still = announce_at_start(Left),
+    case lists:member(node_name, Left) andalso not lists:member(node_name, Still) of
+        true -> State#{start := {Polls - 1, Still}, enabled := true, since := 0};
+        false -> State#{start := {Polls - 1, Still}}
+    end;
+node_names_tick(#{node := Self, enabled := WasEnabled, since := Since} = State) ->
+    Enabled = lists:member(node_name, enabled_events()),
+    Why = if
+              Enabled andalso not WasEnabled -> enable;
+              Enabled andalso node() =/= Self -> nodeup;
+              Enabled andalso Since >= ?NODE_NAMES_REFRESH_MS -> refresh;
+              true -> none
+          end,
+    Why =/= none andalso write_node_names(Why, [node() | nodes(connected)]),
+    State#{node := node(), enabled := Enabled,
+           since := case Why of
+                        none -> Since + ?NODE_NAMES_POLL_MS;
+                        _ -> 0
+                    end}.
 
 %% @doc Writes one `node_name' event (the NIF). Not for users: see
 %% {@link announce_nodes/0}.

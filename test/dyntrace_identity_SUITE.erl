@@ -128,20 +128,25 @@ gc_worker({Name, Times}) ->
 
 %% @doc In a node that has not loaded dyntrace: a process registered as
 %% `early_worker' before dyntrace loads, then dyntrace loaded, and once the
-%% node records, the worker traced through three major collections. Nothing
-%% asks the node to write its names.
+%% node records, the worker traced through three major collections; the
+%% node ends 600 ms after the load (before the announcer's first look of
+%% the once-a-second kind). Nothing asks the node to write its names.
 short_lived() ->
+    Loaded = erlang:monotonic_time(millisecond) + 600,
     Worker = spawn(fun() ->
                            receive {go, From} -> ok end,
                            [true = erlang:garbage_collect() || _ <- [1, 2, 3]],
-                           From ! done
+                           From ! done,
+                           %% Alive, and named, until the node ends.
+                           receive stop -> ok end
                    end),
     true = register(early_worker, Worker),
     {module, dyntrace} = code:ensure_loaded(dyntrace),
     ok = lttng_session:wait_enabled([gc_major_end]),
     1 = erlang:trace(Worker, true, [garbage_collection, {tracer, dyntrace, []}]),
     Worker ! {go, self()},
-    receive done -> ok after 10000 -> error(short_lived) end.
+    receive done -> ok after 10000 -> error(short_lived) end,
+    timer:sleep(max(0, Loaded - erlang:monotonic_time(millisecond))).
 
 %% @doc In a node of the cluster: the registered server `Name'.
 remote_server(Name) ->
@@ -409,7 +414,7 @@ t_remote_call_delivery(Config) ->
         dyntrace_cluster:stop(C)
     end.
 
-%% Two nodes that live about a second each: the names they write at load
+%% Two nodes that live less than a second each: the names they write at load
 %% (before LTTng-UST has registered with the session daemon) reach the
 %% trace all the same, once it has. Nothing else asks them to: `gc' names
 %% each node's worker, registered before dyntrace loaded, and its node.
