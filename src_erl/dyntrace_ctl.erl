@@ -490,7 +490,8 @@ ended(Id, Reason, State) ->
 
 record_start(RPlan, State) ->
     Id = new_id(),
-    T = #trace{id = Id, kind = recording, plan = RPlan, session = {recording, undefined}},
+    T = #trace{id = Id, kind = recording, plan = RPlan, session = {recording, undefined},
+               deadline = deadline(maps:get(duration, dyntrace_record:describe(RPlan)))},
     put(T),
     Spec = #{id => {recording, Id}, start => {dyntrace_record, start_link, [Id, RPlan]},
              shutdown => dyntrace_record:shutdown_ms()},
@@ -704,9 +705,9 @@ describe(#trace{id = Id, kind = Kind, plan = #{procs := Procs}, session = {sampl
 with_owner(undefined, Map) -> Map;
 with_owner(Owner, Map) -> Map#{recording => Owner}.
 
-describe_recording(#trace{id = Id, plan = RPlan}, Entries) ->
+describe_recording(#trace{id = Id, plan = RPlan} = T, Entries) ->
     Parts = [P || #trace{id = P, owner = O} <- Entries, O =:= Id],
-    maps:merge(dyntrace_record:describe(RPlan), #{id => Id, parts => Parts}).
+    maps:merge(dyntrace_record:describe(RPlan), #{id => Id, parts => Parts, ms_left => ms_left(T)}).
 
 ms_left(#trace{deadline = infinity}) -> infinity;
 ms_left(#trace{deadline = Deadline}) -> max(0, Deadline - erlang:monotonic_time(millisecond)).

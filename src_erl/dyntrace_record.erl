@@ -77,6 +77,7 @@
                     dir := file:filename(),
                     events := [dyntrace:event_name()],
                     parts := [pos_integer()],
+                    duration := pos_integer() | infinity,
                     ms_left := non_neg_integer() | infinity}.
 %% A checked recording, ready to run.
 -opaque plan() :: #{name := string(),
@@ -489,7 +490,7 @@ collect(Port, Args, Deadline, Acc) ->
                     {os_pid, OsPid} -> os:cmd("kill -9 " ++ integer_to_list(OsPid));
                     undefined -> ok
                 end,
-            catch port_close(Port),
+            try port_close(Port) catch error:badarg -> ok end,
             {error, "lttng " ++ string:join(Args, " ") ++ ": no answer after "
                  ++ integer_to_list(?COMMAND_MS) ++ " ms"}
     end.

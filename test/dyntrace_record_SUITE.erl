@@ -235,8 +235,7 @@ record_gc() ->
                            receive stop -> ok end
                    end),
     Driver = spawn(fun() ->
-                           lttng_session:wait_until(
-                             fun() -> erlang:trace_info(Worker, flags) =/= {flags, []} end, 300),
+                           lttng_session:wait_until(fun() -> flags(Worker) =/= [] end, 300),
                            Worker ! go
                    end),
     Result = dyntrace:record([{trace, Worker, [gc]}], #{duration => 2000}),
