@@ -307,7 +307,9 @@ init([]) ->
     %% terminate/2 runs when the supervisor stops it: it undoes what it set.
     process_flag(trap_exit, true),
     State = #{timers => #{}, monitors => #{}},
-    {ok, adopt(State)}.
+    %% A failure here must not make the supervisor give up: what could not
+    %% be adopted stays in the table, for status() and clear().
+    {ok, safely(fun() -> adopt(State) end, State)}.
 
 %% @private
 -spec handle_call(term(), gen_server:from(), state()) -> {reply, term(), state()}.
