@@ -25,14 +25,15 @@
 %%% '''
 %%% ```
 %%% $ lttng create demo
-%%% $ lttng enable-event -u org_erlang_dyntrace:process_register
-%%% $ lttng start
+%%% $ lttng enable-event -u -s demo org_erlang_dyntrace:process_register
+%%% $ lttng track -u -s demo --vpid=4242     # os:getpid(): this node only
+%%% $ lttng start demo
 %%% '''
 %%% ```
 %%% 3> register(worker, spawn(timer, sleep, [infinity])).
 %%% '''
 %%% ```
-%%% $ lttng stop && lttng view
+%%% $ lttng stop demo && lttng view demo && lttng destroy demo
 %%% [..] org_erlang_dyntrace:process_register: { cpu_id = 1 }, { pid = "<0.92.0>", name = "worker", type = "register" }
 %%% '''
 %%% Events are switched on and off from outside with `lttng enable-event' and
@@ -49,7 +50,12 @@
 %%% 4> dyntrace:clear().
 %%% ok
 %%% '''
-%%% (see {@link trace/3}, {@link calls/2}, {@link clear/0}, {@link status/0}).
+%%% (see {@link trace/3}, {@link calls/2}, {@link clear/0}, {@link status/0}),
+%%% and {@link record/2} makes the LTTng session too:
+%%% ```
+%%% 1> dyntrace:record([{trace, worker, [messages]}], #{duration => 10000}).
+%%% {ok,"/tmp/dyntrace-record-4242-1"}
+%%% '''
 %%%
 %%% Options: `{tracer, dyntrace, Options}' where `Options' is `[]' or a map:
 %%% - `max_term_bytes => 64..65536' (default 1024): the byte limit of a term
