@@ -30,7 +30,7 @@
 %%% {ok,1}
 %%% '''
 %%% ```
-%%% $ lttng enable-event -u -s prof org_erlang_dyntrace:stack_sample && lttng start prof
+%%% $ lttng create prof && lttng enable-event -u -s prof org_erlang_dyntrace:stack_sample && lttng start prof
 %%% $ lttng view prof
 %%% [..] org_erlang_dyntrace:stack_sample: { cpu_id = 0 }, { pid = "<0.90.0>",
 %%%      status = "running", stack = "my_server:crunch/2;my_server:handle_call/3;gen_server:try_handle_call/4;..." }
