@@ -145,6 +145,9 @@ rebar3_example() {
     check "rebar3_app: the node answers" wait_up "$bin"
     ours rebar3_app "$bin" eval 'code:which(dyntrace).' 'dyntrace:available().' \
         'init:get_argument(mode).' embedded
+    check "rebar3_app: the dyntrace application started its supervisor, which owns dyntrace_ctl" \
+        has "$("$bin" eval '[Id || {Id, _, _, _} <- supervisor:which_children(dyntrace_sup)].' 2>&1)" \
+        'dyntrace_ctl'
     worker=$("$bin" eval 'pid_to_list(whereis(rebar3_app_worker)).' | tr -d '"')
     record_worker rebar3_app "$bin" eval "$worker" \
         'dyntrace:record([{trace, rebar3_app_worker, [messages]}], #{wait => false, duration => 60000, dir => "OUT"}).' \
@@ -173,6 +176,9 @@ mix_example() {
     check "mix_app: the node answers" wait_up "$bin"
     ours mix_app "$bin" rpc 'IO.inspect(:code.which(:dyntrace))' \
         'IO.inspect(:dyntrace.available())' 'IO.inspect(:init.get_argument(:mode))' embedded
+    check "mix_app: the dyntrace application started its supervisor, which owns dyntrace_ctl" \
+        has "$("$bin" rpc 'IO.inspect(for {id, _, _, _} <- :supervisor.which_children(:dyntrace_sup), do: id)' 2>&1)" \
+        'dyntrace_ctl'
     worker=$("$bin" rpc 'IO.write(:erlang.pid_to_list(Process.whereis(MixApp.Worker)))')
     record_worker mix_app "$bin" rpc "$worker" \
         'IO.inspect(:dyntrace.record([{:trace, MixApp.Worker, [:messages]}], %{wait: false, duration: 60_000, dir: "OUT"}))' \

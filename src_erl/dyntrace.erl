@@ -82,7 +82,7 @@
          announce_nodes/0, announce_processes/0]).
 
 %%% PRIVATE EXPORTS %%%
--export([emit_node_name/4, node_names_loop/1, emit_user_trace_s1/2, emit_user_trace/5,
+-export([emit_node_name/4, node_names_loop/1, start_announcer_link/0, emit_user_trace_s1/2, emit_user_trace/5,
          user_probe_enabled/1]).
 
 %%% PRIVATE EXPORTS (NIFs: the samplers' and snapshots' event writers) %%%
@@ -426,6 +426,21 @@ start_node_names() ->
         undefined -> _ = spawn(fun node_names_init/0), ok;
         Pid -> Pid ! {announce, load}, ok
     end.
+
+%% @doc The announcer as `dyntrace_sup''s child: it replaces the one the
+%% load started unsupervised (which holds nothing the new one does not
+%% find again). Not for users.
+-spec start_announcer_link() -> {ok, pid()}.
+start_announcer_link() ->
+    case whereis(?NODE_NAMES) of
+        undefined ->
+            ok;
+        Old ->
+            Ref = monitor(process, Old),
+            exit(Old, kill),
+            receive {'DOWN', Ref, process, Old, _} -> ok end
+    end,
+    {ok, spawn_link(fun node_names_init/0)}.
 
 %% Spawned from the on_load function: the module's exports answer only
 %% once that has returned (a call before is undef, as in an embedded

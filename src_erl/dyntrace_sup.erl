@@ -1,6 +1,11 @@
 %%% @doc The top of dyntrace's processes: `dyntrace_ctl' (the front door's
-%%% owner), and under it as they start, the samplers (`dyntrace:sample/2',
-%%% `dyntrace:memory/1') and the recordings (`dyntrace:record/2').
+%%% owner), the announcer (`dyntrace_node_names', which writes the node's
+%%% names; loading the module starts one unsupervised, which this
+%%% supervisor takes over), and under it as they start, the samplers
+%%% (`dyntrace:sample/2', `dyntrace:memory/1') and the recordings
+%%% (`dyntrace:record/2'). `application:ensure_all_started(dyntrace)'
+%%% starts it (`dyntrace_app'); without the application, the front door's
+%%% first call does.
 %%%
 %%% Why it is safe on a production node:
 %%% - it is started on first use, registered and linked to nobody, so that
@@ -17,7 +22,7 @@
 -behaviour(supervisor).
 
 %%% PUBLIC (through dyntrace_ctl) %%%
--export([ensure_started/0, start_child/1, stop_child/1, table/0]).
+-export([ensure_started/0, stop/0, start_child/1, stop_child/1, table/0]).
 
 %%% PRIVATE EXPORTS (supervisor) %%%
 -export([init/1]).
@@ -42,6 +47,19 @@ ensure_started() ->
     case whereis(?SERVER) of
         undefined -> start();
         Pid -> Pid
+    end.
+
+%% @doc Stops the supervisor and its processes (`dyntrace_ctl' first undoes
+%% what it set); `ok' also when it was not running.
+-spec stop() -> ok.
+stop() ->
+    case whereis(?SERVER) of
+        undefined ->
+            ok;
+        Pid ->
+            try proc_lib:stop(Pid, shutdown, infinity)
+            catch exit:noproc -> ok
+            end
     end.
 
 %% @doc Starts a temporary child (a sampler or a recording) under the
@@ -111,4 +129,10 @@ init([]) ->
             restart => permanent,
             shutdown => ?CTL_SHUTDOWN_MS,
             type => worker},
-    {ok, {#{strategy => one_for_one, intensity => ?INTENSITY, period => ?PERIOD}, [Ctl]}}.
+    Announcer = #{id => dyntrace_node_names,
+                  start => {dyntrace, start_announcer_link, []},
+                  restart => transient,
+                  shutdown => brutal_kill,
+                  type => worker},
+    {ok, {#{strategy => one_for_one, intensity => ?INTENSITY, period => ?PERIOD},
+          [Ctl, Announcer]}}.

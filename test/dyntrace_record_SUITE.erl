@@ -27,9 +27,10 @@
          t_overlapping_max_events/1,
          t_overlapping_trace/1,
          t_malformed/1,
-         t_option_limits/1]).
+         t_option_limits/1,
+         t_application/1]).
 %% Run in peer nodes.
--export([record_gc/0, dyntrace_traced/0]).
+-export([record_gc/0, dyntrace_traced/0, application_steps/0]).
 
 -import(dyntrace_test_mod, [actor/0, run/2]).
 
@@ -53,7 +54,8 @@ all() ->
      t_overlapping_max_events,
      t_overlapping_trace,
      t_malformed,
-     t_option_limits].
+     t_option_limits,
+     t_application].
 
 init_per_suite(Config) ->
     ok = lttng_session:traced_node(),
@@ -452,7 +454,10 @@ nothing_left(Pids, MFAs) ->
     [?assertEqual({MFA, false}, {MFA, traced(MFA)}) || MFA <- MFAs],
     ?assertMatch(#{traces := [], recordings := []}, dyntrace:status()),
     ?assertEqual(nomatch, string:find(lttng_session:cmd_ok("lttng list"), "dyntrace-record-")),
-    ?assertEqual([dyntrace_ctl], [Id || {Id, _, _, _} <- supervisor:which_children(dyntrace_sup)]).
+    ?assertEqual([dyntrace_ctl, dyntrace_node_names], children()).
+
+children() ->
+    lists:sort([Id || {Id, _, _, _} <- supervisor:which_children(dyntrace_sup)]).
 
 %% A peer node is as it was: nothing listed, nothing traced by dyntrace.
 left_as_it_was(P) ->
@@ -473,6 +478,60 @@ start_peer(Name, Opts) ->
                                      args => lists:append([["-pa", D] || D <- Paths])}),
     {module, dyntrace} = peer:call(P, code, ensure_loaded, [dyntrace]),
     {P, Node}.
+
+%%%===================================================================
+%%% The application
+%%%===================================================================
+
+%% In a node of its own: `application:ensure_all_started(dyntrace)' starts
+%% the supervisor owning dyntrace_ctl and the announcer (the one the load
+%% started unsupervised is replaced); stopping the application undoes the
+%% front door's flags and ends its processes; a supervisor the front door
+%% started before the application is adopted, with what it had set.
+t_application(_Config) ->
+    {P, _Node} = start_peer(t_application, #{}),
+    try
+        Steps = peer:call(P, ?MODULE, application_steps, []),
+        ?assertMatch(#{loaded_announcer := Pid, started := {ok, [dyntrace]}}
+                       when is_pid(Pid), Steps),
+        #{loaded_announcer := Loaded, children := Children, announcer := Announcer,
+          traced := Traced, stopped := Stopped, after_stop := AfterStop,
+          adopted := Adopted} = Steps,
+        ?assertEqual([dyntrace_ctl, dyntrace_node_names], lists:sort(maps:keys(Children))),
+        ?assertEqual(maps:get(dyntrace_node_names, Children), Announcer),
+        ?assertNotEqual(Loaded, Announcer),
+        ?assertEqual({ok, 1}, Traced),
+        ?assertEqual(ok, Stopped),
+        ?assertEqual(#{sup => undefined, ctl => undefined, flags => []}, AfterStop),
+        ?assertMatch(#{same_sup := true, listed := 1, flags := [send]}, Adopted)
+    after
+        peer:stop(P)
+    end.
+
+%% @doc In a peer: the steps of t_application, and what each showed.
+application_steps() ->
+    Loaded = whereis(dyntrace_node_names),
+    Started = application:ensure_all_started(dyntrace),
+    Children = maps:from_list([{Id, Pid} || {Id, Pid, _, _}
+                                                <- supervisor:which_children(dyntrace_sup)]),
+    Announcer = whereis(dyntrace_node_names),
+    A = spawn(timer, sleep, [infinity]),
+    Traced = dyntrace:trace(A, [message_send], #{}),
+    Stopped = application:stop(dyntrace),
+    AfterStop = #{sup => whereis(dyntrace_sup), ctl => whereis(dyntrace_ctl),
+                  flags => flags(A)},
+    %% The front door first, then the application.
+    B = spawn(timer, sleep, [infinity]),
+    {ok, 1} = dyntrace:trace(B, [message_send], #{}),
+    Sup = whereis(dyntrace_sup),
+    {ok, [dyntrace]} = application:ensure_all_started(dyntrace),
+    Adopted = #{same_sup => whereis(dyntrace_sup) =:= Sup,
+                listed => length(maps:get(traces, dyntrace:status())),
+                flags => flags(B)},
+    ok = application:stop(dyntrace),
+    #{loaded_announcer => Loaded, started => Started, children => Children,
+      announcer => Announcer, traced => Traced, stopped => Stopped,
+      after_stop => AfterStop, adopted => Adopted}.
 
 ids() ->
     lists:sort([Id || #{id := Id} <- maps:get(traces, dyntrace:status())]).
