@@ -747,6 +747,7 @@ session_for(#plan{tracer_state = State}, Entries) ->
 set(Session, #plan{procs = Procs, flags = Flags, patterns = Patterns,
                    tracer_state = State}) ->
     Tracees = lists:sum([set_flags(Session, P, Flags, State) || P <- Procs]),
+    _ = [leave_out_own(Session, Flags, State) || P <- Procs, not is_pid(P), not is_port(P)],
     Functions = lists:sum([set_pattern(Session, MFA, MS, PF)
                            || {MFA, MS, PF} <- Patterns]),
     case Patterns of
@@ -769,6 +770,30 @@ set_flags(Session, Procs, Flags, State) ->
     catch
         error:badarg -> throw({refused, {cannot_trace, Procs}})
     end.
+
+%% dyntrace's own processes (the supervisor and what it links: this
+%% process, the announcer, samplers, recordings) are not the user's
+%% workload: a spec that names every process leaves them out, so that
+%% the front door's own messages never fill the user's trace.
+leave_out_own(Session, Flags, State) ->
+    Own = case whereis(dyntrace_sup) of
+              undefined ->
+                  [self()];
+              Sup ->
+                  Links = case erlang:process_info(Sup, links) of
+                              {links, L} -> L;
+                              undefined -> []
+                          end,
+                  lists:usort([self(), Sup | [P || P <- Links, is_pid(P)]])
+          end,
+    Tracer = {tracer, {dyntrace, State}},
+    _ = [case Session of
+             legacy ->
+                 trace_info(P, tracer) =:= Tracer andalso untrace(P, flags_for(P, Flags));
+             _ ->
+                 untrace(Session, process, P, Flags)
+         end || P <- Own],
+    ok.
 
 set_pattern(legacy, MFA, MS, PatternFlags) ->
     erlang:trace_pattern(MFA, MS, PatternFlags);
