@@ -102,7 +102,10 @@ fn analyse(
     }
     let heading = live.then_some("live: the session ended");
     emit(common, &outcome.summary, &outcome.tables, heading)?;
-    outcome.analyses.iter().try_for_each(|a| a.write_files())
+    outcome
+        .analyses
+        .iter()
+        .try_for_each(|a| a.write_files(&outcome.who))
 }
 
 fn run_command(m: &ArgMatches) -> Result<(), String> {

@@ -192,6 +192,8 @@ pub struct Outcome {
     pub tables: Vec<Table>,
     /// The analyses, for what the report draws beyond tables.
     pub analyses: Vec<Box<dyn Analysis>>,
+    /// Who is who, as the whole run learnt it.
+    pub who: Identity,
 }
 
 /// Analyses per window of trace time.
@@ -292,10 +294,10 @@ impl Feed<'_> {
     }
 
     fn dispatch(&mut self, ev: &Event, node: u32) {
-        let analyses = &mut self.analyses;
-        self.who.present(ev, node, &mut self.scratch, &mut |ev| {
+        let (analyses, who) = (&mut self.analyses, &self.who);
+        who.present(ev, node, &mut self.scratch, &mut |ev| {
             for a in analyses.iter_mut() {
-                a.on_event(ev);
+                a.on_event(ev, who);
             }
         });
     }
@@ -323,7 +325,7 @@ impl Feed<'_> {
         let mut tables = Vec::new();
         for a in self.analyses.iter_mut() {
             if !a.carries_over() {
-                a.finish();
+                a.finish(&self.who);
             }
             tables.extend(a.tables(&self.summary));
         }
@@ -456,7 +458,7 @@ pub fn run(
         return Err(e);
     }
     for a in feed.analyses.iter_mut() {
-        a.finish();
+        a.finish(&feed.who);
     }
     if feed.ours_seen == 0 {
         if let Source::Traces(dirs) = source {
@@ -473,6 +475,7 @@ pub fn run(
         summary: feed.summary,
         tables,
         analyses: feed.analyses,
+        who: feed.who,
     })
 }
 
@@ -640,12 +643,15 @@ impl Reorder {
     }
 }
 
-/// An analysis read through a [`Reorder`] (the run loop's live path, for
-/// the analyses' tests).
+/// An analysis read as the run loop reads a live source: events put back
+/// in timestamp order by a [`Reorder`], then through the identity layer
+/// (for the analyses' tests).
 pub struct Reordered<A: Analysis> {
     /// The analysis fed in timestamp order.
     pub inner: A,
     reorder: Reorder,
+    who: Identity,
+    scratch: Vec<u8>,
 }
 
 impl<A: Analysis> Reordered<A> {
@@ -654,30 +660,37 @@ impl<A: Analysis> Reordered<A> {
         Reordered {
             inner,
             reorder: Reorder::new(window_ns),
+            who: Identity::default(),
+            scratch: Vec::new(),
         }
+    }
+
+    /// Takes one event as read.
+    pub fn push(&mut self, ev: &Event) {
+        let (reorder, mut pass) = self.parts();
+        reorder.push(ev, &mut pass);
     }
 
     /// See [`Reorder::advance_to`].
     pub fn advance_to(&mut self, now_ns: i64) {
-        let inner = &mut self.inner;
-        self.reorder
-            .advance_to(now_ns, &mut |ev| inner.on_event(ev));
-    }
-}
-
-impl<A: Analysis> Analysis for Reordered<A> {
-    fn on_event(&mut self, ev: &Event) {
-        let inner = &mut self.inner;
-        self.reorder.push(ev, &mut |ev| inner.on_event(ev));
+        let (reorder, mut pass) = self.parts();
+        reorder.advance_to(now_ns, &mut pass);
     }
 
-    fn finish(&mut self) {
-        let inner = &mut self.inner;
-        self.reorder.drain(&mut |ev| inner.on_event(ev));
-        self.inner.finish();
+    /// The input has ended: everything held is handed on, and the
+    /// analysis finishes.
+    pub fn finish(&mut self) {
+        {
+            let (reorder, mut pass) = self.parts();
+            reorder.drain(&mut pass);
+        }
+        self.inner.finish(&self.who);
     }
 
-    fn tables(&self, summary: &Summary) -> Vec<Table> {
-        self.inner.tables(summary)
+    /// The window, and what hands an event on through the identity layer.
+    fn parts(&mut self) -> (&mut Reorder, impl FnMut(&Event) + '_) {
+        let (inner, who, scratch) = (&mut self.inner, &mut self.who, &mut self.scratch);
+        let pass = move |ev: &Event| who.pass(ev, scratch, &mut |ev, who| inner.on_event(ev, who));
+        (&mut self.reorder, pass)
     }
 }

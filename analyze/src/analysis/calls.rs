@@ -12,6 +12,7 @@
 use super::callstack::{CallStack, Frame, Functions, Popped, Pushed};
 use super::{duration_cells, duration_columns, entry, Analysis, ByText, Registered};
 use crate::cli::parse_duration;
+use crate::identity::Identity;
 use crate::event::{Event, Kind, Slot};
 use crate::stats::Durations;
 use crate::table::{col, Cell, Summary, Table, Unit};
@@ -203,7 +204,7 @@ impl Calls {
 }
 
 impl Analysis for Calls {
-    fn on_event(&mut self, ev: &Event) {
+    fn on_event(&mut self, ev: &Event, _who: &Identity) {
         match ev.kind() {
             Some(Kind::FunctionCall) => self.call(ev),
             Some(Kind::FunctionReturn) => self.ret(ev, false),

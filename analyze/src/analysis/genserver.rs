@@ -17,7 +17,7 @@ use rustc_hash::FxHashMap;
 
 use super::{duration_cells, duration_columns, Analysis, Registered};
 use crate::event::{Event, Kind, Slot};
-use crate::identity::{parse_call, parse_reply, Call};
+use crate::identity::{parse_call, parse_reply, Call, Identity};
 use crate::stats::Durations;
 use crate::table::{col, Cell, Summary, Table, Unit};
 
@@ -272,7 +272,7 @@ impl GenServer {
 }
 
 impl Analysis for GenServer {
-    fn on_event(&mut self, ev: &Event) {
+    fn on_event(&mut self, ev: &Event, _who: &Identity) {
         match ev.kind() {
             Some(Kind::MessageSend) => self.send(ev),
             Some(Kind::MessageReceive) => self.receive(ev),

@@ -17,6 +17,7 @@ mod testing;
 use clap::{ArgMatches, Args, Command, FromArgMatches};
 
 use crate::event::Event;
+use crate::identity::Identity;
 use crate::report::Page;
 use crate::stats::Durations;
 use crate::table::{col, Cell, Column, Summary, Table, Unit};
@@ -49,9 +50,11 @@ registry! {
 pub trait Analysis {
     /// Feeds one event (already inside the time window and selection, and
     /// in timestamp order: live sources are reordered by the run loop).
-    fn on_event(&mut self, ev: &Event);
+    /// `who` is what the trace said so far about names, nodes and aliases,
+    /// this event included.
+    fn on_event(&mut self, ev: &Event, who: &Identity);
     /// The input has ended: handle anything held back.
-    fn finish(&mut self) {}
+    fn finish(&mut self, _who: &Identity) {}
     /// `--window`: whether the analysis starts its statistics again for
     /// each window itself ([`Analysis::next_window`]), carrying over what is
     /// pending (open calls, sends awaiting their receive), so that what
@@ -66,8 +69,9 @@ pub trait Analysis {
     /// The results so far.
     fn tables(&self, summary: &Summary) -> Vec<Table>;
     /// Writes the files its options name (besides the tables on stdout),
-    /// once the run has ended (with `--window`: the last window's).
-    fn write_files(&self) -> Result<(), String> {
+    /// once the run has ended (with `--window`: the last window's); `who`
+    /// names the processes.
+    fn write_files(&self, _who: &Identity) -> Result<(), String> {
         Ok(())
     }
     /// What the analysis adds to the `report` page besides its tables

@@ -3,6 +3,7 @@
 //! (one counter per event name a second), not with its number of events.
 
 use super::{Analysis, NoOptions, Registered};
+use crate::identity::Identity;
 use crate::event::{Event, Kind};
 use crate::table::{col, Cell, Column, Shown, Summary, Table, Unit};
 
@@ -42,7 +43,7 @@ impl Rates {
 }
 
 impl Analysis for Rates {
-    fn on_event(&mut self, ev: &Event) {
+    fn on_event(&mut self, ev: &Event, _who: &Identity) {
         let Some(kind) = ev.kind() else { return };
         let first = *self.first_ns.get_or_insert(ev.ts_ns);
         let second =
