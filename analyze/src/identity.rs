@@ -24,6 +24,7 @@
 //! Memory is bounded by processes, nodes and the alias cap, never by the
 //! number of calls.
 
+use std::borrow::Cow;
 use std::collections::VecDeque;
 
 use rustc_hash::FxHashMap;
@@ -83,6 +84,27 @@ struct Alias {
     caller: Box<[u8]>,
 }
 
+/// An alias (a call's reference) of one node, as kept.
+#[derive(Hash, PartialEq, Eq, Clone)]
+struct AliasKey {
+    node: u32,
+    reference: Box<[u8]>,
+}
+
+/// An alias as an event holds it: looked up without a copy (it hashes as
+/// [`AliasKey`] does).
+#[derive(Hash)]
+struct AliasRef<'a> {
+    node: u32,
+    reference: &'a [u8],
+}
+
+impl hashbrown::Equivalent<AliasKey> for AliasRef<'_> {
+    fn equivalent(&self, key: &AliasKey) -> bool {
+        self.node == key.node && *self.reference == *key.reference
+    }
+}
+
 /// Names, nodes and aliases, learnt from every event read (whatever the
 /// selection).
 #[derive(Default)]
@@ -91,8 +113,11 @@ pub struct Identity {
     node_ids: FxHashMap<(u32, i64), u32>,
     node_names: Vec<Box<[u8]>>,
     node_name_ids: FxHashMap<Box<[u8]>, NodeNameId>,
-    aliases: FxHashMap<(u32, Box<[u8]>), Alias>,
-    alias_order: VecDeque<(u32, Box<[u8]>)>,
+    aliases: hashbrown::HashMap<AliasKey, Alias, rustc_hash::FxBuildHasher>,
+    alias_order: VecDeque<AliasKey>,
+    /// The last (trace, vpid) seen and its node: runs of events of one
+    /// node skip the lookup.
+    last_node: Option<((u32, i64), u32)>,
     /// Aliases dropped before their reply because [`MAX_ALIASES`] others
     /// were outstanding.
     pub aliases_evicted: u64,
@@ -104,7 +129,7 @@ pub struct Identity {
 /// Whether the event is a load-time identity row rather than something the
 /// user recorded: it does not start the clock.
 pub fn is_identity_row(ev: &Event) -> bool {
-    ev.kind() == Some(Kind::NodeName) || ev.class.name.rsplit(':').next() == Some(PROCESS_NAME)
+    matches!(ev.kind(), Some(Kind::NodeName | Kind::ProcessName))
 }
 
 /// `<C.N.S>` as numbers.
@@ -207,10 +232,16 @@ impl Identity {
     /// The node an event comes from (numbered in order of first event).
     pub fn node_of(&mut self, ev: &Event) -> u32 {
         let key = (ev.trace, ev.vpid.max(-1));
+        if let Some((last, id)) = self.last_node {
+            if last == key {
+                return id;
+            }
+        }
         if ev.vpid >= 0 {
             self.keyed_by_vpid = true;
         }
         if let Some(&id) = self.node_ids.get(&key) {
+            self.last_node = Some((key, id));
             return id;
         }
         let id = self.nodes.len() as u32;
@@ -220,6 +251,7 @@ impl Identity {
             ..Node::default()
         });
         self.node_ids.insert(key, id);
+        self.last_node = Some((key, id));
         id
     }
 
@@ -275,7 +307,7 @@ impl Identity {
                     self.remember_alias(node, r, caller);
                 }
             }
-            _ if ev.class.name.rsplit(':').next() == Some(PROCESS_NAME) => {
+            Some(Kind::ProcessName) => {
                 let (pid, name) = (ev.str(Slot::Pid), ev.str(Slot::Name));
                 // A registered name is an atom; an initial call is M:F/A.
                 if !name.contains(&b'/') {
@@ -293,16 +325,22 @@ impl Identity {
         if ev.kind() == Some(Kind::MessageSend) {
             let to = ev.str(Slot::To);
             if to.starts_with(b"#Ref<") {
-                self.aliases.remove(&(node, Box::from(to)));
+                self.aliases.remove(&AliasRef {
+                    node,
+                    reference: to,
+                });
             }
         }
     }
 
     fn remember_alias(&mut self, node: u32, r: &[u8], caller: &[u8]) {
-        let key = (node, Box::from(r));
-        if self.aliases.contains_key(&key) {
+        if self.aliases.contains_key(&AliasRef { node, reference: r }) {
             return;
         }
+        let key = AliasKey {
+            node,
+            reference: r.into(),
+        };
         while self.aliases.len() >= MAX_ALIASES {
             let Some(oldest) = self.alias_order.pop_front() else {
                 break;
@@ -398,28 +436,31 @@ impl Identity {
     /// The pid a message to `to` (not a pid: a registered name, `{Name,
     /// Node}` or an alias) goes to, as node `node` writes it; None when
     /// the trace does not say.
-    pub fn resolve(&self, node: u32, to: &[u8]) -> Option<Box<[u8]>> {
+    pub fn resolve(&self, node: u32, to: &[u8]) -> Option<Cow<'_, [u8]>> {
         let n = self.nodes.get(node as usize)?;
         if to.starts_with(b"<") {
             return None;
         }
         if to.starts_with(b"#Ref<") {
-            return self
-                .aliases
-                .get(&(node, Box::from(to)))
-                .map(|a| a.caller.clone());
+            let alias = self.aliases.get(&AliasRef {
+                node,
+                reference: to,
+            })?;
+            return Some(Cow::Borrowed(&alias.caller));
         }
         if let Some((name, at)) = parse_remote_name(to) {
             let at = *self.node_name_ids.get(at)?;
             if n.own.contains(&at) {
-                return n.registered.get(name).cloned();
+                return n.registered.get(name).map(|p| Cow::Borrowed(&p[..]));
             }
             let home = self.nodes.iter().find(|m| m.own.contains(&at))?;
             let (_, number, serial) = parse_pid(home.registered.get(name)?)?;
             let channel = n.channels.iter().find(|(_, &p)| p == at)?.0;
-            return Some(format!("<{channel}.{number}.{serial}>").into_bytes().into());
+            return Some(Cow::Owned(
+                format!("<{channel}.{number}.{serial}>").into_bytes(),
+            ));
         }
-        n.registered.get(to).cloned()
+        n.registered.get(to).map(|p| Cow::Borrowed(&p[..]))
     }
 
     /// The name of `pid` on node `node`, or on any node when `node` is None.

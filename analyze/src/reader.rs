@@ -11,7 +11,7 @@ use std::ffi::{c_char, c_int, c_void, CStr, CString};
 use std::path::{Path, PathBuf};
 
 use crate::damage::{check_stream, parse_index, DamagedStream, StreamCheck};
-use crate::event::{Event, EventClass, Field, MAX_FIELDS};
+use crate::event::{Event, EventClass, Field, Wanted, MAX_FIELDS};
 use crate::merge::Merge;
 
 #[repr(C)]
@@ -66,7 +66,7 @@ struct RawReader {
 }
 
 pub(crate) type ClassCb =
-    unsafe extern "C" fn(*mut c_void, u32, *const c_char, u32, *const *const c_char);
+    unsafe extern "C" fn(*mut c_void, u32, *const c_char, u32, *const *const c_char) -> c_int;
 pub(crate) type EventCb = unsafe extern "C" fn(*mut c_void, *const RawEvent);
 pub(crate) type TraceCb = unsafe extern "C" fn(*mut c_void, u32, *const c_char);
 
@@ -129,6 +129,7 @@ pub struct Discarded {
 /// far (indexed as the shim numbers them) and the user's event handler.
 struct Sink<'h> {
     classes: Vec<EventClass>,
+    wanted: Wanted,
     handler: &'h mut dyn FnMut(&Event),
     panicked: bool,
 }
@@ -136,6 +137,7 @@ struct Sink<'h> {
 /// A babeltrace2 graph over one [`Source`].
 pub struct Reader {
     inner: Inner,
+    wanted: Wanted,
     label: String,
     damaged: Vec<DamagedStream>,
     /// Temporary trace directories given to libbabeltrace2 in place of
@@ -502,12 +504,14 @@ enum Inner {
 }
 
 impl Reader {
-    /// Builds the graph (or graphs). Fails with a one-line message naming
-    /// the input.
-    pub fn open(source: &Source) -> Result<Reader, String> {
+    /// Builds the graph (or graphs), handing on the fields of the events
+    /// `wanted` names (the others with their time only). Fails with a
+    /// one-line message naming the input.
+    pub fn open(source: &Source, wanted: Wanted) -> Result<Reader, String> {
         match source {
             Source::Live(urls) => Ok(Reader {
                 inner: Inner::Direct(Graph::open(urls, true, &DIRECT)?),
+                wanted,
                 label: urls.join(", "),
                 damaged: Vec::new(),
                 views: Vec::new(),
@@ -541,11 +545,12 @@ impl Reader {
                     let inputs = inputs.pop().unwrap_or_default();
                     Graph::open(&inputs, false, &DIRECT).map(Inner::Direct)
                 } else {
-                    Merge::open(&inputs, renamed).map(Inner::Parallel)
+                    Merge::open(&inputs, renamed, wanted).map(Inner::Parallel)
                 };
                 let inner = opened.map_err(|e| message(&label, &views, &e))?;
                 let reader = Reader {
                     inner,
+                    wanted,
                     label,
                     damaged,
                     views,
@@ -576,6 +581,7 @@ impl Reader {
             Inner::Direct(graph) => {
                 let mut sink = Sink {
                     classes: std::mem::take(classes),
+                    wanted: self.wanted,
                     handler,
                     panicked: false,
                 };
@@ -728,7 +734,7 @@ unsafe extern "C" fn on_class(
     name: *const c_char,
     n_fields: u32,
     field_names: *const *const c_char,
-) {
+) -> c_int {
     // SAFETY: ctx is the `Sink` set by `Reader::step` for this run; the
     // shim passes a NUL-terminated name and `n_fields` valid name pointers.
     let sink = unsafe { &mut *(ctx as *mut Sink) };
@@ -737,7 +743,9 @@ unsafe extern "C" fn on_class(
     if sink.classes.len() <= index {
         sink.classes.resize_with(index + 1, EventClass::unknown);
     }
+    let wanted = sink.wanted.fields_of(&class);
     sink.classes[index] = class;
+    c_int::from(wanted)
 }
 
 unsafe extern "C" fn on_event(ctx: *mut c_void, raw: *const RawEvent) {

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::analysis::Analysis;
-use crate::event::{Event, EventClass, Field, Kind, Slot, PROVIDER};
+use crate::event::{Event, EventClass, Field, Kind, Slot, Wanted, PROVIDER};
 use crate::identity::{is_identity_row, parse_call, parse_reply, Identity, PID_SLOTS};
 use crate::reader::{Reader, Source, Step};
 use crate::table::{windowed, Summary, Table};
@@ -213,6 +213,7 @@ struct Feed<'f> {
     analyses: Vec<Box<dyn Analysis>>,
     windows: Option<Windows>,
     who: Identity,
+    wanted: Wanted,
     calls: SelectedCalls,
     summary: Summary,
     /// The first event recorded (not an identity row): `--from`/`--to`
@@ -230,8 +231,10 @@ struct Feed<'f> {
 
 impl Feed<'_> {
     fn on_event(&mut self, ev: &Event) {
-        let identity_row = is_identity_row(ev);
-        if (ev.kind().is_none() && !identity_row) || self.past_window {
+        let Some(kind) = ev.kind() else {
+            return;
+        };
+        if self.past_window {
             return;
         }
         self.ours_seen += 1;
@@ -240,8 +243,17 @@ impl Feed<'_> {
                 p.set_position(self.ours_seen);
             }
         }
-        let node = self.who.node_of(ev);
-        self.who.learn(node, ev);
+        let identity_row = is_identity_row(ev);
+        // Events whose fields nobody reads come without them: only their
+        // time counts (there is no process selection then, see `wanted`).
+        let fields = self.wanted.wants(kind);
+        let node = match fields {
+            true => self.who.node_of(ev),
+            false => ev.node,
+        };
+        if fields {
+            self.who.learn(node, ev);
+        }
         if !identity_row && self.origin.is_none() {
             self.start_clock(ev.ts_ns);
         }
@@ -256,9 +268,17 @@ impl Feed<'_> {
                 self.next_window(ev.ts_ns);
             }
             self.summary.events += 1;
-            self.dispatch(ev, node);
+            match fields {
+                true => self.dispatch(ev, node),
+                false => self
+                    .analyses
+                    .iter_mut()
+                    .for_each(|a| a.on_event(ev, &self.who)),
+            }
         }
-        self.who.forget(node, ev);
+        if fields {
+            self.who.forget(node, ev);
+        }
     }
 
     fn start_clock(&mut self, ts: i64) {
@@ -386,13 +406,16 @@ pub fn run(
     window_ns: Option<u64>,
     mut every: Option<(Duration, Tick)>,
 ) -> Result<Outcome, String> {
-    let mut reader = Reader::open(source)?;
+    let analyses = make()?;
+    let wanted = wanted(&analyses, filter);
+    let mut reader = Reader::open(source, wanted)?;
     let live = matches!(source, Source::Live(_));
     let mut classes: Vec<EventClass> = Vec::new();
     let mut feed = Feed {
         filter,
         make,
-        analyses: make()?,
+        analyses,
+        wanted,
         windows: window_ns.map(|w| Windows {
             width_ns: i64::try_from(w.max(1)).unwrap_or(i64::MAX),
             start: None,
@@ -477,6 +500,30 @@ pub fn run(
         analyses: feed.analyses,
         who: feed.who,
     })
+}
+
+/// The kinds whose fields are read: those some analysis reads, the
+/// identity layer's own rows, both message kinds when either is read (the
+/// layer learns aliases from them), and every kind under a process
+/// selection (it looks at every event's processes).
+fn wanted(analyses: &[Box<dyn Analysis>], filter: &Filter) -> Wanted {
+    if filter.selects_processes() {
+        return Wanted::all();
+    }
+    let mut wanted = Wanted::none();
+    for &kind in Kind::ALL {
+        if analyses.iter().any(|a| a.needs_fields(kind)) {
+            wanted.add(kind);
+        }
+    }
+    for kind in [Kind::NodeName, Kind::ProcessName, Kind::ProcessRegister] {
+        wanted.add(kind);
+    }
+    if wanted.wants(Kind::MessageSend) || wanted.wants(Kind::MessageReceive) {
+        wanted.add(Kind::MessageSend);
+        wanted.add(Kind::MessageReceive);
+    }
+    wanted
 }
 
 /// The wall clock in ns from the Unix epoch, as LTTng's timestamps.
@@ -692,5 +739,34 @@ impl<A: Analysis> Reordered<A> {
         let (inner, who, scratch) = (&mut self.inner, &mut self.who, &mut self.scratch);
         let pass = move |ev: &Event| who.pass(ev, scratch, &mut |ev, who| inner.on_event(ev, who));
         (&mut self.reorder, pass)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::calls::Calls;
+    use crate::analysis::genserver::GenServer;
+    use crate::analysis::rates::Rates;
+
+    /// The reader hands on the fields an analysis reads, the identity
+    /// layer's rows, and messages both ways when either is read; every
+    /// kind's under a process selection.
+    #[test]
+    fn only_read_fields_are_wanted() {
+        let calls: Vec<Box<dyn Analysis>> = vec![Box::new(Calls::new(None, 0, false))];
+        let w = wanted(&calls, &Filter::default());
+        assert!(w.wants(Kind::FunctionReturn) && w.wants(Kind::ProcessRegister));
+        assert!(!w.wants(Kind::MessageSend) && !w.wants(Kind::ProcessScheduled));
+        let rates: Vec<Box<dyn Analysis>> = vec![Box::new(Rates::default())];
+        assert!(!wanted(&rates, &Filter::default()).wants(Kind::FunctionCall));
+        let gs: Vec<Box<dyn Analysis>> = vec![Box::new(GenServer::default())];
+        let w = wanted(&gs, &Filter::default());
+        assert!(w.wants(Kind::MessageReceive) && !w.wants(Kind::FunctionCall));
+        let selected = Filter {
+            names: vec![b"shop".to_vec()],
+            ..Filter::default()
+        };
+        assert_eq!(wanted(&calls, &selected), Wanted::all());
     }
 }

@@ -204,6 +204,10 @@ impl Calls {
 }
 
 impl Analysis for Calls {
+    fn needs_fields(&self, kind: Kind) -> bool {
+        matches!(kind, Kind::FunctionCall | Kind::FunctionReturn | Kind::FunctionException | Kind::ProcessExit)
+    }
+
     fn on_event(&mut self, ev: &Event, _who: &Identity) {
         match ev.kind() {
             Some(Kind::FunctionCall) => self.call(ev),

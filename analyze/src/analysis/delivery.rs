@@ -425,6 +425,10 @@ impl Unresolved {
 }
 
 impl Analysis for Delivery {
+    fn needs_fields(&self, kind: Kind) -> bool {
+        matches!(kind, Kind::MessageSend | Kind::MessageReceive | Kind::NodeName)
+    }
+
     fn on_event(&mut self, ev: &Event, who: &Identity) {
         self.sync_names(who);
         match ev.kind() {

@@ -66,6 +66,10 @@ impl Gc {
 }
 
 impl Analysis for Gc {
+    fn needs_fields(&self, kind: Kind) -> bool {
+        matches!(kind, Kind::GcMajorStart | Kind::GcMajorEnd | Kind::GcMinorStart | Kind::GcMinorEnd)
+    }
+
     fn on_event(&mut self, ev: &Event, _who: &Identity) {
         match ev.kind() {
             Some(Kind::GcMinorStart) => self.start(ev, 0),

@@ -272,6 +272,10 @@ impl GenServer {
 }
 
 impl Analysis for GenServer {
+    fn needs_fields(&self, kind: Kind) -> bool {
+        matches!(kind, Kind::MessageSend | Kind::MessageReceive)
+    }
+
     fn on_event(&mut self, ev: &Event, _who: &Identity) {
         match ev.kind() {
             Some(Kind::MessageSend) => self.send(ev),

@@ -152,6 +152,10 @@ fn latency_cells(to: &[u8], d: &Durations, unpaired: u64) -> Vec<Cell> {
 }
 
 impl Analysis for Latency {
+    fn needs_fields(&self, kind: Kind) -> bool {
+        matches!(kind, Kind::MessageSend | Kind::MessageReceive | Kind::ProcessExit | Kind::ProcessRegister | Kind::ProcessScheduled)
+    }
+
     fn on_event(&mut self, ev: &Event, _who: &Identity) {
         match ev.kind() {
             Some(Kind::MessageSend) => self.send(ev),

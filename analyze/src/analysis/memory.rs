@@ -304,6 +304,10 @@ fn growth_cell(g: f64) -> Cell {
 }
 
 impl Analysis for Memory {
+    fn needs_fields(&self, kind: Kind) -> bool {
+        matches!(kind, Kind::MemorySample | Kind::AllocatorSample | Kind::ProcessMemory | Kind::CarrierCreate | Kind::CarrierDestroy | Kind::NodeName)
+    }
+
     fn on_event(&mut self, ev: &Event, who: &Identity) {
         match ev.kind() {
             Some(Kind::MemorySample) => {

@@ -16,7 +16,7 @@ mod testing;
 
 use clap::{ArgMatches, Args, Command, FromArgMatches};
 
-use crate::event::Event;
+use crate::event::{Event, Kind};
 use crate::identity::Identity;
 use crate::report::Page;
 use crate::stats::Durations;
@@ -53,6 +53,14 @@ pub trait Analysis {
     /// `who` is what the trace said so far about names, nodes and aliases,
     /// this event included.
     fn on_event(&mut self, ev: &Event, who: &Identity);
+    /// Whether the analysis reads the fields of `kind`'s events. Events of
+    /// a kind no analysis reads the fields of still reach every analysis,
+    /// with their time and no fields (what `rates` needs), and the reader
+    /// spends nothing on their fields: an analysis of a few kinds reads a
+    /// trace of many at a little more than the decoding's cost.
+    fn needs_fields(&self, _kind: Kind) -> bool {
+        true
+    }
     /// The input has ended: handle anything held back.
     fn finish(&mut self, _who: &Identity) {}
     /// `--window`: whether the analysis starts its statistics again for

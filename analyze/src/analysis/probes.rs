@@ -126,6 +126,10 @@ fn push_part(key: &mut Vec<u8>, part: &[u8]) {
 }
 
 impl Analysis for Probes {
+    fn needs_fields(&self, kind: Kind) -> bool {
+        matches!(kind, Kind::UserTraceI4s4 | Kind::UserTraceN | Kind::UserTraceS1)
+    }
+
     fn on_event(&mut self, ev: &Event, _who: &Identity) {
         let kind = ev.kind();
         let (label, name) = match kind {

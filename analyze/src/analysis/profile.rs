@@ -549,6 +549,10 @@ impl Profile {
 }
 
 impl Analysis for Profile {
+    fn needs_fields(&self, kind: Kind) -> bool {
+        matches!(kind, Kind::FunctionCall | Kind::FunctionReturn | Kind::FunctionException | Kind::ProcessExit | Kind::ProcessScheduled | Kind::StackSample)
+    }
+
     fn on_event(&mut self, ev: &Event, _who: &Identity) {
         match ev.kind() {
             Some(Kind::FunctionCall) => self.call(ev),

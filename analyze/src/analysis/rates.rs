@@ -43,6 +43,11 @@ impl Rates {
 }
 
 impl Analysis for Rates {
+    /// Counts by kind and time: no fields.
+    fn needs_fields(&self, _kind: Kind) -> bool {
+        false
+    }
+
     fn on_event(&mut self, ev: &Event, _who: &Identity) {
         let Some(kind) = ev.kind() else { return };
         let first = *self.first_ns.get_or_insert(ev.ts_ns);

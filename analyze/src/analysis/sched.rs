@@ -68,6 +68,10 @@ impl Sched {
 }
 
 impl Analysis for Sched {
+    fn needs_fields(&self, kind: Kind) -> bool {
+        matches!(kind, Kind::ProcessScheduled)
+    }
+
     fn on_event(&mut self, ev: &Event, _who: &Identity) {
         if ev.kind() != Some(Kind::ProcessScheduled) {
             return;
