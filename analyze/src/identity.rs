@@ -150,9 +150,15 @@ pub fn parse_decimal(digits: &[u8]) -> Option<u64> {
 
 /// The reference inside a call's tag or a reply: `#Ref<...>` up to its `>`.
 pub fn reference(text: &[u8]) -> Option<&[u8]> {
-    let start = text.windows(5).position(|w| w == b"#Ref<")?;
-    let len = text[start..].iter().position(|&b| b == b'>')?;
-    Some(&text[start..=start + len])
+    let mut from = 0;
+    loop {
+        let start = from + text[from..].iter().position(|&b| b == b'#')?;
+        if text[start..].starts_with(b"#Ref<") {
+            let len = text[start..].iter().position(|&b| b == b'>')?;
+            return Some(&text[start..=start + len]);
+        }
+        from = start + 1;
+    }
 }
 
 const CALL_PREFIX: &[u8] = b"{'$gen_call',{";
