@@ -1,11 +1,13 @@
 //! Reading CTF traces through libbabeltrace2, the reference CTF reader.
 //!
-//! The graph (sources -> `filter.utils.muxer` -> a simple sink) lives in a
-//! small C shim (`c_src/bt_reader.c`): libbabeltrace2's API is a few hundred
-//! functions, status enums and reference-counted handles, and the shim is
-//! compiled against the installed headers, so the C compiler checks every
-//! signature and enum value; Rust sees five functions and two flat structs.
-//! The muxer gives the events of all inputs in timestamp order.
+//! The graph (sources -> a sink with a port per stream, merging them by
+//! timestamp; live: sources -> `filter.utils.muxer` -> a simple sink) lives
+//! in a small C shim (`c_src/bt_reader.c`): libbabeltrace2's API is a few
+//! hundred functions, status enums and reference-counted handles, and the
+//! shim is compiled against the installed headers, so the C compiler checks
+//! every signature and enum value; Rust sees five functions and two flat
+//! structs. The events of all inputs come in timestamp order; those of a
+//! class whose fields nobody reads come with their time only.
 
 use std::ffi::{c_char, c_int, c_void, CStr, CString};
 use std::path::{Path, PathBuf};
