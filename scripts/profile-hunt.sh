@@ -3,11 +3,11 @@
 # examples/checkout_demo.erl traced, then sampled with dyntrace:sample/2)
 # with a session daemon of its own, and prints what dyntrace-analyze makes
 # of both traces: the outputs docs/profile.md shows. Usage:
-# scripts/profile-hunt.sh [DIR] (default _build/hunt; its traces are
+# scripts/profile-hunt.sh [DIR] (default _build/profile-hunt; its traces are
 # replaced).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-DIR=${1:-_build/hunt}
+DIR=${1:-_build/profile-hunt}
 A=priv/dyntrace-analyze
 rm -rf "$DIR"
 mkdir -p "$DIR/ebin"
