@@ -498,7 +498,7 @@ impl Identity {
     }
 
     /// Every node name learnt so far, by id (ids are never reused).
-    pub fn node_names(&self) -> &[Box<[u8]>] {
+    pub fn node_name_texts(&self) -> &[Box<[u8]>] {
         &self.node_names
     }
 
@@ -576,6 +576,18 @@ impl Identity {
         }
         let len = out.len;
         Some((&out.buf[..len], i >= text.len()))
+    }
+
+    /// The names of the nodes the trace names, each once, in order.
+    pub fn node_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = Vec::new();
+        for &id in self.nodes.iter().flat_map(|n| n.own.iter()) {
+            let n = String::from_utf8_lossy(unquoted(self.node_name_text(id))).into_owned();
+            if !names.contains(&n) {
+                names.push(n);
+            }
+        }
+        names
     }
 
     /// A pid text told apart per node when the events carry the `vpid`

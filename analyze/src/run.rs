@@ -194,6 +194,75 @@ pub struct Outcome {
     pub analyses: Vec<Box<dyn Analysis>>,
     /// Who is who, as the whole run learnt it.
     pub who: Identity,
+    /// With [`run_with_trend`]: each window's tables (their first
+    /// [`TREND_ROWS`] rows, without histograms), oldest first.
+    pub trend: Vec<(i64, Vec<Table>)>,
+}
+
+/// Rows of each table kept per trend window.
+pub const TREND_ROWS: usize = 100;
+/// Trend windows kept: past this, every other one goes (the series stay
+/// evenly spaced, at most this many points).
+pub const MAX_TREND_WINDOWS: usize = 500;
+
+/// The report's trends: a second set of analyses, per window of trace
+/// time, beside the whole run's.
+struct Trend {
+    width_ns: i64,
+    analyses: Vec<Box<dyn Analysis>>,
+    /// Start of the current window; None before the first event.
+    start: Option<i64>,
+    events: u64,
+    /// Windows between two kept ones (doubles as windows are thinned).
+    stride: usize,
+    seen: usize,
+    closed: Vec<(i64, Vec<Table>)>,
+}
+
+/// Closes a window of `analyses`: their tables, then a fresh set in place
+/// of those that do not carry over (built by `make`) and the next window
+/// for those that do.
+fn roll(
+    analyses: &mut [Box<dyn Analysis>],
+    make: Make,
+    summary: &Summary,
+    who: &Identity,
+) -> Result<Vec<Table>, String> {
+    let mut tables = Vec::new();
+    for a in analyses.iter_mut() {
+        if !a.carries_over() {
+            a.finish(who);
+        }
+        tables.extend(a.tables(summary));
+    }
+    let mut fresh: Option<Vec<Box<dyn Analysis>>> = None;
+    for (i, a) in analyses.iter_mut().enumerate() {
+        if a.carries_over() {
+            a.next_window();
+            continue;
+        }
+        if fresh.is_none() {
+            fresh = Some(make()?);
+        }
+        if let Some(f) = fresh.as_mut().and_then(|f| f.get_mut(i)) {
+            std::mem::swap(a, f);
+        }
+    }
+    Ok(tables)
+}
+
+/// A trend window's tables, cut to what the trends draw.
+fn trend_tables(tables: Vec<Table>) -> Vec<Table> {
+    tables
+        .into_iter()
+        .map(|mut t| {
+            t.rows.truncate(TREND_ROWS);
+            for r in t.rows.iter_mut() {
+                r.hist = None;
+            }
+            t
+        })
+        .collect()
 }
 
 /// Analyses per window of trace time.
@@ -212,6 +281,9 @@ struct Feed<'f> {
     make: Make<'f>,
     analyses: Vec<Box<dyn Analysis>>,
     windows: Option<Windows>,
+    trend: Option<Trend>,
+    /// Events kept, per kind.
+    kinds: [u64; Kind::ALL.len()],
     who: Identity,
     wanted: Wanted,
     calls: SelectedCalls,
@@ -266,14 +338,15 @@ impl Feed<'_> {
                 self.matched += 1;
                 self.summary.last_ns = ev.ts_ns;
                 self.next_window(ev.ts_ns);
+                self.next_trend_window(ev.ts_ns);
             }
             self.summary.events += 1;
+            if let Some(k) = ev.kind() {
+                self.kinds[k as usize] += 1;
+            }
             match fields {
                 true => self.dispatch(ev, node),
-                false => self
-                    .analyses
-                    .iter_mut()
-                    .for_each(|a| a.on_event(ev, &self.who)),
+                false => self.dispatch_bare(ev),
             }
         }
         if fields {
@@ -315,11 +388,24 @@ impl Feed<'_> {
 
     fn dispatch(&mut self, ev: &Event, node: u32) {
         let (analyses, who) = (&mut self.analyses, &self.who);
+        let mut trend = self.trend.as_mut().map(|t| &mut t.analyses);
         who.present(ev, node, &mut self.scratch, &mut |ev| {
             for a in analyses.iter_mut() {
                 a.on_event(ev, who);
             }
+            for a in trend.iter_mut().flat_map(|t| t.iter_mut()) {
+                a.on_event(ev, who);
+            }
         });
+    }
+
+    /// An event whose fields nobody reads: its kind and time, to every
+    /// analysis.
+    fn dispatch_bare(&mut self, ev: &Event) {
+        let trend = self.trend.iter_mut().flat_map(|t| t.analyses.iter_mut());
+        for a in self.analyses.iter_mut().chain(trend) {
+            a.on_event(ev, &self.who);
+        }
     }
 
     /// What every output says besides the tables: nodes that cannot be
@@ -327,6 +413,12 @@ impl Feed<'_> {
     fn finish_summary(&mut self) {
         self.summary.mixed_nodes = self.who.mixed();
         self.summary.aliases_evicted = self.who.aliases_evicted;
+        self.summary.nodes = self.who.node_names();
+        self.summary.event_counts = Kind::ALL
+            .iter()
+            .filter(|k| self.kinds[**k as usize] > 0)
+            .map(|k| (k.name(), self.kinds[*k as usize]))
+            .collect();
         self.summary.empty_selection =
             (self.matched == 0 && self.ours_seen > 0 && !self.filter.is_empty())
                 .then(|| self.filter.describe());
@@ -342,34 +434,34 @@ impl Feed<'_> {
             w.events += 1;
             return;
         }
-        let mut tables = Vec::new();
-        for a in self.analyses.iter_mut() {
-            if !a.carries_over() {
-                a.finish(&self.who);
+        match roll(&mut self.analyses, self.make, &self.summary, &self.who) {
+            Ok(tables) => w.closed.push((start, tables)),
+            Err(e) => {
+                self.failed.get_or_insert(e);
+                self.past_window = true;
             }
-            tables.extend(a.tables(&self.summary));
         }
-        w.closed.push((start, tables));
         w.start = Some(start + (ts - start) / w.width_ns * w.width_ns);
         w.events = 1;
-        let mut fresh: Option<Vec<Box<dyn Analysis>>> = None;
-        for (i, a) in self.analyses.iter_mut().enumerate() {
-            if a.carries_over() {
-                a.next_window();
-                continue;
-            }
-            if fresh.is_none() {
-                match (self.make)() {
-                    Ok(f) => fresh = Some(f),
-                    Err(e) => {
-                        self.failed.get_or_insert(e);
-                        self.past_window = true;
-                        return;
-                    }
-                }
-            }
-            if let Some(f) = fresh.as_mut().and_then(|f| f.get_mut(i)) {
-                std::mem::swap(a, f);
+    }
+
+    /// With a trend: closes its windows that end before `ts`.
+    fn next_trend_window(&mut self, ts: i64) {
+        let Some(t) = self.trend.as_mut() else {
+            return;
+        };
+        let start = *t.start.get_or_insert(ts);
+        if ts < start.saturating_add(t.width_ns) {
+            t.events += 1;
+            return;
+        }
+        t.start = Some(start + (ts - start) / t.width_ns * t.width_ns);
+        t.events = 1;
+        match roll(&mut t.analyses, self.make, &self.summary, &self.who) {
+            Ok(tables) => t.keep(start, tables),
+            Err(e) => {
+                self.failed.get_or_insert(e);
+                self.past_window = true;
             }
         }
     }
@@ -396,6 +488,26 @@ impl Feed<'_> {
     }
 }
 
+impl Trend {
+    /// Keeps a closed window's tables (every `stride`-th window).
+    fn keep(&mut self, start: i64, tables: Vec<Table>) {
+        if self.seen.is_multiple_of(self.stride) {
+            if self.closed.len() == MAX_TREND_WINDOWS {
+                let mut i = 0;
+                self.closed.retain(|_| {
+                    i += 1;
+                    i % 2 == 1
+                });
+                self.stride *= 2;
+            }
+            if self.seen.is_multiple_of(self.stride) {
+                self.closed.push((start, trend_tables(tables)));
+            }
+        }
+        self.seen += 1;
+    }
+}
+
 /// Reads `source` to its end (or, live, until the relay ends the session),
 /// feeding the analyses `make` builds (a fresh set per `window_ns` of trace
 /// time when given). `every` calls its tick at that period (live mode).
@@ -404,10 +516,40 @@ pub fn run(
     filter: &Filter,
     make: Make,
     window_ns: Option<u64>,
-    mut every: Option<(Duration, Tick)>,
+    every: Option<(Duration, Tick)>,
 ) -> Result<Outcome, String> {
+    run_with_trend(source, filter, make, window_ns, every, None)
+}
+
+/// [`run`], and with `trend_ns` a second set of analyses per window of
+/// that much trace time beside the whole run's: [`Outcome::trend`].
+pub fn run_with_trend(
+    source: &Source,
+    filter: &Filter,
+    make: Make,
+    window_ns: Option<u64>,
+    mut every: Option<(Duration, Tick)>,
+    trend_ns: Option<u64>,
+) -> Result<Outcome, String> {
+    let trend = match trend_ns {
+        Some(w) => Some(Trend {
+            width_ns: i64::try_from(w.max(1)).unwrap_or(i64::MAX),
+            analyses: make()?,
+            start: None,
+            events: 0,
+            stride: 1,
+            seen: 0,
+            closed: Vec::new(),
+        }),
+        None => None,
+    };
     let analyses = make()?;
-    let wanted = wanted(&analyses, filter);
+    let wanted = wanted(
+        analyses
+            .iter()
+            .chain(trend.iter().flat_map(|t| t.analyses.iter())),
+        filter,
+    );
     let mut reader = Reader::open(source, wanted)?;
     let live = matches!(source, Source::Live(_));
     let mut classes: Vec<EventClass> = Vec::new();
@@ -422,6 +564,8 @@ pub fn run(
             events: 0,
             closed: Vec::new(),
         }),
+        trend,
+        kinds: [0; Kind::ALL.len()],
         who: Identity::default(),
         calls: SelectedCalls::default(),
         summary: Summary {
@@ -483,6 +627,20 @@ pub fn run(
     for a in feed.analyses.iter_mut() {
         a.finish(&feed.who);
     }
+    let mut trend = Vec::new();
+    if let Some(mut t) = feed.trend.take() {
+        if let (Some(start), true) = (t.start, t.events > 0) {
+            for a in t.analyses.iter_mut() {
+                a.finish(&feed.who);
+            }
+            let tables = t.analyses.iter().flat_map(|a| a.tables(&feed.summary));
+            t.keep(start, tables.collect());
+        }
+        for (_, tables) in t.closed.iter_mut() {
+            feed.who.annotate(tables);
+        }
+        trend = t.closed;
+    }
     if feed.ours_seen == 0 {
         if let Source::Traces(dirs) = source {
             let names: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
@@ -499,6 +657,7 @@ pub fn run(
         tables,
         analyses: feed.analyses,
         who: feed.who,
+        trend,
     })
 }
 
@@ -506,14 +665,16 @@ pub fn run(
 /// identity layer's own rows, both message kinds when either is read (the
 /// layer learns aliases from them), and every kind under a process
 /// selection (it looks at every event's processes).
-fn wanted(analyses: &[Box<dyn Analysis>], filter: &Filter) -> Wanted {
+fn wanted<'a>(analyses: impl Iterator<Item = &'a Box<dyn Analysis>>, filter: &Filter) -> Wanted {
     if filter.selects_processes() {
         return Wanted::all();
     }
     let mut wanted = Wanted::none();
-    for &kind in Kind::ALL {
-        if analyses.iter().any(|a| a.needs_fields(kind)) {
-            wanted.add(kind);
+    for a in analyses {
+        for &kind in Kind::ALL {
+            if a.needs_fields(kind) {
+                wanted.add(kind);
+            }
         }
     }
     for kind in [Kind::NodeName, Kind::ProcessName, Kind::ProcessRegister] {
@@ -755,18 +916,18 @@ mod tests {
     #[test]
     fn only_read_fields_are_wanted() {
         let calls: Vec<Box<dyn Analysis>> = vec![Box::new(Calls::new(None, 0, false))];
-        let w = wanted(&calls, &Filter::default());
+        let w = wanted(calls.iter(), &Filter::default());
         assert!(w.wants(Kind::FunctionReturn) && w.wants(Kind::ProcessRegister));
         assert!(!w.wants(Kind::MessageSend) && !w.wants(Kind::ProcessScheduled));
         let rates: Vec<Box<dyn Analysis>> = vec![Box::new(Rates::default())];
-        assert!(!wanted(&rates, &Filter::default()).wants(Kind::FunctionCall));
+        assert!(!wanted(rates.iter(), &Filter::default()).wants(Kind::FunctionCall));
         let gs: Vec<Box<dyn Analysis>> = vec![Box::new(GenServer::default())];
-        let w = wanted(&gs, &Filter::default());
+        let w = wanted(gs.iter(), &Filter::default());
         assert!(w.wants(Kind::MessageReceive) && !w.wants(Kind::FunctionCall));
         let selected = Filter {
             names: vec![b"shop".to_vec()],
             ..Filter::default()
         };
-        assert_eq!(wanted(&calls, &selected), Wanted::all());
+        assert_eq!(wanted(calls.iter(), &selected), Wanted::all());
     }
 }

@@ -5,7 +5,7 @@ use crate::format::{FieldKind, Payload, Redact, TermOptions};
 use crate::small_map::{self, SmallMap};
 use crate::{limits, stats};
 use rustler::sys::ErlNifTerm;
-use rustler::{Atom, Term};
+use rustler::{Atom, Encoder, Env, NifResult, Term};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 pub const DEFAULT_MAX_TERM_BYTES: usize = 1024;
@@ -25,6 +25,7 @@ rustler::atoms! {
     name,
     driver,
     callback,
+    kinds,
 }
 
 /// The options `format_term/3` was given, already checked by
@@ -325,4 +326,37 @@ pub fn kind_of(term: Term) -> Option<FieldKind> {
     FieldKind::ALL
         .into_iter()
         .find(|kind| kind_atom(*kind) == term)
+}
+
+/// The options a tracer state takes and their limits, as the callbacks
+/// read them: `#{max_term_bytes => {Min, Max, Default}, payload => Modes,
+/// kinds => Kinds, redact => MaxKeys, max_events => {1, Max}}`.
+/// `dyntrace:tracer/1` checks a state against this, so that the limits are
+/// written once, here.
+#[rustler::nif]
+fn option_limits(env: Env) -> NifResult<Term> {
+    let modes = [full(), shape(), size(), none()];
+    let kind_atoms = FieldKind::ALL.map(kind_atom);
+    Term::map_from_arrays(
+        env,
+        &[
+            max_term_bytes().encode(env),
+            payload().encode(env),
+            kinds().encode(env),
+            redact().encode(env),
+            limits::max_events().encode(env),
+        ],
+        &[
+            (
+                MIN_MAX_TERM_BYTES,
+                MAX_MAX_TERM_BYTES,
+                DEFAULT_MAX_TERM_BYTES,
+            )
+                .encode(env),
+            modes.as_slice().encode(env),
+            kind_atoms.as_slice().encode(env),
+            Redact::MAX_KEYS.encode(env),
+            (1u64, u64::MAX).encode(env),
+        ],
+    )
 }

@@ -240,7 +240,7 @@ impl Delivery {
 
     /// Copies the node names the identity layer learnt since last time.
     fn sync_names(&mut self, who: &Identity) {
-        let known = who.node_names();
+        let known = who.node_name_texts();
         if self.names.len() < known.len() {
             self.names.extend_from_slice(&known[self.names.len()..]);
         }

@@ -83,8 +83,10 @@ pub trait Analysis {
         Ok(())
     }
     /// What the analysis adds to the `report` page besides its tables
-    /// (plots), written before the tables.
-    fn report(&self, _page: &mut Page) -> Result<(), String> {
+    /// (sections of charts: [`Page::section`], drawn with
+    /// [`crate::report::svg`]), after the tables, distributions and trends
+    /// every analysis gets from its tables.
+    fn report(&self, _page: &mut Page, _who: &Identity) -> Result<(), String> {
         Ok(())
     }
 }
