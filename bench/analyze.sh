@@ -61,8 +61,6 @@ events10=$("$ANALYZE" calls --json "$T10" | grep -o '"events":[0-9]*' | cut -d: 
 ours=$(measure analyze 2 "$ANALYZE" calls --json "$T3")
 prof=$(measure profile 2 "$ANALYZE" profile --json "$T3")
 py=$(measure python 1 "$PY" bench/calls_reference.py "$T3")
-bt10=$(measure babeltrace2 2 babeltrace2 "$T10" -o dummy)
-bt10_one=$(measure babeltrace2-1core 2 taskset -c 0 babeltrace2 "$T10" -o dummy)
 # What the cores give at once: two babeltrace2, one pinned on each of the
 # first two cores; the slower one's seconds (best of two).
 pair=""
@@ -74,10 +72,24 @@ for _ in 1 2; do
     t=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }')
     if [ -z "$pair" ] || awk -v a="$t" -v b="$pair" 'BEGIN { exit !(a < b) }'; then pair=$t; fi
 done
+# faster A B: the faster of two measures ("failed" if either failed).
+faster() {
+    if [ -z "$1" ]; then echo "$2"; return; fi
+    if [ "$1" = failed ] || [ "$2" = failed ]; then echo failed; return; fi
+    if awk -v a="${2%% *}" -v b="${1%% *}" 'BEGIN { exit !(a < b) }'; then echo "$2"; else echo "$1"; fi
+}
+# The 10 M-event reads in rounds, each command once per round, so that
+# every one meets the machine's load of the same minutes; the best of
+# three rounds each.
 declare -A all one
-for a in calls latency genserver; do
-    all[$a]=$(measure "$a" 2 "$ANALYZE" "$a" --json "$T10")
-    one[$a]=$(measure "$a-1core" 2 taskset -c 0 "$ANALYZE" "$a" --json "$T10")
+bt10="" bt10_one=""
+for _ in 1 2 3; do
+    bt10=$(faster "$bt10" "$(measure babeltrace2 1 babeltrace2 "$T10" -o dummy)")
+    bt10_one=$(faster "$bt10_one" "$(measure babeltrace2-1core 1 taskset -c 0 babeltrace2 "$T10" -o dummy)")
+    for a in calls latency genserver; do
+        all[$a]=$(faster "${all[$a]:-}" "$(measure "$a" 1 "$ANALYZE" "$a" --json "$T10")")
+        one[$a]=$(faster "${one[$a]:-}" "$(measure "$a-1core" 1 taskset -c 0 "$ANALYZE" "$a" --json "$T10")")
+    done
 done
 
 # Both must find the same calls: counts equal, percentiles within the
@@ -101,17 +113,18 @@ set -- $ours; our_s=$1 our_kib=$2
 set -- $prof; prof_s=$1 prof_kib=$2
 set -- $py; py_s=$1 py_kib=$2
 set -- $bt10; bt_s=$1 bt_kib=$2 bt_cpu=$3
-set -- $bt10_one; bt1_s=$1
-# row LABEL CORES "seconds kib cpu" BASELINE_S: one line of the 10 M-event
-# table, its rate against babeltrace2's of the same cores.
+set -- $bt10_one; bt1_s=$1 bt1_cpu=$3
+# row LABEL CORES "seconds kib cpu" BASELINE_S BASELINE_CPU: one line of
+# the 10 M-event table, its rate and its CPU against babeltrace2's of the
+# same cores.
 row() {
     if [ "$3" = failed ]; then
-        echo "| $1 | $2 | failed (over $((LIMIT_KIB / 1024)) MiB or $LIMIT_S s) | | | | |"
+        echo "| $1 | $2 | failed (over $((LIMIT_KIB / 1024)) MiB or $LIMIT_S s) | | | | | |"
         return
     fi
-    local base=$4
+    local base=$4 base_cpu=$5
     set -- "$1" "$2" $3
-    echo "| $1 | $2 | $3 | $5 | $(rate "$events10" "$3") | $(($4 / 1024)) MiB | $(ratio "$3" "$base") |"
+    echo "| $1 | $2 | $3 | $5 | $(rate "$events10" "$3") | $(($4 / 1024)) MiB | $(ratio "$3" "$base") | $(ratio "$5" "$base_cpu") |"
 }
 speedup() {
     if [ "${all[$1]}" = failed ] || [ "${one[$1]}" = failed ]; then echo "-"; return; fi
@@ -126,22 +139,25 @@ cat <<EOF2
 $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//'), $(uname -sr), libbabeltrace2
 $(dpkg-query -W -f '${Version}' libbabeltrace2-0 2>/dev/null). Traces: gen_server calls of 4 clients to 2
 servers whose callback calls a traced function (function_call/return, message_send/receive,
-process_scheduled; bench/analyze_workload.erl). Wall-clock seconds, best of two runs (Python: one);
-CPU = user + system seconds of that run; rate = events / wall second; ratio = that rate over
-babeltrace2's on the same cores. "1" core: \`taskset -c 0\` (one decoding graph); "all": every core (the streams
+process_scheduled; bench/analyze_workload.erl). 10 M-event trace: wall-clock seconds, best of three
+rounds that run every command once each (so that each meets the same minutes of the machine's
+load); 3 M-event trace: best of two runs (Python: one). CPU = user + system seconds of that run;
+rate = events / wall second; ratio = that rate over babeltrace2's on the same cores; CPU ratio =
+babeltrace2's CPU seconds over the analyser's (above 1: less work per event than babeltrace2's own
+decoding; the figure a loaded machine changes least). "1" core: \`taskset -c 0\` (one decoding graph); "all": every core (the streams
 decoded in parallel, one graph per part, merged by timestamp). Load average (other jobs on the
 machine): $load_before at the start, $load_after over the last 15 minutes.
 
-| reader, $events10-event trace | cores | seconds | CPU s | events/s | peak RSS | rate vs. babeltrace2 |
-|---|---|---:|---:|---:|---:|---:|
-| \`babeltrace2 TRACE -o dummy\` (one thread) | all | $bt_s | $bt_cpu | $(rate "$events10" "$bt_s") | $((bt_kib / 1024)) MiB | 1.00x |
-| \`babeltrace2 TRACE -o dummy\` | 1 | $bt1_s | | $(rate "$events10" "$bt1_s") | | 1.00x |
-$(row '`dyntrace-analyze calls --json TRACE`' all "${all[calls]}" "$bt_s")
-$(row '`dyntrace-analyze calls --json TRACE`' 1 "${one[calls]}" "$bt1_s")
-$(row '`dyntrace-analyze latency --json TRACE`' all "${all[latency]}" "$bt_s")
-$(row '`dyntrace-analyze latency --json TRACE`' 1 "${one[latency]}" "$bt1_s")
-$(row '`dyntrace-analyze genserver --json TRACE`' all "${all[genserver]}" "$bt_s")
-$(row '`dyntrace-analyze genserver --json TRACE`' 1 "${one[genserver]}" "$bt1_s")
+| reader, $events10-event trace | cores | seconds | CPU s | events/s | peak RSS | rate vs. babeltrace2 | CPU ratio |
+|---|---|---:|---:|---:|---:|---:|---:|
+| \`babeltrace2 TRACE -o dummy\` (one thread) | all | $bt_s | $bt_cpu | $(rate "$events10" "$bt_s") | $((bt_kib / 1024)) MiB | 1.00x | 1.00x |
+| \`babeltrace2 TRACE -o dummy\` | 1 | $bt1_s | $bt1_cpu | $(rate "$events10" "$bt1_s") | | 1.00x | 1.00x |
+$(row '`dyntrace-analyze calls --json TRACE`' all "${all[calls]}" "$bt_s" "$bt_cpu")
+$(row '`dyntrace-analyze calls --json TRACE`' 1 "${one[calls]}" "$bt1_s" "$bt1_cpu")
+$(row '`dyntrace-analyze latency --json TRACE`' all "${all[latency]}" "$bt_s" "$bt_cpu")
+$(row '`dyntrace-analyze latency --json TRACE`' 1 "${one[latency]}" "$bt1_s" "$bt1_cpu")
+$(row '`dyntrace-analyze genserver --json TRACE`' all "${all[genserver]}" "$bt_s" "$bt_cpu")
+$(row '`dyntrace-analyze genserver --json TRACE`' 1 "${one[genserver]}" "$bt1_s" "$bt1_cpu")
 
 Targets: at least 1.00x babeltrace2's rate for calls, latency and genserver, peak RSS at most
 64 MiB. Speedup of every core over one: calls $(speedup calls), latency $(speedup latency),

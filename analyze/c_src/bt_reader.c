@@ -1,10 +1,16 @@
 /*
  * The one place that talks to libbabeltrace2: builds a graph of CTF
  * sources (source.ctf.fs per trace directory, or source.ctf.lttng-live for
- * a relay URL) -> filter.utils.muxer -> a simple sink, and hands each event
- * to Rust as a flat record (class index, ns from origin, cpu, fields in
- * payload order). Event classes get a small index the first time they are
- * seen, so Rust resolves names once per class, never per event.
+ * a relay URL) and a sink, and hands each event to Rust as a flat record
+ * (class index, ns from origin, cpu, fields in payload order). Event
+ * classes get a small index the first time they are seen, so Rust
+ * resolves names once per class, never per event.
+ *
+ * Trace files: the sink has one input port per stream and merges them by
+ * timestamp itself (one comparison of integers per event; the generic
+ * filter.utils.muxer costs about a tenth of a read). Live: the streams come
+ * through filter.utils.muxer (it knows lttng-live's inactivity messages)
+ * to a simple sink.
  */
 #include <babeltrace2/babeltrace.h>
 #include <stdint.h>
@@ -23,6 +29,7 @@ struct dt_class_slot {
     const bt_event_class *cls;
     uint32_t index;
     uint32_t n_fields;
+    int wanted; /* fields handed on; else only the time */
     bt_field_class_type types[DT_MAX_FIELDS]; /* payload member types */
 };
 
@@ -30,6 +37,19 @@ struct dt_packet_cpu {
     const bt_packet *packet;
     int64_t cpu;
 };
+
+/* One input port of the merging sink: its iterator, the messages it gave
+ * (owned until handled), and the time of the next one. */
+struct dt_port {
+    bt_message_iterator *it;
+    bt_message_array_const msgs;
+    uint64_t count;
+    uint64_t at;
+    int64_t head_ts;
+    int ended;
+};
+
+#define MERGE_STEP 4096 /* messages handled per consume call */
 
 struct dt_reader {
     bt_graph *graph;
@@ -59,6 +79,9 @@ struct dt_reader {
     /* Traces seen, by first event: an event's trace is its node. */
     const bt_trace *traces[MAX_TRACES];
     uint32_t n_traces;
+    /* The merging sink's ports (trace files). */
+    struct dt_port *ports;
+    uint32_t n_ports;
     char error[1024];
 };
 
@@ -112,7 +135,7 @@ static struct dt_class_slot *class_slot(struct dt_reader *r, const bt_event_clas
             }
             s->n_fields = n;
             const char *name = bt_event_class_get_name(cls);
-            r->on_class(r->ctx, s->index, name ? name : "", n, names);
+            s->wanted = r->on_class(r->ctx, s->index, name ? name : "", n, names);
             return s;
         }
         i = (i + 1) & (CLASS_SLOTS - 1);
@@ -224,7 +247,22 @@ static uint32_t trace_index(struct dt_reader *r, const bt_event *ev)
     return r->n_traces++;
 }
 
-static int handle_event(struct dt_reader *r, const bt_message *msg)
+/* The message's time for the merge: an event's default clock snapshot in
+ * ns from origin (0 without one); other messages go first. */
+static int64_t message_ts(const bt_message *msg)
+{
+    if (bt_message_get_type(msg) != BT_MESSAGE_TYPE_EVENT)
+        return INT64_MIN;
+    int64_t ns = 0;
+    if (bt_message_event_borrow_stream_class_default_clock_class_const(msg) != NULL) {
+        const bt_clock_snapshot *snap = bt_message_event_borrow_default_clock_snapshot_const(msg);
+        if (bt_clock_snapshot_get_ns_from_origin(snap, &ns) != BT_CLOCK_SNAPSHOT_GET_NS_FROM_ORIGIN_STATUS_OK)
+            ns = 0;
+    }
+    return ns;
+}
+
+static int handle_event(struct dt_reader *r, const bt_message *msg, int64_t ts_ns)
 {
     const bt_event *ev = bt_message_event_borrow_event_const(msg);
     dt_event out;
@@ -235,15 +273,9 @@ static int handle_event(struct dt_reader *r, const bt_message *msg)
         return -1;
     }
     out.class_index = cls->index;
-    out.ts_ns = 0;
-    if (bt_message_event_borrow_stream_class_default_clock_class_const(msg) != NULL) {
-        const bt_clock_snapshot *snap = bt_message_event_borrow_default_clock_snapshot_const(msg);
-        if (bt_clock_snapshot_get_ns_from_origin(snap, &out.ts_ns)
-            != BT_CLOCK_SNAPSHOT_GET_NS_FROM_ORIGIN_STATUS_OK)
-            out.ts_ns = 0;
-    }
-    out.cpu = event_cpu(r, ev);
-    out.vpid = event_vpid(r, ev);
+    out.ts_ns = ts_ns;
+    out.cpu = cls->wanted ? event_cpu(r, ev) : -1;
+    out.vpid = cls->wanted ? event_vpid(r, ev) : -1;
     out.trace = trace_index(r, ev);
     if (out.trace == UINT32_MAX) {
         snprintf(r->error, sizeof r->error, "more than %d traces", MAX_TRACES);
@@ -254,7 +286,7 @@ static int handle_event(struct dt_reader *r, const bt_message *msg)
     const bt_field *payload = bt_event_borrow_payload_field_const(ev);
     /* Member types come from the class slot: the payload of an event of
      * a class has that class's members, in order. */
-    if (payload != NULL && cls->n_fields > 0) {
+    if (payload != NULL && cls->wanted && cls->n_fields > 0) {
         for (uint32_t m = 0; m < cls->n_fields; m++) {
             const bt_field *f = bt_field_structure_borrow_member_field_by_index_const(payload, m);
             dt_field *o = &fields[out.n_fields++];
@@ -279,6 +311,30 @@ static int handle_event(struct dt_reader *r, const bt_message *msg)
     return 0;
 }
 
+/* Handles one message (0, or -1 on error). */
+static int handle_message(struct dt_reader *r, const bt_message *msg, int64_t ts_ns)
+{
+    switch (bt_message_get_type(msg)) {
+    case BT_MESSAGE_TYPE_EVENT:
+        return handle_event(r, msg, ts_ns);
+    case BT_MESSAGE_TYPE_PACKET_BEGINNING:
+    case BT_MESSAGE_TYPE_PACKET_END:
+        r->n_cpus = 0;
+        return 0;
+    case BT_MESSAGE_TYPE_DISCARDED_EVENTS: {
+        uint64_t n;
+        if (bt_message_discarded_events_get_count(msg, &n) == BT_PROPERTY_AVAILABILITY_AVAILABLE)
+            r->discarded += n;
+        else
+            r->discarded_unknown++;
+        return 0;
+    }
+    default:
+        return 0;
+    }
+}
+
+/* The simple sink behind the muxer (live). */
 static bt_graph_simple_sink_component_consume_func_status consume(bt_message_iterator *it, void *data)
 {
     struct dt_reader *r = data;
@@ -299,31 +355,112 @@ static bt_graph_simple_sink_component_consume_func_status consume(bt_message_ite
     int failed = 0;
     for (uint64_t i = 0; i < count; i++) {
         const bt_message *msg = msgs[i];
-        if (!failed) {
-            switch (bt_message_get_type(msg)) {
-            case BT_MESSAGE_TYPE_EVENT:
-                failed = handle_event(r, msg) != 0;
-                break;
-            case BT_MESSAGE_TYPE_PACKET_BEGINNING:
-            case BT_MESSAGE_TYPE_PACKET_END:
-                r->n_cpus = 0;
-                break;
-            case BT_MESSAGE_TYPE_DISCARDED_EVENTS: {
-                uint64_t n;
-                if (bt_message_discarded_events_get_count(msg, &n) == BT_PROPERTY_AVAILABILITY_AVAILABLE)
-                    r->discarded += n;
-                else
-                    r->discarded_unknown++;
-                break;
-            }
-            default:
-                break;
-            }
-        }
+        if (!failed)
+            failed = handle_message(r, msg, message_ts(msg)) != 0;
         bt_message_put_ref(msg);
     }
     return failed ? BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_ERROR
                   : BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_OK;
+}
+
+/* Makes the port's next message its head: 1, or 0 once it ended, 2 for
+ * "again", -1 on error. */
+static int port_fill(struct dt_port *p)
+{
+    while (p->at >= p->count) {
+        if (p->ended)
+            return 0;
+        p->at = 0;
+        p->count = 0;
+        switch (bt_message_iterator_next(p->it, &p->msgs, &p->count)) {
+        case BT_MESSAGE_ITERATOR_NEXT_STATUS_OK:
+            break;
+        case BT_MESSAGE_ITERATOR_NEXT_STATUS_END:
+            p->ended = 1;
+            return 0;
+        case BT_MESSAGE_ITERATOR_NEXT_STATUS_AGAIN:
+            return 2;
+        default:
+            return -1;
+        }
+    }
+    p->head_ts = message_ts(p->msgs[p->at]);
+    return 1;
+}
+
+/* The merging sink: the oldest head of all ports, each time (ties in port
+ * order); each port's messages stay in their order. */
+static bt_component_class_sink_consume_method_status merge_consume(bt_self_component_sink *self)
+{
+    struct dt_reader *r = bt_self_component_get_data(bt_self_component_sink_as_self_component(self));
+    for (int n = 0; n < MERGE_STEP; n++) {
+        struct dt_port *best = NULL;
+        for (uint32_t i = 0; i < r->n_ports; i++) {
+            struct dt_port *p = &r->ports[i];
+            if (p->at >= p->count) {
+                int rc = port_fill(p);
+                if (rc < 0)
+                    return BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_ERROR;
+                if (rc == 2)
+                    return BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_AGAIN;
+                if (rc == 0)
+                    continue;
+            }
+            if (best == NULL || p->head_ts < best->head_ts)
+                best = p;
+        }
+        if (best == NULL)
+            return BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_END;
+        const bt_message *msg = best->msgs[best->at++];
+        int failed = handle_message(r, msg, best->head_ts) != 0;
+        bt_message_put_ref(msg);
+        if (best->at < best->count)
+            best->head_ts = message_ts(best->msgs[best->at]);
+        if (failed)
+            return BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_ERROR;
+    }
+    return BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_OK;
+}
+
+static bt_component_class_initialize_method_status merge_init(bt_self_component_sink *self,
+                                                               bt_self_component_sink_configuration *config,
+                                                               const bt_value *params, void *data)
+{
+    (void)config;
+    (void)params;
+    struct dt_reader *r = data;
+    bt_self_component_set_data(bt_self_component_sink_as_self_component(self), r);
+    for (uint32_t i = 0; i < r->n_ports; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "in%u", i);
+        if (bt_self_component_sink_add_input_port(self, name, NULL, NULL) != BT_SELF_COMPONENT_ADD_PORT_STATUS_OK)
+            return BT_COMPONENT_CLASS_INITIALIZE_METHOD_STATUS_ERROR;
+    }
+    return BT_COMPONENT_CLASS_INITIALIZE_METHOD_STATUS_OK;
+}
+
+static bt_component_class_sink_graph_is_configured_method_status merge_configured(bt_self_component_sink *self)
+{
+    struct dt_reader *r = bt_self_component_get_data(bt_self_component_sink_as_self_component(self));
+    for (uint32_t i = 0; i < r->n_ports; i++) {
+        bt_self_component_port_input *port = bt_self_component_sink_borrow_input_port_by_index(self, i);
+        if (bt_message_iterator_create_from_sink_component(self, port, &r->ports[i].it)
+            != BT_MESSAGE_ITERATOR_CREATE_FROM_SINK_COMPONENT_STATUS_OK)
+            return BT_COMPONENT_CLASS_SINK_GRAPH_IS_CONFIGURED_METHOD_STATUS_ERROR;
+    }
+    return BT_COMPONENT_CLASS_SINK_GRAPH_IS_CONFIGURED_METHOD_STATUS_OK;
+}
+
+static void merge_finalize(bt_self_component_sink *self)
+{
+    struct dt_reader *r = bt_self_component_get_data(bt_self_component_sink_as_self_component(self));
+    for (uint32_t i = 0; i < r->n_ports; i++) {
+        struct dt_port *p = &r->ports[i];
+        for (; p->at < p->count; p->at++)
+            bt_message_put_ref(p->msgs[p->at]);
+        bt_message_iterator_put_ref(p->it);
+        p->it = NULL;
+    }
 }
 
 static const bt_plugin *find_plugin(struct dt_reader *r, const char *name)
@@ -354,7 +491,8 @@ static int connect_source(struct dt_reader *r, const bt_component_source *src)
     return 0;
 }
 
-static int add_source(struct dt_reader *r, const char *input, int live, uint32_t n)
+static int add_source(struct dt_reader *r, const char *input, int live, uint32_t n,
+                      const bt_component_source **added)
 {
     const char *cls_name = live ? "lttng-live" : "fs";
     const bt_component_class_source *cls = bt_plugin_borrow_source_component_class_by_name_const(r->ctf, cls_name);
@@ -379,7 +517,8 @@ static int add_source(struct dt_reader *r, const char *input, int live, uint32_t
         set_error(r, "cannot open the trace");
         goto out;
     }
-    rc = connect_source(r, src);
+    *added = src;
+    rc = 0;
 out:
     bt_value_put_ref(params);
     return rc;
@@ -395,6 +534,9 @@ dt_reader *dt_reader_new(void)
     return calloc(1, sizeof(dt_reader));
 }
 
+static int connect_muxed(struct dt_reader *r, const bt_component_source **sources, uint32_t n);
+static int connect_merged(struct dt_reader *r, const bt_component_source **sources, uint32_t n);
+
 int dt_reader_open(dt_reader *r, const char *const *inputs, uint32_t n_inputs, int live,
                    dt_class_cb on_class, dt_event_cb on_event, dt_trace_cb on_trace, void *ctx)
 {
@@ -409,6 +551,24 @@ int dt_reader_open(dt_reader *r, const char *const *inputs, uint32_t n_inputs, i
     }
     if ((r->ctf = find_plugin(r, "ctf")) == NULL || (r->utils = find_plugin(r, "utils")) == NULL)
         return -1;
+    const bt_component_source **sources = calloc(n_inputs ? n_inputs : 1, sizeof *sources);
+    if (sources == NULL) {
+        snprintf(r->error, sizeof r->error, "out of memory");
+        return -1;
+    }
+    int rc = -1;
+    for (uint32_t i = 0; i < n_inputs; i++)
+        if (add_source(r, inputs[i], live, i, &sources[i]) != 0)
+            goto out;
+    rc = live ? connect_muxed(r, sources, n_inputs) : connect_merged(r, sources, n_inputs);
+out:
+    free(sources);
+    return rc;
+}
+
+/* Live: sources -> filter.utils.muxer -> a simple sink. */
+static int connect_muxed(struct dt_reader *r, const bt_component_source **sources, uint32_t n)
+{
     const bt_component_class_filter *mux = bt_plugin_borrow_filter_component_class_by_name_const(r->utils, "muxer");
     if (mux == NULL) {
         snprintf(r->error, sizeof r->error, "babeltrace2 component class filter.utils.muxer not found");
@@ -419,8 +579,8 @@ int dt_reader_open(dt_reader *r, const char *const *inputs, uint32_t n_inputs, i
         set_error(r, "cannot add the muxer");
         return -1;
     }
-    for (uint32_t i = 0; i < n_inputs; i++)
-        if (add_source(r, inputs[i], live, i) != 0)
+    for (uint32_t i = 0; i < n; i++)
+        if (connect_source(r, sources[i]) != 0)
             return -1;
     const bt_component_sink *sink = NULL;
     if (bt_graph_add_simple_sink_component(r->graph, "dyntrace-analyze", NULL, consume, NULL, r, &sink)
@@ -433,6 +593,51 @@ int dt_reader_open(dt_reader *r, const char *const *inputs, uint32_t n_inputs, i
         != BT_GRAPH_CONNECT_PORTS_STATUS_OK) {
         set_error(r, "cannot connect the muxer to the sink");
         return -1;
+    }
+    return 0;
+}
+
+/* Trace files: every stream of every source to a port of the merging sink. */
+static int connect_merged(struct dt_reader *r, const bt_component_source **sources, uint32_t n)
+{
+    uint64_t ports = 0;
+    for (uint32_t i = 0; i < n; i++)
+        ports += bt_component_source_get_output_port_count(sources[i]);
+    r->ports = calloc(ports ? ports : 1, sizeof *r->ports);
+    if (r->ports == NULL) {
+        snprintf(r->error, sizeof r->error, "out of memory");
+        return -1;
+    }
+    r->n_ports = (uint32_t)ports;
+    bt_component_class_sink *cls = bt_component_class_sink_create("dyntrace-analyze", merge_consume);
+    if (cls == NULL) {
+        snprintf(r->error, sizeof r->error, "out of memory");
+        return -1;
+    }
+    const bt_component_sink *sink = NULL;
+    int ok = bt_component_class_sink_set_initialize_method(cls, merge_init) == BT_COMPONENT_CLASS_SET_METHOD_STATUS_OK
+             && bt_component_class_sink_set_graph_is_configured_method(cls, merge_configured)
+                    == BT_COMPONENT_CLASS_SET_METHOD_STATUS_OK
+             && bt_component_class_sink_set_finalize_method(cls, merge_finalize) == BT_COMPONENT_CLASS_SET_METHOD_STATUS_OK
+             && bt_graph_add_sink_component_with_initialize_method_data(r->graph, cls, "dyntrace-analyze", NULL, r,
+                                                                        BT_LOGGING_LEVEL_NONE, &sink)
+                    == BT_GRAPH_ADD_COMPONENT_STATUS_OK;
+    bt_component_class_sink_put_ref(cls);
+    if (!ok) {
+        set_error(r, "cannot add the sink");
+        return -1;
+    }
+    uint64_t in = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        uint64_t outs = bt_component_source_get_output_port_count(sources[i]);
+        for (uint64_t o = 0; o < outs; o++, in++) {
+            if (bt_graph_connect_ports(r->graph, bt_component_source_borrow_output_port_by_index_const(sources[i], o),
+                                       bt_component_sink_borrow_input_port_by_index_const(sink, in), NULL)
+                != BT_GRAPH_CONNECT_PORTS_STATUS_OK) {
+                set_error(r, "cannot connect a trace's stream to the sink");
+                return -1;
+            }
+        }
     }
     return 0;
 }
@@ -473,5 +678,6 @@ void dt_reader_free(dt_reader *r)
     bt_graph_put_ref(r->graph);
     bt_plugin_put_ref(r->ctf);
     bt_plugin_put_ref(r->utils);
+    free(r->ports);
     free(r);
 }

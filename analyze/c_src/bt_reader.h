@@ -26,8 +26,10 @@ typedef struct {
 } dt_event;
 
 typedef struct dt_reader dt_reader;
-typedef void (*dt_class_cb)(void *ctx, uint32_t index, const char *name, uint32_t n_fields,
-                            const char *const *field_names);
+/* A class first seen; answers whether its events' fields are wanted (the
+ * others are handed on with their time and no fields). */
+typedef int (*dt_class_cb)(void *ctx, uint32_t index, const char *name, uint32_t n_fields,
+                           const char *const *field_names);
 typedef void (*dt_event_cb)(void *ctx, const dt_event *event);
 /* A trace's first event: its index and the name of that event's stream
  * (source.ctf.fs names a stream after its file's path). */

@@ -85,6 +85,39 @@ impl EventClass {
     }
 }
 
+/// The kinds whose events' fields the analyses read; the others reach
+/// them with their time and no fields.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Wanted([bool; Kind::ALL.len()]);
+
+impl Wanted {
+    /// Every kind's fields.
+    pub fn all() -> Wanted {
+        Wanted([true; Kind::ALL.len()])
+    }
+
+    /// No kind's fields.
+    pub fn none() -> Wanted {
+        Wanted([false; Kind::ALL.len()])
+    }
+
+    /// Wants the fields of `kind` too.
+    pub fn add(&mut self, kind: Kind) {
+        self.0[kind as usize] = true;
+    }
+
+    /// Whether the fields of `kind` are wanted.
+    pub fn wants(&self, kind: Kind) -> bool {
+        self.0[kind as usize]
+    }
+
+    /// Whether the fields of a class's events are wanted (never those of
+    /// another provider's).
+    pub fn fields_of(&self, class: &EventClass) -> bool {
+        class.kind.is_some_and(|k| self.wants(k))
+    }
+}
+
 /// One payload field's value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Field<'a> {

@@ -14,12 +14,17 @@
 //!   entry is dropped when the reply is sent; outstanding ones are capped
 //!   ([`MAX_ALIASES`]), the oldest evicted and counted.
 //! - **Renumbering.** A node writes another node's pid with its own channel
-//!   number for that node (`node_name`'s `channel` and `peer`), so a send
-//!   to `{Name, Node}` resolves to `<C.N.S>` as the sender writes it.
+//!   number for that node (`node_name`'s `channel` and `peer`): `<0.42.0>`
+//!   at home is `<8827.42.0>` on a node that numbers home 8827. Node names
+//!   are interned ([`NodeNameId`]), so a pid as any node writes it is one
+//!   [`Process`] ([`Identity::process`]), a text's pids can be written the
+//!   same whoever wrote them ([`Identity::renumbered`]), and a send to
+//!   `{Name, Node}` resolves to `<C.N.S>` as the sender writes it.
 //!
 //! Memory is bounded by processes, nodes and the alias cap, never by the
 //! number of calls.
 
+use std::borrow::Cow;
 use std::collections::VecDeque;
 
 use rustc_hash::FxHashMap;
@@ -40,6 +45,22 @@ pub const NOT_DISTRIBUTED: &[u8] = b"'nonode@nohost'";
 /// The `process_name` snapshot event (a contract addition).
 pub const PROCESS_NAME: &str = "process_name";
 
+/// A node's name (as the VM writes the atom), interned: the same node
+/// named by any trace is one id.
+pub type NodeNameId = u32;
+
+/// A process as every node means it: its home node, and its number and
+/// serial there.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub struct Process {
+    /// The node the process lives on.
+    pub home: NodeNameId,
+    /// The pid's middle number.
+    pub number: u64,
+    /// The pid's last number.
+    pub serial: u64,
+}
+
 /// What the trace says about one node.
 #[derive(Default)]
 struct Node {
@@ -47,9 +68,11 @@ struct Node {
     vpid: i64,
     /// Node names its `node_name` events gave (more than one: a stream
     /// shared by several nodes).
-    own: Vec<Box<[u8]>>,
+    own: Vec<NodeNameId>,
+    /// The name its last `node_name` event gave.
+    current: Option<NodeNameId>,
     /// Its channel numbers for the other nodes.
-    channels: FxHashMap<u64, Box<[u8]>>,
+    channels: FxHashMap<u64, NodeNameId>,
     /// Names by pid.
     names: ByText<Box<[u8]>>,
     /// Registered pids by name.
@@ -61,14 +84,40 @@ struct Alias {
     caller: Box<[u8]>,
 }
 
+/// An alias (a call's reference) of one node, as kept.
+#[derive(Hash, PartialEq, Eq, Clone)]
+struct AliasKey {
+    node: u32,
+    reference: Box<[u8]>,
+}
+
+/// An alias as an event holds it: looked up without a copy (it hashes as
+/// [`AliasKey`] does).
+#[derive(Hash)]
+struct AliasRef<'a> {
+    node: u32,
+    reference: &'a [u8],
+}
+
+impl hashbrown::Equivalent<AliasKey> for AliasRef<'_> {
+    fn equivalent(&self, key: &AliasKey) -> bool {
+        self.node == key.node && *self.reference == *key.reference
+    }
+}
+
 /// Names, nodes and aliases, learnt from every event read (whatever the
 /// selection).
 #[derive(Default)]
 pub struct Identity {
     nodes: Vec<Node>,
     node_ids: FxHashMap<(u32, i64), u32>,
-    aliases: FxHashMap<(u32, Box<[u8]>), Alias>,
-    alias_order: VecDeque<(u32, Box<[u8]>)>,
+    node_names: Vec<Box<[u8]>>,
+    node_name_ids: FxHashMap<Box<[u8]>, NodeNameId>,
+    aliases: hashbrown::HashMap<AliasKey, Alias, rustc_hash::FxBuildHasher>,
+    alias_order: VecDeque<AliasKey>,
+    /// The last (trace, vpid) seen and its node: runs of events of one
+    /// node skip the lookup.
+    last_node: Option<((u32, i64), u32)>,
     /// Aliases dropped before their reply because [`MAX_ALIASES`] others
     /// were outstanding.
     pub aliases_evicted: u64,
@@ -80,7 +129,7 @@ pub struct Identity {
 /// Whether the event is a load-time identity row rather than something the
 /// user recorded: it does not start the clock.
 pub fn is_identity_row(ev: &Event) -> bool {
-    ev.kind() == Some(Kind::NodeName) || ev.class.name.rsplit(':').next() == Some(PROCESS_NAME)
+    matches!(ev.kind(), Some(Kind::NodeName | Kind::ProcessName))
 }
 
 /// `<C.N.S>` as numbers.
@@ -101,9 +150,15 @@ pub fn parse_decimal(digits: &[u8]) -> Option<u64> {
 
 /// The reference inside a call's tag or a reply: `#Ref<...>` up to its `>`.
 pub fn reference(text: &[u8]) -> Option<&[u8]> {
-    let start = text.windows(5).position(|w| w == b"#Ref<")?;
-    let len = text[start..].iter().position(|&b| b == b'>')?;
-    Some(&text[start..=start + len])
+    let mut from = 0;
+    loop {
+        let start = from + text[from..].iter().position(|&b| b == b'#')?;
+        if text[start..].starts_with(b"#Ref<") {
+            let len = text[start..].iter().position(|&b| b == b'>')?;
+            return Some(&text[start..=start + len]);
+        }
+        from = start + 1;
+    }
 }
 
 const CALL_PREFIX: &[u8] = b"{'$gen_call',{";
@@ -183,10 +238,16 @@ impl Identity {
     /// The node an event comes from (numbered in order of first event).
     pub fn node_of(&mut self, ev: &Event) -> u32 {
         let key = (ev.trace, ev.vpid.max(-1));
+        if let Some((last, id)) = self.last_node {
+            if last == key {
+                return id;
+            }
+        }
         if ev.vpid >= 0 {
             self.keyed_by_vpid = true;
         }
         if let Some(&id) = self.node_ids.get(&key) {
+            self.last_node = Some((key, id));
             return id;
         }
         let id = self.nodes.len() as u32;
@@ -196,21 +257,39 @@ impl Identity {
             ..Node::default()
         });
         self.node_ids.insert(key, id);
+        self.last_node = Some((key, id));
+        id
+    }
+
+    fn intern_node_name(&mut self, name: &[u8]) -> NodeNameId {
+        if let Some(&id) = self.node_name_ids.get(name) {
+            return id;
+        }
+        let id = self.node_names.len() as NodeNameId;
+        self.node_names.push(name.into());
+        self.node_name_ids.insert(name.into(), id);
         id
     }
 
     /// Learns from one event of node `node` (before the selection).
     pub fn learn(&mut self, node: u32, ev: &Event) {
+        if ev.kind() == Some(Kind::NodeName) {
+            let (own, peer) = (ev.str(Slot::Node), ev.str(Slot::Peer));
+            // A node not (or no longer) distributed numbers no other node.
+            if own == NOT_DISTRIBUTED {
+                return;
+            }
+            let (own, peer) = (self.intern_node_name(own), self.intern_node_name(peer));
+            let n = &mut self.nodes[node as usize];
+            if !n.own.contains(&own) {
+                n.own.push(own);
+            }
+            n.current = Some(own);
+            n.channels.insert(ev.int(Slot::Channel) as u64, peer);
+            return;
+        }
         let n = &mut self.nodes[node as usize];
         match ev.kind() {
-            Some(Kind::NodeName) => {
-                let own = ev.str(Slot::Node);
-                let channel = ev.int(Slot::Channel) as u64;
-                if own != NOT_DISTRIBUTED && !n.own.iter().any(|o| &o[..] == own) {
-                    n.own.push(own.into());
-                }
-                n.channels.insert(channel, ev.str(Slot::Peer).into());
-            }
             Some(Kind::ProcessRegister) => {
                 let (pid, name) = (ev.str(Slot::Pid), ev.str(Slot::Name));
                 // A process keeps its last name in the results (it is
@@ -234,7 +313,7 @@ impl Identity {
                     self.remember_alias(node, r, caller);
                 }
             }
-            _ if ev.class.name.rsplit(':').next() == Some(PROCESS_NAME) => {
+            Some(Kind::ProcessName) => {
                 let (pid, name) = (ev.str(Slot::Pid), ev.str(Slot::Name));
                 // A registered name is an atom; an initial call is M:F/A.
                 if !name.contains(&b'/') {
@@ -252,16 +331,22 @@ impl Identity {
         if ev.kind() == Some(Kind::MessageSend) {
             let to = ev.str(Slot::To);
             if to.starts_with(b"#Ref<") {
-                self.aliases.remove(&(node, Box::from(to)));
+                self.aliases.remove(&AliasRef {
+                    node,
+                    reference: to,
+                });
             }
         }
     }
 
     fn remember_alias(&mut self, node: u32, r: &[u8], caller: &[u8]) {
-        let key = (node, Box::from(r));
-        if self.aliases.contains_key(&key) {
+        if self.aliases.contains_key(&AliasRef { node, reference: r }) {
             return;
         }
+        let key = AliasKey {
+            node,
+            reference: r.into(),
+        };
         while self.aliases.len() >= MAX_ALIASES {
             let Some(oldest) = self.alias_order.pop_front() else {
                 break;
@@ -335,6 +420,20 @@ impl Identity {
         });
     }
 
+    /// Hands `ev` (as read) to `sink` as the run loop does without a
+    /// selection: learnt from, presented, then forgotten.
+    pub fn pass(
+        &mut self,
+        ev: &Event,
+        scratch: &mut Vec<u8>,
+        sink: &mut dyn FnMut(&Event, &Identity),
+    ) {
+        let node = self.node_of(ev);
+        self.learn(node, ev);
+        self.present(ev, node, scratch, &mut |ev| sink(ev, self));
+        self.forget(node, ev);
+    }
+
     /// Outstanding aliases now.
     pub fn outstanding_aliases(&self) -> usize {
         self.aliases.len()
@@ -343,30 +442,31 @@ impl Identity {
     /// The pid a message to `to` (not a pid: a registered name, `{Name,
     /// Node}` or an alias) goes to, as node `node` writes it; None when
     /// the trace does not say.
-    pub fn resolve(&self, node: u32, to: &[u8]) -> Option<Box<[u8]>> {
+    pub fn resolve(&self, node: u32, to: &[u8]) -> Option<Cow<'_, [u8]>> {
         let n = self.nodes.get(node as usize)?;
         if to.starts_with(b"<") {
             return None;
         }
         if to.starts_with(b"#Ref<") {
-            return self
-                .aliases
-                .get(&(node, Box::from(to)))
-                .map(|a| a.caller.clone());
+            let alias = self.aliases.get(&AliasRef {
+                node,
+                reference: to,
+            })?;
+            return Some(Cow::Borrowed(&alias.caller));
         }
         if let Some((name, at)) = parse_remote_name(to) {
-            if n.own.iter().any(|o| &o[..] == at) {
-                return n.registered.get(name).cloned();
+            let at = *self.node_name_ids.get(at)?;
+            if n.own.contains(&at) {
+                return n.registered.get(name).map(|p| Cow::Borrowed(&p[..]));
             }
-            let home = self
-                .nodes
-                .iter()
-                .find(|m| m.own.iter().any(|o| &o[..] == at))?;
+            let home = self.nodes.iter().find(|m| m.own.contains(&at))?;
             let (_, number, serial) = parse_pid(home.registered.get(name)?)?;
-            let channel = n.channels.iter().find(|(_, p)| &p[..] == at)?.0;
-            return Some(format!("<{channel}.{number}.{serial}>").into_bytes().into());
+            let channel = n.channels.iter().find(|(_, &p)| p == at)?.0;
+            return Some(Cow::Owned(
+                format!("<{channel}.{number}.{serial}>").into_bytes(),
+            ));
         }
-        n.registered.get(to).cloned()
+        n.registered.get(to).map(|p| Cow::Borrowed(&p[..]))
     }
 
     /// The name of `pid` on node `node`, or on any node when `node` is None.
@@ -388,18 +488,101 @@ impl Identity {
 
     /// The name of node `node` (its last `node_name`), if any.
     pub fn node_name(&self, node: u32) -> Option<&[u8]> {
-        self.nodes
-            .get(node as usize)?
-            .own
-            .last()
-            .map(|n| unquoted(n))
+        self.own_name(node)
+            .map(|id| unquoted(self.node_name_text(id)))
+    }
+
+    /// The interned name of node `node` (its last `node_name`), if any.
+    pub fn own_name(&self, node: u32) -> Option<NodeNameId> {
+        self.nodes.get(node as usize)?.current
+    }
+
+    /// Every node name learnt so far, by id (ids are never reused).
+    pub fn node_name_texts(&self) -> &[Box<[u8]>] {
+        &self.node_names
+    }
+
+    /// A node name as the VM writes it (quoted when the atom needs it).
+    pub fn node_name_text(&self, id: NodeNameId) -> &[u8] {
+        &self.node_names[id as usize]
+    }
+
+    /// The node that node `node` numbers `channel` (0: itself), once its
+    /// `node_name` events said.
+    pub fn home(&self, node: u32, channel: u64) -> Option<NodeNameId> {
+        let n = self.nodes.get(node as usize)?;
+        match channel {
+            0 => n.current,
+            c => n.channels.get(&c).copied(),
+        }
+    }
+
+    /// The process a pid text (as node `node` writes it, told apart per
+    /// node or not) stands for; None when the text is no pid or the node's
+    /// names are not known yet.
+    pub fn process(&self, node: u32, pid: &[u8]) -> Option<Process> {
+        let (channel, number, serial) = parse_pid(split_qualified(pid).0)?;
+        Some(Process {
+            home: self.home(node, channel)?,
+            number,
+            serial,
+        })
+    }
+
+    /// `text` (as node `node` wrote it) with the channel number of every
+    /// pid, port and reference in it (`<C.` outside quoted strings and
+    /// atoms) replaced by the node it names (`<n3.`), into `buf` as far as
+    /// it holds: a sender's `{ping,<0.90.0>}` and its receiver's
+    /// `{ping,<8707.90.0>}` come out the same. The bytes written and
+    /// whether all of `text` was read; None while a channel in it is
+    /// unnamed.
+    pub fn renumbered<'b>(
+        &self,
+        node: u32,
+        text: &[u8],
+        buf: &'b mut [u8],
+    ) -> Option<(&'b [u8], bool)> {
+        let mut out = Bounded { buf, len: 0 };
+        let mut quote = None;
+        let mut i = 0;
+        while i < text.len() && out.len < out.buf.len() {
+            let b = text[i];
+            i += 1;
+            match quote {
+                Some(_) if b == b'\\' => {
+                    out.push(b);
+                    if let Some(&escaped) = text.get(i) {
+                        out.push(escaped);
+                        i += 1;
+                    }
+                    continue;
+                }
+                Some(q) if b == q => quote = None,
+                Some(_) => {}
+                None if b == b'"' || b == b'\'' => quote = Some(b),
+                None if b == b'<' => {
+                    let digits = text[i..].iter().take_while(|d| d.is_ascii_digit()).count();
+                    if digits > 0 && text.get(i + digits) == Some(&b'.') {
+                        let home = self.home(node, parse_decimal(&text[i..i + digits])?)?;
+                        out.push(b'<');
+                        out.push_all(format!("n{home}").as_bytes());
+                        i += digits;
+                        continue;
+                    }
+                }
+                None => {}
+            }
+            out.push(b);
+        }
+        let len = out.len;
+        Some((&out.buf[..len], i >= text.len()))
     }
 
     /// The names of the nodes the trace names, each once, in order.
     pub fn node_names(&self) -> Vec<String> {
         let mut names: Vec<String> = Vec::new();
-        for n in self.nodes.iter().flat_map(|n| n.own.iter()) {
-            let n = String::from_utf8_lossy(unquoted(n)).into_owned();
+        for &id in self.nodes.iter().flat_map(|n| n.own.iter()) {
+            let n = String::from_utf8_lossy(unquoted(self.node_name_text(id))).into_owned();
             if !names.contains(&n) {
                 names.push(n);
             }
@@ -426,7 +609,9 @@ impl Identity {
             .map(|n| {
                 n.own
                     .iter()
-                    .map(|o| String::from_utf8_lossy(unquoted(o)).into_owned())
+                    .map(|&o| {
+                        String::from_utf8_lossy(unquoted(self.node_name_text(o))).into_owned()
+                    })
                     .collect()
             })
             .collect()
@@ -450,27 +635,43 @@ impl Identity {
             }
             for row in t.rows.iter_mut() {
                 for &i in &pid_cols {
-                    let Cell::Text(text) = &row.cells[i] else {
-                        continue;
-                    };
-                    let (pid, node) = split_qualified(text.as_bytes());
-                    let name = self
-                        .name_of(node, pid)
-                        .map(|n| String::from_utf8_lossy(n).into_owned());
-                    let node_name = match (with_node, node) {
-                        (true, Some(n)) => self
-                            .node_name(n)
-                            .map(|s| String::from_utf8_lossy(s).into_owned()),
-                        _ => None,
-                    };
-                    row.cells[i] = Cell::Proc {
-                        pid: String::from_utf8_lossy(pid).into_owned(),
-                        name,
-                        node: node_name,
-                    };
+                    if let Cell::Text(text) = &row.cells[i] {
+                        row.cells[i] = self.process_cell(text.as_bytes(), with_node);
+                    }
                 }
             }
             t.with_nodes = with_node;
+        }
+    }
+
+    /// A pid text (told apart per node or not) as a [`Unit::Pid`] cell:
+    /// the pid, its name, and its node when `with_node`.
+    fn process_cell(&self, text: &[u8], with_node: bool) -> Cell {
+        let (pid, node) = split_qualified(text);
+        let lossy = |s: &[u8]| String::from_utf8_lossy(s).into_owned();
+        Cell::Proc {
+            pid: lossy(pid),
+            name: self.name_of(node, pid).map(lossy),
+            node: node
+                .filter(|_| with_node)
+                .and_then(|n| self.node_name(n))
+                .map(lossy),
+        }
+    }
+
+    /// A process as a flame graph's root names it: `name (pid)`, `name
+    /// (pid on node)` when results carry nodes, or the pid alone.
+    pub fn label(&self, text: &[u8]) -> String {
+        let Cell::Proc { pid, name, node } = self.process_cell(text, self.shows_nodes()) else {
+            return String::from_utf8_lossy(text).into_owned();
+        };
+        let pid = match node {
+            Some(node) => format!("{pid} on {node}"),
+            None => pid,
+        };
+        match name {
+            Some(name) => format!("{name} ({pid})"),
+            None => pid,
         }
     }
 
@@ -479,6 +680,25 @@ impl Identity {
         self.nodes
             .get(node as usize)
             .map_or((0, -1), |n| (n.trace, n.vpid))
+    }
+}
+
+/// A buffer written up to its size; what does not fit is left out.
+struct Bounded<'b> {
+    buf: &'b mut [u8],
+    len: usize,
+}
+
+impl Bounded<'_> {
+    fn push(&mut self, b: u8) {
+        if let Some(slot) = self.buf.get_mut(self.len) {
+            *slot = b;
+            self.len += 1;
+        }
+    }
+
+    fn push_all(&mut self, bytes: &[u8]) {
+        bytes.iter().for_each(|&b| self.push(b));
     }
 }
 
@@ -583,6 +803,48 @@ mod tests {
         assert_eq!(id.resolve(m, b"{shop,'n3@h'}"), None);
         assert!(id.shows_nodes());
         assert!(id.mixed().is_empty());
+    }
+
+    /// A pid as any node writes it is one process, and texts holding pids
+    /// come out the same from either side, once the nodes' names are read.
+    #[test]
+    fn pids_are_renumbered_across_nodes() {
+        let mut id = Identity::default();
+        let node = class("node_name");
+        let name = |id: &mut Identity, vpid: i64, own: &[u8], channel: i64, peer: &[u8]| {
+            let f = [
+                Field::Str(own),
+                Field::Int(channel),
+                Field::Str(peer),
+                Field::Str(b"load"),
+            ];
+            let n = id.node_of(&event(&node, &f, vpid));
+            id.learn(n, &event(&node, &f, vpid));
+            n
+        };
+        let a = name(&mut id, 1, b"'a@h'", 0, b"'a@h'");
+        assert_eq!(id.process(a, b"<3002.9.0>"), None);
+        name(&mut id, 1, b"'a@h'", 3002, b"'b@h'");
+        let b = name(&mut id, 2, b"'b@h'", 0, b"'b@h'");
+        name(&mut id, 2, b"'b@h'", 8707, b"'a@h'");
+        let home = id.process(b, b"<0.9.0>@1").expect("named");
+        assert_eq!(id.process(a, b"<3002.9.0>@0"), Some(home));
+        assert_eq!(id.node_name_text(home.home), b"'b@h'");
+        assert_eq!(id.process(a, b"{shop,'b@h'}"), None);
+        let mut buf = [0; 64];
+        let text = |node, t: &[u8], buf: &mut [u8; 64]| {
+            id.renumbered(node, t, buf)
+                .map(|(t, all)| (t.to_vec(), all))
+        };
+        let mine = text(b, b"{ping,<0.9.0>,\"<0.1.2>\"}", &mut buf);
+        assert_eq!(mine, text(a, b"{ping,<3002.9.0>,\"<0.1.2>\"}", &mut buf));
+        assert_eq!(mine.map(|m| m.1), Some(true));
+        assert_eq!(text(a, b"{x,<77.1.0>}", &mut buf), None);
+        let mut short = [0; 4];
+        assert_eq!(
+            id.renumbered(a, b"<0.9.0>", &mut short),
+            Some((&b"<n0."[..], false))
+        );
     }
 
     /// Outstanding aliases are capped; the evicted are counted.

@@ -134,6 +134,7 @@ fn analyse(
                 summary: &outcome.summary,
                 tables: &outcome.tables,
                 analyses: &outcome.analyses,
+                who: &outcome.who,
                 trend: &outcome.trend,
                 traces: &traces,
                 top: to.top,
@@ -157,7 +158,10 @@ fn analyse(
     }
     let heading = live.then_some("live: the session ended");
     emit(common, &outcome.summary, &outcome.tables, heading)?;
-    outcome.analyses.iter().try_for_each(|a| a.write_files())
+    outcome
+        .analyses
+        .iter()
+        .try_for_each(|a| a.write_files(&outcome.who))
 }
 
 fn run_command(m: &ArgMatches) -> Result<(), String> {

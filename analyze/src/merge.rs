@@ -7,12 +7,12 @@
 //! bounded whatever the trace's length.
 
 use std::collections::HashMap;
-use std::ffi::{c_char, c_void, CStr};
+use std::ffi::{c_char, c_int, c_void, CStr};
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::thread::JoinHandle;
 
-use crate::event::{Event, EventClass, Field, MAX_FIELDS};
+use crate::event::{Event, EventClass, Field, Wanted, MAX_FIELDS};
 use crate::reader::{class_of, Callbacks, Discarded, Graph, RawEvent, Step};
 
 /// Events per batch: each batch handed over may wake a sleeping thread,
@@ -75,8 +75,10 @@ impl Batch {
 
 /// A part's state in its thread, which the shim's callbacks write into.
 struct Collector {
-    /// Per class index of the part: one of our provider's events.
-    ours: Vec<bool>,
+    /// Per class index of the part: one of our provider's events, and
+    /// whether its fields are wanted.
+    ours: Vec<(bool, bool)>,
+    wanted: Wanted,
     batch: Batch,
     /// Views standing in for traces: (view, the trace's directory).
     renamed: Vec<(PathBuf, PathBuf)>,
@@ -94,17 +96,19 @@ unsafe extern "C" fn copy_class(
     name: *const c_char,
     n_fields: u32,
     field_names: *const *const c_char,
-) {
+) -> c_int {
     // SAFETY: ctx is the part's `Collector` (see `decode`); the shim
     // passes a NUL-terminated name and `n_fields` valid name pointers.
     let c = unsafe { &mut *(ctx as *mut Collector) };
     let class = unsafe { class_of(name, n_fields, field_names) };
     let index = index as usize;
     if c.ours.len() <= index {
-        c.ours.resize(index + 1, false);
+        c.ours.resize(index + 1, (false, false));
     }
-    c.ours[index] = class.kind.is_some();
+    let wanted = c.wanted.fields_of(&class);
+    c.ours[index] = (class.kind.is_some(), wanted);
     c.batch.classes.push((index as u32, class));
+    c_int::from(wanted)
 }
 
 unsafe extern "C" fn copy_event(ctx: *mut c_void, raw: *const RawEvent) {
@@ -112,17 +116,21 @@ unsafe extern "C" fn copy_event(ctx: *mut c_void, raw: *const RawEvent) {
     // valid until this function returns.
     let c = unsafe { &mut *(ctx as *mut Collector) };
     let raw = unsafe { &*raw };
-    if !c
+    let (ours, wanted) = c
         .ours
         .get(raw.class_index as usize)
         .copied()
-        .unwrap_or(false)
-    {
+        .unwrap_or((false, false));
+    if !ours {
         return;
     }
     let mut fields = [Field::Other; MAX_FIELDS];
     // SAFETY: `raw` is the shim's event of this callback.
-    let n = unsafe { raw.fields(&mut fields) };
+    let n = if wanted {
+        unsafe { raw.fields(&mut fields) }
+    } else {
+        0
+    };
     let b = &mut c.batch;
     b.events.push(CopiedEvent {
         ts_ns: raw.ts_ns,
@@ -168,11 +176,13 @@ unsafe extern "C" fn copy_trace(ctx: *mut c_void, index: u32, stream: *const c_c
 fn decode(
     mut graph: Graph,
     renamed: Vec<(PathBuf, PathBuf)>,
+    wanted: Wanted,
     send: SyncSender<Batch>,
     spare: Receiver<Batch>,
 ) -> Graph {
     let mut c = Collector {
         ours: Vec::new(),
+        wanted,
         batch: Batch::default(),
         renamed,
     };
@@ -271,7 +281,11 @@ impl Merge {
     /// Builds one graph per part (each a list of trace directories) on
     /// this thread, and starts decoding each on a thread of its own.
     /// `renamed` maps each view to the trace it stands for.
-    pub fn open(parts: &[Vec<String>], renamed: Vec<(PathBuf, PathBuf)>) -> Result<Merge, String> {
+    pub fn open(
+        parts: &[Vec<String>],
+        renamed: Vec<(PathBuf, PathBuf)>,
+        wanted: Wanted,
+    ) -> Result<Merge, String> {
         let graphs = parts
             .iter()
             .map(|inputs| Graph::open(inputs, false, &COPYING))
@@ -288,7 +302,7 @@ impl Merge {
             let renamed = renamed.clone();
             let thread = std::thread::Builder::new()
                 .name(format!("decode-{i}"))
-                .spawn(move || decode(graph, renamed, send, spare_recv))
+                .spawn(move || decode(graph, renamed, wanted, send, spare_recv))
                 .map_err(|e| format!("cannot start a decoding thread: {e}"))?;
             merge.threads.push(thread);
             merge.lanes.push(Lane {

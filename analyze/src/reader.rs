@@ -1,17 +1,19 @@
 //! Reading CTF traces through libbabeltrace2, the reference CTF reader.
 //!
-//! The graph (sources -> `filter.utils.muxer` -> a simple sink) lives in a
-//! small C shim (`c_src/bt_reader.c`): libbabeltrace2's API is a few hundred
-//! functions, status enums and reference-counted handles, and the shim is
-//! compiled against the installed headers, so the C compiler checks every
-//! signature and enum value; Rust sees five functions and two flat structs.
-//! The muxer gives the events of all inputs in timestamp order.
+//! The graph (sources -> a sink with a port per stream, merging them by
+//! timestamp; live: sources -> `filter.utils.muxer` -> a simple sink) lives
+//! in a small C shim (`c_src/bt_reader.c`): libbabeltrace2's API is a few
+//! hundred functions, status enums and reference-counted handles, and the
+//! shim is compiled against the installed headers, so the C compiler checks
+//! every signature and enum value; Rust sees five functions and two flat
+//! structs. The events of all inputs come in timestamp order; those of a
+//! class whose fields nobody reads come with their time only.
 
 use std::ffi::{c_char, c_int, c_void, CStr, CString};
 use std::path::{Path, PathBuf};
 
 use crate::damage::{check_stream, parse_index, DamagedStream, StreamCheck};
-use crate::event::{Event, EventClass, Field, MAX_FIELDS};
+use crate::event::{Event, EventClass, Field, Wanted, MAX_FIELDS};
 use crate::merge::Merge;
 
 #[repr(C)]
@@ -66,7 +68,7 @@ struct RawReader {
 }
 
 pub(crate) type ClassCb =
-    unsafe extern "C" fn(*mut c_void, u32, *const c_char, u32, *const *const c_char);
+    unsafe extern "C" fn(*mut c_void, u32, *const c_char, u32, *const *const c_char) -> c_int;
 pub(crate) type EventCb = unsafe extern "C" fn(*mut c_void, *const RawEvent);
 pub(crate) type TraceCb = unsafe extern "C" fn(*mut c_void, u32, *const c_char);
 
@@ -129,6 +131,7 @@ pub struct Discarded {
 /// far (indexed as the shim numbers them) and the user's event handler.
 struct Sink<'h> {
     classes: Vec<EventClass>,
+    wanted: Wanted,
     handler: &'h mut dyn FnMut(&Event),
     panicked: bool,
 }
@@ -136,6 +139,7 @@ struct Sink<'h> {
 /// A babeltrace2 graph over one [`Source`].
 pub struct Reader {
     inner: Inner,
+    wanted: Wanted,
     label: String,
     damaged: Vec<DamagedStream>,
     /// Temporary trace directories given to libbabeltrace2 in place of
@@ -583,12 +587,14 @@ enum Inner {
 }
 
 impl Reader {
-    /// Builds the graph (or graphs). Fails with a one-line message naming
-    /// the input.
-    pub fn open(source: &Source) -> Result<Reader, String> {
+    /// Builds the graph (or graphs), handing on the fields of the events
+    /// `wanted` names (the others with their time only). Fails with a
+    /// one-line message naming the input.
+    pub fn open(source: &Source, wanted: Wanted) -> Result<Reader, String> {
         match source {
             Source::Live(urls) => Ok(Reader {
                 inner: Inner::Direct(Graph::open(urls, true, &DIRECT)?),
+                wanted,
                 label: urls.join(", "),
                 damaged: Vec::new(),
                 views: Vec::new(),
@@ -622,11 +628,12 @@ impl Reader {
                     let inputs = inputs.pop().unwrap_or_default();
                     Graph::open(&inputs, false, &DIRECT).map(Inner::Direct)
                 } else {
-                    Merge::open(&inputs, renamed).map(Inner::Parallel)
+                    Merge::open(&inputs, renamed, wanted).map(Inner::Parallel)
                 };
                 let inner = opened.map_err(|e| message(&label, &views, &e))?;
                 let reader = Reader {
                     inner,
+                    wanted,
                     label,
                     damaged,
                     views,
@@ -657,6 +664,7 @@ impl Reader {
             Inner::Direct(graph) => {
                 let mut sink = Sink {
                     classes: std::mem::take(classes),
+                    wanted: self.wanted,
                     handler,
                     panicked: false,
                 };
@@ -809,7 +817,7 @@ unsafe extern "C" fn on_class(
     name: *const c_char,
     n_fields: u32,
     field_names: *const *const c_char,
-) {
+) -> c_int {
     // SAFETY: ctx is the `Sink` set by `Reader::step` for this run; the
     // shim passes a NUL-terminated name and `n_fields` valid name pointers.
     let sink = unsafe { &mut *(ctx as *mut Sink) };
@@ -818,7 +826,9 @@ unsafe extern "C" fn on_class(
     if sink.classes.len() <= index {
         sink.classes.resize_with(index + 1, EventClass::unknown);
     }
+    let wanted = sink.wanted.fields_of(&class);
     sink.classes[index] = class;
+    c_int::from(wanted)
 }
 
 unsafe extern "C" fn on_event(ctx: *mut c_void, raw: *const RawEvent) {

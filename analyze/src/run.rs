@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::analysis::Analysis;
-use crate::event::{Event, EventClass, Field, Kind, Slot, PROVIDER};
+use crate::event::{Event, EventClass, Field, Kind, Slot, Wanted, PROVIDER};
 use crate::identity::{is_identity_row, parse_call, parse_reply, Identity, PID_SLOTS};
 use crate::reader::{Reader, Source, Step};
 use crate::table::{windowed, Summary, Table};
@@ -192,6 +192,8 @@ pub struct Outcome {
     pub tables: Vec<Table>,
     /// The analyses, for what the report draws beyond tables.
     pub analyses: Vec<Box<dyn Analysis>>,
+    /// Who is who, as the whole run learnt it.
+    pub who: Identity,
     /// With [`run_with_trend`]: each window's tables (their first
     /// [`TREND_ROWS`] rows, without histograms), oldest first.
     pub trend: Vec<(i64, Vec<Table>)>,
@@ -224,11 +226,12 @@ fn roll(
     analyses: &mut [Box<dyn Analysis>],
     make: Make,
     summary: &Summary,
+    who: &Identity,
 ) -> Result<Vec<Table>, String> {
     let mut tables = Vec::new();
     for a in analyses.iter_mut() {
         if !a.carries_over() {
-            a.finish();
+            a.finish(who);
         }
         tables.extend(a.tables(summary));
     }
@@ -282,6 +285,7 @@ struct Feed<'f> {
     /// Events kept, per kind.
     kinds: [u64; Kind::ALL.len()],
     who: Identity,
+    wanted: Wanted,
     calls: SelectedCalls,
     summary: Summary,
     /// The first event recorded (not an identity row): `--from`/`--to`
@@ -299,8 +303,10 @@ struct Feed<'f> {
 
 impl Feed<'_> {
     fn on_event(&mut self, ev: &Event) {
-        let identity_row = is_identity_row(ev);
-        if (ev.kind().is_none() && !identity_row) || self.past_window {
+        let Some(kind) = ev.kind() else {
+            return;
+        };
+        if self.past_window {
             return;
         }
         self.ours_seen += 1;
@@ -309,8 +315,17 @@ impl Feed<'_> {
                 p.set_position(self.ours_seen);
             }
         }
-        let node = self.who.node_of(ev);
-        self.who.learn(node, ev);
+        let identity_row = is_identity_row(ev);
+        // Events whose fields nobody reads come without them: only their
+        // time counts (there is no process selection then, see `wanted`).
+        let fields = self.wanted.wants(kind);
+        let node = match fields {
+            true => self.who.node_of(ev),
+            false => ev.node,
+        };
+        if fields {
+            self.who.learn(node, ev);
+        }
         if !identity_row && self.origin.is_none() {
             self.start_clock(ev.ts_ns);
         }
@@ -329,9 +344,14 @@ impl Feed<'_> {
             if let Some(k) = ev.kind() {
                 self.kinds[k as usize] += 1;
             }
-            self.dispatch(ev, node);
+            match fields {
+                true => self.dispatch(ev, node),
+                false => self.dispatch_bare(ev),
+            }
         }
-        self.who.forget(node, ev);
+        if fields {
+            self.who.forget(node, ev);
+        }
     }
 
     fn start_clock(&mut self, ts: i64) {
@@ -367,16 +387,25 @@ impl Feed<'_> {
     }
 
     fn dispatch(&mut self, ev: &Event, node: u32) {
-        let analyses = &mut self.analyses;
+        let (analyses, who) = (&mut self.analyses, &self.who);
         let mut trend = self.trend.as_mut().map(|t| &mut t.analyses);
-        self.who.present(ev, node, &mut self.scratch, &mut |ev| {
+        who.present(ev, node, &mut self.scratch, &mut |ev| {
             for a in analyses.iter_mut() {
-                a.on_event(ev);
+                a.on_event(ev, who);
             }
             for a in trend.iter_mut().flat_map(|t| t.iter_mut()) {
-                a.on_event(ev);
+                a.on_event(ev, who);
             }
         });
+    }
+
+    /// An event whose fields nobody reads: its kind and time, to every
+    /// analysis.
+    fn dispatch_bare(&mut self, ev: &Event) {
+        let trend = self.trend.iter_mut().flat_map(|t| t.analyses.iter_mut());
+        for a in self.analyses.iter_mut().chain(trend) {
+            a.on_event(ev, &self.who);
+        }
     }
 
     /// What every output says besides the tables: nodes that cannot be
@@ -405,7 +434,7 @@ impl Feed<'_> {
             w.events += 1;
             return;
         }
-        match roll(&mut self.analyses, self.make, &self.summary) {
+        match roll(&mut self.analyses, self.make, &self.summary, &self.who) {
             Ok(tables) => w.closed.push((start, tables)),
             Err(e) => {
                 self.failed.get_or_insert(e);
@@ -428,7 +457,7 @@ impl Feed<'_> {
         }
         t.start = Some(start + (ts - start) / t.width_ns * t.width_ns);
         t.events = 1;
-        match roll(&mut t.analyses, self.make, &self.summary) {
+        match roll(&mut t.analyses, self.make, &self.summary, &self.who) {
             Ok(tables) => t.keep(start, tables),
             Err(e) => {
                 self.failed.get_or_insert(e);
@@ -514,13 +543,21 @@ pub fn run_with_trend(
         }),
         None => None,
     };
-    let mut reader = Reader::open(source)?;
+    let analyses = make()?;
+    let wanted = wanted(
+        analyses
+            .iter()
+            .chain(trend.iter().flat_map(|t| t.analyses.iter())),
+        filter,
+    );
+    let mut reader = Reader::open(source, wanted)?;
     let live = matches!(source, Source::Live(_));
     let mut classes: Vec<EventClass> = Vec::new();
     let mut feed = Feed {
         filter,
         make,
-        analyses: make()?,
+        analyses,
+        wanted,
         windows: window_ns.map(|w| Windows {
             width_ns: i64::try_from(w.max(1)).unwrap_or(i64::MAX),
             start: None,
@@ -588,13 +625,13 @@ pub fn run_with_trend(
         return Err(e);
     }
     for a in feed.analyses.iter_mut() {
-        a.finish();
+        a.finish(&feed.who);
     }
     let mut trend = Vec::new();
     if let Some(mut t) = feed.trend.take() {
         if let (Some(start), true) = (t.start, t.events > 0) {
             for a in t.analyses.iter_mut() {
-                a.finish();
+                a.finish(&feed.who);
             }
             let tables = t.analyses.iter().flat_map(|a| a.tables(&feed.summary));
             t.keep(start, tables.collect());
@@ -619,8 +656,35 @@ pub fn run_with_trend(
         summary: feed.summary,
         tables,
         analyses: feed.analyses,
+        who: feed.who,
         trend,
     })
+}
+
+/// The kinds whose fields are read: those some analysis reads, the
+/// identity layer's own rows, both message kinds when either is read (the
+/// layer learns aliases from them), and every kind under a process
+/// selection (it looks at every event's processes).
+fn wanted<'a>(analyses: impl Iterator<Item = &'a Box<dyn Analysis>>, filter: &Filter) -> Wanted {
+    if filter.selects_processes() {
+        return Wanted::all();
+    }
+    let mut wanted = Wanted::none();
+    for a in analyses {
+        for &kind in Kind::ALL {
+            if a.needs_fields(kind) {
+                wanted.add(kind);
+            }
+        }
+    }
+    for kind in [Kind::NodeName, Kind::ProcessName, Kind::ProcessRegister] {
+        wanted.add(kind);
+    }
+    if wanted.wants(Kind::MessageSend) || wanted.wants(Kind::MessageReceive) {
+        wanted.add(Kind::MessageSend);
+        wanted.add(Kind::MessageReceive);
+    }
+    wanted
 }
 
 /// The wall clock in ns from the Unix epoch, as LTTng's timestamps.
@@ -787,12 +851,15 @@ impl Reorder {
     }
 }
 
-/// An analysis read through a [`Reorder`] (the run loop's live path, for
-/// the analyses' tests).
+/// An analysis read as the run loop reads a live source: events put back
+/// in timestamp order by a [`Reorder`], then through the identity layer
+/// (for the analyses' tests).
 pub struct Reordered<A: Analysis> {
     /// The analysis fed in timestamp order.
     pub inner: A,
     reorder: Reorder,
+    who: Identity,
+    scratch: Vec<u8>,
 }
 
 impl<A: Analysis> Reordered<A> {
@@ -801,30 +868,66 @@ impl<A: Analysis> Reordered<A> {
         Reordered {
             inner,
             reorder: Reorder::new(window_ns),
+            who: Identity::default(),
+            scratch: Vec::new(),
         }
+    }
+
+    /// Takes one event as read.
+    pub fn push(&mut self, ev: &Event) {
+        let (reorder, mut pass) = self.parts();
+        reorder.push(ev, &mut pass);
     }
 
     /// See [`Reorder::advance_to`].
     pub fn advance_to(&mut self, now_ns: i64) {
-        let inner = &mut self.inner;
-        self.reorder
-            .advance_to(now_ns, &mut |ev| inner.on_event(ev));
+        let (reorder, mut pass) = self.parts();
+        reorder.advance_to(now_ns, &mut pass);
+    }
+
+    /// The input has ended: everything held is handed on, and the
+    /// analysis finishes.
+    pub fn finish(&mut self) {
+        {
+            let (reorder, mut pass) = self.parts();
+            reorder.drain(&mut pass);
+        }
+        self.inner.finish(&self.who);
+    }
+
+    /// The window, and what hands an event on through the identity layer.
+    fn parts(&mut self) -> (&mut Reorder, impl FnMut(&Event) + '_) {
+        let (inner, who, scratch) = (&mut self.inner, &mut self.who, &mut self.scratch);
+        let pass = move |ev: &Event| who.pass(ev, scratch, &mut |ev, who| inner.on_event(ev, who));
+        (&mut self.reorder, pass)
     }
 }
 
-impl<A: Analysis> Analysis for Reordered<A> {
-    fn on_event(&mut self, ev: &Event) {
-        let inner = &mut self.inner;
-        self.reorder.push(ev, &mut |ev| inner.on_event(ev));
-    }
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::calls::Calls;
+    use crate::analysis::genserver::GenServer;
+    use crate::analysis::rates::Rates;
 
-    fn finish(&mut self) {
-        let inner = &mut self.inner;
-        self.reorder.drain(&mut |ev| inner.on_event(ev));
-        self.inner.finish();
-    }
-
-    fn tables(&self, summary: &Summary) -> Vec<Table> {
-        self.inner.tables(summary)
+    /// The reader hands on the fields an analysis reads, the identity
+    /// layer's rows, and messages both ways when either is read; every
+    /// kind's under a process selection.
+    #[test]
+    fn only_read_fields_are_wanted() {
+        let calls: Vec<Box<dyn Analysis>> = vec![Box::new(Calls::new(None, 0, false))];
+        let w = wanted(calls.iter(), &Filter::default());
+        assert!(w.wants(Kind::FunctionReturn) && w.wants(Kind::ProcessRegister));
+        assert!(!w.wants(Kind::MessageSend) && !w.wants(Kind::ProcessScheduled));
+        let rates: Vec<Box<dyn Analysis>> = vec![Box::new(Rates::default())];
+        assert!(!wanted(rates.iter(), &Filter::default()).wants(Kind::FunctionCall));
+        let gs: Vec<Box<dyn Analysis>> = vec![Box::new(GenServer::default())];
+        let w = wanted(gs.iter(), &Filter::default());
+        assert!(w.wants(Kind::MessageReceive) && !w.wants(Kind::FunctionCall));
+        let selected = Filter {
+            names: vec![b"shop".to_vec()],
+            ..Filter::default()
+        };
+        assert_eq!(wanted(calls.iter(), &selected), Wanted::all());
     }
 }

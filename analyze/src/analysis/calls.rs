@@ -12,6 +12,7 @@
 use super::callstack::{CallStack, Frame, Functions, Popped, Pushed};
 use super::{duration_cells, duration_columns, entry, Analysis, ByText, Registered};
 use crate::cli::parse_duration;
+use crate::identity::Identity;
 use crate::event::{Event, Kind, Slot};
 use crate::stats::Durations;
 use crate::table::{col, Cell, Summary, Table, Unit};
@@ -203,7 +204,11 @@ impl Calls {
 }
 
 impl Analysis for Calls {
-    fn on_event(&mut self, ev: &Event) {
+    fn needs_fields(&self, kind: Kind) -> bool {
+        matches!(kind, Kind::FunctionCall | Kind::FunctionReturn | Kind::FunctionException | Kind::ProcessExit)
+    }
+
+    fn on_event(&mut self, ev: &Event, _who: &Identity) {
         match ev.kind() {
             Some(Kind::FunctionCall) => self.call(ev),
             Some(Kind::FunctionReturn) => self.ret(ev, false),
@@ -216,7 +221,7 @@ impl Analysis for Calls {
     /// The slow calls over time: each at its start, its duration on a
     /// log scale (the slowest of each stretch of time when there are more
     /// than the page draws).
-    fn report(&self, page: &mut crate::report::Page) -> Result<(), String> {
+    fn report(&self, page: &mut crate::report::Page, _who: &Identity) -> Result<(), String> {
         use crate::report::{duration_axis, svg, MAX_POINTS};
         let threshold = crate::table::format_ns(self.slower_than_ns.unwrap_or(0));
         if self.slow.is_empty() {

@@ -3,16 +3,13 @@
 //! that receiver lives, and the time in between per (sending node,
 //! receiving node) pair.
 //!
-//! A pid is written as the node that writes it numbers it: `<0.42.0>` at
-//! home, `<8827.42.0>` elsewhere, where 8827 is the writing node's channel
-//! number for the pid's home node. The `node_name` events of each node's
-//! trace map its channel numbers to node names (and name the node), so a
-//! send to `<8827.42.0>` on n1 goes to `<0.42.0>` on the node n1 calls
-//! 8827. Messages are compared by text with every channel number masked
-//! (`{ping,<*.90.0>}` on both sides), as a pid inside a message is written
-//! differently by the sender and the receiver. Between one sender and one
-//! receiver Erlang keeps message order, so a receive takes the oldest
-//! pending send of the same text to the same process.
+//! Who is who comes from the identity layer: a send to `<8827.42.0>` on n1
+//! goes to the process `<0.42.0>` of the node n1 numbers 8827
+//! ([`Identity::process`]), and messages are compared by their text with
+//! every pid renumbered the same whoever wrote it ([`Identity::renumbered`]:
+//! `{ping,<n2.90.0>}` on both sides). Between one sender and one receiver
+//! Erlang keeps message order, so a receive takes the oldest pending send of
+//! the same text to the same process.
 //!
 //! Read live, each host's events may come a little apart from the others':
 //! the run loop puts them back in timestamp order before they come here.
@@ -35,7 +32,7 @@ use rustc_hash::FxHashMap;
 
 use super::{duration_cells, duration_columns, Analysis, NoOptions, Registered};
 use crate::event::{Event, Kind, Slot};
-use crate::identity::{self, parse_decimal, split_qualified, unquoted, NOT_DISTRIBUTED};
+use crate::identity::{self, split_qualified, unquoted, Identity, NodeNameId, Process};
 use crate::stats::Durations;
 use crate::table::{col, Cell, Summary, Table, Unit};
 
@@ -54,24 +51,13 @@ pub const MAX_UNRESOLVED: usize = 65536;
 pub const NAMES_WAIT_NS: i64 = 30_000_000_000;
 /// Bytes of a message kept while its node's names are unknown.
 pub const KEPT_BYTES: usize = 256;
-/// Bytes of masked message text compared: longer texts may be cut at
+/// Bytes of renumbered message text compared: longer texts may be cut at
 /// different places by the sender and the receiver (their pids differ in
 /// length), so only this prefix decides.
 pub const COMPARED_BYTES: usize = 48;
 
-
 /// The `to` of the rows of sends whose receiver the trace does not say.
 const UNRESOLVED: &str = "(unresolved)";
-
-/// A node, interned: an index into [`Delivery::node_names`].
-pub type NodeId = u32;
-
-#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
-struct Process {
-    node: NodeId,
-    number: u64,
-    serial: u64,
-}
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 struct TextKey {
@@ -82,7 +68,7 @@ struct TextKey {
 #[derive(Clone, Copy)]
 struct Send {
     ts: i64,
-    from: NodeId,
+    from: NodeNameId,
     key: TextKey,
 }
 
@@ -92,11 +78,11 @@ struct Receive {
     key: TextKey,
 }
 
-/// A send or receive whose node's channel numbers are not known yet, with
+/// A send or receive of node `node` whose names are not known yet, with
 /// the start of its message (enough for [`COMPARED_BYTES`] of key).
 enum Unresolved {
     Send {
-        trace: usize,
+        node: u32,
         ts: i64,
         channel: u64,
         number: u64,
@@ -104,19 +90,12 @@ enum Unresolved {
         message: Box<[u8]>,
     },
     Receive {
-        trace: usize,
+        node: u32,
         ts: i64,
         number: u64,
         serial: u64,
         message: Box<[u8]>,
     },
-}
-
-/// What one node's trace says about names.
-#[derive(Default)]
-struct TraceNames {
-    own: Option<NodeId>,
-    channels: FxHashMap<u64, NodeId>,
 }
 
 /// One (sending node, receiving node) pair's deliveries.
@@ -142,19 +121,20 @@ impl Registered for Delivery {
     }
 }
 
-/// The delivery state machine. Traces (nodes) are numbered by the caller.
+/// The delivery state machine: the pairing.
 #[derive(Default)]
 pub struct Delivery {
+    /// The identity layer's node names, by id, for the tables.
     names: Vec<Box<[u8]>>,
-    name_ids: FxHashMap<Box<[u8]>, NodeId>,
-    traces: Vec<TraceNames>,
+    /// Each sending node's name, for the rows of unresolved targets.
+    own: FxHashMap<u32, NodeNameId>,
     sends: FxHashMap<Process, VecDeque<Send>>,
     early: FxHashMap<Process, VecDeque<Receive>>,
     unresolved: VecDeque<Unresolved>,
-    pairs: FxHashMap<(NodeId, NodeId), Pair>,
-    /// Sends per node (trace) to a name or alias no event of the trace
-    /// resolves to a process.
-    unresolved_targets: FxHashMap<usize, u64>,
+    pairs: FxHashMap<(NodeNameId, NodeNameId), Pair>,
+    /// Sends per node to a name or alias no event of the trace resolves to
+    /// a process.
+    unresolved_targets: FxHashMap<u32, u64>,
     /// Receives that had pending sends of the same text from more than one
     /// node: matched to the oldest, which may be the wrong one.
     pub ambiguous: u64,
@@ -179,72 +159,56 @@ impl Delivery {
         Delivery::default()
     }
 
-    /// A `node_name` event of trace `trace`: `node` names the trace's node,
-    /// `peer` is the node it numbers `channel` (0: itself).
-    pub fn node_name(&mut self, trace: usize, node: &[u8], channel: u64, peer: &[u8]) {
-        // A node not (or no longer) distributed has no cross-node traffic.
-        if node == NOT_DISTRIBUTED {
-            return;
-        }
-        let own = self.intern(node);
-        let peer = self.intern(peer);
-        let names = self.trace(trace);
-        let changed = names.own != Some(own) || names.channels.get(&channel) != Some(&peer);
-        names.own = Some(own);
-        names.channels.insert(channel, peer);
-        if changed {
-            self.retry_unresolved();
-        }
-    }
-
-    /// A `message_send` in trace `trace` to `to`: a pid, or what the trace
+    /// A `message_send` of node `node` to `to`: a pid, or what the trace
     /// did not resolve to one (counted per sending node).
-    pub fn send(&mut self, trace: usize, ts: i64, to: &[u8], message: &[u8]) {
+    fn send(&mut self, who: &Identity, node: u32, ts: i64, to: &[u8], message: &[u8]) {
         let Some((channel, number, serial)) = parse_pid(to) else {
             if !to.is_empty() && !to.starts_with(b"#Port") {
-                *self.unresolved_targets.entry(trace).or_default() += 1;
+                *self.unresolved_targets.entry(node).or_default() += 1;
+                self.note_own(who, node);
             }
             return;
         };
-        self.trace(trace);
         let u = Unresolved::Send {
-            trace,
+            node,
             ts,
             channel,
             number,
             serial,
             message: kept(message),
         };
-        self.take(u);
+        self.take(who, u);
     }
 
-    /// A `message_receive` in trace `trace` by `to`.
-    pub fn receive(&mut self, trace: usize, ts: i64, to: &[u8], message: &[u8]) {
+    /// A `message_receive` of node `node` by `to`.
+    fn receive(&mut self, who: &Identity, node: u32, ts: i64, to: &[u8], message: &[u8]) {
         let Some((0, number, serial)) = parse_pid(to) else {
             return;
         };
-        self.trace(trace);
-        self.take(Unresolved::Receive {
-            trace,
-            ts,
-            number,
-            serial,
-            message: kept(message),
-        });
+        self.take(
+            who,
+            Unresolved::Receive {
+                node,
+                ts,
+                number,
+                serial,
+                message: kept(message),
+            },
+        );
     }
 
-    /// The name of a node id, as written in the trace (an atom's text).
-    pub fn node_name_of(&self, id: NodeId) -> &[u8] {
-        &self.names[id as usize]
+    /// The name of a node, as written in the trace (an atom's text).
+    fn node_name_of(&self, id: NodeNameId) -> &[u8] {
+        self.names.get(id as usize).map_or(b"?", |n| &n[..])
     }
 
     /// Per (from, to) pair, in name order; pending sends count as
     /// unmatched.
     pub fn pairs(&self) -> Vec<(&[u8], &[u8], u64, &Durations)> {
-        let mut pending: FxHashMap<(NodeId, NodeId), u64> = FxHashMap::default();
+        let mut pending: FxHashMap<(NodeNameId, NodeNameId), u64> = FxHashMap::default();
         for (to, sends) in &self.sends {
             for s in sends {
-                *pending.entry((s.from, to.node)).or_default() += 1;
+                *pending.entry((s.from, to.home)).or_default() += 1;
             }
         }
         let mut rows: Vec<_> = self
@@ -274,24 +238,21 @@ impl Delivery {
         self.unresolved.len() as u64
     }
 
-    fn intern(&mut self, name: &[u8]) -> NodeId {
-        if let Some(&id) = self.name_ids.get(name) {
-            return id;
+    /// Copies the node names the identity layer learnt since last time.
+    fn sync_names(&mut self, who: &Identity) {
+        let known = who.node_name_texts();
+        if self.names.len() < known.len() {
+            self.names.extend_from_slice(&known[self.names.len()..]);
         }
-        let id = self.names.len() as NodeId;
-        self.names.push(name.into());
-        self.name_ids.insert(name.into(), id);
-        id
     }
 
-    fn trace(&mut self, trace: usize) -> &mut TraceNames {
-        if self.traces.len() <= trace {
-            self.traces.resize_with(trace + 1, TraceNames::default);
+    fn note_own(&mut self, who: &Identity, node: u32) {
+        if let Some(id) = who.own_name(node) {
+            self.own.insert(node, id);
         }
-        &mut self.traces[trace]
     }
 
-    fn pair(&mut self, from: NodeId, to: NodeId) -> &mut Pair {
+    fn pair(&mut self, from: NodeNameId, to: NodeNameId) -> &mut Pair {
         self.pairs.entry((from, to)).or_insert_with(|| Pair {
             latency: Durations::new(3),
             unmatched: 0,
@@ -300,65 +261,64 @@ impl Delivery {
 
     /// Handles a send or receive now if nothing waits before it and its
     /// names are known; otherwise it waits, in order.
-    fn take(&mut self, u: Unresolved) {
+    fn take(&mut self, who: &Identity, u: Unresolved) {
         let now = u.ts();
         if self.unresolved.is_empty() {
-            if let Err(u) = self.resolve(u) {
+            if let Err(u) = self.resolve(who, u) {
                 self.unresolved.push_back(u);
             }
             return;
         }
         if self.unresolved.len() >= MAX_UNRESOLVED {
-            self.drop_oldest_unresolved();
+            self.drop_oldest_unresolved(who);
             self.unresolved_over_cap += 1;
         }
         self.unresolved.push_back(u);
-        self.retry_unresolved();
+        self.retry_unresolved(who);
         while self
             .unresolved
             .front()
             .is_some_and(|oldest| now.saturating_sub(oldest.ts()) > NAMES_WAIT_NS)
         {
-            self.drop_oldest_unresolved();
+            self.drop_oldest_unresolved(who);
         }
     }
 
     /// Gives up on the oldest waiting event, and handles those behind it
     /// that can be.
-    fn drop_oldest_unresolved(&mut self) {
+    fn drop_oldest_unresolved(&mut self, who: &Identity) {
         if self.unresolved.pop_front().is_some() {
             self.unresolved_dropped += 1;
         }
-        self.retry_unresolved();
+        self.retry_unresolved(who);
     }
 
     /// Handles the waiting events from the oldest, up to the first whose
     /// names are still unknown: events are always paired in the order they
     /// came, whatever order the names come in.
-    fn retry_unresolved(&mut self) {
+    fn retry_unresolved(&mut self, who: &Identity) {
         while let Some(u) = self.unresolved.pop_front() {
-            if let Err(u) = self.resolve(u) {
+            if let Err(u) = self.resolve(who, u) {
                 self.unresolved.push_front(u);
                 break;
             }
         }
     }
 
-    fn resolve(&mut self, u: Unresolved) -> Result<(), Unresolved> {
-        let names = &self.traces[u.trace()];
+    fn resolve(&mut self, who: &Identity, u: Unresolved) -> Result<(), Unresolved> {
         match u {
             Unresolved::Send {
+                node,
                 ts,
                 channel,
                 number,
                 serial,
                 ref message,
-                ..
             } => {
-                let (Some(from), Some(&node), Some(key)) = (
-                    names.own,
-                    names.channels.get(&channel),
-                    text_key(message, names),
+                let (Some(from), Some(home), Some(key)) = (
+                    who.own_name(node),
+                    who.home(node, channel),
+                    text_key(who, node, message),
                 ) else {
                     return Err(u);
                 };
@@ -366,7 +326,7 @@ impl Delivery {
                     from,
                     ts,
                     Process {
-                        node,
+                        home,
                         number,
                         serial,
                     },
@@ -374,19 +334,20 @@ impl Delivery {
                 );
             }
             Unresolved::Receive {
+                node,
                 ts,
                 number,
                 serial,
                 ref message,
-                ..
             } => {
-                let (Some(node), Some(key)) = (names.own, text_key(message, names)) else {
+                let (Some(home), Some(key)) = (who.own_name(node), text_key(who, node, message))
+                else {
                     return Err(u);
                 };
                 self.paired_receive(
                     ts,
                     Process {
-                        node,
+                        home,
                         number,
                         serial,
                     },
@@ -397,12 +358,12 @@ impl Delivery {
         Ok(())
     }
 
-    fn paired_send(&mut self, from: NodeId, ts: i64, to: Process, key: TextKey) {
+    fn paired_send(&mut self, from: NodeNameId, ts: i64, to: Process, key: TextKey) {
         if let Some(early) = self.early.get_mut(&to) {
             if let Some(i) = early.iter().position(|r| r.key == key) {
                 let r = early.remove(i).expect("position is in range");
                 self.early_receives += 1;
-                self.record(from, to.node, r.ts - ts);
+                self.record(from, to.home, r.ts - ts);
                 return;
             }
         }
@@ -414,9 +375,9 @@ impl Delivery {
         };
         queue.push_back(Send { ts, from, key });
         if let Some(dropped) = dropped {
-            self.pair(dropped.from, to.node).unmatched += 1;
+            self.pair(dropped.from, to.home).unmatched += 1;
         }
-        self.pair(from, to.node);
+        self.pair(from, to.home);
     }
 
     fn paired_receive(&mut self, ts: i64, to: Process, key: TextKey) {
@@ -434,10 +395,10 @@ impl Delivery {
         {
             self.ambiguous += 1;
         }
-        self.record(send.from, to.node, ts - send.ts);
+        self.record(send.from, to.home, ts - send.ts);
     }
 
-    fn record(&mut self, from: NodeId, to: NodeId, ns: i64) {
+    fn record(&mut self, from: NodeNameId, to: NodeNameId, ns: i64) {
         if ns < 0 {
             self.skewed += 1;
         }
@@ -456,12 +417,6 @@ impl Delivery {
 }
 
 impl Unresolved {
-    fn trace(&self) -> usize {
-        match self {
-            Unresolved::Send { trace, .. } | Unresolved::Receive { trace, .. } => *trace,
-        }
-    }
-
     fn ts(&self) -> i64 {
         match self {
             Unresolved::Send { ts, .. } | Unresolved::Receive { ts, .. } => *ts,
@@ -470,31 +425,43 @@ impl Unresolved {
 }
 
 impl Analysis for Delivery {
-    fn on_event(&mut self, ev: &Event) {
-        let trace = ev.node as usize;
+    fn needs_fields(&self, kind: Kind) -> bool {
+        matches!(kind, Kind::MessageSend | Kind::MessageReceive | Kind::NodeName)
+    }
+
+    fn on_event(&mut self, ev: &Event, who: &Identity) {
+        self.sync_names(who);
         match ev.kind() {
-            Some(Kind::NodeName) => self.node_name(
-                trace,
-                ev.str(Slot::Node),
-                ev.int(Slot::Channel) as u64,
-                ev.str(Slot::Peer),
+            // The identity layer has learnt the names: what waited for
+            // them may go on.
+            Some(Kind::NodeName) => {
+                self.note_own(who, ev.node);
+                self.retry_unresolved(who);
+            }
+            Some(Kind::MessageSend) => self.send(
+                who,
+                ev.node,
+                ev.ts_ns,
+                ev.str(Slot::To),
+                ev.str(Slot::Message),
             ),
-            Some(Kind::MessageSend) => {
-                self.send(trace, ev.ts_ns, ev.str(Slot::To), ev.str(Slot::Message))
-            }
-            Some(Kind::MessageReceive) => {
-                self.receive(trace, ev.ts_ns, ev.str(Slot::To), ev.str(Slot::Message))
-            }
+            Some(Kind::MessageReceive) => self.receive(
+                who,
+                ev.node,
+                ev.ts_ns,
+                ev.str(Slot::To),
+                ev.str(Slot::Message),
+            ),
             _ => {}
         }
     }
 
-    fn finish(&mut self) {
+    fn finish(&mut self, who: &Identity) {
         // What never got its names is dropped, so that what follows it is
         // paired.
-        self.retry_unresolved();
+        self.retry_unresolved(who);
         while !self.unresolved.is_empty() {
-            self.drop_oldest_unresolved();
+            self.drop_oldest_unresolved(who);
         }
     }
 
@@ -523,9 +490,9 @@ impl Analysis for Delivery {
         let mut unresolved: Vec<(&[u8], u64)> = self
             .unresolved_targets
             .iter()
-            .map(|(&trace, &n)| {
-                let own = self.traces.get(trace).and_then(|t| t.own);
-                (own.map_or(&b"?"[..], |id| self.node_name_of(id)), n)
+            .map(|(node, &n)| {
+                let own = self.own.get(node);
+                (own.map_or(&b"?"[..], |&id| self.node_name_of(id)), n)
             })
             .collect();
         unresolved.sort();
@@ -612,87 +579,19 @@ fn kept(message: &[u8]) -> Box<[u8]> {
     message[..message.len().min(KEPT_BYTES)].into()
 }
 
-/// The message's identity for matching: its text, outside quoted strings
-/// and atoms, with every channel number (`<C.` of pids, ports and refs)
-/// replaced by the node it names in `names`, over its first
-/// [`COMPARED_BYTES`] bytes: the sender's `{ping,<0.90.0>}` and the
-/// receiver's `{ping,<8707.90.0>}` are the same message. None while a
-/// channel in it is unnamed (its node's table is not read yet).
-fn text_key(message: &[u8], names: &TraceNames) -> Option<TextKey> {
-    let mut masked = Masked::default();
-    let mut quote = None;
-    let mut i = 0;
-    while i < message.len() && masked.len < COMPARED_BYTES {
-        let b = message[i];
-        i += 1;
-        match quote {
-            Some(_) if b == b'\\' => {
-                masked.push(b);
-                if let Some(&escaped) = message.get(i) {
-                    masked.push(escaped);
-                    i += 1;
-                }
-                continue;
-            }
-            Some(q) if b == q => quote = None,
-            Some(_) => {}
-            None if b == b'"' || b == b'\'' => quote = Some(b),
-            None if b == b'<' => {
-                let digits = message[i..]
-                    .iter()
-                    .take_while(|d| d.is_ascii_digit())
-                    .count();
-                if digits > 0 && message.get(i + digits) == Some(&b'.') {
-                    let channel = parse_decimal(&message[i..i + digits]);
-                    let node = match channel {
-                        Some(0) => names.own,
-                        Some(c) => names.channels.get(&c).copied(),
-                        None => None,
-                    };
-                    masked.push(b'<');
-                    masked.push_all(format!("n{}", node?).as_bytes());
-                    i += digits;
-                    continue;
-                }
-            }
-            None => {}
-        }
-        masked.push(b);
-    }
-    let whole = i >= message.len() && !message.ends_with(b"...");
+/// The message's identity for matching: its first [`COMPARED_BYTES`] with
+/// every pid renumbered as the identity layer names its node. None while a
+/// channel in it is unnamed.
+fn text_key(who: &Identity, node: u32, message: &[u8]) -> Option<TextKey> {
+    let mut buf = [0; COMPARED_BYTES];
+    let (masked, read_all) = who.renumbered(node, message, &mut buf)?;
+    let whole = read_all && !message.ends_with(b"...");
     let mut h = rustc_hash::FxHasher::default();
-    h.write(&masked.bytes[..masked.len]);
+    h.write(masked);
     Some(TextKey {
         hash: h.finish(),
-        len: if whole { masked.len as u32 } else { u32::MAX },
+        len: if whole { masked.len() as u32 } else { u32::MAX },
     })
-}
-
-struct Masked {
-    bytes: [u8; COMPARED_BYTES],
-    len: usize,
-}
-
-impl Default for Masked {
-    fn default() -> Self {
-        Masked {
-            bytes: [0; COMPARED_BYTES],
-            len: 0,
-        }
-    }
-}
-
-impl Masked {
-    fn push(&mut self, b: u8) {
-        if let Some(slot) = self.bytes.get_mut(self.len) {
-            *slot = b;
-            self.len += 1;
-        }
-    }
-
-    fn push_all(&mut self, bytes: &[u8]) {
-        bytes.iter().for_each(|&b| self.push(b));
-    }
 }
 
 #[cfg(test)]
@@ -705,21 +604,60 @@ mod tests {
     const N2: &[u8] = b"'n2@10.99.0.12'";
     const N3: &[u8] = b"'n3@10.99.0.13'";
 
+    fn text(name: &[u8]) -> &str {
+        std::str::from_utf8(name).expect("ASCII")
+    }
+
     /// Three traces (0, 1, 2 = n1, n2, n3), each numbering the others its
     /// own way, as the VM does (atom indexes differ per node).
-    fn cluster() -> Delivery {
-        let mut d = Delivery::new();
+    fn cluster() -> Script {
+        let mut s = Script::default();
         for (t, own, others) in [
             (0, N1, [(3002, N2), (3003, N3)]),
             (1, N2, [(8707, N1), (8800, N3)]),
             (2, N3, [(8707, N1), (9100, N2)]),
         ] {
-            d.node_name(t, own, 0, own);
+            s.in_trace(t).ev_node(0, text(own), 0, text(own));
             for (c, peer) in others {
-                d.node_name(t, own, c, peer);
+                s.ev_node(0, text(own), c, text(peer));
             }
         }
-        d
+        s
+    }
+
+    /// A send of trace `trace` to `to`.
+    fn send(s: &mut Script, trace: u32, ts: i64, to: &str, message: &str) {
+        s.in_trace(trace)
+            .ev(ts, Kind::MessageSend, &["<0.1.0>", to, message]);
+    }
+
+    /// A receive of trace `trace` by `to`.
+    fn receive(s: &mut Script, trace: u32, ts: i64, to: &str, message: &str) {
+        s.in_trace(trace)
+            .ev(ts, Kind::MessageReceive, &[to, message]);
+    }
+
+    /// Feeds the script's events (appended since the last call), through
+    /// the same identity layer each time.
+    struct Fed {
+        d: Delivery,
+        who: Identity,
+        done: usize,
+    }
+
+    impl Fed {
+        fn new() -> Fed {
+            Fed {
+                d: Delivery::new(),
+                who: Identity::default(),
+                done: 0,
+            }
+        }
+
+        fn feed(&mut self, s: &Script) -> &Delivery {
+            self.done = s.feed_from(self.done, &mut self.who, &mut self.d);
+            &self.d
+        }
     }
 
     fn row(d: &Delivery, from: &[u8], to: &[u8]) -> (u64, u64, u64) {
@@ -730,45 +668,39 @@ mod tests {
             .unwrap_or((0, 0, 0))
     }
 
-    /// Node 0 calls node 1 3002; node 1 calls node 0 8707.
-    fn names(own: NodeId, channel: u64, peer: NodeId) -> TraceNames {
-        let mut names = TraceNames {
-            own: Some(own),
-            ..TraceNames::default()
-        };
-        names.channels.insert(channel, peer);
-        names
-    }
-
     #[test]
     fn pids_parse_and_texts_name_their_nodes() {
         assert_eq!(parse_pid(b"<8827.42.0>"), Some((8827, 42, 0)));
-        assert_eq!(parse_pid(b"<0.42.0>"), Some((0, 42, 0)));
+        assert_eq!(parse_pid(b"<0.42.0>@2"), Some((0, 42, 0)));
         assert_eq!(parse_pid(b"{reg,'n2@h'}"), None);
         assert_eq!(parse_pid(b"<0.42>"), None);
-        let (n1, n2) = (names(0, 3002, 1), names(1, 8707, 0));
-        let key = |text: &[u8], names: &TraceNames| text_key(text, names).expect("named");
+        // Node 0 (n1) calls n2 3002; node 1 (n2) calls n1 8707.
+        let mut s = Script::default();
+        s.ev_node(0, "'n1@h'", 0, "'n1@h'")
+            .ev_node(0, "'n1@h'", 3002, "'n2@h'")
+            .in_trace(1)
+            .ev_node(0, "'n2@h'", 0, "'n2@h'")
+            .ev_node(0, "'n2@h'", 8707, "'n1@h'");
+        let who = s.feed(&mut Delivery::new());
+        let key = |node: u32, text: &[u8]| text_key(&who, node, text).expect("named");
+        assert_eq!(key(0, b"{ping,<0.90.0>}"), key(1, b"{ping,<8707.90.0>}"));
         assert_eq!(
-            key(b"{ping,<0.90.0>}", &n1),
-            key(b"{ping,<8707.90.0>}", &n2)
-        );
-        assert_eq!(
-            key(b"{#Ref<0.1.2.3>,#Port<0.7>}", &n1),
-            key(b"{#Ref<8707.1.2.3>,#Port<8707.7>}", &n2)
+            key(0, b"{#Ref<0.1.2.3>,#Port<0.7>}"),
+            key(1, b"{#Ref<8707.1.2.3>,#Port<8707.7>}")
         );
         // The same text written on two nodes is two different pids.
-        assert_ne!(key(b"{ping,<0.90.0>}", &n1), key(b"{ping,<0.90.0>}", &n2));
-        assert_ne!(key(b"{ping,<0.90.0>}", &n1), key(b"{ping,<0.91.0>}", &n1));
+        assert_ne!(key(0, b"{ping,<0.90.0>}"), key(1, b"{ping,<0.90.0>}"));
+        assert_ne!(key(0, b"{ping,<0.90.0>}"), key(0, b"{ping,<0.91.0>}"));
         // A channel no event named yet: no key until it is.
-        assert_eq!(text_key(b"{x,<5.1.2>}", &n1), None);
+        assert_eq!(text_key(&who, 0, b"{x,<5.1.2>}"), None);
         // A string that looks like a pid is text, not a pid.
-        assert_ne!(key(b"\"<0.1.2>\"", &n1), key(b"\"<3002.1.2>\"", &n1));
-        assert_ne!(key(b"<<1,2>>", &n1), key(b"<<1,3>>", &n1));
+        assert_ne!(key(0, b"\"<0.1.2>\""), key(0, b"\"<3002.1.2>\""));
+        assert_ne!(key(0, b"<<1,2>>"), key(0, b"<<1,3>>"));
         // Cut texts compare on their prefix, whoever cut them where.
         let long = [b'x'; 80];
         let mut cut = long[..60].to_vec();
         cut.extend_from_slice(b"...");
-        assert_eq!(key(&long, &n1).hash, key(&cut, &n2).hash);
+        assert_eq!(key(0, &long).hash, key(1, &cut).hash);
     }
 
     /// Two senders of the same local pid number on two nodes send the same
@@ -776,13 +708,15 @@ mod tests {
     /// node's send, as the pid in the message says.
     #[test]
     fn pids_inside_messages_tell_senders_apart() {
-        let mut d = cluster();
-        d.send(1, 100, b"<8707.50.0>", b"{ping,<0.95.0>}");
-        d.send(2, 101, b"<8707.50.0>", b"{ping,<0.95.0>}");
-        d.receive(0, 300, b"<0.50.0>", b"{ping,<3003.95.0>}");
-        d.receive(0, 400, b"<0.50.0>", b"{ping,<3002.95.0>}");
-        assert_eq!(row(&d, N3, N1), (1, 0, 199));
-        assert_eq!(row(&d, N2, N1), (1, 0, 300));
+        let mut s = cluster();
+        send(&mut s, 1, 100, "<8707.50.0>", "{ping,<0.95.0>}");
+        send(&mut s, 2, 101, "<8707.50.0>", "{ping,<0.95.0>}");
+        receive(&mut s, 0, 300, "<0.50.0>", "{ping,<3003.95.0>}");
+        receive(&mut s, 0, 400, "<0.50.0>", "{ping,<3002.95.0>}");
+        let mut f = Fed::new();
+        let d = f.feed(&s);
+        assert_eq!(row(d, N3, N1), (1, 0, 199));
+        assert_eq!(row(d, N2, N1), (1, 0, 300));
         assert_eq!(d.ambiguous, 0);
     }
 
@@ -790,13 +724,15 @@ mod tests {
     /// that the sender's channel number names.
     #[test]
     fn sends_go_to_the_node_their_channel_names() {
-        let mut d = cluster();
-        d.send(0, 100, b"<3002.90.0>", b"ping");
-        d.send(0, 110, b"<3003.90.0>", b"ping");
-        d.receive(2, 150, b"<0.90.0>", b"ping");
-        d.receive(1, 400, b"<0.90.0>", b"ping");
-        assert_eq!(row(&d, N1, N2), (1, 0, 300));
-        assert_eq!(row(&d, N1, N3), (1, 0, 40));
+        let mut s = cluster();
+        send(&mut s, 0, 100, "<3002.90.0>", "ping");
+        send(&mut s, 0, 110, "<3003.90.0>", "ping");
+        receive(&mut s, 2, 150, "<0.90.0>", "ping");
+        receive(&mut s, 1, 400, "<0.90.0>", "ping");
+        let mut f = Fed::new();
+        let d = f.feed(&s);
+        assert_eq!(row(d, N1, N2), (1, 0, 300));
+        assert_eq!(row(d, N1, N3), (1, 0, 40));
         assert_eq!(d.ambiguous, 0);
     }
 
@@ -804,33 +740,37 @@ mod tests {
     /// though each side writes it differently.
     #[test]
     fn repeated_texts_pair_in_order() {
-        let mut d = cluster();
+        let mut s = cluster();
         for i in 0..3 {
-            d.send(1, 1000 * i, b"<8707.50.0>", b"{ok,<0.60.0>}");
+            send(&mut s, 1, 1000 * i, "<8707.50.0>", "{ok,<0.60.0>}");
         }
         for i in 0..3 {
-            d.receive(0, 1000 * i + 10 * (i + 1), b"<0.50.0>", b"{ok,<3002.60.0>}");
+            receive(&mut s, 0, 1000 * i + 10 * (i + 1), "<0.50.0>", "{ok,<3002.60.0>}");
         }
-        assert_eq!(row(&d, N2, N1), (3, 0, 30));
-        d.send(1, 5000, b"<8707.50.0>", b"{ok,<0.60.0>}");
-        assert_eq!(row(&d, N2, N1), (3, 1, 30));
+        let mut f = Fed::new();
+        assert_eq!(row(f.feed(&s), N2, N1), (3, 0, 30));
+        send(&mut s, 1, 5000, "<8707.50.0>", "{ok,<0.60.0>}");
+        assert_eq!(row(f.feed(&s), N2, N1), (3, 1, 30));
     }
 
     /// Events before their node's names wait for them, also for the names
     /// of the pids inside their message.
     #[test]
     fn events_wait_for_names() {
-        let mut d = Delivery::new();
-        d.send(0, 100, b"<3002.90.0>", b"{hello,<0.5.0>}");
-        d.receive(1, 250, b"<0.90.0>", b"{hello,<8707.5.0>}");
-        assert_eq!(d.waiting_for_names(), 2);
-        d.node_name(1, N2, 0, N2);
-        d.node_name(0, N1, 0, N1);
-        d.node_name(0, N1, 3002, N2);
-        assert_eq!(d.waiting_for_names(), 1);
-        d.node_name(1, N2, 8707, N1);
+        let mut s = Script::default();
+        let mut f = Fed::new();
+        send(&mut s, 0, 100, "<3002.90.0>", "{hello,<0.5.0>}");
+        receive(&mut s, 1, 250, "<0.90.0>", "{hello,<8707.5.0>}");
+        assert_eq!(f.feed(&s).waiting_for_names(), 2);
+        s.in_trace(1).ev_node(300, text(N2), 0, text(N2));
+        s.in_trace(0)
+            .ev_node(300, text(N1), 0, text(N1))
+            .ev_node(300, text(N1), 3002, text(N2));
+        assert_eq!(f.feed(&s).waiting_for_names(), 1);
+        s.in_trace(1).ev_node(300, text(N2), 8707, text(N1));
+        let d = f.feed(&s);
         assert_eq!((d.waiting_for_names(), d.unresolved()), (0, 0));
-        assert_eq!(row(&d, N1, N2), (1, 0, 150));
+        assert_eq!(row(d, N1, N2), (1, 0, 150));
     }
 
     /// Live, a reader that attached after the nodes wrote their names gets
@@ -856,7 +796,7 @@ mod tests {
             .ev_node(9_500_000_000, "'n1@h'", 3002, "'n2@h'")
             .in_trace(1)
             .ev(12_000_000_000, Kind::MessageReceive, &["<0.91.0>", "later"]);
-        s.feed(&mut r);
+        s.feed_raw(&mut |ev| r.push(ev));
         let d = &r.inner;
         assert_eq!(row(d, b"'n1@h'", b"'n2@h'"), (1, 0, 100_000_000));
         assert_eq!((d.waiting_for_names(), d.unresolved()), (0, 0));
@@ -866,13 +806,16 @@ mod tests {
     /// NAMES_WAIT_NS at most; its events are then counted unresolved.
     #[test]
     fn an_unnamed_node_stops_holding_back_the_others() {
-        let mut d = cluster();
-        d.send(3, 0, b"<4000.90.0>", b"lost");
-        d.send(0, 1_000, b"<3002.90.0>", b"ping");
-        d.receive(1, 2_000, b"<0.90.0>", b"ping");
-        assert_eq!((row(&d, N1, N2), d.waiting_for_names()), ((0, 0, 0), 3));
-        d.send(0, NAMES_WAIT_NS + 1, b"<3002.91.0>", b"next");
-        assert_eq!(row(&d, N1, N2), (1, 1, 1_000));
+        let mut s = cluster();
+        let mut f = Fed::new();
+        send(&mut s, 3, 0, "<4000.90.0>", "lost");
+        send(&mut s, 0, 1_000, "<3002.90.0>", "ping");
+        receive(&mut s, 1, 2_000, "<0.90.0>", "ping");
+        let d = f.feed(&s);
+        assert_eq!((row(d, N1, N2), d.waiting_for_names()), ((0, 0, 0), 3));
+        send(&mut s, 0, NAMES_WAIT_NS + 1, "<3002.91.0>", "next");
+        let d = f.feed(&s);
+        assert_eq!(row(d, N1, N2), (1, 1, 1_000));
         assert_eq!((d.waiting_for_names(), d.unresolved()), (0, 1));
     }
 
@@ -880,10 +823,12 @@ mod tests {
     /// and counted apart.
     #[test]
     fn waiting_events_are_capped() {
-        let mut d = Delivery::new();
+        let mut s = Script::default();
         for i in 0..MAX_UNRESOLVED as i64 + 5 {
-            d.send(0, i, b"<3002.90.0>", b"ping");
+            send(&mut s, 0, i, "<3002.90.0>", "ping");
         }
+        let mut f = Fed::new();
+        let d = f.feed(&s);
         assert_eq!(d.waiting_for_names(), MAX_UNRESOLVED as u64);
         assert_eq!((d.unresolved(), d.unresolved_over_cap), (5, 5));
         let t = &d.tables(&Summary::default())[1];
@@ -891,21 +836,23 @@ mod tests {
             t.value(&t.rows[0], "unresolved_over_cap"),
             Some(&Cell::Num(5))
         );
-        d.finish();
-        assert_eq!(d.unresolved(), MAX_UNRESOLVED as u64 + 5);
+        f.d.finish(&f.who);
+        assert_eq!(f.d.unresolved(), MAX_UNRESOLVED as u64 + 5);
     }
 
     /// Local sends are pairs too, so a local message of the same text is
     /// not taken for a remote one.
     #[test]
     fn local_sends_take_their_receives() {
-        let mut d = cluster();
-        d.send(1, 100, b"<0.90.0>", b"go");
-        d.send(0, 105, b"<3002.90.0>", b"go");
-        d.receive(1, 120, b"<0.90.0>", b"go");
-        d.receive(1, 300, b"<0.90.0>", b"go");
-        assert_eq!(row(&d, N2, N2), (1, 0, 20));
-        assert_eq!(row(&d, N1, N2), (1, 0, 195));
+        let mut s = cluster();
+        send(&mut s, 1, 100, "<0.90.0>", "go");
+        send(&mut s, 0, 105, "<3002.90.0>", "go");
+        receive(&mut s, 1, 120, "<0.90.0>", "go");
+        receive(&mut s, 1, 300, "<0.90.0>", "go");
+        let mut f = Fed::new();
+        let d = f.feed(&s);
+        assert_eq!(row(d, N2, N2), (1, 0, 20));
+        assert_eq!(row(d, N1, N2), (1, 0, 195));
         assert_eq!(d.ambiguous, 1);
     }
 
@@ -930,7 +877,7 @@ mod tests {
         let mut unordered = Delivery::new();
         s.feed(&mut unordered);
         assert_eq!(unordered.skewed, 1);
-        s.feed(&mut r);
+        s.feed_raw(&mut |ev| r.push(ev));
         r.finish();
         let d = &r.inner;
         assert_eq!(row(d, b"'n3@h'", b"'n2@h'"), (1, 0, 10));
@@ -947,7 +894,7 @@ mod tests {
         s.ev_node(0, "'n1@h'", 0, "'n1@h'")
             .ev(10, Kind::MessageSend, &["<0.5.0>", "<0.90.0>", "go"])
             .ev(20, Kind::MessageReceive, &["<0.90.0>", "go"]);
-        s.feed(&mut r);
+        s.feed_raw(&mut |ev| r.push(ev));
         assert_eq!(row(&r.inner, b"'n1@h'", b"'n1@h'"), (0, 0, 0));
         r.advance_to(1_500);
         assert_eq!(row(&r.inner, b"'n1@h'", b"'n1@h'"), (0, 0, 0));
@@ -977,5 +924,20 @@ mod tests {
         assert_eq!(tables[0].value(row, "to"), Some(&Cell::Text("n2@h".into())));
         assert_eq!(tables[0].value(row, "count"), Some(&Cell::Num(1)));
         assert_eq!(tables[0].value(row, "max_ns"), Some(&Cell::Num(10)));
+    }
+
+    /// Sends to a name no event resolves are counted per sending node, in
+    /// a row of their own.
+    #[test]
+    fn unresolved_targets_are_counted_per_node() {
+        let mut s = cluster();
+        send(&mut s, 0, 100, "shop", "x");
+        send(&mut s, 0, 110, "{shop,'n9@h'}", "x");
+        let mut f = Fed::new();
+        let t = f.feed(&s).tables(&Summary::default()).remove(0);
+        let row = &t.rows[0];
+        assert_eq!(t.value(row, "from"), Some(&Cell::Text("n1@10.99.0.11".into())));
+        assert_eq!(t.value(row, "to"), Some(&Cell::Text(UNRESOLVED.into())));
+        assert_eq!(t.value(row, "unresolved_target"), Some(&Cell::Num(2)));
     }
 }

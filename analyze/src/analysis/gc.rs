@@ -5,6 +5,7 @@
 use super::{
     duration_cells, duration_columns, entry, sorted_keys, Analysis, ByText, NoOptions, Registered,
 };
+use crate::identity::Identity;
 use crate::event::{Event, Kind, Slot};
 use crate::stats::Durations;
 use crate::table::{col, Cell, Summary, Table, Unit};
@@ -65,7 +66,11 @@ impl Gc {
 }
 
 impl Analysis for Gc {
-    fn on_event(&mut self, ev: &Event) {
+    fn needs_fields(&self, kind: Kind) -> bool {
+        matches!(kind, Kind::GcMajorStart | Kind::GcMajorEnd | Kind::GcMinorStart | Kind::GcMinorEnd)
+    }
+
+    fn on_event(&mut self, ev: &Event, _who: &Identity) {
         match ev.kind() {
             Some(Kind::GcMinorStart) => self.start(ev, 0),
             Some(Kind::GcMajorStart) => self.start(ev, 1),

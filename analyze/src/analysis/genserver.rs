@@ -17,7 +17,7 @@ use rustc_hash::FxHashMap;
 
 use super::{duration_cells, duration_columns, Analysis, Registered};
 use crate::event::{Event, Kind, Slot};
-use crate::identity::{parse_call, parse_reply, Call};
+use crate::identity::{parse_call, parse_reply, Call, Identity};
 use crate::stats::Durations;
 use crate::table::{col, Cell, Summary, Table, Unit};
 
@@ -89,7 +89,26 @@ struct Row {
 }
 
 /// A row's server and request texts.
-type RowKey = (Box<[u8]>, Box<[u8]>);
+/// A row's server and request name.
+#[derive(Hash, PartialEq, Eq)]
+struct RowKey {
+    server: Box<[u8]>,
+    request: Box<[u8]>,
+}
+
+/// A row's key as an event holds it: looked up without a copy (it hashes
+/// as [`RowKey`] does).
+#[derive(Hash)]
+struct RowRef<'a> {
+    server: &'a [u8],
+    request: &'a [u8],
+}
+
+impl hashbrown::Equivalent<RowKey> for RowRef<'_> {
+    fn equivalent(&self, key: &RowKey) -> bool {
+        *self.server == *key.server && *self.request == *key.request
+    }
+}
 
 impl Registered for GenServer {
     const NAME: &'static str = "genserver";
@@ -105,7 +124,7 @@ impl Registered for GenServer {
 #[derive(Default)]
 pub struct GenServer {
     rows: Vec<Row>,
-    row_ids: FxHashMap<RowKey, usize>,
+    row_ids: hashbrown::HashMap<RowKey, usize, rustc_hash::FxBuildHasher>,
     pending: FxHashMap<Box<[u8]>, Pending>,
     slowest: usize,
     slow: BinaryHeap<Reverse<Slow>>,
@@ -140,14 +159,17 @@ impl GenServer {
     }
 
     fn row(&mut self, server: &[u8], request: &[u8]) -> usize {
-        let key = (Box::<[u8]>::from(server), Box::<[u8]>::from(request));
-        if let Some(&i) = self.row_ids.get(&key) {
+        if let Some(&i) = self.row_ids.get(&RowRef { server, request }) {
             return i;
         }
+        let key = RowKey {
+            server: server.into(),
+            request: request.into(),
+        };
         let i = self.rows.len();
         self.rows.push(Row {
-            server: key.0.clone(),
-            request: key.1.clone(),
+            server: key.server.clone(),
+            request: key.request.clone(),
             caller: Durations::new(2),
             server_share: Durations::new(2),
             unmatched: 0,
@@ -272,7 +294,11 @@ impl GenServer {
 }
 
 impl Analysis for GenServer {
-    fn on_event(&mut self, ev: &Event) {
+    fn needs_fields(&self, kind: Kind) -> bool {
+        matches!(kind, Kind::MessageSend | Kind::MessageReceive)
+    }
+
+    fn on_event(&mut self, ev: &Event, _who: &Identity) {
         match ev.kind() {
             Some(Kind::MessageSend) => self.send(ev),
             Some(Kind::MessageReceive) => self.receive(ev),

@@ -13,6 +13,7 @@ use std::hash::Hasher;
 use super::{
     duration_cells, duration_columns, entry, sorted_keys, Analysis, ByText, NoOptions, Registered,
 };
+use crate::identity::Identity;
 use crate::event::{Event, Kind, Slot};
 use crate::stats::Durations;
 use crate::table::{col, Cell, Summary, Table, Unit};
@@ -151,7 +152,11 @@ fn latency_cells(to: &[u8], d: &Durations, unpaired: u64) -> Vec<Cell> {
 }
 
 impl Analysis for Latency {
-    fn on_event(&mut self, ev: &Event) {
+    fn needs_fields(&self, kind: Kind) -> bool {
+        matches!(kind, Kind::MessageSend | Kind::MessageReceive | Kind::ProcessExit | Kind::ProcessRegister | Kind::ProcessScheduled)
+    }
+
+    fn on_event(&mut self, ev: &Event, _who: &Identity) {
         match ev.kind() {
             Some(Kind::MessageSend) => self.send(ev),
             Some(Kind::ProcessScheduled) => self.scheduled(ev),

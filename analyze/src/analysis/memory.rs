@@ -13,6 +13,7 @@
 use clap::Args;
 
 use super::{Analysis, Registered};
+use crate::identity::Identity;
 use crate::event::{Event, Field, Kind, Slot};
 use crate::table::{col, sparkline, Cell, Shown, Summary, Table, Unit};
 
@@ -141,7 +142,7 @@ impl Series {
 
 #[derive(Default)]
 struct Process {
-    trace: u32,
+    node: u32,
     pid: Box<[u8]>,
     name: Box<[u8]>,
     memory: Series,
@@ -151,13 +152,13 @@ struct Process {
 
 /// The `memory` state machine.
 pub struct Memory {
-    /// (trace, series name) in order of first sample.
+    /// (node, series name) in order of first sample.
     series: Vec<((u32, String), Series)>,
     series_index: hashbrown::HashMap<(u32, String), usize, rustc_hash::FxBuildHasher>,
     procs: Vec<Process>,
     proc_index: hashbrown::HashMap<(u32, Box<[u8]>), usize, rustc_hash::FxBuildHasher>,
     procs_dropped: u64,
-    /// Each trace's node, from its `node_name` events.
+    /// Each node's name, as the identity layer has it.
     nodes: hashbrown::HashMap<u32, Box<[u8]>, rustc_hash::FxBuildHasher>,
     carriers_created: u64,
     carriers_destroyed: u64,
@@ -197,13 +198,6 @@ fn uint(ev: &Event, name: &str) -> u64 {
     }
 }
 
-fn text<'a>(ev: &Event<'a>, name: &str) -> &'a [u8] {
-    match ev.field(name) {
-        Some(Field::Str(s)) => s,
-        _ => b"",
-    }
-}
-
 impl Memory {
     /// Leak candidates are series that grew in every one of `windows`
     /// equal parts of their span.
@@ -221,8 +215,8 @@ impl Memory {
         }
     }
 
-    fn sample(&mut self, trace: u32, name: String, ts_ns: i64, value: u64) {
-        let key = (trace, name);
+    fn sample(&mut self, node: u32, name: String, ts_ns: i64, value: u64) {
+        let key = (node, name);
         let i = match self.series_index.get(&key) {
             Some(&i) => i,
             None => {
@@ -236,7 +230,7 @@ impl Memory {
 
     fn process_memory(&mut self, ev: &Event) {
         let pid = ev.str(Slot::Pid);
-        let key = (ev.trace, Box::<[u8]>::from(pid));
+        let key = (ev.node, Box::<[u8]>::from(pid));
         let i = match self.proc_index.get(&key) {
             Some(&i) => i,
             None if self.procs.len() >= MAX_PROCESSES => {
@@ -245,7 +239,7 @@ impl Memory {
             }
             None => {
                 self.procs.push(Process {
-                    trace: ev.trace,
+                    node: ev.node,
                     pid: pid.into(),
                     ..Process::default()
                 });
@@ -263,18 +257,18 @@ impl Memory {
         p.queue.push(ev.ts_ns, uint(ev, "message_queue_len"));
     }
 
-    fn node(&self, trace: u32) -> String {
+    fn node(&self, node: u32) -> String {
         self.nodes
-            .get(&trace)
+            .get(&node)
             .map(|n| String::from_utf8_lossy(n).into_owned())
             .unwrap_or_default()
     }
 
-    /// A series' name as shown: with its node when there are several traces.
-    fn series_name(&self, trace: u32, name: &str, several: bool) -> String {
+    /// A series' name as shown: with its node when there are several.
+    fn series_name(&self, node: u32, name: &str, several: bool) -> String {
         match several {
-            true => match self.node(trace) {
-                n if n.is_empty() => format!("trace {trace}: {name}"),
+            true => match self.node(node) {
+                n if n.is_empty() => format!("node {node}: {name}"),
                 n => format!("{n}: {name}"),
             },
             false => name.to_string(),
@@ -286,7 +280,7 @@ impl Memory {
             .series
             .iter()
             .filter(|(_, s)| s.grows_in_every_window(self.leak_windows))
-            .map(|((trace, name), _)| self.series_name(*trace, name, several))
+            .map(|((node, name), _)| self.series_name(*node, name, several))
             .collect();
         for p in &self.procs {
             for (what, s) in [
@@ -319,11 +313,15 @@ fn growth_cell(g: f64) -> Cell {
 }
 
 impl Analysis for Memory {
-    fn on_event(&mut self, ev: &Event) {
+    fn needs_fields(&self, kind: Kind) -> bool {
+        matches!(kind, Kind::MemorySample | Kind::AllocatorSample | Kind::ProcessMemory | Kind::CarrierCreate | Kind::CarrierDestroy | Kind::NodeName)
+    }
+
+    fn on_event(&mut self, ev: &Event, who: &Identity) {
         match ev.kind() {
             Some(Kind::MemorySample) => {
                 for c in CATEGORIES {
-                    self.sample(ev.trace, c.to_string(), ev.ts_ns, uint(ev, c));
+                    self.sample(ev.node, c.to_string(), ev.ts_ns, uint(ev, c));
                 }
             }
             Some(Kind::AllocatorSample) => {
@@ -333,17 +331,18 @@ impl Analysis for Memory {
                     uint(ev, "instance")
                 );
                 let carriers = uint(ev, "mbcs_size").saturating_add(uint(ev, "sbcs_size"));
-                self.sample(ev.trace, format!("{alloc} carriers"), ev.ts_ns, carriers);
+                self.sample(ev.node, format!("{alloc} carriers"), ev.ts_ns, carriers);
                 let blocks = uint(ev, "blocks_size");
-                self.sample(ev.trace, format!("{alloc} blocks"), ev.ts_ns, blocks);
+                self.sample(ev.node, format!("{alloc} blocks"), ev.ts_ns, blocks);
             }
             Some(Kind::ProcessMemory) => self.process_memory(ev),
             Some(Kind::CarrierCreate) => self.carriers_created += 1,
             Some(Kind::CarrierDestroy) => self.carriers_destroyed += 1,
             Some(Kind::NodeName) => {
-                let node = text(ev, "node");
-                if !node.is_empty() && self.nodes.get(&ev.trace).is_none_or(|n| **n != *node) {
-                    self.nodes.insert(ev.trace, node.into());
+                if let Some(name) = who.node_name(ev.node) {
+                    if self.nodes.get(&ev.node).is_none_or(|n| **n != *name) {
+                        self.nodes.insert(ev.node, name.into());
+                    }
                 }
             }
             _ => {}
@@ -352,7 +351,7 @@ impl Analysis for Memory {
 
     /// Memory over time: `erlang:memory/0`'s categories, and the
     /// processes of the highest peak (when the trace has samples).
-    fn report(&self, page: &mut crate::report::Page) -> Result<(), String> {
+    fn report(&self, page: &mut crate::report::Page, _who: &Identity) -> Result<(), String> {
         use crate::report::svg::{lines, Axis, Line};
         if self.series.is_empty() && self.procs.is_empty() {
             return Ok(());
@@ -409,7 +408,7 @@ impl Analysis for Memory {
             .series
             .iter()
             .map(|((t, _), _)| *t)
-            .chain(self.procs.iter().map(|p| p.trace))
+            .chain(self.procs.iter().map(|p| p.node))
             .any(|t| t != 0);
         let mut tables = Vec::new();
 
@@ -436,9 +435,9 @@ impl Analysis for Memory {
                 .collect(),
         );
         shown.shown = Shown::TextOnly;
-        for ((trace, name), s) in &self.series {
+        for ((node, name), s) in &self.series {
             let cells = vec![
-                Cell::Text(self.series_name(*trace, name, several)),
+                Cell::Text(self.series_name(*node, name, several)),
                 Cell::Num(s.first_value()),
                 Cell::Num(s.last.1),
                 Cell::Num(s.peak),
@@ -488,7 +487,7 @@ impl Analysis for Memory {
                 vec![
                     Cell::bytes(&p.pid),
                     Cell::bytes(&p.name),
-                    Cell::Text(self.node(p.trace)),
+                    Cell::Text(self.node(p.node)),
                     Cell::Num(p.memory.first_value()),
                     Cell::Num(p.memory.last.1),
                     growth_cell(p.memory.growth_per_s()),
@@ -714,8 +713,8 @@ mod tests {
             .iter()
             .map(|r| &r.cells[0])
             .collect();
-        assert!(names.contains(&&Cell::Text("'a@h': ets".into())));
-        assert!(names.contains(&&Cell::Text("trace 1: ets".into())));
+        assert!(names.contains(&&Cell::Text("a@h: ets".into())));
+        assert!(names.contains(&&Cell::Text("node 1: ets".into())));
     }
 
     #[test]

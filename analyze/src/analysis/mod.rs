@@ -16,7 +16,8 @@ mod testing;
 
 use clap::{ArgMatches, Args, Command, FromArgMatches};
 
-use crate::event::Event;
+use crate::event::{Event, Kind};
+use crate::identity::Identity;
 use crate::report::Page;
 use crate::stats::Durations;
 use crate::table::{col, Cell, Column, Summary, Table, Unit};
@@ -49,9 +50,19 @@ registry! {
 pub trait Analysis {
     /// Feeds one event (already inside the time window and selection, and
     /// in timestamp order: live sources are reordered by the run loop).
-    fn on_event(&mut self, ev: &Event);
+    /// `who` is what the trace said so far about names, nodes and aliases,
+    /// this event included.
+    fn on_event(&mut self, ev: &Event, who: &Identity);
+    /// Whether the analysis reads the fields of `kind`'s events. Events of
+    /// a kind no analysis reads the fields of still reach every analysis,
+    /// with their time and no fields (what `rates` needs), and the reader
+    /// spends nothing on their fields: an analysis of a few kinds reads a
+    /// trace of many at a little more than the decoding's cost.
+    fn needs_fields(&self, _kind: Kind) -> bool {
+        true
+    }
     /// The input has ended: handle anything held back.
-    fn finish(&mut self) {}
+    fn finish(&mut self, _who: &Identity) {}
     /// `--window`: whether the analysis starts its statistics again for
     /// each window itself ([`Analysis::next_window`]), carrying over what is
     /// pending (open calls, sends awaiting their receive), so that what
@@ -66,15 +77,16 @@ pub trait Analysis {
     /// The results so far.
     fn tables(&self, summary: &Summary) -> Vec<Table>;
     /// Writes the files its options name (besides the tables on stdout),
-    /// once the run has ended (with `--window`: the last window's).
-    fn write_files(&self) -> Result<(), String> {
+    /// once the run has ended (with `--window`: the last window's); `who`
+    /// names the processes.
+    fn write_files(&self, _who: &Identity) -> Result<(), String> {
         Ok(())
     }
     /// What the analysis adds to the `report` page besides its tables
     /// (sections of charts: [`Page::section`], drawn with
     /// [`crate::report::svg`]), after the tables, distributions and trends
     /// every analysis gets from its tables.
-    fn report(&self, _page: &mut Page) -> Result<(), String> {
+    fn report(&self, _page: &mut Page, _who: &Identity) -> Result<(), String> {
         Ok(())
     }
 }

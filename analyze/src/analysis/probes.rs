@@ -10,6 +10,7 @@
 //! `s1`) cannot grow the memory without bound.
 
 use super::{Analysis, ByText, Registered};
+use crate::identity::Identity;
 use crate::event::{Event, Kind, Slot};
 use crate::stats::Ints;
 use crate::table::{col, Cell, Column, Shown, Summary, Table, Unit};
@@ -125,7 +126,11 @@ fn push_part(key: &mut Vec<u8>, part: &[u8]) {
 }
 
 impl Analysis for Probes {
-    fn on_event(&mut self, ev: &Event) {
+    fn needs_fields(&self, kind: Kind) -> bool {
+        matches!(kind, Kind::UserTraceI4s4 | Kind::UserTraceN | Kind::UserTraceS1)
+    }
+
+    fn on_event(&mut self, ev: &Event, _who: &Identity) {
         let kind = ev.kind();
         let (label, name) = match kind {
             Some(Kind::UserTraceI4s4) => (None, ev.str(Slot::S1)),

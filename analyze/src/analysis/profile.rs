@@ -22,6 +22,7 @@ use rustc_hash::FxHashMap;
 
 use super::callstack::{CallStack, Frame, Functions, Popped};
 use super::{entry, Analysis, ByText, Registered};
+use crate::identity::Identity;
 use crate::event::{Event, Kind, Slot};
 use crate::table::{col, Cell, Column, Summary, Table, Unit};
 
@@ -42,10 +43,6 @@ pub struct ProfileOptions {
     /// Keep list comprehensions and funs apart from their function
     #[arg(long)]
     pub keep_funs: bool,
-    /// Only processes of these names (the common `--name` selects on the
-    /// command line; this keeps a process's rows by its name at the end)
-    #[arg(skip)]
-    pub name: Vec<String>,
     /// The processes were traced with the return_to flag
     #[arg(long)]
     pub return_to: bool,
@@ -93,7 +90,6 @@ struct Node {
 }
 
 struct Process {
-    name: Option<Box<[u8]>>,
     root: u32,
     stack: CallStack<u32>,
     last_ns: Option<i64>,
@@ -202,7 +198,6 @@ impl Profile {
     fn process(&mut self, pid: &[u8]) -> &mut Process {
         let nodes = &mut self.nodes;
         entry(&mut self.procs, pid, || Process {
-            name: None,
             root: Self::node(nodes, ROOT, ROOT),
             stack: CallStack::default(),
             last_ns: None,
@@ -364,39 +359,25 @@ impl Profile {
         self.options.module.iter().any(|m| m.as_bytes() == module)
     }
 
-    fn selected(&self, p: &Process) -> bool {
-        self.options.name.is_empty()
-            || p.name
-                .as_deref()
-                .is_some_and(|n| self.options.name.iter().any(|want| want.as_bytes() == n))
-    }
-
-    /// Selected processes, the busiest first.
+    /// The processes, the busiest first.
     fn ordered(&self, weight: impl Fn(&Process) -> u64) -> Vec<(&[u8], &Process)> {
         let mut procs: Vec<(&[u8], &Process)> = self
             .procs
             .iter()
             .map(|(k, p)| (&k[..], p))
-            .filter(|(_, p)| self.selected(p) && weight(p) > 0)
+            .filter(|(_, p)| weight(p) > 0)
             .collect();
         procs.sort_by(|a, b| weight(b.1).cmp(&weight(a.1)).then(a.0.cmp(b.0)));
         procs
     }
 
-    fn label(pid: &[u8], p: &Process) -> String {
-        let pid = String::from_utf8_lossy(pid);
-        match &p.name {
-            Some(n) => format!("{} ({pid})", String::from_utf8_lossy(n)),
-            None => pid.into_owned(),
-        }
-    }
-
-    /// The collapsed stacks flame graph tools read (`proc;M:F/A;... n`):
-    /// self time in microseconds when calls were traced, else sample counts.
-    pub fn folded(&self) -> String {
+    /// The collapsed stacks flame graph tools read (`proc;M:F/A;... n`,
+    /// the process as `name (pid)` when `who` names it): self time in
+    /// microseconds when calls were traced, else sample counts.
+    pub fn folded(&self, who: &Identity) -> String {
         let mut roots: FxHashMap<u32, String> = FxHashMap::default();
         for (pid, p) in self.ordered(|_| 1) {
-            roots.insert(p.root, Self::label(pid, p).replace(';', ","));
+            roots.insert(p.root, who.label(pid).replace(';', ","));
         }
         let mut lines = Vec::new();
         let mut path = Vec::new();
@@ -435,14 +416,9 @@ impl Profile {
         }
     }
 
-    fn name_cell(p: &Process) -> Cell {
-        p.name.as_deref().map_or(Cell::Null, Cell::bytes)
-    }
-
     fn traced_table(&self) -> Table {
         let mut columns: Vec<Column> = vec![
-            col("pid", "pid", Unit::Text),
-            col("name", "name", Unit::Text),
+            col("pid", "pid", Unit::Pid),
             col("function", "function", Unit::Text),
             col("calls", "calls", Unit::Count),
             col("inclusive_ns", "inclusive", Unit::Ns),
@@ -482,7 +458,6 @@ impl Profile {
                 };
                 let mut cells = vec![
                     Cell::bytes(pid),
-                    Self::name_cell(p),
                     Cell::bytes(self.functions.name(f)),
                     Cell::Num(times.calls),
                     Cell::Num(times.inclusive),
@@ -522,8 +497,7 @@ impl Profile {
                 self.options.top
             ),
             vec![
-                col("pid", "pid", Unit::Text),
-                col("name", "name", Unit::Text),
+                col("pid", "pid", Unit::Pid),
                 col("function", "function", Unit::Text),
                 col("samples", "samples", Unit::Count),
                 col("share", "share", Unit::Percent),
@@ -547,7 +521,6 @@ impl Profile {
                 t.push(
                     vec![
                         Cell::bytes(pid),
-                        Self::name_cell(p),
                         Cell::bytes(self.functions.name(f)),
                         Cell::Num(times.samples),
                         Cell::Float(100.0 * times.samples as f64 / p.samples as f64),
@@ -576,7 +549,11 @@ impl Profile {
 }
 
 impl Analysis for Profile {
-    fn on_event(&mut self, ev: &Event) {
+    fn needs_fields(&self, kind: Kind) -> bool {
+        matches!(kind, Kind::FunctionCall | Kind::FunctionReturn | Kind::FunctionException | Kind::ProcessExit | Kind::ProcessScheduled | Kind::StackSample)
+    }
+
+    fn on_event(&mut self, ev: &Event, _who: &Identity) {
         match ev.kind() {
             Some(Kind::FunctionCall) => self.call(ev),
             Some(Kind::FunctionReturn) => self.ret(ev, false),
@@ -584,22 +561,11 @@ impl Analysis for Profile {
             Some(Kind::ProcessScheduled) => self.scheduled(ev),
             Some(Kind::StackSample) => self.sample(ev),
             Some(Kind::ProcessExit) => self.close_open(ev.str(Slot::Pid), ev.ts_ns),
-            Some(Kind::ProcessRegister) if ev.str(Slot::Type) == b"register" => {
-                self.process(ev.str(Slot::Pid)).name = Some(ev.str(Slot::Name).into());
-            }
-            // The snapshot's name (registered, or a proc_lib process's
-            // initial call) unless the trace registered one.
-            Some(Kind::ProcessName) => {
-                let p = self.process(ev.str(Slot::Pid));
-                if p.name.is_none() {
-                    p.name = Some(ev.str(Slot::Name).into());
-                }
-            }
             _ => {}
         }
     }
 
-    fn finish(&mut self) {
+    fn finish(&mut self, _who: &Identity) {
         let pids: Vec<Box<[u8]>> = self
             .procs
             .iter()
@@ -611,8 +577,8 @@ impl Analysis for Profile {
         }
     }
 
-    fn write_files(&self) -> Result<(), String> {
-        let stacks = self.folded();
+    fn write_files(&self, who: &Identity) -> Result<(), String> {
+        let stacks = self.folded(who);
         if let Some(path) = &self.options.folded {
             std::fs::write(path, &stacks).map_err(|e| format!("{}: {e}", path.display()))?;
         }
@@ -631,8 +597,8 @@ impl Analysis for Profile {
     /// The flame graph, inline (inferno's: click a frame to zoom, search
     /// with the button or Ctrl-F), its narrowest frames left out until it
     /// weighs at most [`REPORT_FLAME_BYTES`].
-    fn report(&self, page: &mut crate::report::Page) -> Result<(), String> {
-        let stacks = self.folded();
+    fn report(&self, page: &mut crate::report::Page, who: &Identity) -> Result<(), String> {
+        let stacks = self.folded(who);
         if stacks.is_empty() {
             let body = "<p class=\"none\">No traced calls or stack samples to draw.</p>";
             page.section("flame", "Flame graph", body.to_string());
@@ -714,16 +680,27 @@ mod tests {
     use super::*;
     use crate::analysis::testing::Script;
 
-    fn profile(script: &Script, keep_funs: bool) -> (Profile, Table) {
+    /// The profile of `script`, its first table named as the run loop
+    /// names it, and who is who.
+    fn profile(script: &Script, keep_funs: bool) -> (Profile, Table, Identity) {
         let mut p = Profile::new(ProfileOptions {
             top: 10,
             keep_funs,
             ..ProfileOptions::default()
         });
-        script.feed(&mut p);
-        p.finish();
-        let t = p.tables(&Summary::default()).remove(0);
-        (p, t)
+        let who = script.feed(&mut p);
+        p.finish(&who);
+        let mut tables = p.tables(&Summary::default());
+        who.annotate(&mut tables);
+        (p, tables.remove(0), who)
+    }
+
+    fn proc(pid: &str, name: Option<&str>) -> Cell {
+        Cell::Proc {
+            pid: pid.into(),
+            name: name.map(String::from),
+            node: None,
+        }
     }
 
     fn num(t: &Table, function: &str, key: &str) -> u64 {
@@ -750,19 +727,15 @@ mod tests {
         s.sched(80 * us, "<0.1.0>", "out")
             .sched(180 * us, "<0.1.0>", "in")
             .ret(200 * us, "<0.1.0>", "m:handle/1");
-        let (p, t) = profile(&s, false);
+        let (p, t, who) = profile(&s, false);
         assert_eq!(num(&t, "m:work/1", "self_ns"), 60 * us as u64);
         assert_eq!(num(&t, "m:work/1", "oncpu_ns"), 60 * us as u64);
         assert_eq!(num(&t, "m:handle/1", "inclusive_ns"), 200 * us as u64);
         assert_eq!(num(&t, "m:handle/1", "self_ns"), 140 * us as u64);
         assert_eq!(num(&t, "m:handle/1", "offcpu_ns"), 100 * us as u64);
-        assert_eq!(t.value(&t.rows[0], "name"), Some(&Cell::Text("srv".into())));
+        assert_eq!(t.value(&t.rows[0], "pid"), Some(&proc("<0.1.0>", Some("srv"))));
         assert_eq!(
-            t.value(&t.rows[0], "pid"),
-            Some(&Cell::Text("<0.1.0>".into()))
-        );
-        assert_eq!(
-            p.folded(),
+            p.folded(&who),
             "srv (<0.1.0>);m:handle/1 140\nsrv (<0.1.0>);m:handle/1;m:work/1 60\n"
         );
     }
@@ -776,14 +749,14 @@ mod tests {
             .ret(3000, "<0.1.0>", "m:'-compact/1-lc$^0/1-0-'/1")
             .ret(4000, "<0.1.0>", "m:'-compact/1-lc$^0/1-0-'/1")
             .ret(5000, "<0.1.0>", "m:compact/1");
-        let (p, t) = profile(&s, false);
+        let (p, t, who) = profile(&s, false);
         assert_eq!(t.rows.len(), 1);
         assert_eq!(num(&t, "m:compact/1", "calls"), 3);
         assert_eq!(num(&t, "m:compact/1", "self_ns"), 5000);
         assert_eq!(num(&t, "m:compact/1", "inclusive_ns"), 5000);
-        assert_eq!(p.folded(), "<0.1.0>;m:compact/1 5\n");
+        assert_eq!(p.folded(&who), "<0.1.0>;m:compact/1 5\n");
         assert!(t.notes[0].starts_with("no process_scheduled"));
-        let (_, t) = profile(&s, true);
+        let (_, t, _) = profile(&s, true);
         assert_eq!(num(&t, "m:'-compact/1-lc$^0/1-0-'/1", "calls"), 2);
         assert_eq!(num(&t, "m:'-compact/1-lc$^0/1-0-'/1", "self_ns"), 3000);
     }
@@ -803,7 +776,7 @@ mod tests {
         s.call(80_000, "<0.1.0>", "m:stuck/0");
         s.call(90_000, "<0.2.0>", "m:other/0")
             .exception(90_100, "<0.2.0>", "m:other/0");
-        let (_, t) = profile(&s, false);
+        let (_, t, _) = profile(&s, false);
         assert_eq!(num(&t, "m:before/0", "unmatched"), 1);
         assert_eq!(num(&t, "m:deep/1", "calls"), 30_000);
         assert_eq!(num(&t, "m:deep/1", "unmatched"), 0);
@@ -836,13 +809,7 @@ mod tests {
         }
         s.sample(20, "<0.1.0>", "waiting", "gen:loop/3");
         s.ev(21, Kind::ProcessName, &["<0.1.0>", "checkout"]);
-        let mut p = Profile::new(ProfileOptions {
-            top: 10,
-            name: vec!["checkout".into()],
-            ..ProfileOptions::default()
-        });
-        s.feed(&mut p);
-        let t = p.tables(&Summary::default()).remove(0);
+        let (p, t, who) = profile(&s, false);
         assert_eq!(t.key, "profile_samples");
         assert_eq!(num(&t, "m:burn/1", "samples"), 7);
         assert_eq!(num(&t, "m:burn/1", "running"), 7);
@@ -850,11 +817,11 @@ mod tests {
         assert_eq!(num(&t, "m:handle/1", "in_stack"), 9);
         assert_eq!(t.value(&t.rows[0], "share"), Some(&Cell::Float(70.0)));
         assert_eq!(
-            p.folded(),
+            p.folded(&who),
             "checkout (<0.1.0>);gen:loop/3 1\ncheckout (<0.1.0>);gen:loop/3;m:handle/1;m:burn/1 7\n\
              checkout (<0.1.0>);gen:loop/3;m:handle/1;m:light/1 2\n"
         );
-        let svg = flame_svg(&p.folded(), "profile", p.count_name(), 0.1).expect("drawn");
+        let svg = flame_svg(&p.folded(&who), "profile", p.count_name(), 0.1).expect("drawn");
         assert!(svg.contains("m:burn/1"));
         let mut p = Profile::new(ProfileOptions {
             top: 10,
@@ -866,6 +833,38 @@ mod tests {
         let t = p.tables(&Summary::default()).remove(0);
         assert_eq!(num(&t, "gen:loop/3", "samples"), 10);
         assert!(t.notes[1].starts_with("1 samples with no frame in gen"));
+    }
+
+    /// Processes that share a name (workers of one initial call) keep
+    /// their rows and flame graph roots apart: each shows its pid beside
+    /// the name.
+    #[test]
+    fn processes_of_one_name_stay_apart() {
+        let mut s = Script::default();
+        s.snapshot(0, "<0.7.0>", "pool:worker/1")
+            .snapshot(0, "<0.8.0>", "pool:worker/1");
+        for (i, pid) in ["<0.7.0>", "<0.8.0>"].into_iter().enumerate() {
+            let t = 10_000 * (i as i64 + 1);
+            s.call(t, pid, "pool:work/1")
+                .ret(t + 5_000 + 1_000 * i as i64, pid, "pool:work/1");
+        }
+        let (p, t, who) = profile(&s, false);
+        let pids: Vec<&Cell> = t.rows.iter().filter_map(|r| t.value(r, "pid")).collect();
+        assert_eq!(
+            pids,
+            [
+                &proc("<0.8.0>", Some("pool:worker/1")),
+                &proc("<0.7.0>", Some("pool:worker/1"))
+            ]
+        );
+        assert_eq!(
+            crate::table::text_of(pids[0], Unit::Pid, 0),
+            "pool:worker/1 <0.8.0>"
+        );
+        assert_eq!(
+            p.folded(&who),
+            "pool:worker/1 (<0.7.0>);pool:work/1 5\npool:worker/1 (<0.8.0>);pool:work/1 6\n"
+        );
     }
 
     #[test]

@@ -3,6 +3,7 @@
 //! (one counter per event name a second), not with its number of events.
 
 use super::{Analysis, NoOptions, Registered};
+use crate::identity::Identity;
 use crate::event::{Event, Kind};
 use crate::table::{col, Cell, Column, Shown, Summary, Table, Unit};
 
@@ -42,7 +43,12 @@ impl Rates {
 }
 
 impl Analysis for Rates {
-    fn on_event(&mut self, ev: &Event) {
+    /// Counts by kind and time: no fields.
+    fn needs_fields(&self, _kind: Kind) -> bool {
+        false
+    }
+
+    fn on_event(&mut self, ev: &Event, _who: &Identity) {
         let Some(kind) = ev.kind() else { return };
         let first = *self.first_ns.get_or_insert(ev.ts_ns);
         let second =
@@ -55,7 +61,7 @@ impl Analysis for Rates {
 
     /// Events per second, a line per event name (averaged over a few
     /// seconds a point when the trace is long).
-    fn report(&self, page: &mut crate::report::Page) -> Result<(), String> {
+    fn report(&self, page: &mut crate::report::Page, _who: &Identity) -> Result<(), String> {
         use crate::report::{count_axis, svg, MAX_POINTS};
         let seconds = self.per_second.len();
         let per_point = seconds.div_ceil(MAX_POINTS).max(1);

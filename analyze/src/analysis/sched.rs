@@ -5,6 +5,7 @@
 //! in when it was scheduled out (the `entry` of the `out` event).
 
 use super::{entry, Analysis, ByText, Registered};
+use crate::identity::Identity;
 use crate::event::{Event, Kind, Slot};
 use crate::table::{col, Cell, Summary, Table, Unit};
 
@@ -67,7 +68,11 @@ impl Sched {
 }
 
 impl Analysis for Sched {
-    fn on_event(&mut self, ev: &Event) {
+    fn needs_fields(&self, kind: Kind) -> bool {
+        matches!(kind, Kind::ProcessScheduled)
+    }
+
+    fn on_event(&mut self, ev: &Event, _who: &Identity) {
         if ev.kind() != Some(Kind::ProcessScheduled) {
             return;
         }

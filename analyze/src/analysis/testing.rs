@@ -187,25 +187,33 @@ impl Script {
     /// identity layer (names, aliases); returns what it learnt.
     pub fn feed(&self, a: &mut dyn Analysis) -> Identity {
         let mut who = Identity::default();
-        let mut scratch = Vec::new();
-        self.feed_raw(&mut |ev| {
-            let node = who.node_of(ev);
-            who.learn(node, ev);
-            who.present(ev, node, &mut scratch, &mut |ev| a.on_event(ev));
-            who.forget(node, ev);
-        });
+        self.feed_from(0, &mut who, a);
         who
+    }
+
+    /// Feeds the events from the `start`th on through `who`; returns how
+    /// many events the script holds (where to start next time).
+    pub fn feed_from(&self, start: usize, who: &mut Identity, a: &mut dyn Analysis) -> usize {
+        let mut scratch = Vec::new();
+        self.feed_raw_from(start, &mut |ev| {
+            who.pass(ev, &mut scratch, &mut |ev, who| a.on_event(ev, who))
+        });
+        self.events.len()
     }
 
     /// Feeds every event, in order, as read.
     pub fn feed_raw(&self, sink: &mut dyn FnMut(&Event)) {
+        self.feed_raw_from(0, sink)
+    }
+
+    fn feed_raw_from(&self, start: usize, sink: &mut dyn FnMut(&Event)) {
         for Scripted {
             event,
             ts,
             trace,
             vpid,
             fields,
-        } in &self.events
+        } in &self.events[start.min(self.events.len())..]
         {
             let class = EventClass::new(
                 &format!("{PROVIDER}:{event}"),

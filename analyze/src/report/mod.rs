@@ -20,6 +20,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use crate::analysis::Analysis;
+use crate::identity::Identity;
 use crate::stats::log2_bucket_floor;
 use crate::table::{format_ns, summary_line, text_of, Cell, Row, Shown, Summary, Table, Unit};
 use svg::{Axis, Line};
@@ -160,6 +161,8 @@ pub struct Input<'a> {
     pub tables: &'a [Table],
     /// The analyses, for their own sections.
     pub analyses: &'a [Box<dyn Analysis>],
+    /// Who is who, as the run learnt it.
+    pub who: &'a Identity,
     /// Each trend window's start and tables.
     pub trend: &'a [(i64, Vec<Table>)],
     /// The trace directories (empty when read live).
@@ -232,7 +235,7 @@ pub fn render(input: &Input) -> Result<String, String> {
     page.section("distributions", "Distributions", distributions(&shown)?);
     page.section("trends", "Trends", trends(&page, &shown, input.trend)?);
     for a in input.analyses {
-        a.report(&mut page)?;
+        a.report(&mut page, input.who)?;
     }
     Ok(assemble(&page))
 }
@@ -718,6 +721,7 @@ mod tests {
             summary,
             tables,
             analyses: &[],
+            who: Box::leak(Box::new(Identity::default())),
             trend,
             traces: &[],
             top: 50,
