@@ -11,7 +11,7 @@ DIR=${1:-_build/profile-hunt}
 A=priv/dyntrace-analyze
 rm -rf "$DIR"
 mkdir -p "$DIR/ebin"
-erlc -o "$DIR/ebin" examples/checkout_demo.erl test/lttng_session.erl scripts/profile_hunt.erl
+erlc -o "$DIR/ebin" +warnings_as_errors examples/checkout_demo.erl scripts/profile_hunt.erl
 scripts/isolated.sh erl -noshell -pa _build/default/lib/dyntrace/ebin -pa "$DIR/ebin" \
     -eval "profile_hunt:main([\"$DIR\"])" | tee "$DIR/pids.txt"
 pid=$(sed -n 's/.*hunt-sampled: checkout is \(<[0-9.]*>\).*/\1/p' "$DIR/pids.txt")
@@ -21,6 +21,7 @@ run() {
     echo
 }
 run genserver "$DIR/hunt"
+run genserver --slowest 3 "$DIR/hunt"
 run profile --name checkout --folded "$DIR/checkout.folded" --flame "$DIR/checkout.svg" "$DIR/hunt"
 head -3 "$DIR/checkout.folded"
 echo

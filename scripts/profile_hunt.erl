@@ -1,10 +1,11 @@
 %%% @doc The checkout hunt of docs/profile.md, recorded for real: the
 %%% service of examples/checkout_demo.erl under the same load, traced
 %%% (messages, scheduling, registrations, the module's calls with their
-%%% returns) into `Dir/hunt', then sampled with dyntrace:sample/2 (the
-%%% `checkout' server every millisecond) into `Dir/hunt-sampled'.
-%%% scripts/profile-hunt.sh runs it with a session daemon of its own and
-%%% prints what dyntrace-analyze makes of both traces.
+%%% returns) into `Dir/hunt', then sampled (`{sample, [checkout], ...}':
+%%% the `checkout' server every millisecond) into `Dir/hunt-sampled', each
+%%% by one dyntrace:record/2 call. scripts/profile-hunt.sh runs it with a
+%%% session daemon of its own and prints what dyntrace-analyze makes of
+%%% both traces: the README's latency hunt and docs/profile.md.
 -module(profile_hunt).
 
 -export([main/1]).
@@ -12,42 +13,29 @@
 -define(CLIENTS, 20).
 -define(CHECKOUTS, 50).
 
-%% @doc `main([Dir])': records both traces under `Dir'; prints the
+%% @doc `main([Dir])': records both traces under `Dir' with
+%% dyntrace:record/2, as an operator would in the node's shell; prints the
 %% checkout server's pid of each.
 -spec main([string()]) -> no_return().
 main([Dir]) ->
     {module, dyntrace} = code:ensure_loaded(dyntrace),
-    ok = lttng_session:wait_registered(),
+    %% Traced from before the servers start, so that they register in it.
     record(filename:join(Dir, "hunt"),
-           fun() ->
-                   {ok, _} = dyntrace:trace(new_processes, [messages, scheduling, procs], #{}),
-                   {ok, _} = dyntrace:calls({checkout_demo, '_', '_'},
-                                            #{scope => local, return => true}),
-                   ok = checkout_demo:start()
-           end),
+           [{trace, new_processes, [messages, scheduling, procs]},
+            {calls, {checkout_demo, '_', '_'}, #{scope => local, return => true}}]),
     [ok = gen_server:stop(S) || S <- [checkout, inventory]],
+    ok = checkout_demo:start(),
     record(filename:join(Dir, "hunt-sampled"),
-           fun() ->
-                   ok = checkout_demo:start(),
-                   {ok, _} = dyntrace:sample([checkout], #{interval => 1})
-           end),
+           [{sample, [checkout], #{interval => 1}}]),
     halt(0).
 
-%% Records the load into `Dir' with `Setup' run first (after the session
-%% started), and everything dyntrace set cleared after.
-record(Dir, Setup) ->
-    Name = filename:basename(Dir) ++ "_" ++ os:getpid(),
-    sh(["lttng create ", Name, " --output=", Dir]),
-    sh(["lttng enable-event -u -s ", Name, " 'org_erlang_dyntrace:*'"]),
-    sh(["lttng start ", Name]),
-    ok = lttng_session:wait_enabled([function_call, message_send, stack_sample]),
-    Setup(),
+%% Records the load into `Dir': one record/2 call for `What', the servers
+%% started if they are not, the load, then dyntrace:stop/1, which undoes
+%% what the recording set and answers the trace's directory.
+record(Dir, What) ->
+    {ok, Handle} = dyntrace:record(What, #{wait => false, duration => 600000, dir => Dir}),
+    whereis(checkout) =:= undefined andalso checkout_demo:start(),
     ok = checkout_demo:load(?CLIENTS, ?CHECKOUTS),
     io:format("~s: checkout is ~p~n", [Dir, whereis(checkout)]),
-    ok = dyntrace:clear(),
-    sh(["lttng stop ", Name]),
-    sh(["lttng destroy ", Name]).
-
-sh(Cmd) ->
-    _ = lttng_session:cmd_ok(Cmd),
+    {ok, _} = dyntrace:stop(Handle),
     ok.
