@@ -2,18 +2,20 @@
 //! the terms the runtime handed over, writes the event's string fields
 //! into the per-thread buffers and calls the event's emitter
 //! (`emit::<event>`), whose parameters are the fields of its row in
-//! `native/events.table`.
+//! `native/events.table`. `write_event`, generated from the table, picks
+//! the function of an event.
 
-use crate::enif;
-use crate::events::emit;
-use crate::events::Route;
-use crate::format::{decimal, format_field, FieldKind, TermOptions, DECIMAL_MAX};
+use crate::events::{EventId, Route};
+use crate::format::{decimal, write_field, FieldKind, TermOptions, DECIMAL_MAX};
 use crate::ident_cache::IdentCache;
-use crate::lttng::Text;
+use crate::lttng::{emit, Text};
 use crate::text_cache::{self, TextCache};
-use crate::{is_local_pid, term_word};
+use crate::vm::{enif, is_atom_word, is_local_pid, map, small_int, term_word};
 use rustler::sys::ErlNifTerm as ERL_NIF_TERM;
 use rustler::{Env, Term};
+use std::cell::RefCell;
+
+include!(concat!(env!("OUT_DIR"), "/event_dispatch.rs"));
 
 rustler::atoms! {
     extra,
@@ -81,6 +83,29 @@ impl FieldTexts {
         );
         Ok(())
     }
+}
+
+thread_local! {
+    /// Per-thread field buffers, reused by every event on that scheduler.
+    static FIELD_TEXTS: RefCell<FieldTexts> = RefCell::new(FieldTexts::default());
+}
+
+/// Runs `write` with this thread's field buffers; `None` if they are in
+/// use already (an event cannot start inside another) or gone (the thread
+/// is exiting). Inlined, with `write`: the event's code stays in one
+/// function.
+#[inline(always)]
+pub fn with_field_texts<R>(write: impl FnOnce(&mut FieldTexts) -> R) -> Option<R> {
+    FIELD_TEXTS
+        .try_with(
+            #[inline(always)]
+            |texts| {
+                let mut texts = texts.try_borrow_mut().ok()?;
+                Some(write(&mut texts))
+            },
+        )
+        .ok()
+        .flatten()
 }
 
 /// The caches a short path lends texts from, and the buffer of a
@@ -296,11 +321,11 @@ impl<'a> EventTerms<'a, '_> {
     }
 
     fn extra(&self) -> Result<Term<'a>, Malformed> {
-        crate::options::map_get(self.opts, extra()).ok_or(Malformed)
+        map::get(self.opts, extra()).ok_or(Malformed)
     }
 
     fn term_text(&self, kind: FieldKind, term: Term, out: &mut Vec<u8>) {
-        format_field(term, self.options, kind, out);
+        write_field(term, self.options, kind, out);
     }
 
     /// `Module:Function/Arity`, or `undefined` when there is no location
@@ -440,10 +465,10 @@ pub fn location_of<'a>(
     f: ERL_NIF_TERM,
     a: ERL_NIF_TERM,
 ) -> Option<Location<'a>> {
-    if !(crate::is_atom_word(m) && crate::is_atom_word(f)) {
+    if !(is_atom_word(m) && is_atom_word(f)) {
         return None;
     }
-    let arity = crate::small_int(a)
+    let arity = small_int(a)
         .and_then(|n| u32::try_from(n).ok())
         .or_else(|| list_length(env, a))?;
     // SAFETY: terms of this call.

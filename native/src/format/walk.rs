@@ -12,18 +12,21 @@
 //! written `<redacted>` and never looked at.
 
 use super::atom::write_atom;
-use super::field::Redact;
+use super::bounded_text::BoundedText;
+use super::decimal::{decimal, DECIMAL_MAX};
 use super::leaf::{write_bignum, write_bitstring, write_identifier, write_leaf};
+use super::payload::Redact;
+use super::printable::{classify, list_char};
 use super::shape;
-use super::sink::Sink;
-use crate::enif::{is_empty_list, list_cell, tuple_elements};
-use crate::is_immediate;
+use crate::vm::enif::{
+    is_empty_list, list_cell, term_type, tuple_elements, TYPE_ATOM, TYPE_BITSTRING, TYPE_FLOAT,
+    TYPE_FUN, TYPE_INTEGER, TYPE_LIST, TYPE_MAP, TYPE_PID, TYPE_PORT, TYPE_REFERENCE, TYPE_TUPLE,
+};
+use crate::vm::{binary, is_immediate, map};
 use rustler::sys::{ErlNifEnv, ErlNifMapIterator, ErlNifMapIteratorEntry, ErlNifTerm};
 use std::cell::RefCell;
 use std::ffi::c_int;
 use std::io::Write;
-use std::mem::MaybeUninit;
-use std::sync::atomic::{AtomicBool, Ordering};
 
 /// What is left to do, innermost last.
 #[derive(Clone, Copy)]
@@ -148,39 +151,41 @@ thread_local! {
     static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
 }
 
-// `enif_term_type` values (erl_nif.h); declared here as a plain int so that
-// a value this code does not know is not undefined behaviour.
-const TYPE_ATOM: c_int = 1;
-const TYPE_BITSTRING: c_int = 2;
-const TYPE_FLOAT: c_int = 3;
-const TYPE_FUN: c_int = 4;
-const TYPE_INTEGER: c_int = 5;
-const TYPE_LIST: c_int = 6;
-const TYPE_MAP: c_int = 7;
-const TYPE_PID: c_int = 8;
-const TYPE_PORT: c_int = 9;
-const TYPE_REFERENCE: c_int = 10;
-const TYPE_TUPLE: c_int = 11;
-
-extern "C" {
-    #[link_name = "enif_term_type"]
-    fn term_type(env: *mut ErlNifEnv, term: ErlNifTerm) -> c_int;
+/// Appends `term` as `%T` text or its shape, at most `max` bytes; true if
+/// it was cut.
+#[inline(always)]
+pub fn write(
+    env: *mut ErlNifEnv,
+    term: ErlNifTerm,
+    max: usize,
+    shape: bool,
+    redact: &Redact,
+    out: &mut Vec<u8>,
+) -> bool {
+    let mut text = BoundedText::new(out, max);
+    walk(env, term, &mut text, shape, redact);
+    text.finish()
 }
 
-/// Writes `root` into `sink` until done or full: its `%T` text, or its
+/// Writes `root` into `text` until done or full: its `%T` text, or its
 /// shape, with the values under `redact`'s keys left out.
 #[inline]
-pub fn walk(env: *mut ErlNifEnv, root: ErlNifTerm, sink: &mut Sink, shape: bool, redact: &Redact) {
+pub fn walk(
+    env: *mut ErlNifEnv,
+    root: ErlNifTerm,
+    text: &mut BoundedText,
+    shape: bool,
+    redact: &Redact,
+) {
     // A leaf (a binary, an atom, a number: many messages are) needs none of
     // the walk's buffers. A binary read in place needs no type query.
     // SAFETY: `root` is a live term of the call being served.
-    if let Some(bytes) = unsafe { crate::binary_bytes::read(root) } {
-        write_binary_bytes(bytes, sink, shape);
+    if let Some(bytes) = unsafe { binary::read(root) } {
+        write_binary_bytes(bytes, text, shape);
         return;
     }
-    // SAFETY: `root` is a valid term of `env`.
-    if !write_leaf_of(env, root, unsafe { term_type(env, root) }, sink, shape) {
-        walk_container(env, root, sink, shape, redact);
+    if !write_leaf_of(env, root, term_type(env, root), text, shape) {
+        walk_container(env, root, text, shape, redact);
     }
 }
 
@@ -188,7 +193,7 @@ pub fn walk(env: *mut ErlNifEnv, root: ErlNifTerm, sink: &mut Sink, shape: bool,
 fn walk_container(
     env: *mut ErlNifEnv,
     root: ErlNifTerm,
-    sink: &mut Sink,
+    text: &mut BoundedText,
     shape: bool,
     redact: &Redact,
 ) {
@@ -197,7 +202,7 @@ fn walk_container(
         if let Ok(mut scratch) = scratch.try_borrow_mut() {
             let Scratch { work, iters, keys } = &mut *scratch;
             let style = Style::new(shape, redact, keys);
-            run(env, root, sink, &style, work, iters);
+            run(env, root, text, &style, work, iters);
             done = true;
         }
     });
@@ -209,7 +214,7 @@ fn walk_container(
         run(
             env,
             root,
-            sink,
+            text,
             &style,
             &mut Vec::new(),
             &mut Iters::default(),
@@ -238,7 +243,7 @@ pub fn reset(env: *mut ErlNifEnv) {
 fn run(
     env: *mut ErlNifEnv,
     root: ErlNifTerm,
-    sink: &mut Sink,
+    text: &mut BoundedText,
     style: &Style,
     work: &mut Vec<Work>,
     iters: &mut Iters,
@@ -246,26 +251,26 @@ fn run(
     work.clear();
     work.push(Work::Term(root));
     while let Some(item) = work.pop() {
-        if sink.is_full() {
+        if text.is_full() {
             break;
         }
         match item {
-            Work::Term(term) => term_start(env, term, sink, style, work, iters),
-            Work::Text(text) => sink.put(text),
+            Work::Term(term) => term_start(env, term, text, style, work, iters),
+            Work::Text(bytes) => text.put(bytes),
             Work::ListTail(tail) => match list_cell(env, tail) {
                 Some((head, tail)) => {
-                    sink.byte(b',');
+                    text.byte(b',');
                     work.push(Work::ListTail(tail));
                     work.push(Work::Term(head));
                 }
                 None if is_empty_list(env, tail) => {}
                 None => {
-                    sink.byte(b'|');
+                    text.byte(b'|');
                     work.push(Work::Term(tail));
                 }
             },
             Work::Tuple(elems, left) => {
-                sink.byte(b',');
+                text.byte(b',');
                 // SAFETY: `left` more elements follow `elems` in the tuple.
                 let elem = unsafe { *elems };
                 if left > 1 {
@@ -275,7 +280,7 @@ fn run(
                 work.push(Work::Term(elem));
             }
             Work::MapNext { first, backward } => {
-                map_next(env, first, backward, sink, style, work, iters)
+                map_next(env, first, backward, text, style, work, iters)
             }
         }
     }
@@ -286,26 +291,25 @@ fn run(
 fn term_start(
     env: *mut ErlNifEnv,
     term: ErlNifTerm,
-    sink: &mut Sink,
+    text: &mut BoundedText,
     style: &Style,
     work: &mut Vec<Work>,
     iters: &mut Iters,
 ) {
-    // SAFETY: `term` is a valid term of `env`.
-    let kind = unsafe { term_type(env, term) };
-    if write_leaf_of(env, term, kind, sink, style.shape) {
+    let kind = term_type(env, term);
+    if write_leaf_of(env, term, kind, text, style.shape) {
         return;
     }
     match kind {
-        TYPE_LIST if style.shape => shape_list_start(env, term, sink, work),
-        TYPE_LIST => list_start(env, term, sink, work),
+        TYPE_LIST if style.shape => shape_list_start(env, term, text, work),
+        TYPE_LIST => list_start(env, term, text, work),
         TYPE_TUPLE => {
             // SAFETY: the walk ends within this NIF call.
             let Some(elems) = (unsafe { tuple_elements(env, term) }) else {
-                write_leaf(term, sink);
+                write_leaf(term, text);
                 return;
             };
-            sink.byte(b'{');
+            text.byte(b'{');
             if let [key, _] = elems {
                 if style.redacts(env, *key) {
                     work.push(Work::Text(b",<redacted>}"));
@@ -321,8 +325,8 @@ fn term_start(
                 work.push(Work::Term(*first));
             }
         }
-        TYPE_MAP => map_start(env, term, sink, work, iters),
-        _ => write_leaf(term, sink),
+        TYPE_MAP => map_start(env, term, text, work, iters),
+        _ => write_leaf(term, text),
     }
 }
 
@@ -334,39 +338,25 @@ fn write_leaf_of(
     env: *mut ErlNifEnv,
     term: ErlNifTerm,
     kind: c_int,
-    sink: &mut Sink,
+    text: &mut BoundedText,
     shape: bool,
 ) -> bool {
     match kind {
         TYPE_LIST | TYPE_TUPLE | TYPE_MAP => return false,
         TYPE_ATOM => {
-            write_atom(env, term, sink);
+            write_atom(env, term, text);
         }
-        TYPE_PID | TYPE_PORT | TYPE_REFERENCE => write_identifier(term, sink),
-        TYPE_BITSTRING => write_binary(env, term, sink, shape),
-        TYPE_INTEGER if shape => shape::write_integer(env, term, sink),
-        TYPE_FLOAT if shape => shape::write_float(sink),
-        TYPE_FUN if shape => shape::write_fun(sink),
-        _ if shape => shape::write_other(sink),
-        TYPE_INTEGER => write_integer(env, term, sink),
-        TYPE_FLOAT => write_float(env, term, sink),
-        _ => write_leaf(term, sink),
+        TYPE_PID | TYPE_PORT | TYPE_REFERENCE => write_identifier(term, text),
+        TYPE_BITSTRING => write_binary(env, term, text, shape),
+        TYPE_INTEGER if shape => shape::write_integer(env, term, text),
+        TYPE_FLOAT if shape => shape::write_float(text),
+        TYPE_FUN if shape => shape::write_fun(text),
+        _ if shape => shape::write_other(text),
+        TYPE_INTEGER => write_integer(env, term, text),
+        TYPE_FLOAT => write_float(env, term, text),
+        _ => write_leaf(term, text),
     }
     true
-}
-
-/// The character a list element stands for in a printable string.
-pub(super) fn list_char(env: *mut ErlNifEnv, elem: ErlNifTerm) -> Option<u8> {
-    let mut c: c_int = 0;
-    // SAFETY: out-pointer to a local.
-    if unsafe { rustler::sys::enif_get_int(env, elem, &mut c) } == 0 {
-        return None;
-    }
-    let c = u8::try_from(c).ok()?;
-    // The VM's rule: Latin-1 characters that are not controls, and the
-    // four spaces ' ', '\n', '\t', '\r'.
-    let printable = matches!(c, b' '..=0x7E | 0xA0..=0xFF | b'\n' | b'\t' | b'\r');
-    printable.then_some(c)
 }
 
 /// A list: a string if it is a non-empty proper list of printable
@@ -374,23 +364,23 @@ pub(super) fn list_char(env: *mut ErlNifEnv, elem: ErlNifTerm) -> Option<u8> {
 /// list is checked, and taken back at the first element that is not a
 /// printable character. Once the text is full, the check goes on alone up
 /// to `scan_bound` elements; a list printable that far stays a string.
-fn list_start(env: *mut ErlNifEnv, list: ErlNifTerm, sink: &mut Sink, work: &mut Vec<Work>) {
+fn list_start(env: *mut ErlNifEnv, list: ErlNifTerm, text: &mut BoundedText, work: &mut Vec<Work>) {
     let Some((head, tail)) = list_cell(env, list) else {
-        sink.put(b"[]");
+        text.put(b"[]");
         return;
     };
     if list_char(env, head).is_none() {
-        return open_list(env, head, tail, sink, work);
+        return open_list(env, head, tail, text, work);
     }
-    let mark = sink.mark();
-    let bound = sink.scan_bound();
+    let mark = text.mark();
+    let bound = text.scan_bound();
     let mut rest = list;
     let mut seen = 0usize;
-    sink.byte(b'"');
+    text.byte(b'"');
     loop {
         let Some((elem, next)) = list_cell(env, rest) else {
             if is_empty_list(env, rest) {
-                sink.byte(b'"');
+                text.byte(b'"');
                 return;
             }
             break;
@@ -399,25 +389,30 @@ fn list_start(env: *mut ErlNifEnv, list: ErlNifTerm, sink: &mut Sink, work: &mut
             break;
         };
         seen += 1;
-        if !sink.is_full() {
-            write_char(c, sink);
+        if !text.is_full() {
+            write_char(c, text);
         } else if seen >= bound {
             return;
         }
         rest = next;
     }
-    sink.rollback(mark);
-    open_list(env, head, tail, sink, work);
+    text.rollback(mark);
+    open_list(env, head, tail, text, work);
 }
 
 /// A list in `shape`: a printable list as its length, else `[...]`.
-fn shape_list_start(env: *mut ErlNifEnv, list: ErlNifTerm, sink: &mut Sink, work: &mut Vec<Work>) {
+fn shape_list_start(
+    env: *mut ErlNifEnv,
+    list: ErlNifTerm,
+    text: &mut BoundedText,
+    work: &mut Vec<Work>,
+) {
     let Some((head, tail)) = list_cell(env, list) else {
-        sink.put(b"[]");
+        text.put(b"[]");
         return;
     };
-    if list_char(env, head).is_none() || !shape::write_string(env, list, sink) {
-        open_list(env, head, tail, sink, work);
+    if list_char(env, head).is_none() || !shape::write_string(env, list, text) {
+        open_list(env, head, tail, text, work);
     }
 }
 
@@ -425,10 +420,10 @@ fn open_list(
     env: *mut ErlNifEnv,
     head: ErlNifTerm,
     tail: ErlNifTerm,
-    sink: &mut Sink,
+    text: &mut BoundedText,
     work: &mut Vec<Work>,
 ) {
-    sink.byte(b'[');
+    text.byte(b'[');
     work.push(Work::Text(b"]"));
     if !is_empty_list(env, tail) {
         work.push(Work::ListTail(tail));
@@ -437,25 +432,25 @@ fn open_list(
 }
 
 #[inline]
-fn write_char(c: u8, sink: &mut Sink) {
+fn write_char(c: u8, text: &mut BoundedText) {
     match c {
-        b'"' => sink.put(b"\\\""),
-        b'\n' => sink.put(b"\\n"),
-        0x80.. => sink.put(&[0xC0 | (c >> 6), 0x80 | (c & 0x3F)]),
-        _ => sink.byte(c),
+        b'"' => text.put(b"\\\""),
+        b'\n' => text.put(b"\\n"),
+        0x80.. => text.put(&[0xC0 | (c >> 6), 0x80 | (c & 0x3F)]),
+        _ => text.byte(c),
     }
 }
 
-fn write_integer(env: *mut ErlNifEnv, term: ErlNifTerm, sink: &mut Sink) {
+fn write_integer(env: *mut ErlNifEnv, term: ErlNifTerm, text: &mut BoundedText) {
     let (mut small, mut unsigned) = (0i64, 0u64);
     // SAFETY: out-pointers to locals.
     if unsafe { rustler::sys::enif_get_int64(env, term, &mut small) } != 0 {
-        write_decimal(small < 0, small.unsigned_abs(), sink);
+        write_decimal(small < 0, small.unsigned_abs(), text);
     // SAFETY: as above.
     } else if unsafe { rustler::sys::enif_get_uint64(env, term, &mut unsigned) } != 0 {
-        write_decimal(false, unsigned, sink);
+        write_decimal(false, unsigned, text);
     } else {
-        write_bignum(term, sink);
+        write_bignum(term, text);
     }
 }
 
@@ -463,209 +458,116 @@ fn write_integer(env: *mut ErlNifEnv, term: ErlNifTerm, sink: &mut Sink) {
 /// writes it: `1.500000e+00`. Rust's `{:.6e}` rounds the exact binary value
 /// to nearest, ties to even, as glibc's printf does; it writes the exponent
 /// bare (`1.500000e0`).
-fn write_float(env: *mut ErlNifEnv, term: ErlNifTerm, sink: &mut Sink) {
+fn write_float(env: *mut ErlNifEnv, term: ErlNifTerm, text: &mut BoundedText) {
     let mut x = 0f64;
     // SAFETY: out-pointer to a local.
     if unsafe { rustler::sys::enif_get_double(env, term, &mut x) } == 0 {
-        write_leaf(term, sink);
+        write_leaf(term, text);
         return;
     }
     let mut buf = [0u8; 64];
     let mut cursor = std::io::Cursor::new(&mut buf[..]);
     if write!(cursor, "{x:.6e}").is_err() {
-        write_leaf(term, sink);
+        write_leaf(term, text);
         return;
     }
     let len = cursor.position() as usize;
-    let text = &buf[..len];
-    let Some(e) = text.iter().position(|b| *b == b'e') else {
-        write_leaf(term, sink);
+    let printed = &buf[..len];
+    let Some(e) = printed.iter().position(|b| *b == b'e') else {
+        write_leaf(term, text);
         return;
     };
-    let (mantissa, exponent) = (&text[..e], &text[e + 1..]);
+    let (mantissa, exponent) = (&printed[..e], &printed[e + 1..]);
     let (sign, digits) = match exponent.split_first() {
         Some((b'-', digits)) => (b'-', digits),
         _ => (b'+', exponent),
     };
-    sink.put(mantissa);
-    sink.put(&[b'e', sign]);
+    text.put(mantissa);
+    text.put(&[b'e', sign]);
     if digits.len() < 2 {
-        sink.byte(b'0');
+        text.byte(b'0');
     }
-    sink.put(digits);
+    text.put(digits);
 }
 
-fn write_decimal(negative: bool, n: u64, sink: &mut Sink) {
+fn write_decimal(negative: bool, n: u64, text: &mut BoundedText) {
     let mut buf = [0u8; DECIMAL_MAX];
     let digits = decimal(n, &mut buf);
     if negative {
-        sink.byte(b'-');
+        text.byte(b'-');
     }
-    sink.put(digits);
-}
-
-/// The bytes of a binary: read in place when the form allows
-/// (`binary_bytes`), else through `enif_inspect_binary`; `None` for a
-/// bitstring that is not whole bytes.
-///
-/// # Safety
-/// `term` must be a live term of `env`'s call, which outlives 'a.
-pub unsafe fn bytes_of<'a>(env: *mut ErlNifEnv, term: ErlNifTerm) -> Option<&'a [u8]> {
-    // SAFETY: the caller's promise, passed on.
-    unsafe { crate::binary_bytes::read(term).or_else(|| crate::enif::inspect_binary(env, term)) }
-}
-
-/// The most digits a u64 has.
-pub const DECIMAL_MAX: usize = 20;
-
-/// The decimal digits of `n`, written at the end of `buf`.
-pub fn decimal(mut n: u64, buf: &mut [u8; DECIMAL_MAX]) -> &[u8] {
-    let mut at = buf.len();
-    loop {
-        at -= 1;
-        buf[at] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            return &buf[at..];
-        }
-    }
+    text.put(digits);
 }
 
 /// A binary's text, or its shape; a bitstring that is not whole bytes
 /// as the VM writes it, or as its shape.
-fn write_binary(env: *mut ErlNifEnv, term: ErlNifTerm, sink: &mut Sink, shape: bool) {
+fn write_binary(env: *mut ErlNifEnv, term: ErlNifTerm, text: &mut BoundedText, shape: bool) {
     // SAFETY: `term` is a term of the call being served, which outlives
     // this function.
-    match unsafe { bytes_of(env, term) } {
-        Some(bytes) => write_binary_bytes(bytes, sink, shape),
-        None if shape => sink.put(b"<<_/bitstring>>"),
-        None => write_bitstring(term, sink),
+    match unsafe { binary::bytes(env, term) } {
+        Some(bytes) => write_binary_bytes(bytes, text, shape),
+        None if shape => text.put(b"<<_/bitstring>>"),
+        None => write_bitstring(term, text),
     }
 }
 
 /// A binary's text, or its shape, from its bytes.
 #[inline]
-fn write_binary_bytes(bytes: &[u8], sink: &mut Sink, shape: bool) {
+fn write_binary_bytes(bytes: &[u8], text: &mut BoundedText, shape: bool) {
     if shape {
-        shape::write_binary_size(bytes.len(), sink);
+        shape::write_binary_size(bytes.len(), text);
     } else {
-        write_bytes(bytes, sink);
+        write_bytes(bytes, text);
     }
 }
 
 /// A binary's text, from its bytes.
-fn write_bytes(bytes: &[u8], sink: &mut Sink) {
+fn write_bytes(bytes: &[u8], text: &mut BoundedText) {
     // Each byte writes at least one byte of text, so no more than the scan
     // bound can be written before the text is full.
-    let scanned = &bytes[..bytes.len().min(sink.scan_bound())];
+    let scanned = &bytes[..bytes.len().min(text.scan_bound())];
     let (printable, quoted) = classify(scanned);
     let printable = printable && !bytes.is_empty();
     if printable && !quoted && scanned.len() == bytes.len() {
         // The common case, a text binary read whole: one write.
-        sink.put_parts([b"<<\"", scanned, b"\">>"]);
+        text.put_parts([b"<<\"", scanned, b"\">>"]);
         return;
     }
     if printable && !quoted {
-        sink.put(b"<<\"");
-        sink.put(scanned);
-        if sink.is_full() {
+        text.put(b"<<\"");
+        text.put(scanned);
+        if text.is_full() {
             return;
         }
     } else if printable {
-        sink.put(b"<<\"");
+        text.put(b"<<\"");
         for (i, run) in scanned.split(|b| *b == b'"').enumerate() {
             if i > 0 {
-                sink.put(b"\\\"");
+                text.put(b"\\\"");
             }
-            sink.put(run);
-            if sink.is_full() {
+            text.put(run);
+            if text.is_full() {
                 return;
             }
         }
     } else {
-        sink.put(b"<<");
+        text.put(b"<<");
         if let Some((first, rest)) = scanned.split_first() {
-            sink.put(&BYTE_TEXT[usize::from(*first)].comma_text()[1..]);
+            text.put(&BYTE_TEXT[usize::from(*first)].comma_text()[1..]);
             for &b in rest {
-                if sink.is_full() {
+                if text.is_full() {
                     return;
                 }
-                sink.put(BYTE_TEXT[usize::from(b)].comma_text());
+                text.put(BYTE_TEXT[usize::from(b)].comma_text());
             }
         }
     }
     if scanned.len() < bytes.len() {
         // Not reached: the text filled up within the scanned bytes.
-        sink.stop();
+        text.stop();
         return;
     }
-    sink.put(if printable { b"\">>" } else { b">>" });
-}
-
-/// Whether every byte is printable ASCII (32 to 126), as a binary must be
-/// to print as `<<"...">>`, and whether one is `"`. This runs on every
-/// traced binary message: sixteen bytes a step with SSE2, which every
-/// x86-64 processor has.
-#[cfg(target_arch = "x86_64")]
-fn classify(bytes: &[u8]) -> (bool, bool) {
-    use std::arch::x86_64::{
-        _mm_cmpeq_epi8, _mm_cmplt_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_or_si128,
-        _mm_set1_epi8, _mm_setzero_si128,
-    };
-    const LANES: usize = 16;
-    let (blocks, rest) = bytes.as_chunks::<LANES>();
-    // The bytes after the last whole block: the last 16 bytes (again some
-    // of a block before), or, in a shorter binary, all of them padded with
-    // spaces (printable, not a quote).
-    let mut padded = [b' '; LANES];
-    let last: &[u8; LANES] = match bytes.last_chunk::<LANES>() {
-        Some(last) if !rest.is_empty() => last,
-        _ => {
-            padded[..rest.len()].copy_from_slice(rest);
-            &padded
-        }
-    };
-    // SAFETY: SSE2 is part of x86-64 itself, so every processor this code
-    // runs on has these instructions; each load reads one 16-byte array.
-    unsafe {
-        let low = _mm_set1_epi8(b' ' as i8);
-        let delete = _mm_set1_epi8(0x7F);
-        let quote_byte = _mm_set1_epi8(b'"' as i8);
-        let (mut bad, mut quote) = (_mm_setzero_si128(), _mm_setzero_si128());
-        let mut scan = |block: &[u8; LANES]| {
-            let x = _mm_loadu_si128(block.as_ptr().cast());
-            // As signed bytes, 128 and up are below 32 too.
-            let outside = _mm_or_si128(_mm_cmplt_epi8(x, low), _mm_cmpeq_epi8(x, delete));
-            bad = _mm_or_si128(bad, outside);
-            quote = _mm_or_si128(quote, _mm_cmpeq_epi8(x, quote_byte));
-        };
-        blocks.iter().for_each(&mut scan);
-        scan(last);
-        (_mm_movemask_epi8(bad) == 0, _mm_movemask_epi8(quote) != 0)
-    }
-}
-
-/// `classify` eight bytes a step, where SSE2 is not there.
-#[cfg(not(target_arch = "x86_64"))]
-fn classify(bytes: &[u8]) -> (bool, bool) {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGHS: u64 = 0x8080_8080_8080_8080;
-    // Whether some byte of `x` is zero (exact as a whole, per word).
-    let has_zero = |x: u64| x.wrapping_sub(ONES) & !x & HIGHS;
-    let (mut bad, mut quote) = (0u64, 0u64);
-    let mut chunks = bytes.chunks_exact(8);
-    for chunk in &mut chunks {
-        let mut word = [0u8; 8];
-        word.copy_from_slice(chunk);
-        let x = u64::from_le_bytes(word);
-        // Bytes of 128 and up, below 32, or 127.
-        bad |=
-            (x & HIGHS) | (x.wrapping_sub(0x20 * ONES) & !x & HIGHS) | has_zero(x ^ (0x7F * ONES));
-        quote |= has_zero(x ^ (u64::from(b'"') * ONES));
-    }
-    let rest = chunks.remainder();
-    let printable = bad == 0 && rest.iter().all(|b| (b' '..0x7F).contains(b));
-    (printable, quote != 0 || rest.contains(&b'"'))
+    text.put(if printable { b"\">>" } else { b">>" });
 }
 
 /// `,N` for a byte N: the text of a binary's elements after the first.
@@ -715,25 +617,25 @@ const fn byte_texts() -> [ByteText; 256] {
 fn map_start(
     env: *mut ErlNifEnv,
     map: ErlNifTerm,
-    sink: &mut Sink,
+    text: &mut BoundedText,
     work: &mut Vec<Work>,
     iters: &mut Iters,
 ) {
     let mut size = 0;
     // SAFETY: out-pointer to a local.
     if unsafe { rustler::sys::enif_get_map_size(env, map, &mut size) } == 0 {
-        write_leaf(map, sink);
+        write_leaf(map, text);
         return;
     }
-    sink.put(b"#{");
+    text.put(b"#{");
     if size == 0 {
-        sink.byte(b'}');
+        text.byte(b'}');
         return;
     }
     // Up to 32 keys (a flat map) the iterator goes in key order, as %T
     // and maps:to_list/1 do; beyond (a hash map) it goes in maps:to_list/1's
     // order or its reverse, depending on the release (learned at load).
-    let backward = size > MAX_FLAT_MAP_KEYS && HASH_MAP_BACKWARD.load(Ordering::Relaxed);
+    let backward = map::iterates_backward(size);
     let start = if backward {
         ErlNifMapIteratorEntry::ERL_NIF_MAP_ITERATOR_TAIL
     } else {
@@ -743,7 +645,7 @@ fn map_start(
     // SAFETY: `iter` is ours until destroyed in `map_next` or `run`.
     if unsafe { rustler::sys::enif_map_iterator_create(env, map, iter, start) } == 0 {
         iters.pop();
-        sink.stop();
+        text.stop();
         return;
     }
     work.push(Work::Text(b"}"));
@@ -753,50 +655,11 @@ fn map_start(
     });
 }
 
-/// The most keys a map stored flat has (the VM's MAP_SMALL_MAP_LIMIT).
-const MAX_FLAT_MAP_KEYS: usize = 32;
-
-/// Whether the enif iterator walks a hash map in the reverse of
-/// maps:to_list/1's order: so on OTP 25, not on OTP 29.
-static HASH_MAP_BACKWARD: AtomicBool = AtomicBool::new(true);
-
-/// Learns the direction from a hash map and the first key maps:to_list/1
-/// gives for it (the module passes both at load). Anything else keeps the
-/// default.
-pub fn learn_hash_map_order(env: *mut ErlNifEnv, map: ErlNifTerm, to_list_first: ErlNifTerm) {
-    let mut size = 0;
-    // SAFETY: out-pointer to a local; `map` is a term of `env`.
-    if unsafe { rustler::sys::enif_get_map_size(env, map, &mut size) } == 0
-        || size <= MAX_FLAT_MAP_KEYS
-    {
-        return;
-    }
-    let mut iter = MaybeUninit::<ErlNifMapIterator>::uninit();
-    let (mut key, mut value) = (ErlNifTerm::default(), ErlNifTerm::default());
-    // SAFETY: the iterator lives in a local and is destroyed before it
-    // goes; `key` and `value` are out-pointers to locals.
-    let found = unsafe {
-        let head = ErlNifMapIteratorEntry::ERL_NIF_MAP_ITERATOR_HEAD;
-        if rustler::sys::enif_map_iterator_create(env, map, iter.as_mut_ptr(), head) == 0 {
-            return;
-        }
-        let found =
-            rustler::sys::enif_map_iterator_get_pair(env, iter.as_mut_ptr(), &mut key, &mut value);
-        rustler::sys::enif_map_iterator_destroy(env, iter.as_mut_ptr());
-        found
-    };
-    if found != 0 {
-        // SAFETY: two terms of `env`.
-        let same = unsafe { rustler::sys::enif_compare(key, to_list_first) } == 0;
-        HASH_MAP_BACKWARD.store(!same, Ordering::Relaxed);
-    }
-}
-
 fn map_next(
     env: *mut ErlNifEnv,
     first: bool,
     backward: bool,
-    sink: &mut Sink,
+    text: &mut BoundedText,
     style: &Style,
     work: &mut Vec<Work>,
     iters: &mut Iters,
@@ -821,7 +684,7 @@ fn map_next(
         }
     }
     if !first {
-        sink.byte(b',');
+        text.byte(b',');
     }
     work.push(Work::MapNext {
         first: false,
@@ -839,52 +702,6 @@ fn map_next(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn text(n: u64) -> Vec<u8> {
-        decimal(n, &mut [0; DECIMAL_MAX]).to_vec()
-    }
-
-    #[test]
-    fn decimal_writes_every_digit() {
-        assert_eq!(text(0), b"0");
-        assert_eq!(text(7), b"7");
-        assert_eq!(text(10), b"10");
-        assert_eq!(text(1_000_000), b"1000000");
-        assert_eq!(text(u64::MAX), b"18446744073709551615");
-        assert_eq!(text(u64::MAX).len(), DECIMAL_MAX);
-    }
-
-    #[test]
-    fn decimal_agrees_with_std() {
-        for n in (0..64)
-            .map(|s| (1u64 << s) - 1)
-            .chain((0..20).map(|e| 10u64.pow(e)))
-        {
-            assert_eq!(text(n), n.to_string().into_bytes());
-        }
-    }
-
-    #[test]
-    fn classify_agrees_with_a_byte_by_byte_check() {
-        let expected = |bytes: &[u8]| {
-            (
-                bytes.iter().all(|b| (b' '..0x7F).contains(b)),
-                bytes.contains(&b'"'),
-            )
-        };
-        // Every byte value at every position of a 1 to 40 byte text: short,
-        // whole blocks, and a last block that overlaps the one before.
-        for len in 1..=40 {
-            for at in 0..len {
-                for b in 0..=255u8 {
-                    let mut text = vec![b'a'; len];
-                    text[at] = b;
-                    assert_eq!(classify(&text), expected(&text), "{text:?}");
-                }
-            }
-        }
-        assert_eq!(classify(b""), (true, false));
-    }
 
     #[test]
     fn byte_texts_are_each_byte_after_a_comma() {

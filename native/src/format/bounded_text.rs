@@ -1,11 +1,11 @@
-//! The output buffer with its byte budget.
+//! A text being written into the caller's buffer, with its byte budget.
 
 const ELLIPSIS: &[u8] = b"...";
 
 /// Appends to the caller's buffer until the budget is spent. Once `full`,
 /// every write is ignored and the walk stops; `finish` then cuts the text
 /// to `max - 3` bytes on a character boundary and appends `...`.
-pub struct Sink<'a> {
+pub struct BoundedText<'a> {
     out: &'a mut Vec<u8>,
     start: usize,
     /// Index in `out` where the text must end at the latest.
@@ -16,10 +16,10 @@ pub struct Sink<'a> {
     scan_left: usize,
 }
 
-impl<'a> Sink<'a> {
+impl<'a> BoundedText<'a> {
     pub fn new(out: &'a mut Vec<u8>, max: usize) -> Self {
         let start = out.len();
-        Sink {
+        BoundedText {
             out,
             start,
             end: start.saturating_add(max.max(ELLIPSIS.len())),
@@ -176,11 +176,11 @@ fn is_continuation(byte: u8) -> bool {
 mod tests {
     use super::*;
 
-    fn written(max: usize, write: impl FnOnce(&mut Sink)) -> Vec<u8> {
+    fn written(max: usize, write: impl FnOnce(&mut BoundedText)) -> Vec<u8> {
         let mut out = b"prefix:".to_vec();
-        let mut sink = Sink::new(&mut out, max);
-        write(&mut sink);
-        sink.finish();
+        let mut text = BoundedText::new(&mut out, max);
+        write(&mut text);
+        text.finish();
         out.split_off(b"prefix:".len())
     }
 
@@ -228,7 +228,7 @@ mod tests {
         move |buf, len| {
             let bytes = text.to_bytes_with_nul();
             assert!(bytes.len() <= len);
-            // SAFETY: the sink lends `len` writable bytes at `buf`.
+            // SAFETY: the text lends `len` writable bytes at `buf`.
             unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), buf, bytes.len()) };
         }
     }
