@@ -13,7 +13,7 @@ use crate::text_cache::{self, TextCache};
 use crate::vm::{enif, is_atom_word, is_local_pid, map, small_int, term_word};
 use rustler::sys::ErlNifTerm as ERL_NIF_TERM;
 use rustler::{Env, Term};
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 
 include!(concat!(env!("OUT_DIR"), "/event_dispatch.rs"));
 
@@ -86,8 +86,11 @@ impl FieldTexts {
 }
 
 thread_local! {
-    /// Per-thread field buffers, reused by every event on that scheduler.
-    static FIELD_TEXTS: RefCell<FieldTexts> = RefCell::new(FieldTexts::default());
+    /// This thread's field buffers, reused by every event on it: made at
+    /// its first event and kept for the thread's life (the VM's scheduler
+    /// threads run until it stops), so that a reference to them is
+    /// `'static` and is taken out of the thread-local's `with` as a copy.
+    static FIELD_TEXTS: Cell<Option<&'static RefCell<FieldTexts>>> = const { Cell::new(None) };
 }
 
 /// Runs `write` with this thread's field buffers; `None` if they are in
@@ -96,16 +99,21 @@ thread_local! {
 /// function.
 #[inline(always)]
 pub fn with_field_texts<R>(write: impl FnOnce(&mut FieldTexts) -> R) -> Option<R> {
-    FIELD_TEXTS
-        .try_with(
-            #[inline(always)]
-            |texts| {
-                let mut texts = texts.try_borrow_mut().ok()?;
-                Some(write(&mut texts))
-            },
-        )
-        .ok()
-        .flatten()
+    let texts = match FIELD_TEXTS.try_with(Cell::get).ok()? {
+        Some(texts) => texts,
+        None => first_field_texts()?,
+    };
+    let mut texts = texts.try_borrow_mut().ok()?;
+    Some(write(&mut texts))
+}
+
+/// Makes this thread's field buffers, at its first event.
+#[cold]
+#[inline(never)]
+fn first_field_texts() -> Option<&'static RefCell<FieldTexts>> {
+    let texts: &'static RefCell<FieldTexts> = Box::leak(Box::default());
+    FIELD_TEXTS.try_with(|slot| slot.set(Some(texts))).ok()?;
+    Some(texts)
 }
 
 /// The caches a short path lends texts from, and the buffer of a
