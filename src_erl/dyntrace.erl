@@ -860,7 +860,13 @@ load_nif() ->
     %% from this map.
     OrderProbe = maps:from_list([{K, []} || K <- lists:seq(1, 33)]),
     [{First, _} | _] = maps:to_list(OrderProbe),
-    LoadInfo = {list_to_binary(Provider), OrderProbe, First},
+    %% References as messages carry them, so that the NIF checks its
+    %% reading of them against the VM's printer: plain ones and the
+    %% aliases gen_server calls reply to.
+    Alias = alias(),
+    true = unalias(Alias),
+    Samples = [make_ref(), Alias],
+    LoadInfo = {list_to_binary(Provider), OrderProbe, First, Samples},
     Loaded = case filelib:is_regular(Provider) andalso erlang:load_nif(Library, LoadInfo) of
                  ok ->
                      start_node_names();

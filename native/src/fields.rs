@@ -5,8 +5,9 @@
 //! `native/events.table`. `write_event`, generated from the table, picks
 //! the function of an event.
 
+use crate::decimal::{decimal, DECIMAL_MAX};
 use crate::events::{EventId, Route};
-use crate::format::{decimal, write_field, FieldKind, TermOptions, DECIMAL_MAX};
+use crate::format::{write_field, FieldKind, TermOptions};
 use crate::ident_cache::IdentCache;
 use crate::lttng::{emit, Text};
 use crate::text_cache::{self, TextCache};

@@ -50,10 +50,12 @@
 //! reused from call to call; they hold O(budget) items at most.
 
 mod atom;
+mod binary_text;
 mod bounded_text;
-mod decimal;
 mod field;
 mod leaf;
+mod leaf_texts;
+mod number;
 mod payload;
 mod printable;
 mod shape;
@@ -61,7 +63,6 @@ mod size;
 mod walk;
 
 use bounded_text::BoundedText;
-pub use decimal::{decimal, DECIMAL_MAX};
 pub use field::write_field;
 pub use payload::{
     FieldKind, Payload, Redact, TermOptions, DEFAULT_MAX_TERM_BYTES, MAX_MAX_TERM_BYTES,

@@ -25,6 +25,7 @@
 
 mod answers;
 mod callbacks;
+mod decimal;
 mod enabled;
 mod event_list;
 mod events;
@@ -77,18 +78,24 @@ fn on_load(env: Env, load_info: Term) -> Result<(), c_int> {
         eprintln!("dyntrace: cannot open the event budget resource type");
         return Err(LOAD_FAILED);
     }
-    // `{ProviderPath, HashMap, FirstKeyOfItsToList}`: the map tells which
-    // way this release's iterator goes (format's big-map order).
-    let Ok((path, map, first)) = load_info.decode::<(Term, Term, Term)>() else {
-        eprintln!("dyntrace: the load info must be {{ProviderPath, Map, Key}}");
+    // `{ProviderPath, HashMap, FirstKeyOfItsToList, Samples}`: the map
+    // tells which way this release's iterator goes (format's big-map
+    // order); the samples (references, aliases) which layouts it has.
+    let Ok((path, map, first, samples)) = load_info.decode::<(Term, Term, Term, Vec<Term>)>()
+    else {
+        eprintln!("dyntrace: the load info must be {{ProviderPath, Map, Key, Samples}}");
         return Err(LOAD_FAILED);
     };
-    let layouts = vm::init(env, map, first);
-    if !layouts.maps {
-        eprintln!("dyntrace: maps are not laid out as expected; reading them through enif");
-    }
-    if !layouts.binaries {
-        eprintln!("dyntrace: binaries are not laid out as expected; reading them through enif");
+    let layouts = vm::init(env, map, first, &samples);
+    for (read, what) in [
+        (layouts.containers, "tuples and lists"),
+        (layouts.maps, "maps"),
+        (layouts.binaries, "binaries"),
+        (layouts.references, "references"),
+    ] {
+        if !read {
+            eprintln!("dyntrace: {what} are not laid out as expected; reading them through enif");
+        }
     }
     answers::init(env);
     short_path::init(env);

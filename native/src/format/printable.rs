@@ -1,21 +1,52 @@
 //! The VM's rules for what prints as text: a list of characters as a
 //! string, a binary as `<<"...">>`.
 
-use rustler::sys::{ErlNifEnv, ErlNifTerm};
-use std::ffi::c_int;
+use crate::vm::enif::list_cell;
+use crate::vm::{is_nil, small_int, term_of_word, term_word, word};
+use rustler::sys::ErlNifEnv;
 
-/// The character a list element stands for in a printable string.
-pub fn list_char(env: *mut ErlNifEnv, elem: ErlNifTerm) -> Option<u8> {
-    let mut c: c_int = 0;
-    // SAFETY: out-pointer to a local.
-    if unsafe { rustler::sys::enif_get_int(env, elem, &mut c) } == 0 {
-        return None;
-    }
-    let c = u8::try_from(c).ok()?;
-    // The VM's rule: Latin-1 characters that are not controls, and the
-    // four spaces ' ', '\n', '\t', '\r'.
+/// The character a list element stands for in a printable string: an
+/// integer (a small one, since it is at most 255) that the VM's rule calls
+/// printable: Latin-1 characters that are not controls, and the four
+/// spaces ' ', '\n', '\t', '\r'.
+#[inline]
+pub fn list_char(elem: usize) -> Option<u8> {
+    let c = u8::try_from(small_int(term_of_word(elem))?).ok()?;
     let printable = matches!(c, b' '..=0x7E | 0xA0..=0xFF | b'\n' | b'\t' | b'\r');
     printable.then_some(c)
+}
+
+/// Reads list cells: from their words where the layout was confirmed at
+/// load, else through enif.
+#[derive(Clone, Copy)]
+pub struct Lists {
+    pub env: *mut ErlNifEnv,
+    /// Whether list cells are read in place.
+    pub in_place: bool,
+}
+
+impl Lists {
+    /// The head and tail of the list cell `list`; `None` for anything else
+    /// (`[]` too).
+    #[inline(always)]
+    pub fn cell(&self, list: usize) -> Option<(usize, usize)> {
+        if self.in_place {
+            if list & 0b11 != word::LIST {
+                return None;
+            }
+            let cell = word::object(list);
+            // SAFETY: a live list cell's word (the walk reads only terms of
+            // the call being served) addresses its head and tail.
+            return Some(unsafe { (*cell, *cell.add(1)) });
+        }
+        list_cell(self.env, term_of_word(list)).map(|(h, t)| (term_word(h), term_word(t)))
+    }
+
+    /// Whether `list` is `[]`.
+    #[inline(always)]
+    pub fn is_empty(&self, list: usize) -> bool {
+        is_nil(term_of_word(list))
+    }
 }
 
 /// Whether every byte is printable ASCII (32 to 126), as a binary must be

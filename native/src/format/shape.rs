@@ -13,22 +13,33 @@
 //!   identifier: `<term>`
 
 use super::bounded_text::BoundedText;
-use super::decimal::{decimal, DECIMAL_MAX};
-use super::printable::list_char;
-use crate::vm::enif::{is_empty_list, list_cell};
+use super::printable::{list_char, Lists};
+use crate::decimal::{decimal, DECIMAL_MAX};
 use rustler::sys::{ErlNifEnv, ErlNifTerm};
 
+/// An integer read through enif.
 pub fn write_integer(env: *mut ErlNifEnv, term: ErlNifTerm, text: &mut BoundedText) {
     let (mut small, mut unsigned) = (0i64, 0u64);
     // SAFETY: out-pointers to locals.
     let magnitude = if unsafe { rustler::sys::enif_get_int64(env, term, &mut small) } != 0 {
         small.unsigned_abs()
+    // SAFETY: as above.
     } else if unsafe { rustler::sys::enif_get_uint64(env, term, &mut unsigned) } != 0 {
         unsigned
     } else {
         text.put(b"<bigint>");
         return;
     };
+    write_magnitude(magnitude, text);
+}
+
+/// A small integer, read from its word.
+#[inline]
+pub fn write_small(n: i64, text: &mut BoundedText) {
+    write_magnitude(n.unsigned_abs(), text);
+}
+
+fn write_magnitude(magnitude: u64, text: &mut BoundedText) {
     let digits = decimal(magnitude, &mut [0; DECIMAL_MAX]).len();
     text.put(b"<int:");
     text.put(decimal(digits as u64, &mut [0; DECIMAL_MAX]));
@@ -58,19 +69,19 @@ pub fn write_binary_size(size: usize, text: &mut BoundedText) {
 /// character, as a string's shape if it is one, and returns true; false
 /// (nothing written) if it is not a printable list. Looks at no more
 /// elements than the text's scan allowance (at least the first).
-pub fn write_string(env: *mut ErlNifEnv, list: ErlNifTerm, text: &mut BoundedText) -> bool {
+pub fn write_string(lists: &Lists, list: usize, text: &mut BoundedText) -> bool {
     let limit = text.scan_bound().min(text.scan_left().saturating_add(1));
     let mut seen = 0usize;
     let mut rest = list;
     let string = loop {
-        if is_empty_list(env, rest) {
+        if lists.is_empty(rest) {
             break seen > 0;
         }
         if seen >= limit {
             break true;
         }
-        match list_cell(env, rest) {
-            Some((elem, next)) if list_char(env, elem).is_some() => {
+        match lists.cell(rest) {
+            Some((elem, next)) if list_char(elem).is_some() => {
                 seen += 1;
                 rest = next;
             }
@@ -82,7 +93,7 @@ pub fn write_string(env: *mut ErlNifEnv, list: ErlNifTerm, text: &mut BoundedTex
         return false;
     }
     text.put(b"<string:");
-    if !is_empty_list(env, rest) {
+    if !lists.is_empty(rest) {
         text.byte(b'>');
     }
     text.put(decimal(seen as u64, &mut [0; DECIMAL_MAX]));

@@ -1,56 +1,95 @@
-//! The walk over a term: an explicit work stack, no recursion, stopped as
-//! soon as the budget is spent.
+//! The walk over a term: an explicit stack of the containers being
+//! written (one frame each, no recursion), stopped as soon as the budget
+//! is spent.
 //!
-//! Each container writes at least one byte before it pushes its children,
-//! so the stack holds O(budget) items whatever the term's depth. The stack
-//! and the map iterators live in per-thread buffers, reused from event to
-//! event.
+//! A term is written whole if it is a leaf; a container writes its opening
+//! and pushes a frame, and its first child is written next. After each
+//! term, the frame on top says what follows: a separator and the next
+//! child, or the closing and the frame's end. Each container writes at
+//! least one byte before it pushes its frame, so the stack holds O(budget)
+//! frames whatever the term's depth. The stack, the map iterators and the
+//! texts of atoms and pids met (`leaf_texts`) live in per-thread buffers,
+//! reused from event to event.
 //!
-//! The same walk writes `shape` (`Style::shape`: leaves as their type and
+//! Terms are read from their words (`vm::term`): atoms, small integers,
+//! local pids, lists, tuples, small maps, binaries and local references,
+//! with no VM call. What the words do not tell (floats, bignums, funs,
+//! ports, remote identifiers, large maps, a layout not confirmed at load)
+//! is read through enif, one term at a time.
+//!
+//! The same walk writes `shape` (`Walk::shape`: leaves as their type and
 //! size, `shape`) and leaves out the values under redacted keys: in a map
-//! pair or a 2-tuple whose key is one of `Style::redact`, the value is
+//! pair or a 2-tuple whose key is one of `Walk::redact`, the value is
 //! written `<redacted>` and never looked at.
 
 use super::atom::write_atom;
+use super::binary_text::{write_binary, write_binary_bytes};
 use super::bounded_text::BoundedText;
-use super::decimal::{decimal, DECIMAL_MAX};
-use super::leaf::{write_bignum, write_bitstring, write_identifier, write_leaf};
+use super::leaf::{write_identifier, write_leaf};
+use super::leaf_texts::LeafTexts;
+use super::number::{write_decimal, write_float, write_integer};
 use super::payload::Redact;
-use super::printable::{classify, list_char};
+use super::printable::{list_char, Lists};
 use super::shape;
 use crate::vm::enif::{
-    is_empty_list, list_cell, term_type, tuple_elements, TYPE_ATOM, TYPE_BITSTRING, TYPE_FLOAT,
-    TYPE_FUN, TYPE_INTEGER, TYPE_LIST, TYPE_MAP, TYPE_PID, TYPE_PORT, TYPE_REFERENCE, TYPE_TUPLE,
+    list_cell, term_type, tuple_elements, TYPE_ATOM, TYPE_BITSTRING, TYPE_FLOAT, TYPE_FUN,
+    TYPE_INTEGER, TYPE_LIST, TYPE_MAP, TYPE_PID, TYPE_PORT, TYPE_REFERENCE, TYPE_TUPLE,
 };
-use crate::vm::{binary, is_immediate, map};
+use crate::vm::reference::TEXT_MAX as REF_TEXT_MAX;
+use crate::vm::term::{Kind, Reader};
+use crate::vm::{binary, is_immediate, map, term_of_word, term_word};
 use rustler::sys::{ErlNifEnv, ErlNifMapIterator, ErlNifMapIteratorEntry, ErlNifTerm};
 use std::cell::RefCell;
 use std::ffi::c_int;
-use std::io::Write;
 
-/// What is left to do, innermost last.
+/// A container being written: what follows the term written last.
 #[derive(Clone, Copy)]
-enum Work {
-    Term(ErlNifTerm),
-    Text(&'static [u8]),
-    /// The rest of a list after an element: `,` and the next element, `|`
-    /// and an improper tail, or nothing.
-    ListTail(ErlNifTerm),
-    /// The remaining elements of a tuple, each after a `,`.
-    Tuple(*const ErlNifTerm, usize),
-    /// The next pair of the map whose iterator is on top of the iterator
-    /// stack.
-    MapNext {
-        first: bool,
-        backward: bool,
+enum Frame {
+    /// The elements of a tuple after the one written last (`next` up to
+    /// `end`), each after a `,`; then `}`.
+    Tuple {
+        next: *const usize,
+        end: *const usize,
     },
+    /// The rest of a list after an element: `,` and the next element, `|`
+    /// and an improper tail, or nothing; then `]`.
+    List { tail: usize },
+    /// After an improper tail: `]`.
+    ListEnd,
+    /// A small map read in place: the pair at `keys`/`values`, up to
+    /// `end`; its key written last unless `at_value`, then its value.
+    Pairs {
+        keys: *const usize,
+        values: *const usize,
+        end: *const usize,
+        at_value: bool,
+    },
+    /// A 2-tuple whose first element is a redacted key: `,<redacted>}`.
+    Redacted,
+    /// A map read through the iterator on top of the iterator stack:
+    /// `pending` is what follows the key written last.
+    Iter {
+        backward: bool,
+        first: bool,
+        pending: Pending,
+    },
+}
+
+/// What follows the key of an iterated map's pair.
+#[derive(Clone, Copy)]
+enum Pending {
+    /// No key written yet, or its value written: the next pair.
+    Pair,
+    Value(usize),
+    Redacted,
 }
 
 #[derive(Default)]
 struct Scratch {
-    work: Vec<Work>,
+    frames: Vec<Frame>,
     iters: Iters,
     keys: Vec<ErlNifTerm>,
+    leaves: LeafTexts,
 }
 
 /// The iterators of the maps being written, innermost last. Each one is
@@ -96,9 +135,13 @@ impl Iters {
     }
 }
 
-/// How a walk writes: `%T` text or shape, and the keys it redacts.
-struct Style<'a> {
+/// One walk: how it writes (`%T` text or shape, the keys it redacts) and
+/// how it reads terms.
+struct Walk<'a> {
+    env: *mut ErlNifEnv,
     shape: bool,
+    reader: Reader,
+    lists: Lists,
     /// The state's list of redacted keys, if any.
     redact: Option<ErlNifTerm>,
     /// Its keys, read from the list at the first map pair or 2-tuple: a
@@ -111,20 +154,39 @@ struct Keys<'a> {
     keys: &'a mut Vec<ErlNifTerm>,
 }
 
-impl<'a> Style<'a> {
-    fn new(shape: bool, redact: &Redact, keys: &'a mut Vec<ErlNifTerm>) -> Self {
-        Style {
+impl<'a> Walk<'a> {
+    fn new(
+        env: *mut ErlNifEnv,
+        shape: bool,
+        redact: &Redact,
+        keys: &'a mut Vec<ErlNifTerm>,
+    ) -> Self {
+        let reader = Reader::current();
+        Walk {
+            env,
             shape,
+            reader,
+            lists: Lists {
+                env,
+                in_place: reader.reads_lists(),
+            },
             redact: redact.list().map(|list| list.as_c_arg()),
             keys: RefCell::new(Keys { read: false, keys }),
         }
     }
 
-    /// Whether `key` is one of the redacted keys: identical terms only
-    /// (`1` is not `1.0`). Immediates (atoms, small integers) are equal
-    /// exactly when their words are, so only boxed keys need the VM.
-    #[inline]
-    fn redacts(&self, env: *mut ErlNifEnv, key: ErlNifTerm) -> bool {
+    /// Whether `key` is one of the redacted keys. Inlined: a walk without
+    /// redacted keys pays one test.
+    #[inline(always)]
+    fn redacts(&self, key: usize) -> bool {
+        self.redact.is_some() && self.redacts_listed(key)
+    }
+
+    /// `redacts` against the list: identical terms only (`1` is not
+    /// `1.0`). Immediates (atoms, small integers) are equal exactly when
+    /// their words are, so only boxed keys need the VM.
+    #[inline(never)]
+    fn redacts_listed(&self, key: usize) -> bool {
         let Some(list) = self.redact else {
             return false;
         };
@@ -134,9 +196,10 @@ impl<'a> Style<'a> {
         };
         if !keys.read {
             keys.keys.clear();
-            append_keys(env, list, keys.keys);
+            append_keys(self.env, list, keys.keys);
             keys.read = true;
         }
+        let key = term_of_word(key);
         keys.keys.iter().any(|k| {
             *k == key
                 || (!is_immediate(*k)
@@ -177,20 +240,17 @@ pub fn walk(
     shape: bool,
     redact: &Redact,
 ) {
-    // A leaf (a binary, an atom, a number: many messages are) needs none of
-    // the walk's buffers. A binary read in place needs no type query.
+    // A binary (many messages are) needs none of the walk's buffers.
     // SAFETY: `root` is a live term of the call being served.
     if let Some(bytes) = unsafe { binary::read(root) } {
         write_binary_bytes(bytes, text, shape);
         return;
     }
-    if !write_leaf_of(env, root, term_type(env, root), text, shape) {
-        walk_container(env, root, text, shape, redact);
-    }
+    with_scratch(env, root, text, shape, redact);
 }
 
-/// `walk` for a list, tuple or map, with this thread's buffers.
-fn walk_container(
+/// `walk` with this thread's buffers.
+fn with_scratch(
     env: *mut ErlNifEnv,
     root: ErlNifTerm,
     text: &mut BoundedText,
@@ -200,9 +260,14 @@ fn walk_container(
     let mut done = false;
     let _ = SCRATCH.try_with(|scratch| {
         if let Ok(mut scratch) = scratch.try_borrow_mut() {
-            let Scratch { work, iters, keys } = &mut *scratch;
-            let style = Style::new(shape, redact, keys);
-            run(env, root, text, &style, work, iters);
+            let Scratch {
+                frames,
+                iters,
+                keys,
+                leaves,
+            } = &mut *scratch;
+            let walk = Walk::new(env, shape, redact, keys);
+            run(&walk, term_word(root), text, frames, iters, leaves);
             done = true;
         }
     });
@@ -210,14 +275,14 @@ fn walk_container(
         // Re-entered on this thread, or its buffers are gone (thread exit):
         // fresh buffers for this call.
         let mut keys = Vec::new();
-        let style = Style::new(shape, redact, &mut keys);
+        let walk = Walk::new(env, shape, redact, &mut keys);
         run(
-            env,
-            root,
+            &walk,
+            term_word(root),
             text,
-            &style,
             &mut Vec::new(),
             &mut Iters::default(),
+            &mut LeafTexts::default(),
         );
     }
 }
@@ -234,106 +299,323 @@ fn append_keys(env: *mut ErlNifEnv, mut list: ErlNifTerm, out: &mut Vec<ErlNifTe
 pub fn reset(env: *mut ErlNifEnv) {
     let _ = SCRATCH.try_with(|scratch| {
         if let Ok(mut scratch) = scratch.try_borrow_mut() {
-            scratch.work.clear();
+            scratch.frames.clear();
             scratch.iters.destroy_all(env);
         }
     });
 }
 
 fn run(
-    env: *mut ErlNifEnv,
-    root: ErlNifTerm,
+    walk: &Walk,
+    root: usize,
     text: &mut BoundedText,
-    style: &Style,
-    work: &mut Vec<Work>,
+    frames: &mut Vec<Frame>,
     iters: &mut Iters,
+    leaves: &mut LeafTexts,
 ) {
-    work.clear();
-    work.push(Work::Term(root));
-    while let Some(item) = work.pop() {
-        if text.is_full() {
+    frames.clear();
+    let mut next = Some(root);
+    'walk: loop {
+        // Down: the term, and the first child of each container opened.
+        while let Some(term) = next {
+            if text.is_full() {
+                break 'walk;
+            }
+            next = start(walk, term, text, frames, iters, leaves);
+        }
+        // Up: what follows, from the innermost open container.
+        next = climb(walk, text, frames, iters);
+        if next.is_none() {
             break;
         }
-        match item {
-            Work::Term(term) => term_start(env, term, text, style, work, iters),
-            Work::Text(bytes) => text.put(bytes),
-            Work::ListTail(tail) => match list_cell(env, tail) {
-                Some((head, tail)) => {
-                    text.byte(b',');
-                    work.push(Work::ListTail(tail));
-                    work.push(Work::Term(head));
-                }
-                None if is_empty_list(env, tail) => {}
-                None => {
-                    text.byte(b'|');
-                    work.push(Work::Term(tail));
-                }
-            },
-            Work::Tuple(elems, left) => {
-                text.byte(b',');
-                // SAFETY: `left` more elements follow `elems` in the tuple.
-                let elem = unsafe { *elems };
-                if left > 1 {
-                    // SAFETY: as above; left > 1, so the next one exists.
-                    work.push(Work::Tuple(unsafe { elems.add(1) }, left - 1));
-                }
-                work.push(Work::Term(elem));
-            }
-            Work::MapNext { first, backward } => {
-                map_next(env, first, backward, text, style, work, iters)
-            }
-        }
     }
-    work.clear();
-    iters.destroy_all(env);
+    frames.clear();
+    iters.destroy_all(walk.env);
 }
 
-fn term_start(
-    env: *mut ErlNifEnv,
-    term: ErlNifTerm,
+/// Writes `term` if it is a leaf, or an empty container; else writes the
+/// container's opening, pushes its frame and answers its first child.
+#[inline(always)]
+fn start(
+    walk: &Walk,
+    term: usize,
     text: &mut BoundedText,
-    style: &Style,
-    work: &mut Vec<Work>,
+    frames: &mut Vec<Frame>,
     iters: &mut Iters,
-) {
-    let kind = term_type(env, term);
-    if write_leaf_of(env, term, kind, text, style.shape) {
-        return;
+    leaves: &mut LeafTexts,
+) -> Option<usize> {
+    // SAFETY: the walk reads only live terms of the call being served.
+    match unsafe { walk.reader.kind(term) } {
+        Kind::Atom | Kind::LocalPid => {
+            if !leaves.write(term, text) {
+                let env = walk.env;
+                leaves.write_and_keep(term, text, |text| identifier_or_atom(env, term, text));
+            }
+            None
+        }
+        Kind::Small(n) if walk.shape => {
+            shape::write_small(n, text);
+            None
+        }
+        Kind::Small(n) => {
+            write_decimal(n < 0, n.unsigned_abs(), text);
+            None
+        }
+        Kind::Nil => {
+            text.put(b"[]");
+            None
+        }
+        Kind::Cons(head, tail) if walk.shape => {
+            shape_list_start(walk, term, head, tail, text, frames)
+        }
+        Kind::Cons(head, tail) => list_start(walk, term, head, tail, text, frames),
+        Kind::Tuple(elems) => tuple_start(walk, elems, text, frames),
+        Kind::Map(small) => {
+            let (keys, values) = small.words();
+            text.put(b"#{");
+            let Some(first) = keys.first() else {
+                text.byte(b'}');
+                return None;
+            };
+            frames.push(Frame::Pairs {
+                keys: keys.as_ptr(),
+                values: values.as_ptr(),
+                end: keys.as_ptr_range().end,
+                at_value: false,
+            });
+            Some(*first)
+        }
+        Kind::Binary(bytes) => {
+            write_binary_bytes(bytes, text, walk.shape);
+            None
+        }
+        Kind::Ref => {
+            let mut buf = [0u8; REF_TEXT_MAX];
+            // SAFETY: as above; `kind` said the reference is written here.
+            match unsafe { walk.reader.write_reference(term, &mut buf) } {
+                Some(ref_text) => text.put(ref_text),
+                None => write_identifier(term_of_word(term), text),
+            }
+            None
+        }
+        Kind::Other => other_start(walk, term, text, frames, iters),
+    }
+}
+
+/// After a term: writes what follows it in the innermost open container,
+/// closing the containers it ends, and answers the next term to write;
+/// `None` when the root is done or the text is full.
+#[inline(always)]
+fn climb(
+    walk: &Walk,
+    text: &mut BoundedText,
+    frames: &mut Vec<Frame>,
+    iters: &mut Iters,
+) -> Option<usize> {
+    while let Some(top) = frames.last_mut() {
+        if text.is_full() {
+            return None;
+        }
+        match top {
+            Frame::Tuple { next, end } => {
+                if *next == *end {
+                    frames.pop();
+                    text.byte(b'}');
+                } else {
+                    // SAFETY: `next` is before `end`: an element of the tuple.
+                    let elem = unsafe { **next };
+                    // SAFETY: at most one past the last element.
+                    *next = unsafe { next.add(1) };
+                    text.byte(b',');
+                    return Some(elem);
+                }
+            }
+            Frame::List { tail } => match walk.lists.cell(*tail) {
+                Some((head, rest)) => {
+                    *tail = rest;
+                    text.byte(b',');
+                    return Some(head);
+                }
+                None if walk.lists.is_empty(*tail) => {
+                    frames.pop();
+                    text.byte(b']');
+                }
+                None => {
+                    let improper = *tail;
+                    *top = Frame::ListEnd;
+                    text.byte(b'|');
+                    return Some(improper);
+                }
+            },
+            Frame::ListEnd => {
+                frames.pop();
+                text.byte(b']');
+            }
+            Frame::Pairs {
+                keys,
+                values,
+                end,
+                at_value,
+            } => {
+                if !*at_value {
+                    // SAFETY: `keys` is before `end`: the key just written.
+                    let key = unsafe { **keys };
+                    if !walk.redacts(key) {
+                        *at_value = true;
+                        text.put(b"=>");
+                        // SAFETY: the value of that key.
+                        return Some(unsafe { **values });
+                    }
+                    text.put(b"=><redacted>");
+                }
+                // SAFETY: at most one past the last pair.
+                let (next_key, next_value) = unsafe { (keys.add(1), values.add(1)) };
+                if next_key == *end {
+                    frames.pop();
+                    text.byte(b'}');
+                } else {
+                    *keys = next_key;
+                    *values = next_value;
+                    *at_value = false;
+                    text.byte(b',');
+                    // SAFETY: `next_key` is before `end`.
+                    return Some(unsafe { *next_key });
+                }
+            }
+            Frame::Redacted => {
+                frames.pop();
+                text.put(b",<redacted>}");
+            }
+            Frame::Iter {
+                backward,
+                first,
+                pending,
+            } => match *pending {
+                Pending::Value(value) => {
+                    *pending = Pending::Pair;
+                    text.put(b"=>");
+                    return Some(value);
+                }
+                Pending::Redacted => {
+                    *pending = Pending::Pair;
+                    text.put(b"=><redacted>");
+                }
+                Pending::Pair => match iterated_pair(walk.env, *backward, iters) {
+                    Some((key, value)) => {
+                        if !*first {
+                            text.byte(b',');
+                        }
+                        *first = false;
+                        *pending = if walk.redacts(key) {
+                            Pending::Redacted
+                        } else {
+                            Pending::Value(value)
+                        };
+                        return Some(key);
+                    }
+                    None => {
+                        frames.pop();
+                        text.byte(b'}');
+                    }
+                },
+            },
+        }
+    }
+    None
+}
+
+/// An atom's text, or a local pid's: what `leaf_texts` keeps.
+fn identifier_or_atom(env: *mut ErlNifEnv, term: usize, text: &mut BoundedText) {
+    if crate::vm::is_atom_word(term_of_word(term)) {
+        write_atom(env, term_of_word(term), text);
+    } else {
+        write_identifier(term_of_word(term), text);
+    }
+}
+
+/// A tuple's opening: its first element next, or `}` for `{}`; a 2-tuple
+/// whose first element is a redacted key gets `<redacted>` for its second.
+#[inline(always)]
+fn tuple_start(
+    walk: &Walk,
+    elems: &[usize],
+    text: &mut BoundedText,
+    frames: &mut Vec<Frame>,
+) -> Option<usize> {
+    text.byte(b'{');
+    let Some((first, rest)) = elems.split_first() else {
+        text.byte(b'}');
+        return None;
+    };
+    if rest.len() == 1 && walk.redacts(*first) {
+        frames.push(Frame::Redacted);
+    } else {
+        let rest = rest.as_ptr_range();
+        frames.push(Frame::Tuple {
+            next: rest.start,
+            end: rest.end,
+        });
+    }
+    Some(*first)
+}
+
+/// A term the words did not tell: its type from enif, then the leaf's
+/// text, or a list, tuple or map read through enif.
+#[inline(never)]
+fn other_start(
+    walk: &Walk,
+    term: usize,
+    text: &mut BoundedText,
+    frames: &mut Vec<Frame>,
+    iters: &mut Iters,
+) -> Option<usize> {
+    let env = walk.env;
+    let raw = term_of_word(term);
+    let kind = term_type(env, raw);
+    if write_leaf_of(env, raw, kind, text, walk.shape) {
+        return None;
     }
     match kind {
-        TYPE_LIST if style.shape => shape_list_start(env, term, text, work),
-        TYPE_LIST => list_start(env, term, text, work),
+        TYPE_LIST => match walk.lists.cell(term) {
+            Some((head, tail)) if walk.shape => {
+                shape_list_start(walk, term, head, tail, text, frames)
+            }
+            Some((head, tail)) => list_start(walk, term, head, tail, text, frames),
+            None => {
+                text.put(b"[]");
+                None
+            }
+        },
         TYPE_TUPLE => {
             // SAFETY: the walk ends within this NIF call.
-            let Some(elems) = (unsafe { tuple_elements(env, term) }) else {
-                write_leaf(term, text);
-                return;
-            };
-            text.byte(b'{');
-            if let [key, _] = elems {
-                if style.redacts(env, *key) {
-                    work.push(Work::Text(b",<redacted>}"));
-                    work.push(Work::Term(*key));
-                    return;
+            match unsafe { tuple_elements(env, raw) } {
+                Some(elems) => {
+                    // SAFETY: a term is one word: the elements, as words.
+                    let words = unsafe {
+                        std::slice::from_raw_parts(elems.as_ptr().cast::<usize>(), elems.len())
+                    };
+                    tuple_start(walk, words, text, frames)
                 }
-            }
-            work.push(Work::Text(b"}"));
-            if let Some((first, rest)) = elems.split_first() {
-                if !rest.is_empty() {
-                    work.push(Work::Tuple(rest.as_ptr(), rest.len()));
+                None => {
+                    write_leaf(raw, text);
+                    None
                 }
-                work.push(Work::Term(*first));
             }
         }
-        TYPE_MAP => map_start(env, term, text, work, iters),
-        _ => write_leaf(term, text),
+        TYPE_MAP => {
+            map_start(env, raw, text, frames, iters);
+            None
+        }
+        _ => {
+            write_leaf(raw, text);
+            None
+        }
     }
 }
 
 /// Writes `term`, of type `kind`, if it is a leaf: its `%T` text, or in
 /// `shape` its type and size. False for a list, tuple or map, which the
 /// walk opens.
-#[inline]
 fn write_leaf_of(
     env: *mut ErlNifEnv,
     term: ErlNifTerm,
@@ -343,9 +625,7 @@ fn write_leaf_of(
 ) -> bool {
     match kind {
         TYPE_LIST | TYPE_TUPLE | TYPE_MAP => return false,
-        TYPE_ATOM => {
-            write_atom(env, term, text);
-        }
+        TYPE_ATOM => write_atom(env, term, text),
         TYPE_PID | TYPE_PORT | TYPE_REFERENCE => write_identifier(term, text),
         TYPE_BITSTRING => write_binary(env, term, text, shape),
         TYPE_INTEGER if shape => shape::write_integer(env, term, text),
@@ -359,18 +639,22 @@ fn write_leaf_of(
     true
 }
 
-/// A list: a string if it is a non-empty proper list of printable
-/// characters, else `[...]`. One pass: the string is written while the
-/// list is checked, and taken back at the first element that is not a
-/// printable character. Once the text is full, the check goes on alone up
-/// to `scan_bound` elements; a list printable that far stays a string.
-fn list_start(env: *mut ErlNifEnv, list: ErlNifTerm, text: &mut BoundedText, work: &mut Vec<Work>) {
-    let Some((head, tail)) = list_cell(env, list) else {
-        text.put(b"[]");
-        return;
-    };
-    if list_char(env, head).is_none() {
-        return open_list(env, head, tail, text, work);
+/// A list, `list` its first cell: a string if it is a non-empty proper
+/// list of printable characters, else `[...]`. One pass: the string is
+/// written while the list is checked, and taken back at the first element
+/// that is not a printable character. Once the text is full, the check
+/// goes on alone up to `scan_bound` elements; a list printable that far
+/// stays a string.
+fn list_start(
+    walk: &Walk,
+    list: usize,
+    head: usize,
+    tail: usize,
+    text: &mut BoundedText,
+    frames: &mut Vec<Frame>,
+) -> Option<usize> {
+    if list_char(head).is_none() {
+        return open_list(head, tail, text, frames);
     }
     let mark = text.mark();
     let bound = text.scan_bound();
@@ -378,57 +662,53 @@ fn list_start(env: *mut ErlNifEnv, list: ErlNifTerm, text: &mut BoundedText, wor
     let mut seen = 0usize;
     text.byte(b'"');
     loop {
-        let Some((elem, next)) = list_cell(env, rest) else {
-            if is_empty_list(env, rest) {
+        let Some((elem, next)) = walk.lists.cell(rest) else {
+            if walk.lists.is_empty(rest) {
                 text.byte(b'"');
-                return;
+                return None;
             }
             break;
         };
-        let Some(c) = list_char(env, elem) else {
+        let Some(c) = list_char(elem) else {
             break;
         };
         seen += 1;
         if !text.is_full() {
             write_char(c, text);
         } else if seen >= bound {
-            return;
+            return None;
         }
         rest = next;
     }
     text.rollback(mark);
-    open_list(env, head, tail, text, work);
+    open_list(head, tail, text, frames)
 }
 
 /// A list in `shape`: a printable list as its length, else `[...]`.
 fn shape_list_start(
-    env: *mut ErlNifEnv,
-    list: ErlNifTerm,
+    walk: &Walk,
+    list: usize,
+    head: usize,
+    tail: usize,
     text: &mut BoundedText,
-    work: &mut Vec<Work>,
-) {
-    let Some((head, tail)) = list_cell(env, list) else {
-        text.put(b"[]");
-        return;
-    };
-    if list_char(env, head).is_none() || !shape::write_string(env, list, text) {
-        open_list(env, head, tail, text, work);
+    frames: &mut Vec<Frame>,
+) -> Option<usize> {
+    if list_char(head).is_some() && shape::write_string(&walk.lists, list, text) {
+        return None;
     }
+    open_list(head, tail, text, frames)
 }
 
+/// A list's `[`: its head next, then the rest of it (`List`).
 fn open_list(
-    env: *mut ErlNifEnv,
-    head: ErlNifTerm,
-    tail: ErlNifTerm,
+    head: usize,
+    tail: usize,
     text: &mut BoundedText,
-    work: &mut Vec<Work>,
-) {
+    frames: &mut Vec<Frame>,
+) -> Option<usize> {
     text.byte(b'[');
-    work.push(Work::Text(b"]"));
-    if !is_empty_list(env, tail) {
-        work.push(Work::ListTail(tail));
-    }
-    work.push(Work::Term(head));
+    frames.push(Frame::List { tail });
+    Some(head)
 }
 
 #[inline]
@@ -441,184 +721,13 @@ fn write_char(c: u8, text: &mut BoundedText) {
     }
 }
 
-fn write_integer(env: *mut ErlNifEnv, term: ErlNifTerm, text: &mut BoundedText) {
-    let (mut small, mut unsigned) = (0i64, 0u64);
-    // SAFETY: out-pointers to locals.
-    if unsafe { rustler::sys::enif_get_int64(env, term, &mut small) } != 0 {
-        write_decimal(small < 0, small.unsigned_abs(), text);
-    // SAFETY: as above.
-    } else if unsafe { rustler::sys::enif_get_uint64(env, term, &mut unsigned) } != 0 {
-        write_decimal(false, unsigned, text);
-    } else {
-        write_bignum(term, text);
-    }
-}
-
-/// `%.6e` with an exponent of at least two digits, as the VM (C's printf)
-/// writes it: `1.500000e+00`. Rust's `{:.6e}` rounds the exact binary value
-/// to nearest, ties to even, as glibc's printf does; it writes the exponent
-/// bare (`1.500000e0`).
-fn write_float(env: *mut ErlNifEnv, term: ErlNifTerm, text: &mut BoundedText) {
-    let mut x = 0f64;
-    // SAFETY: out-pointer to a local.
-    if unsafe { rustler::sys::enif_get_double(env, term, &mut x) } == 0 {
-        write_leaf(term, text);
-        return;
-    }
-    let mut buf = [0u8; 64];
-    let mut cursor = std::io::Cursor::new(&mut buf[..]);
-    if write!(cursor, "{x:.6e}").is_err() {
-        write_leaf(term, text);
-        return;
-    }
-    let len = cursor.position() as usize;
-    let printed = &buf[..len];
-    let Some(e) = printed.iter().position(|b| *b == b'e') else {
-        write_leaf(term, text);
-        return;
-    };
-    let (mantissa, exponent) = (&printed[..e], &printed[e + 1..]);
-    let (sign, digits) = match exponent.split_first() {
-        Some((b'-', digits)) => (b'-', digits),
-        _ => (b'+', exponent),
-    };
-    text.put(mantissa);
-    text.put(&[b'e', sign]);
-    if digits.len() < 2 {
-        text.byte(b'0');
-    }
-    text.put(digits);
-}
-
-fn write_decimal(negative: bool, n: u64, text: &mut BoundedText) {
-    let mut buf = [0u8; DECIMAL_MAX];
-    let digits = decimal(n, &mut buf);
-    if negative {
-        text.byte(b'-');
-    }
-    text.put(digits);
-}
-
-/// A binary's text, or its shape; a bitstring that is not whole bytes
-/// as the VM writes it, or as its shape.
-fn write_binary(env: *mut ErlNifEnv, term: ErlNifTerm, text: &mut BoundedText, shape: bool) {
-    // SAFETY: `term` is a term of the call being served, which outlives
-    // this function.
-    match unsafe { binary::bytes(env, term) } {
-        Some(bytes) => write_binary_bytes(bytes, text, shape),
-        None if shape => text.put(b"<<_/bitstring>>"),
-        None => write_bitstring(term, text),
-    }
-}
-
-/// A binary's text, or its shape, from its bytes.
-#[inline]
-fn write_binary_bytes(bytes: &[u8], text: &mut BoundedText, shape: bool) {
-    if shape {
-        shape::write_binary_size(bytes.len(), text);
-    } else {
-        write_bytes(bytes, text);
-    }
-}
-
-/// A binary's text, from its bytes.
-fn write_bytes(bytes: &[u8], text: &mut BoundedText) {
-    // Each byte writes at least one byte of text, so no more than the scan
-    // bound can be written before the text is full.
-    let scanned = &bytes[..bytes.len().min(text.scan_bound())];
-    let (printable, quoted) = classify(scanned);
-    let printable = printable && !bytes.is_empty();
-    if printable && !quoted && scanned.len() == bytes.len() {
-        // The common case, a text binary read whole: one write.
-        text.put_parts([b"<<\"", scanned, b"\">>"]);
-        return;
-    }
-    if printable && !quoted {
-        text.put(b"<<\"");
-        text.put(scanned);
-        if text.is_full() {
-            return;
-        }
-    } else if printable {
-        text.put(b"<<\"");
-        for (i, run) in scanned.split(|b| *b == b'"').enumerate() {
-            if i > 0 {
-                text.put(b"\\\"");
-            }
-            text.put(run);
-            if text.is_full() {
-                return;
-            }
-        }
-    } else {
-        text.put(b"<<");
-        if let Some((first, rest)) = scanned.split_first() {
-            text.put(&BYTE_TEXT[usize::from(*first)].comma_text()[1..]);
-            for &b in rest {
-                if text.is_full() {
-                    return;
-                }
-                text.put(BYTE_TEXT[usize::from(b)].comma_text());
-            }
-        }
-    }
-    if scanned.len() < bytes.len() {
-        // Not reached: the text filled up within the scanned bytes.
-        text.stop();
-        return;
-    }
-    text.put(if printable { b"\">>" } else { b">>" });
-}
-
-/// `,N` for a byte N: the text of a binary's elements after the first.
-#[derive(Clone, Copy)]
-struct ByteText {
-    text: [u8; 4],
-    len: u8,
-}
-
-impl ByteText {
-    fn comma_text(&self) -> &[u8] {
-        &self.text[..usize::from(self.len)]
-    }
-}
-
-static BYTE_TEXT: [ByteText; 256] = byte_texts();
-
-const fn byte_texts() -> [ByteText; 256] {
-    let mut table = [ByteText {
-        text: [0; 4],
-        len: 0,
-    }; 256];
-    let mut n = 0;
-    while n < 256 {
-        let (h, t, u) = ((n / 100) as u8, ((n / 10) % 10) as u8, (n % 10) as u8);
-        table[n] = if n >= 100 {
-            ByteText {
-                text: [b',', b'0' + h, b'0' + t, b'0' + u],
-                len: 4,
-            }
-        } else if n >= 10 {
-            ByteText {
-                text: [b',', b'0' + t, b'0' + u, 0],
-                len: 3,
-            }
-        } else {
-            ByteText {
-                text: [b',', b'0' + u, 0, 0],
-                len: 2,
-            }
-        };
-        n += 1;
-    }
-    table
-}
-
+/// A map read through enif (a large one, or a small one whose layout was
+/// not confirmed at load): `#{`, and an iterator for its pairs.
 fn map_start(
     env: *mut ErlNifEnv,
     map: ErlNifTerm,
     text: &mut BoundedText,
-    work: &mut Vec<Work>,
+    frames: &mut Vec<Frame>,
     iters: &mut Iters,
 ) {
     let mut size = 0;
@@ -642,38 +751,31 @@ fn map_start(
         ErlNifMapIteratorEntry::ERL_NIF_MAP_ITERATOR_HEAD
     };
     let iter = iters.push();
-    // SAFETY: `iter` is ours until destroyed in `map_next` or `run`.
+    // SAFETY: `iter` is ours until destroyed in `iterated_pair` or `run`.
     if unsafe { rustler::sys::enif_map_iterator_create(env, map, iter, start) } == 0 {
         iters.pop();
         text.stop();
         return;
     }
-    work.push(Work::Text(b"}"));
-    work.push(Work::MapNext {
-        first: true,
+    frames.push(Frame::Iter {
         backward,
+        first: true,
+        pending: Pending::Pair,
     });
 }
 
-fn map_next(
-    env: *mut ErlNifEnv,
-    first: bool,
-    backward: bool,
-    text: &mut BoundedText,
-    style: &Style,
-    work: &mut Vec<Work>,
-    iters: &mut Iters,
-) {
-    let Some(iter) = iters.top() else {
-        return;
-    };
+/// The next pair of the map whose iterator is on top of the iterator
+/// stack, the iterator moved past it; `None` at its end, the iterator
+/// destroyed.
+fn iterated_pair(env: *mut ErlNifEnv, backward: bool, iters: &mut Iters) -> Option<(usize, usize)> {
+    let iter = iters.top()?;
     let (mut key, mut value) = (ErlNifTerm::default(), ErlNifTerm::default());
     // SAFETY: `iter` is a live iterator of this walk.
     if unsafe { rustler::sys::enif_map_iterator_get_pair(env, iter, &mut key, &mut value) } == 0 {
         // SAFETY: live, and dropped from the stack right after.
         unsafe { rustler::sys::enif_map_iterator_destroy(env, iter) };
         iters.pop();
-        return;
+        return None;
     }
     // SAFETY: as above.
     unsafe {
@@ -683,30 +785,5 @@ fn map_next(
             rustler::sys::enif_map_iterator_next(env, iter);
         }
     }
-    if !first {
-        text.byte(b',');
-    }
-    work.push(Work::MapNext {
-        first: false,
-        backward,
-    });
-    if style.redacts(env, key) {
-        work.push(Work::Text(b"=><redacted>"));
-    } else {
-        work.push(Work::Term(value));
-        work.push(Work::Text(b"=>"));
-    }
-    work.push(Work::Term(key));
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn byte_texts_are_each_byte_after_a_comma() {
-        for (n, byte) in BYTE_TEXT.iter().enumerate() {
-            assert_eq!(byte.comma_text(), format!(",{n}").as_bytes());
-        }
-    }
+    Some((term_word(key), term_word(value)))
 }

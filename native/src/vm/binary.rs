@@ -53,7 +53,7 @@ const SUB_BITS_FLAGS: usize = 0b11;
 
 /// What the learned layout needs to read a binary.
 #[derive(Clone, Copy)]
-struct Known {
+pub struct Known {
     layout: Layout,
     heap_tag: usize,
     off_heap_header: usize,
@@ -67,7 +67,15 @@ struct Known {
 /// 'a.
 #[inline]
 pub unsafe fn read<'a>(term: ErlNifTerm) -> Option<&'a [u8]> {
-    let known = Known {
+    // SAFETY: the caller's promise, passed on.
+    unsafe { read_known(known()?, term_word(term)) }
+}
+
+/// The layout as learned at load; `None` when binaries are not read in
+/// place.
+#[inline]
+pub fn known() -> Option<Known> {
+    Some(Known {
         layout: match LAYOUT.load(Ordering::Relaxed) {
             1 => Layout::ProcBin,
             2 => Layout::SubBits,
@@ -75,9 +83,17 @@ pub unsafe fn read<'a>(term: ErlNifTerm) -> Option<&'a [u8]> {
         },
         heap_tag: HEAP_TAG.load(Ordering::Relaxed),
         off_heap_header: OFF_HEAP_HEADER.load(Ordering::Relaxed),
-    };
+    })
+}
+
+/// `read` of a term's word, with the layout `known` gives.
+///
+/// # Safety
+/// As for `read`: `word` must be a live term's word.
+#[inline(always)]
+pub unsafe fn read_known<'a>(known: Known, word: usize) -> Option<&'a [u8]> {
     // SAFETY: the caller's promise, passed on.
-    let (data, len) = unsafe { read_with(known, term_word(term)) }?;
+    let (data, len) = unsafe { read_with(known, word) }?;
     if len == 0 {
         return Some(&[]);
     }

@@ -33,6 +33,12 @@ pub struct SmallMap<'a> {
 }
 
 impl<'a> SmallMap<'a> {
+    /// The words of its keys and of their values, in the keys' order.
+    #[inline]
+    pub fn words(&self) -> (&'a [usize], &'a [usize]) {
+        (self.keys, self.values)
+    }
+
     /// The words of each key and its value.
     #[inline]
     pub fn entries(&self) -> impl Iterator<Item = (usize, usize)> + 'a {
@@ -82,16 +88,34 @@ pub unsafe fn view_raw<'a>(term: ErlNifTerm) -> Option<SmallMap<'a>> {
     if unsafe { *map } != header {
         return None;
     }
+    // SAFETY: the object's header is the small map's, and it lives for 'a.
+    Some(unsafe { view_object(map) })
+}
+
+/// The header of a small map as learned at load; 0 when maps are not read
+/// in place.
+#[inline]
+pub fn header() -> usize {
+    HEADER.load(Ordering::Relaxed)
+}
+
+/// The small map whose object is `map`.
+///
+/// # Safety
+/// `map` must be the object of a live term whose header is `header()`'s
+/// (not 0), and the term must outlive 'a.
+#[inline]
+pub unsafe fn view_object<'a>(map: *const usize) -> SmallMap<'a> {
     // SAFETY: the header is a small map's, whose layout `init` confirmed:
     // the key count, the boxed keys tuple (a header, then the keys), then
-    // as many values. The terms live as long as `term`, that is 'a.
+    // as many values. The terms live as long as the map, that is 'a.
     unsafe {
         let size = *map.add(1);
         let keys = object(*map.add(2)).add(1);
-        Some(SmallMap {
+        SmallMap {
             keys: std::slice::from_raw_parts(keys, size),
             values: std::slice::from_raw_parts(map.add(3), size),
-        })
+        }
     }
 }
 

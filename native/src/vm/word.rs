@@ -51,10 +51,14 @@ pub fn is_immediate(term: ErlNifTerm) -> bool {
     term_word(term) & 0b11 == 0b11
 }
 
-/// The primary tag of a boxed term's word (`TAG_PRIMARY_BOXED`): the
-/// word less this is the address of the object, whose first word is a
-/// header.
+/// The primary tags of a boxed term's word (`TAG_PRIMARY_BOXED`) and of
+/// a list cell's (`TAG_PRIMARY_LIST`): the word without its low three
+/// bits is the address of the object (a header, then its words) or of
+/// the cell (head, then tail). Objects are 8-byte aligned; the third bit
+/// marks a literal in some builds, and is dropped with the tag.
 pub const BOXED: usize = 0b10;
+pub const LIST: usize = 0b01;
+const ADDRESS_MASK: usize = !0b111;
 
 /// The address of a boxed term's object, if `word` is a boxed term's.
 #[inline]
@@ -62,10 +66,11 @@ pub fn boxed(word: usize) -> Option<*const usize> {
     (word & 0b11 == BOXED).then(|| object(word))
 }
 
-/// The address of the object of `word`, known to be a boxed term's.
+/// The address of the object of `word`, known to be a boxed term's, or
+/// of the cell of a list cell's word.
 #[inline]
 pub fn object(word: usize) -> *const usize {
-    (word - BOXED) as *const usize
+    (word & ADDRESS_MASK) as *const usize
 }
 
 /// The word of `[]`, learned at load; 0, which is no term, before.
