@@ -7,7 +7,7 @@
 
 use crate::decimal::{decimal, DECIMAL_MAX};
 use crate::events::{EventId, Route};
-use crate::format::{write_field, FieldKind, TermOptions};
+use crate::format::{write_field_with, FieldKind, TermOptions, WalkBuffers};
 use crate::ident_cache::IdentCache;
 use crate::lttng::{emit, Text};
 use crate::text_cache::{self, TextCache};
@@ -45,6 +45,8 @@ pub struct FieldTexts {
     /// The texts of the code locations of call events seen on this
     /// thread, for the call events' short path (`short_path`) to lend.
     locations: LocationCache,
+    /// The buffers of the walks over term fields.
+    walk: WalkBuffers,
     first: Vec<u8>,
     second: Vec<u8>,
     third: Vec<u8>,
@@ -57,6 +59,7 @@ impl FieldTexts {
             idents: &self.idents,
             locations: &self.locations,
             message: &mut self.third,
+            walk: &mut self.walk,
         }
     }
 
@@ -108,6 +111,12 @@ pub fn with_field_texts<R>(write: impl FnOnce(&mut FieldTexts) -> R) -> Option<R
     Some(write(&mut texts))
 }
 
+/// Drops the walk a panic cut short in this thread's field buffers (see
+/// `WalkBuffers::reset`).
+pub fn reset_after_panic(env: *mut rustler::sys::ErlNifEnv) {
+    with_field_texts(|texts| texts.walk.reset(env));
+}
+
 /// Makes this thread's field buffers, at its first event.
 #[cold]
 #[inline(never)]
@@ -123,6 +132,7 @@ pub struct Lending<'t> {
     pub idents: &'t IdentCache,
     pub locations: &'t LocationCache,
     pub message: &'t mut Vec<u8>,
+    pub walk: &'t mut WalkBuffers,
 }
 
 /// What one `trace*` call handed over.
@@ -178,14 +188,14 @@ fn link(e: &EventTerms, t: &mut FieldTexts, emit: fn(Text, Text, Text)) -> Writt
 
 pub fn process_exit(e: &EventTerms, t: &mut FieldTexts) -> Written {
     process(&mut t.idents, e.tracee, &mut t.first)?;
-    e.term_text(FieldKind::Reason, e.term, &mut t.second);
+    e.term_text(FieldKind::Reason, e.term, &mut t.second, &mut t.walk);
     t.emit2(emit::process_exit)
 }
 
 /// type = the tag, `register` or `unregister`.
 pub fn process_register(e: &EventTerms, t: &mut FieldTexts) -> Written {
     process(&mut t.idents, e.tracee, &mut t.first)?;
-    e.term_text(FieldKind::Name, e.term, &mut t.second);
+    e.term_text(FieldKind::Name, e.term, &mut t.second, &mut t.walk);
     t.third.extend_from_slice(e.route.tag.as_bytes());
     t.emit3(emit::process_register)
 }
@@ -202,13 +212,13 @@ pub fn process_scheduled(e: &EventTerms, t: &mut FieldTexts) -> Written {
 pub fn port_open(e: &EventTerms, t: &mut FieldTexts) -> Written {
     port(&mut t.idents, e.tracee, &mut t.third)?;
     process(&mut t.idents, e.term, &mut t.first)?;
-    e.term_text(FieldKind::Driver, e.extra()?, &mut t.second);
+    e.term_text(FieldKind::Driver, e.extra()?, &mut t.second, &mut t.walk);
     t.emit3(emit::port_open)
 }
 
 pub fn port_exit(e: &EventTerms, t: &mut FieldTexts) -> Written {
     port(&mut t.idents, e.tracee, &mut t.first)?;
-    e.term_text(FieldKind::Reason, e.term, &mut t.second);
+    e.term_text(FieldKind::Reason, e.term, &mut t.second, &mut t.walk);
     t.emit2(emit::port_exit)
 }
 
@@ -217,7 +227,7 @@ pub fn port_exit(e: &EventTerms, t: &mut FieldTexts) -> Written {
 pub fn port_scheduled(e: &EventTerms, t: &mut FieldTexts) -> Written {
     port(&mut t.idents, e.tracee, &mut t.first)?;
     if e.term.is_atom() {
-        e.term_text(FieldKind::Callback, e.term, &mut t.second);
+        e.term_text(FieldKind::Callback, e.term, &mut t.second, &mut t.walk);
     } else {
         t.second.extend_from_slice(UNDEFINED);
     }
@@ -269,15 +279,15 @@ pub fn message_send(e: &EventTerms, t: &mut FieldTexts) -> Written {
     identifier(&mut t.idents, e.tracee, &mut t.first)?;
     let to = e.extra()?;
     if identifier(&mut t.idents, to, &mut t.second).is_err() {
-        e.term_text(FieldKind::Name, to, &mut t.second);
+        e.term_text(FieldKind::Name, to, &mut t.second, &mut t.walk);
     }
-    e.term_text(FieldKind::Message, e.term, &mut t.third);
+    e.term_text(FieldKind::Message, e.term, &mut t.third, &mut t.walk);
     t.emit3(emit::message_send)
 }
 
 pub fn message_receive(e: &EventTerms, t: &mut FieldTexts) -> Written {
     identifier(&mut t.idents, e.tracee, &mut t.first)?;
-    e.term_text(FieldKind::Message, e.term, &mut t.second);
+    e.term_text(FieldKind::Message, e.term, &mut t.second, &mut t.walk);
     t.emit2(emit::message_receive)
 }
 
@@ -333,8 +343,8 @@ impl<'a> EventTerms<'a, '_> {
         map::get(self.opts, extra()).ok_or(Malformed)
     }
 
-    fn term_text(&self, kind: FieldKind, term: Term, out: &mut Vec<u8>) {
-        write_field(term, self.options, kind, out);
+    fn term_text(&self, kind: FieldKind, term: Term, out: &mut Vec<u8>, walk: &mut WalkBuffers) {
+        write_field_with(term, self.options, kind, out, walk);
     }
 
     /// `Module:Function/Arity`, or `undefined` when there is no location

@@ -63,12 +63,13 @@ mod size;
 mod walk;
 
 use bounded_text::BoundedText;
-pub use field::write_field;
+pub use field::{write_field, write_field_with};
 pub use payload::{
     FieldKind, Payload, Redact, TermOptions, DEFAULT_MAX_TERM_BYTES, MAX_MAX_TERM_BYTES,
     MIN_MAX_TERM_BYTES, NONE_TEXT,
 };
 use rustler::Term;
+pub use walk::Buffers as WalkBuffers;
 
 /// The budget of texts that are never cut (identifiers, atoms).
 const UNBOUNDED: usize = usize::MAX / 2;

@@ -28,7 +28,7 @@
 use crate::answers::ok_answer;
 use crate::events::{Class, EventId};
 use crate::fields::{location, with_field_texts};
-use crate::format::{write_field, FieldKind, Payload, TermOptions, NONE_TEXT};
+use crate::format::{write_field_with, FieldKind, Payload, TermOptions, WalkBuffers, NONE_TEXT};
 use crate::lttng::{self, emit, Text};
 use crate::options::{state_admits, StateView};
 use crate::vm::{map, term_word};
@@ -116,7 +116,7 @@ fn message(env: Env, event: EventId, args: &[ErlNifTerm; 5]) -> Option<ErlNifTer
         #[inline(always)]
         |texts| {
             let lending = texts.lending();
-            let (idents, buffer) = (lending.idents, lending.message);
+            let (idents, buffer, walk) = (lending.idents, lending.message, lending.walk);
             let from = idents.lend(term_word(tracee))?;
             let to = match receiver {
                 Some(word) => Some(idents.lend(word)?),
@@ -128,7 +128,7 @@ fn message(env: Env, event: EventId, args: &[ErlNifTerm; 5]) -> Option<ErlNifTer
             if state_admits(state, &mut view) {
                 let text = match view.options.payload[FieldKind::Message as usize] {
                     Payload::None => NONE,
-                    _ => written(message, &view.options, buffer),
+                    _ => written(message, &view.options, buffer, walk),
                 };
                 match to {
                     Some(to) => emit::message_send(from, to, text),
@@ -170,9 +170,14 @@ fn function(env: Env, event: EventId, args: &[ErlNifTerm; 5]) -> Option<ErlNifTe
 /// The message's text in a mode other than `none`, written into
 /// `buffer`. Out of line: the path of `none` stays short.
 #[inline(never)]
-fn written<'b>(message: Term, options: &TermOptions, buffer: &'b mut Vec<u8>) -> Text<'b> {
+fn written<'b>(
+    message: Term,
+    options: &TermOptions,
+    buffer: &'b mut Vec<u8>,
+    walk: &mut WalkBuffers,
+) -> Text<'b> {
     buffer.clear();
-    write_field(message, options, FieldKind::Message, buffer);
+    write_field_with(message, options, FieldKind::Message, buffer, walk);
     Text::terminate(buffer)
 }
 

@@ -84,12 +84,26 @@ enum Pending {
     Redacted,
 }
 
+/// A walk's buffers: its frames, its map iterators, the redacted keys
+/// read, and the texts of atoms and pids met. Kept from walk to walk: the
+/// walks of the callbacks in the field buffers of their thread, the
+/// others in a thread-local of their own.
 #[derive(Default)]
-struct Scratch {
+pub struct Buffers {
     frames: Vec<Frame>,
     iters: Iters,
     keys: Vec<ErlNifTerm>,
     leaves: LeafTexts,
+}
+
+impl Buffers {
+    /// Drops a walk a panic cut short: its frames and its map iterators,
+    /// which are destroyed with `env`, the environment of the NIF call
+    /// that panicked.
+    pub fn reset(&mut self, env: *mut ErlNifEnv) {
+        self.frames.clear();
+        self.iters.destroy_all(env);
+    }
 }
 
 /// The iterators of the maps being written, innermost last. Each one is
@@ -211,7 +225,7 @@ impl<'a> Walk<'a> {
 }
 
 thread_local! {
-    static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
+    static SCRATCH: RefCell<Buffers> = RefCell::new(Buffers::default());
 }
 
 /// Appends `term` as `%T` text or its shape, at most `max` bytes; true if
@@ -227,6 +241,35 @@ pub fn write(
 ) -> bool {
     let mut text = BoundedText::new(out, max);
     walk(env, term, &mut text, shape, redact);
+    text.finish()
+}
+
+/// `write` with the caller's buffers.
+#[inline(always)]
+pub fn write_with(
+    env: *mut ErlNifEnv,
+    term: ErlNifTerm,
+    max: usize,
+    shape: bool,
+    redact: &Redact,
+    out: &mut Vec<u8>,
+    buffers: &mut Buffers,
+) -> bool {
+    let mut text = BoundedText::new(out, max);
+    // SAFETY: `term` is a live term of the call being served.
+    if let Some(bytes) = unsafe { binary::read(term) } {
+        write_binary_bytes(bytes, &mut text, shape);
+    } else {
+        let walk = Walk::new(env, shape, redact, &mut buffers.keys);
+        run(
+            &walk,
+            term_word(term),
+            &mut text,
+            &mut buffers.frames,
+            &mut buffers.iters,
+            &mut buffers.leaves,
+        );
+    }
     text.finish()
 }
 
@@ -260,7 +303,7 @@ fn with_scratch(
     let mut done = false;
     let _ = SCRATCH.try_with(|scratch| {
         if let Ok(mut scratch) = scratch.try_borrow_mut() {
-            let Scratch {
+            let Buffers {
                 frames,
                 iters,
                 keys,
@@ -299,8 +342,7 @@ fn append_keys(env: *mut ErlNifEnv, mut list: ErlNifTerm, out: &mut Vec<ErlNifTe
 pub fn reset(env: *mut ErlNifEnv) {
     let _ = SCRATCH.try_with(|scratch| {
         if let Ok(mut scratch) = scratch.try_borrow_mut() {
-            scratch.frames.clear();
-            scratch.iters.destroy_all(env);
+            scratch.reset(env);
         }
     });
 }
