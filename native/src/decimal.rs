@@ -5,7 +5,15 @@
 pub const DECIMAL_MAX: usize = 20;
 
 /// The two digits of every number below 100, in order.
-const PAIRS: &[u8; 200] = b"00010203040506070809101112131415161718192021222324252627282930313233343536373839404142434445464748495051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899";
+const PAIRS: [[u8; 2]; 100] = {
+    let mut pairs = [[0u8; 2]; 100];
+    let mut n = 0;
+    while n < 100 {
+        pairs[n] = [b'0' + (n / 10) as u8, b'0' + (n % 10) as u8];
+        n += 1;
+    }
+    pairs
+};
 
 /// The decimal digits of `n`, written at the end of `buf`, two at a time.
 #[inline]
@@ -21,15 +29,14 @@ pub fn decimal(n: u64, buf: &mut [u8; DECIMAL_MAX]) -> &[u8] {
 pub fn decimal_before(mut n: u64, buf: &mut [u8], end: usize) -> usize {
     let mut at = end;
     while n >= 100 {
-        let pair = (n % 100) as usize * 2;
+        let pair = (n % 100) as usize;
         n /= 100;
         at -= 2;
-        buf[at..at + 2].copy_from_slice(&PAIRS[pair..pair + 2]);
+        buf[at..at + 2].copy_from_slice(&PAIRS[pair]);
     }
     if n >= 10 {
-        let pair = n as usize * 2;
         at -= 2;
-        buf[at..at + 2].copy_from_slice(&PAIRS[pair..pair + 2]);
+        buf[at..at + 2].copy_from_slice(&PAIRS[n as usize]);
     } else {
         at -= 1;
         buf[at] = b'0' + n as u8;

@@ -11,7 +11,7 @@ use crate::format::{write_field_with, FieldKind, TermOptions, WalkBuffers};
 use crate::ident_cache::IdentCache;
 use crate::lttng::{emit, Text};
 use crate::text_cache::{self, TextCache};
-use crate::vm::{enif, is_atom_word, is_local_pid, map, small_int, term_word};
+use crate::vm::{enif, is_atom_word, is_local_pid, map, small_int, term, term_word};
 use rustler::sys::ErlNifTerm as ERL_NIF_TERM;
 use rustler::{Env, Term};
 use std::cell::{Cell, RefCell};
@@ -330,7 +330,7 @@ impl<'a> EventTerms<'a, '_> {
     /// The elements of a tuple, without copying them.
     fn tuple(&self, term: Term<'a>) -> Option<&'a [ERL_NIF_TERM]> {
         // SAFETY: the slice lives no longer than 'a, this call's terms.
-        unsafe { enif::tuple_elements(self.env.as_c_arg(), term.as_c_arg()) }
+        unsafe { term::tuple(self.env.as_c_arg(), term.as_c_arg()) }
     }
 
     /// The head and tail of a list cell.

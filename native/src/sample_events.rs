@@ -11,7 +11,7 @@ use crate::fields::{location, location_of, Location};
 use crate::format::{format_atom, format_identifier, format_joined_bounded};
 use crate::lttng::{self, emit, Text};
 use crate::options::valid_max_term_bytes;
-use crate::vm::enif;
+use crate::vm::term;
 use rustler::{Atom, Env, NifResult, Term};
 
 rustler::atoms! {
@@ -130,7 +130,7 @@ fn emit_stack_sample<'a>(
 /// A stack frame, `{M, F, Arity | Args, Location}`, as a code location.
 fn frame_location<'a>(env: Env<'a>, frame: Term<'a>) -> Option<Location<'a>> {
     // SAFETY: the slice lives no longer than this call's terms.
-    let elems = unsafe { enif::tuple_elements(env.as_c_arg(), frame.as_c_arg()) }?;
+    let elems = unsafe { term::tuple(env.as_c_arg(), frame.as_c_arg()) }?;
     let [m, f, a, _] = elems else {
         return None;
     };

@@ -122,18 +122,31 @@ impl<'a> BoundedText<'a> {
     }
 
     /// Writes `parts` one after the other, as `put` would; when all of them
-    /// fit, with one room check and one reservation.
+    /// fit, with one room check and no capacity check.
     #[inline]
     pub fn put_parts<const N: usize>(&mut self, parts: [&[u8]; N]) {
         let len: usize = parts.iter().map(|part| part.len()).sum();
-        if self.full || len > self.room() {
+        let at = self.out.len();
+        if at + len > self.limit || at + len > self.writable + SLACK {
             parts.into_iter().for_each(|part| self.put(part));
             return;
         }
-        self.out.reserve(len);
-        parts
-            .into_iter()
-            .for_each(|part| self.out.extend_from_slice(part));
+        let mut to = at;
+        for part in parts {
+            // SAFETY: `out` has capacity for `len` bytes after `at` (within
+            // `writable + SLACK`); each part goes after the one before.
+            unsafe {
+                let dst = self.out.as_mut_ptr().add(to);
+                if part.len() <= 16 {
+                    copy_short(part, dst);
+                } else {
+                    std::ptr::copy_nonoverlapping(part.as_ptr(), dst, part.len());
+                }
+            }
+            to += part.len();
+        }
+        // SAFETY: the `len` bytes after `at` are written.
+        unsafe { self.out.set_len(at + len) };
     }
 
     #[inline(always)]

@@ -147,6 +147,33 @@ impl Reader {
     }
 }
 
+/// The elements of a tuple: read in place where the layout was confirmed
+/// at load, else through enif; `None` for anything else.
+///
+/// # Safety
+/// `term` must be a live term of `env`'s call, which outlives 'a.
+#[inline]
+pub unsafe fn tuple<'a>(env: *mut ErlNifEnv, term: ErlNifTerm) -> Option<&'a [ErlNifTerm]> {
+    let word = term_word(term);
+    if !CONTAINERS.load(Ordering::Relaxed) {
+        // SAFETY: the caller's promise, passed on.
+        return unsafe { tuple_elements(env, term) };
+    }
+    if word & 0b11 != BOXED {
+        return None;
+    }
+    let obj = object(word);
+    // SAFETY: a live boxed term's object starts with a header; a tuple's
+    // counts the elements after it, which live as long as the term. A
+    // term is one word.
+    unsafe {
+        let header = *obj;
+        (header & HEADER_TAG_BITS == TUPLE_TAG).then(|| {
+            std::slice::from_raw_parts(obj.add(1).cast::<ErlNifTerm>(), header >> ARITY_SHIFT)
+        })
+    }
+}
+
 /// Checks the tuple and list cell layouts on terms the VM makes; called
 /// from the NIF's load. Returns whether they will be read in place.
 pub fn init(env: *mut ErlNifEnv) -> bool {
