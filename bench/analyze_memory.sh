@@ -59,4 +59,5 @@ $events events, $discarded discarded by LTTng; \`genserver\` paired $calls calls
 | command | peak RSS | wall clock |
 |---|---:|---:|
 $rows
+The report's page, \`index.html\`: $(($(stat -c %s "$OUT/report-genserver/index.html") / 1024)) KiB (at most 5 MB on any trace).
 EOF2

@@ -4,9 +4,9 @@
 # examples/rebar3_app (a relx release) and examples/mix_app (a Mix release),
 # both with runtime_tools. Then, for each, the README's "Using it in your
 # application" commands: start the release as a daemon, check that the
-# node's dyntrace is ours and has its NIF, trace the worker into an LTTng
-# session of its own (tracking the node's pid) and read the events back,
-# stop the node; then the same node in interactive mode. Runs with an LTTng
+# node's dyntrace is ours and has its NIF, record the worker with
+# dyntrace:record/2 (a session of its own, tracking the node's pid) and read
+# the events back, stop the node; then the same node in interactive mode. Runs with an LTTng
 # session daemon, epmd and network of its own (scripts/isolated.sh: so also
 # offline, as Hex and crates.io are here). Ends with "N passed, N failed".
 #
@@ -75,23 +75,23 @@ wait_gone() {
     false
 }
 
-# trace_worker NAME BIN EVAL WORKER_PID TRACE_EXPR PING_EXPR CLEAR_EXPR:
-# an LTTng session that tracks only the node's process, the worker traced
-# with dyntrace:trace/3, one ping; checks the worker's receive and send.
-trace_worker() {
-    local name=$1 bin=$2 eval=$3 worker=$4 trace=$5 ping=$6 clear=$7
-    local out="$work/$name-trace" pid
-    pid=$("$bin" pid)
+# record_worker NAME BIN EVAL WORKER_PID RECORD_EXPR PING_EXPR STOP_EXPR: the
+# worker recorded with dyntrace:record/2 (`wait => false`, into
+# _build/examples/NAME-trace: a session of its own, made and destroyed by
+# the node), one ping, dyntrace:stop/1 (STOP_EXPR with HANDLE for the
+# handle record/2 answered); checks the worker's receive and send, and that
+# no session is left.
+record_worker() {
+    local name=$1 bin=$2 eval=$3 worker=$4 record=$5 ping=$6 stop=$7
+    local out="$work/$name-trace" answer handle
     rm -rf "$out"
-    lttng create "example-$name" --output "$out" >/dev/null
-    lttng track --userspace --vpid="$pid" >/dev/null
-    lttng enable-event --userspace 'org_erlang_dyntrace:*' >/dev/null
-    lttng start >/dev/null
-    check "$name: dyntrace:trace/3 on the worker" has "$("$bin" "$eval" "$trace" 2>&1)" 'ok, ?1'
+    answer=$("$bin" "$eval" "${record//OUT/$out}" 2>&1)
+    check "$name: dyntrace:record/2 of the worker answers a handle" has "$answer" 'ok, ?[0-9]+'
+    handle=$(grep -Eo 'ok, ?[0-9]+' <<<"$answer" | grep -Eo '[0-9]+$' | head -1)
     check "$name: the worker answers" has "$("$bin" "$eval" "$ping" 2>&1)" 'pong, ?:?examples'
-    "$bin" "$eval" "$clear" >/dev/null 2>&1
-    lttng stop >/dev/null
-    lttng destroy "example-$name" >/dev/null
+    check "$name: dyntrace:stop/1 answers the trace's directory" \
+        has "$("$bin" "$eval" "${stop//HANDLE/${handle:-0}}" 2>&1)" "$out"
+    check "$name: no session left behind" has "$(lttng list 2>&1)" '^Currently no available'
     local events
     events=$(babeltrace2 "$out" 2>&1)
     check "$name: message_receive of the ping, to the worker, read back from LTTng" \
@@ -145,10 +145,13 @@ rebar3_example() {
     check "rebar3_app: the node answers" wait_up "$bin"
     ours rebar3_app "$bin" eval 'code:which(dyntrace).' 'dyntrace:available().' \
         'init:get_argument(mode).' embedded
+    check "rebar3_app: the dyntrace application started its supervisor, which owns dyntrace_ctl" \
+        has "$("$bin" eval '[Id || {Id, _, _, _} <- supervisor:which_children(dyntrace_sup)].' 2>&1)" \
+        'dyntrace_ctl'
     worker=$("$bin" eval 'pid_to_list(whereis(rebar3_app_worker)).' | tr -d '"')
-    trace_worker rebar3_app "$bin" eval "$worker" \
-        'dyntrace:trace(rebar3_app_worker, [messages], #{duration => 60000}).' \
-        'rebar3_app_worker:ping(examples).' 'dyntrace:clear().'
+    record_worker rebar3_app "$bin" eval "$worker" \
+        'dyntrace:record([{trace, rebar3_app_worker, [messages]}], #{wait => false, duration => 60000, dir => "OUT"}).' \
+        'rebar3_app_worker:ping(examples).' 'dyntrace:stop(HANDLE).'
     stop_node rebar3_app "$bin"
     check "rebar3_app (interactive): daemon" env CODE_LOADING_MODE=interactive "$bin" daemon
     check "rebar3_app (interactive): the node answers" wait_up "$bin"
@@ -173,10 +176,13 @@ mix_example() {
     check "mix_app: the node answers" wait_up "$bin"
     ours mix_app "$bin" rpc 'IO.inspect(:code.which(:dyntrace))' \
         'IO.inspect(:dyntrace.available())' 'IO.inspect(:init.get_argument(:mode))' embedded
+    check "mix_app: the dyntrace application started its supervisor, which owns dyntrace_ctl" \
+        has "$("$bin" rpc 'IO.inspect(for {id, _, _, _} <- :supervisor.which_children(:dyntrace_sup), do: id)' 2>&1)" \
+        'dyntrace_ctl'
     worker=$("$bin" rpc 'IO.write(:erlang.pid_to_list(Process.whereis(MixApp.Worker)))')
-    trace_worker mix_app "$bin" rpc "$worker" \
-        'IO.inspect(:dyntrace.trace(MixApp.Worker, [:messages], %{duration: 60_000}))' \
-        'IO.inspect(MixApp.Worker.ping(:examples))' ':dyntrace.clear()'
+    record_worker mix_app "$bin" rpc "$worker" \
+        'IO.inspect(:dyntrace.record([{:trace, MixApp.Worker, [:messages]}], %{wait: false, duration: 60_000, dir: "OUT"}))' \
+        'IO.inspect(MixApp.Worker.ping(:examples))' 'IO.inspect(:dyntrace.stop(HANDLE))'
     stop_node mix_app "$bin"
     check "mix_app (interactive): daemon" env RELEASE_MODE=interactive "$bin" daemon
     check "mix_app (interactive): the node answers" wait_up "$bin"

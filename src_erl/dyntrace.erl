@@ -25,14 +25,15 @@
 %%% '''
 %%% ```
 %%% $ lttng create demo
-%%% $ lttng enable-event -u org_erlang_dyntrace:process_register
-%%% $ lttng start
+%%% $ lttng enable-event -u -s demo org_erlang_dyntrace:process_register
+%%% $ lttng track -u -s demo --vpid=4242     # os:getpid(): this node only
+%%% $ lttng start demo
 %%% '''
 %%% ```
 %%% 3> register(worker, spawn(timer, sleep, [infinity])).
 %%% '''
 %%% ```
-%%% $ lttng stop && lttng view
+%%% $ lttng stop demo && lttng view demo && lttng destroy demo
 %%% [..] org_erlang_dyntrace:process_register: { cpu_id = 1 }, { pid = "<0.92.0>", name = "worker", type = "register" }
 %%% '''
 %%% Events are switched on and off from outside with `lttng enable-event' and
@@ -49,7 +50,12 @@
 %%% 4> dyntrace:clear().
 %%% ok
 %%% '''
-%%% (see {@link trace/3}, {@link calls/2}, {@link clear/0}, {@link status/0}).
+%%% (see {@link trace/3}, {@link calls/2}, {@link clear/0}, {@link status/0}),
+%%% and {@link record/2} makes the LTTng session too:
+%%% ```
+%%% 1> dyntrace:record([{trace, worker, [messages]}], #{duration => 10000}).
+%%% {ok,"/tmp/dyntrace-record-4242-1"}
+%%% '''
 %%%
 %%% Options: `{tracer, dyntrace, Options}' where `Options' is `[]' or a map:
 %%% - `max_term_bytes => 64..65536' (default 1024): the byte limit of a term
@@ -73,10 +79,10 @@
 
 %%% PUBLIC %%%
 -export([tracer/0, tracer/1, format_term/2, format_term/3, events/0, enabled_events/0, stats/0,
-         announce_nodes/0]).
+         announce_nodes/0, announce_processes/0]).
 
 %%% PRIVATE EXPORTS %%%
--export([emit_node_name/4, node_names_loop/1, emit_user_trace_s1/2, emit_user_trace/5,
+-export([emit_node_name/4, node_names_loop/1, start_announcer_link/0, emit_user_trace_s1/2, emit_user_trace/5,
          user_probe_enabled/1]).
 
 %%% PRIVATE EXPORTS (NIFs: the samplers' and snapshots' event writers) %%%
@@ -84,10 +90,11 @@
          emit_allocator_sample/7, emit_process_memory/6, emit_carrier/8]).
 
 %%% THE FRONT DOOR (dyntrace_ctl does the work) %%%
--export([trace/3, calls/2, clear/0, status/0, sample/2, memory/1]).
+-export([trace/3, calls/2, clear/0, status/0, sample/2, memory/1, record/2, stop/1,
+         snapshot/1]).
 
 %%% PRIVATE EXPORTS (NIFs used by tracer/1 and dyntrace_ctl) %%%
--export([new_event_budget/1, events_left/1]).
+-export([new_event_budget/1, events_left/1, option_limits/0]).
 
 %%% erl_tracer CALLBACKS (NIFs) %%%
 -export([enabled/3, trace/5,
@@ -116,11 +123,6 @@
 -define(PROVIDER_NOT_OPENED, "unsuccessful (2)").
 %% Whether the NIF is loaded, for available/0.
 -define(NIF_LOADED, {?MODULE, nif_loaded}).
--define(MIN_TERM_BYTES, 64).
--define(MAX_TERM_BYTES, 65536).
--define(MAX_REDACT_KEYS, 32).
--define(PAYLOAD_MODES, [full, shape, size, none]).
--define(FIELD_KINDS, [message, reason, name, driver, callback]).
 %% The process that writes the node_name events, and how often it looks
 %% whether the event became enabled, and rewrites them while it is.
 -define(NODE_NAMES, dyntrace_node_names).
@@ -130,8 +132,15 @@
 %% How many times (10 ms apart) the announcer waits for on_load to return.
 -define(ON_LOAD_WAITS, 1000).
 -define(NODE_NAMES_REFRESH_MS, 10000).
+%% How long (in 10 ms steps) the announcer waits at load for LTTng-UST to
+%% have registered with a session daemon that records its names.
+-define(START_POLLS, 500).
+-define(START_POLL_MS, 10).
+%% The most processes announce_processes/0 names in one call.
+-define(MAX_ANNOUNCED, 100000).
 
--type max_term_bytes() :: ?MIN_TERM_BYTES..?MAX_TERM_BYTES.
+%% The NIF's limits (option_limits/0): 64..65536.
+-type max_term_bytes() :: pos_integer().
 %% A count of events left, shared by every tracee of one tracer state.
 -opaque event_budget() :: reference().
 -type payload_mode() :: full | shape | size | none.
@@ -141,6 +150,11 @@
                      redact => [term()],
                      max_events => pos_integer() | event_budget()}.
 -type tracer_state() :: [] | options().
+-type option_limits() :: #{max_term_bytes := {pos_integer(), pos_integer(), pos_integer()},
+                           payload := [payload_mode()],
+                           kinds := [field_kind()],
+                           redact := non_neg_integer(),
+                           max_events := {pos_integer(), pos_integer()}}.
 -type enabled_result() :: trace | discard.
 -type event_name() :: process_spawn | process_link | process_exit
                     | process_register | process_scheduled
@@ -177,7 +191,8 @@
 -type stack_frame() :: {module(), atom(), arity() | [term()], [{atom(), term()}]}.
 
 -export_type([options/0, tracer_state/0, event_name/0, event_info/0, payload_mode/0,
-              field_kind/0, event_budget/0, max_term_bytes/0, counters/0]).
+              field_kind/0, event_budget/0, max_term_bytes/0, counters/0, option_limits/0,
+              process_name/0]).
 
 %%%===================================================================
 %%% PUBLIC
@@ -214,7 +229,8 @@ format_term(_Term, _MaxTermBytes) ->
 %% returns `<<"{login,<<_:5/binary>>}">>'.
 -spec format_term(term(), field_kind(), tracer_state()) -> binary().
 format_term(Term, Kind, Options) ->
-    lists:member(Kind, ?FIELD_KINDS) orelse error({badarg, {kind, Kind}}),
+    #{kinds := Kinds} = option_limits(),
+    lists:member(Kind, Kinds) orelse error({badarg, {kind, Kind}}),
     format_field(Term, Kind, validate_options(Options)).
 
 -spec format_field(term(), field_kind(), tracer_state()) -> binary().
@@ -298,16 +314,53 @@ sample(Procs, Opts) ->
 memory(Opts) ->
     dyntrace_ctl:memory(Opts).
 
-%% @doc Undoes everything {@link trace/3} and {@link calls/2} set (their
-%% flags, their trace patterns, on OTP 27+ their trace sessions), and
-%% nothing that another tracer set.
+%% @doc Records this node into an LTTng session of its own, and leaves
+%% node and session daemon as they were. `What' is a list of what
+%% {@link trace/3}, {@link calls/2}, {@link sample/2} and {@link memory/1}
+%% take: `{trace, Procs, Events}', `{calls, Spec}', `{sample, Procs}',
+%% `memory', each with its options as a last element if any (`duration'
+%% and `max_events' are the recording's). The session (a unique name, the
+%% `vpid' context, this node's process only) has exactly the events `What'
+%% needs, and `node_name' and `process_name'. `Opts': `duration' (ms,
+%% default 10000), `max_events' (one count for the trace and calls parts;
+%% each sampler counts its own), `dir' (default: a new directory under the
+%% node's temporary directory), `wait' (default `true': answers `{ok, Dir}'
+%% once the trace is complete there; `false': `{ok, Handle}' at once, for
+%% {@link stop/1}), `mode' (`flight': the session keeps the last seconds in
+%% its ring buffers until {@link snapshot/1}; answers `{ok, Handle}'), and
+%% the tracer's options for every part. No `lttng' command, no session
+%% daemon, a session that cannot be made: `{error, {lttng, Text}}' with the
+%% command's message, and nothing is left set. See docs/recording.md.
+-spec record([dyntrace_record:item()], dyntrace_record:opts()) ->
+          {ok, file:filename() | dyntrace_record:handle()} | {error, term()}.
+record(What, Opts) ->
+    dyntrace_record:record(What, Opts).
+
+%% @doc Ends one entry of {@link status/0} now: a recording (stopped and
+%% destroyed: its directory), or a call or sampler (undone: `ok').
+-spec stop(pos_integer()) -> ok | {ok, file:filename()} | {error, term()}.
+stop(Id) ->
+    dyntrace_ctl:stop(Id).
+
+%% @doc Writes what a flight recording's ring buffers hold (`lttng snapshot
+%% record') into a new directory under its `dir'; answers that directory.
+%% The recording goes on.
+-spec snapshot(dyntrace_record:handle()) -> {ok, file:filename()} | {error, term()}.
+snapshot(Handle) ->
+    dyntrace_record:snapshot(Handle).
+
+%% @doc Undoes everything the front door set (flags, trace patterns, on
+%% OTP 27+ its trace sessions, samplers), ends the recordings (their
+%% sessions stopped and destroyed, their traces kept), and turns off every
+%% trace flag the runtime shows with dyntrace as tracer, also after the
+%% process that set them is gone. Flags of other tracers stay.
 -spec clear() -> ok.
 clear() ->
     dyntrace_ctl:clear().
 
 %% @doc What dyntrace traces now (per call: processes, events, flags,
-%% patterns, events and milliseconds left), the LTTng events enabled now
-%% and the tracer's counters.
+%% patterns, events and milliseconds left), the recordings, the LTTng
+%% events enabled now and the tracer's counters.
 -spec status() -> dyntrace_ctl:status().
 status() ->
     dyntrace_ctl:status().
@@ -326,6 +379,14 @@ new_event_budget(_N) ->
 events_left(_Budget) ->
     erlang:nif_error(nif_not_loaded).
 
+%% @doc The tracer options and their limits, from the NIF that reads them
+%% (so that they are written once): `max_term_bytes' as `{Min, Max,
+%% Default}', the `payload' modes, the field `kinds' a payload map may
+%% name, the most `redact' keys, `max_events' as `{Min, Max}'.
+-spec option_limits() -> option_limits().
+option_limits() ->
+    erlang:nif_error(nif_not_loaded).
+
 
 %%%===================================================================
 %%% NODE NAMES
@@ -341,6 +402,23 @@ events_left(_Budget) ->
 announce_nodes() ->
     write_node_names(request, [node() | nodes(connected)]).
 
+%% @doc Writes one `process_name' event per process (its registered name,
+%% else its initial call), when the event is enabled in a started session:
+%% names for a trace that saw the processes start or register before it
+%% began. At most 100000 processes, read one at a time.
+-spec announce_processes() -> ok.
+announce_processes() ->
+    case lists:member(process_name, enabled_events()) of
+        true ->
+            _ = [case dyntrace_memory:name(P) of
+                     [] -> ok;
+                     Name -> emit_process_name(P, Name)
+                 end || P <- lists:sublist(erlang:processes(), ?MAX_ANNOUNCED)],
+            ok;
+        false ->
+            ok
+    end.
+
 %% The announcer: a registered process that writes the node names when
 %% something may have changed them or a new session may need them.
 start_node_names() ->
@@ -349,6 +427,21 @@ start_node_names() ->
         Pid -> Pid ! {announce, load}, ok
     end.
 
+%% @doc The announcer as `dyntrace_sup''s child: it replaces the one the
+%% load started unsupervised (which holds nothing the new one does not
+%% find again). Not for users.
+-spec start_announcer_link() -> {ok, pid()}.
+start_announcer_link() ->
+    case whereis(?NODE_NAMES) of
+        undefined ->
+            ok;
+        Old ->
+            Ref = monitor(process, Old),
+            exit(Old, kill),
+            receive {'DOWN', Ref, process, Old, _} -> ok end
+    end,
+    {ok, spawn_link(fun node_names_init/0)}.
+
 %% Spawned from the on_load function: the module's exports answer only
 %% once that has returned (a call before is undef, as in an embedded
 %% release's boot), so the announcer waits for it.
@@ -356,13 +449,33 @@ node_names_init() ->
     try register(?NODE_NAMES, self()) of
         true ->
             ok = net_kernel:monitor_nodes(true, [{node_type, all}]),
-            write_node_names(load, [node() | nodes(connected)]),
             wait_loaded(?ON_LOAD_WAITS),
-            ?MODULE:node_names_loop(#{node => node(), enabled => false, since => 0})
+            ?MODULE:node_names_loop(#{node => node(), enabled => false, since => 0,
+                                      start => {?START_POLLS, [node_name, process_name]}})
     catch
         %% Another announcer registered first.
         error:badarg -> ok
     end.
+
+%% LTTng-UST registers with the session daemon from its own thread, 50 to
+%% 100 ms (more on a loaded host) after the module loads: a row written
+%% before is lost. The load's rows are written once this node sees their
+%% event enabled: the node's names once `node_name' is, the registered
+%% processes' names once `process_name' is (the daemon may enable one
+%% before the other). The announcer looks every 10 ms for at most 5 s
+%% after the load (then every second, as before): a node that lives a
+%% second names itself in its trace. Answers the events still to write.
+announce_at_start(Left) ->
+    Now = [E || E <- Left, lists:member(E, enabled_events())],
+    _ = [write_load_rows(E) || E <- Now],
+    Left -- Now.
+
+write_load_rows(node_name) ->
+    write_node_names(load, [node() | nodes(connected)]);
+write_load_rows(process_name) ->
+    _ = [try emit_process_name(P, Name) catch error:badarg -> ok end
+         || Name <- registered(), P <- [whereis(Name)], is_pid(P)],
+    ok.
 
 wait_loaded(0) ->
     exit(normal);
@@ -374,9 +487,14 @@ wait_loaded(Tries) ->
 
 %% @doc The announcer's loop, exported so that it moves to new code when
 %% the module is reloaded. Not for users.
--spec node_names_loop(#{node := node(), enabled := boolean(), since := non_neg_integer()}) ->
+-spec node_names_loop(#{node := node(), enabled := boolean(), since := non_neg_integer(),
+                         start => {non_neg_integer(), [event_name()]}}) ->
           no_return().
-node_names_loop(#{node := Self, enabled := WasEnabled, since := Since} = State) ->
+node_names_loop(State) ->
+    Timeout = case State of
+                  #{start := {Polls, [_ | _]}} when Polls > 0 -> ?START_POLL_MS;
+                  _ -> ?NODE_NAMES_POLL_MS
+              end,
     receive
         {nodeup, Node, _} ->
             write_node_names(nodeup, [node(), Node]),
@@ -389,21 +507,33 @@ node_names_loop(#{node := Self, enabled := WasEnabled, since := Since} = State) 
         {announce, Why} ->
             write_node_names(Why, [node() | nodes(connected)]),
             ?MODULE:node_names_loop(State)
-    after ?NODE_NAMES_POLL_MS ->
-            Enabled = lists:member(node_name, enabled_events()),
-            Why = if
-                      Enabled andalso not WasEnabled -> enable;
-                      Enabled andalso node() =/= Self -> nodeup;
-                      Enabled andalso Since >= ?NODE_NAMES_REFRESH_MS -> refresh;
-                      true -> none
-                  end,
-            Why =/= none andalso write_node_names(Why, [node() | nodes(connected)]),
-            ?MODULE:node_names_loop(#{node => node(), enabled => Enabled,
-                                      since => case Why of
-                                                   none -> Since + ?NODE_NAMES_POLL_MS;
-                                                   _ -> 0
-                                               end})
+    after Timeout ->
+            ?MODULE:node_names_loop(node_names_tick(State))
     end.
+
+%% The first seconds after the load: the load's rows. Then: the rows
+%% again when the event became enabled, the node was renamed, or every
+%% 10 s while it is enabled.
+node_names_tick(#{start := {Polls, [_ | _] = Left}} = State) when Polls > 0 ->
+    Still = announce_at_start(Left),
+    case lists:member(node_name, Left) andalso not lists:member(node_name, Still) of
+        true -> State#{start := {Polls - 1, Still}, enabled := true, since := 0};
+        false -> State#{start := {Polls - 1, Still}}
+    end;
+node_names_tick(#{node := Self, enabled := WasEnabled, since := Since} = State) ->
+    Enabled = lists:member(node_name, enabled_events()),
+    Why = if
+              Enabled andalso not WasEnabled -> enable;
+              Enabled andalso node() =/= Self -> nodeup;
+              Enabled andalso Since >= ?NODE_NAMES_REFRESH_MS -> refresh;
+              true -> none
+          end,
+    Why =/= none andalso write_node_names(Why, [node() | nodes(connected)]),
+    State#{node := node(), enabled := Enabled,
+           since := case Why of
+                        none -> Since + ?NODE_NAMES_POLL_MS;
+                        _ -> 0
+                    end}.
 
 %% @doc Writes one `node_name' event (the NIF). Not for users: see
 %% {@link announce_nodes/0}.
@@ -694,36 +824,38 @@ restore_tag(T) -> erlang:dt_restore_tag(T).
 validate_options([]) ->
     [];
 validate_options(Options) when is_map(Options) ->
-    maps:map(fun validate_option/2, Options);
+    Limits = option_limits(),
+    maps:map(fun(Key, Value) -> validate_option(Key, Value, Limits) end, Options);
 validate_options(Options) ->
     error({badarg, {options, Options}}).
 
-validate_option(max_term_bytes, N)
-  when is_integer(N), N >= ?MIN_TERM_BYTES, N =< ?MAX_TERM_BYTES ->
+%% Each option against the NIF's own limits (option_limits/0).
+validate_option(max_term_bytes, N, #{max_term_bytes := {Min, Max, _}})
+  when is_integer(N), N >= Min, N =< Max ->
     N;
-validate_option(payload, Mode) when is_atom(Mode) ->
-    lists:member(Mode, ?PAYLOAD_MODES) orelse error({badarg, {payload, Mode}}),
+validate_option(payload, Mode, #{payload := Modes}) when is_atom(Mode) ->
+    lists:member(Mode, Modes) orelse error({badarg, {payload, Mode}}),
     Mode;
-validate_option(payload, Modes) when is_map(Modes) ->
-    Valid = fun(Kind, Mode) -> lists:member(Kind, ?FIELD_KINDS)
-                                   andalso lists:member(Mode, ?PAYLOAD_MODES) end,
-    maps:size(maps:filter(Valid, Modes)) =:= maps:size(Modes)
-        orelse error({badarg, {payload, Modes}}),
-    Modes;
-validate_option(redact, Keys) when is_list(Keys) ->
+validate_option(payload, PerKind, #{payload := Modes, kinds := Kinds}) when is_map(PerKind) ->
+    Valid = fun(Kind, Mode) -> lists:member(Kind, Kinds) andalso lists:member(Mode, Modes) end,
+    maps:size(maps:filter(Valid, PerKind)) =:= maps:size(PerKind)
+        orelse error({badarg, {payload, PerKind}}),
+    PerKind;
+validate_option(redact, Keys, #{redact := MaxKeys}) when is_list(Keys) ->
     Length = try length(Keys) catch error:badarg -> -1 end,
-    Length >= 0 andalso Length =< ?MAX_REDACT_KEYS
+    Length >= 0 andalso Length =< MaxKeys
         orelse error({badarg, {redact, Keys}}),
     Keys;
-validate_option(max_events, N) when is_integer(N), N > 0, N < 1 bsl 64 ->
+validate_option(max_events, N, #{max_events := {Min, Max}})
+  when is_integer(N), N >= Min, N =< Max ->
     new_event_budget(N);
-validate_option(max_events, Budget) when is_reference(Budget) ->
+validate_option(max_events, Budget, _Limits) when is_reference(Budget) ->
     try events_left(Budget) of
         _ -> Budget
     catch
         error:badarg -> error({badarg, {max_events, Budget}})
     end;
-validate_option(Key, Value) ->
+validate_option(Key, Value, _Limits) ->
     error({badarg, {Key, Value}}).
 
 %% Up to four integers, then up to four strings, as OTP's probes take them.

@@ -39,7 +39,7 @@
 -module(dyntrace_memory).
 
 %%% PUBLIC (through dyntrace_ctl) %%%
--export([plan/1]).
+-export([plan/1, events/1, name/1]).
 
 %%% PRIVATE EXPORTS (dyntrace_sampler's loop) %%%
 -export([sampler_init/1, sampler_tick/2]).
@@ -105,9 +105,27 @@ plan(Opts) ->
       duration => maps:get(duration, O, infinity),
       max_events => maps:get(max_events, O, infinity)}.
 
+%% @doc The LTTng events a memory sampler of these arguments (a plan's
+%% `args') writes.
+-spec events(#memory{}) -> [dyntrace:event_name()].
+events(#memory{carriers = Carriers}) ->
+    [memory_sample, allocator_sample, process_memory]
+        ++ [E || Carriers =/= false, E <- ?CARRIER_EVENTS].
+
+%% @doc A process's name as `process_name' and `process_memory' write it:
+%% its registered name, else its initial call; `[]' when it has ended.
+-spec name(pid()) -> dyntrace:process_name() | [].
+name(P) ->
+    case erlang:process_info(P, registered_name) of
+        {registered_name, Name} -> name(P, Name);
+        [] -> name(P, []);
+        undefined -> []
+    end.
+
 %% Named processes: pids, or registered names looked up at every round
 %% (a restarted server is followed).
 validate_procs(Procs) when is_list(Procs) ->
+    dyntrace_ctl:is_proper_list(Procs) orelse error({badarg, {procs, Procs}}),
     [case P of
          _ when is_pid(P), node(P) =:= node() -> P;
          _ when is_atom(P) -> P;

@@ -21,16 +21,17 @@
 %%% - a target that ended is dropped and counted; a sampler whose named
 %%%   targets all ended stops;
 %%% - it is started, listed, limited (`duration', `max_events') and stopped
-%%%   by `dyntrace_ctl' like `trace/3', and it ends with dyntrace_ctl's
-%%%   owner process.
+%%%   by `dyntrace_ctl' like `trace/3'; it runs under dyntrace's supervisor
+%%%   (`dyntrace_sup'), so that it ends with it, and a restarted
+%%%   `dyntrace_ctl' finds it again.
 %%%
 %%% ```
 %%% 1> {ok, Id} = dyntrace:sample(whereis(my_server), #{interval => 5, duration => 60000}).
 %%% {ok,1}
 %%% '''
 %%% ```
-%%% $ lttng enable-event -u org_erlang_dyntrace:stack_sample && lttng start
-%%% $ lttng view
+%%% $ lttng create prof && lttng enable-event -u -s prof org_erlang_dyntrace:stack_sample && lttng start prof
+%%% $ lttng view prof
 %%% [..] org_erlang_dyntrace:stack_sample: { cpu_id = 0 }, { pid = "<0.90.0>",
 %%%      status = "running", stack = "my_server:crunch/2;my_server:handle_call/3;gen_server:try_handle_call/4;..." }
 %%% '''
@@ -38,10 +39,10 @@
 -module(dyntrace_sampler).
 
 %%% PUBLIC (through dyntrace_ctl) %%%
--export([plan/2, start/2, stop/1, describe/1]).
+-export([plan/2, counters/1, start_link/2, describe/1]).
 
 %%% PRIVATE EXPORTS %%%
--export([init/3, sampler_init/1, sampler_tick/2]).
+-export([init/2, sampler_init/1, sampler_tick/2]).
 %%% For the samplers (dyntrace_memory) %%%
 -export([take/1, ended/2, validate_opts/3, resolve/1]).
 
@@ -70,7 +71,6 @@
 %% Processes read per round, at most.
 -define(MAX_PER_ROUND, 1000).
 -define(DEFAULT_INTERVAL_MS, 1).
--define(DEFAULT_MAX_TERM_BYTES, 1024).
 %% The counters' slots.
 -define(LEFT, 1).
 -define(LIMITED, 2).
@@ -84,7 +84,6 @@
 -record(loop, {module :: module(),
                state :: term(),
                counters :: counters(),
-               owner :: reference(),
                interval_us :: pos_integer(),
                due :: integer()}).
 
@@ -101,8 +100,9 @@
 %% into a plan; a bad one raises `error({badarg, {What, Value}})'.
 -spec plan(procs(), opts()) -> plan().
 plan(Procs, Opts) ->
+    #{max_term_bytes := {_, _, DefaultMaxTermBytes}} = dyntrace:option_limits(),
     O = validate_opts(Opts, #{interval => ?DEFAULT_INTERVAL_MS,
-                              max_term_bytes => ?DEFAULT_MAX_TERM_BYTES}, []),
+                              max_term_bytes => DefaultMaxTermBytes}, []),
     Targets = validate_procs(Procs),
     #{kind => sample,
       module => ?MODULE,
@@ -115,10 +115,10 @@ plan(Procs, Opts) ->
       duration => maps:get(duration, O, infinity),
       max_events => maps:get(max_events, O, infinity)}.
 
-%% @doc Starts the sampler a plan describes, monitored by (and ending with)
-%% `Owner'. Answers its pid and the counters {@link describe/1} reads.
--spec start(plan(), pid()) -> {pid(), counters()}.
-start(#{max_events := Max} = Plan, Owner) ->
+%% @doc The counters of a sampler of `Plan', which {@link describe/1}
+%% reads: made by its starter, so that they outlive the sampler.
+-spec counters(plan()) -> counters().
+counters(#{max_events := Max}) ->
     Counters = atomics:new(?SLOTS, [{signed, true}]),
     case Max of
         infinity -> ok;
@@ -126,15 +126,13 @@ start(#{max_events := Max} = Plan, Owner) ->
             atomics:put(Counters, ?LEFT, N),
             atomics:put(Counters, ?LIMITED, 1)
     end,
-    %% Answers once the sampler is ready: `new' means after this call.
-    {ok, Pid} = proc_lib:start(?MODULE, init, [Plan, Owner, Counters]),
-    {Pid, Counters}.
+    Counters.
 
-%% @doc Stops a sampler (it may have ended already).
--spec stop(pid()) -> ok.
-stop(Pid) ->
-    exit(Pid, shutdown),
-    ok.
+%% @doc Starts the sampler a plan describes, linked to the caller (dyntrace's
+%% supervisor). Answers once it is ready: `new' means after this call.
+-spec start_link(plan(), counters()) -> {ok, pid()}.
+start_link(Plan, Counters) ->
+    proc_lib:start_link(?MODULE, init, [Plan, Counters]).
 
 %% @doc What `status()' lists of a sampler beside its id and plan: events
 %% left, targets that ended, rounds done and skipped (late), and its own
@@ -159,21 +157,20 @@ describe(C) ->
 %%%===================================================================
 
 %% @private
--spec init(plan(), pid(), counters()) -> no_return().
-init(#{module := Module, args := Args, interval := Ms, priority := Priority}, Owner, Counters) ->
+-spec init(plan(), counters()) -> no_return().
+init(#{module := Module, args := Args, interval := Ms, priority := Priority}, Counters) ->
     _ = process_flag(priority, Priority),
-    Ref = erlang:monitor(process, Owner),
     State = Module:sampler_init(Args),
     proc_lib:init_ack({ok, self()}),
     Now = erlang:monotonic_time(microsecond),
     loop(#loop{module = Module, state = State,
-               counters = Counters, owner = Ref, interval_us = Ms * 1000,
+               counters = Counters, interval_us = Ms * 1000,
                due = Now + Ms * 1000}).
 
-loop(#loop{owner = Ref, due = Due} = L) ->
+%% Stopped by its supervisor's exit signal (it traps none).
+loop(#loop{due = Due} = L) ->
     Wait = max(0, (Due - erlang:monotonic_time(microsecond) + 999) div 1000),
     receive
-        {'DOWN', Ref, process, _, _} -> exit(normal)
     after Wait ->
             tick(L)
     end.
@@ -313,6 +310,7 @@ validate_opt(Key, Value) ->
 validate_procs([]) ->
     error({badarg, {procs, []}});
 validate_procs(List) when is_list(List) ->
+    dyntrace_ctl:is_proper_list(List) orelse error({badarg, {procs, List}}),
     lists:usort([validate_target(P) || P <- List]);
 validate_procs(One) ->
     [validate_target(One)].

@@ -145,11 +145,9 @@ t_calls_planted_slow_path(Config) ->
     %% The report plots exactly the planted calls over time.
     Report = filename:join(base_dir(), "report_" ++ os:getpid()),
     {0, _, _} = analyze(Config, ["report", Report, "--slower-than", "4ms", "--pid", pid_text(Pid), dir(S)]),
-    {ok, Page} = file:read_file(filename:join(Report, "index.md")),
+    {ok, Page} = file:read_file(filename:join(Report, "index.html")),
     ?assertNotEqual(nomatch, string:find(Page, "dyntrace_analyze_SUITE:slow_path/1")),
-    ?assertNotEqual(nomatch, string:find(Page, "(slow-calls.svg)")),
-    {ok, Scatter} = file:read_file(filename:join(Report, "slow-calls.svg")),
-    ?assertEqual(length(Measured), length(binary:matches(Scatter, <<"<circle">>))),
+    ?assertEqual(length(Measured), length(binary:matches(Page, <<"<circle class=\"slow-call\"">>))),
     lttng_session:cmd_ok("rm -rf " ++ Report),
     lttng_session:destroy(S).
 
@@ -422,9 +420,10 @@ t_probes(Config) ->
                                 PerEvent(<<"user_trace_s1">>)}),
     Report = filename:join(base_dir(), "probes_report_" ++ os:getpid()),
     {0, _, _} = analyze(Config, ["report", Report, dir(S)]),
-    {ok, Page} = file:read_file(filename:join(Report, "index.md")),
-    ?assertNotEqual(nomatch, string:find(Page, "## User probes: events per probe")),
-    ?assertNotEqual(nomatch, string:find(Page, "| pn(7) | checkout | req-1 | 20 |")),
+    {ok, Page} = file:read_file(filename:join(Report, "index.html")),
+    ?assertNotEqual(nomatch, string:find(Page, "\">User probes: events per probe")),
+    ?assertNotEqual(nomatch, string:find(Page, "<tr><td>pn(7)</td><td>checkout</td><td>req-1</td>"
+                                               "<td class=\"num\" data-v=\"20\">20</td>")),
     lttng_session:cmd_ok("rm -rf " ++ Report),
     lttng_session:destroy(S).
 

@@ -18,10 +18,12 @@
          t_window/1,
          t_sched_by_function/1,
          t_two_nodes_one_session/1,
-         t_remote_call_delivery/1]).
+         t_remote_call_delivery/1,
+         t_short_lived_node_names/1]).
 %% The traced workloads (some run in peer nodes).
 -export([server_start/1, server_enter/1, init/1, handle_call/3, handle_cast/2,
-         spin/1, fast_path/1, gc_worker/1, remote_server/1, remote_calls/3]).
+         spin/1, fast_path/1, gc_worker/1, remote_server/1, remote_calls/3,
+         short_lived/0]).
 
 -define(CALLS, 20).
 -define(SLOW_MS, 20).
@@ -38,7 +40,8 @@ all() ->
      t_window,
      t_sched_by_function,
      t_two_nodes_one_session,
-     t_remote_call_delivery].
+     t_remote_call_delivery,
+     t_short_lived_node_names].
 
 init_per_suite(Config) ->
     ok = lttng_session:traced_node(),
@@ -122,6 +125,28 @@ gc_worker({Name, Times}) ->
     ok = dyntrace:announce_nodes(),
     timer:sleep(100),
     ok.
+
+%% @doc In a node that has not loaded dyntrace: a process registered as
+%% `early_worker' before dyntrace loads, then dyntrace loaded, and once the
+%% node records, the worker traced through three major collections; the
+%% node ends 600 ms after the load (before the announcer's first look of
+%% the once-a-second kind). Nothing asks the node to write its names.
+short_lived() ->
+    Loaded = erlang:monotonic_time(millisecond) + 600,
+    Worker = spawn(fun() ->
+                           receive {go, From} -> ok end,
+                           [true = erlang:garbage_collect() || _ <- [1, 2, 3]],
+                           From ! done,
+                           %% Alive, and named, until the node ends.
+                           receive stop -> ok end
+                   end),
+    true = register(early_worker, Worker),
+    {module, dyntrace} = code:ensure_loaded(dyntrace),
+    ok = lttng_session:wait_enabled([gc_major_end]),
+    1 = erlang:trace(Worker, true, [garbage_collection, {tracer, dyntrace, []}]),
+    Worker ! {go, self()},
+    receive done -> ok after 10000 -> error(short_lived) end,
+    timer:sleep(max(0, Loaded - erlang:monotonic_time(millisecond))).
 
 %% @doc In a node of the cluster: the registered server `Name'.
 remote_server(Name) ->
@@ -387,6 +412,44 @@ t_remote_call_delivery(Config) ->
         ?assertEqual([], [R || {_, <<"(unresolved)">>, _, _, _} = R <- Rows])
     after
         dyntrace_cluster:stop(C)
+    end.
+
+%% Two nodes that live less than a second each: the names they write at load
+%% (before LTTng-UST has registered with the session daemon) reach the
+%% trace all the same, once it has. Nothing else asks them to: `gc' names
+%% each node's worker, registered before dyntrace loaded, and its node.
+t_short_lived_node_names(Config) ->
+    Paths = lists:usort([filename:dirname(code:which(M)) || M <- [dyntrace, lttng_session, ?MODULE]]),
+    Peers = [begin
+                 {ok, P, Node} = peer:start(#{name => peer:random_name(N), connection => standard_io,
+                                              args => lists:append([["-pa", D] || D <- Paths])}),
+                 {P, Node}
+             end || N <- [short_a, short_b]],
+    Events = [node_name, process_name, gc_major_start, gc_major_end],
+    S = lttng_session:create(t_short_lived, Events),
+    try
+        lttng_session:cmd_ok("lttng add-context -u -s " ++ maps:get(name, S) ++ " -t vpid"),
+        ok = lttng_session:start(S),
+        [begin
+             Started = erlang:monotonic_time(millisecond),
+             ok = peer:call(P, ?MODULE, short_lived, [], 30000),
+             ok = peer:stop(P),
+             ct:log("~p traced for ~b ms", [Node, erlang:monotonic_time(millisecond) - Started])
+         end || {P, Node} <- Peers],
+        lttng_session:stop(S),
+        Out = analyze_ok(Config, ["gc", "--json", dir(S)]),
+        Rows = [R || R <- maps:get(<<"gc">>, Out), maps:get(<<"name">>, R) =:= <<"early_worker">>,
+                     maps:get(<<"kind">>, R) =:= <<"major">>],
+        ?assertEqual(lists:sort([{atom_to_binary(Node), 3} || {_, Node} <- Peers]),
+                     lists:sort([{maps:get(<<"node">>, R), maps:get(<<"count">>, R)} || R <- Rows]),
+                     Out),
+        {0, Text, <<>>} = analyze(Config, ["gc", dir(S)]),
+        [?assertNotEqual(nomatch, string:find(Text, "on " ++ atom_to_list(Node)), Text)
+         || {_, Node} <- Peers]
+    after
+        %% Those that a failed case left running.
+        [peer:stop(P) || {P, _} <- Peers, is_process_alive(P)],
+        lttng_session:destroy(S)
     end.
 
 %%%===================================================================

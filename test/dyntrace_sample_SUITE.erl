@@ -280,7 +280,7 @@ rounds(Id) ->
 samplers() ->
     [P || P <- erlang:processes(),
           case proc_lib:initial_call(P) of
-              {dyntrace_sampler, init, [_, _, _]} -> true;
+              {dyntrace_sampler, init, [_, _]} -> true;
               _ -> false
           end].
 

@@ -395,6 +395,18 @@ impl Identity {
             .map(|n| unquoted(n))
     }
 
+    /// The names of the nodes the trace names, each once, in order.
+    pub fn node_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = Vec::new();
+        for n in self.nodes.iter().flat_map(|n| n.own.iter()) {
+            let n = String::from_utf8_lossy(unquoted(n)).into_owned();
+            if !names.contains(&n) {
+                names.push(n);
+            }
+        }
+        names
+    }
+
     /// A pid text told apart per node when the events carry the `vpid`
     /// context: `<0.82.0>` of node 2 is `<0.82.0>@2` to the analyses.
     pub fn qualify(&self, node: u32, pid: &[u8], out: &mut Vec<u8>) {

@@ -7,8 +7,8 @@
 //! window, selection, live reordering, `--window`), [`analysis`] (one state
 //! machine per analysis and the registry of subcommands), [`cli`] (the
 //! options every analysis takes),
-//! [`table`] (results as tables: text, JSON, histograms) and [`report`] (a
-//! Markdown page with SVG plots).
+//! [`table`] (results as tables: text, JSON, histograms) and [`report`] (one
+//! self-contained web page of every analysis).
 
 pub mod analysis;
 pub mod cli;

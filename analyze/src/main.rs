@@ -13,8 +13,9 @@ use clap::{Arg, ArgMatches, Args, Command, FromArgMatches};
 
 use dyntrace_analyze::analysis::{Analysis, Built, Entry, REGISTRY};
 use dyntrace_analyze::cli::Common;
-use dyntrace_analyze::reader::Source;
-use dyntrace_analyze::run::run;
+use dyntrace_analyze::reader::{distinct_traces, Source};
+use dyntrace_analyze::report::{self, trace::TraceInfo};
+use dyntrace_analyze::run::run_with_trend;
 use dyntrace_analyze::table::{render_json, render_text, Summary, Table};
 
 const REPORT: &str = "report";
@@ -35,9 +36,19 @@ fn command() -> Command {
         Arg::new("outdir")
             .required(true)
             .value_parser(clap::value_parser!(PathBuf))
-            .help("Directory for index.md and the plots"),
+            .help("Directory for index.html"),
     );
     report = Common::augment_args(report);
+    // Before the analyses' options: theirs of the same name (profile's
+    // and sched's --top) take this value in the report.
+    report = report.arg(
+        Arg::new("top")
+            .long("top")
+            .value_name("N")
+            .default_value("50")
+            .value_parser(clap::value_parser!(usize))
+            .help("Rows shown per table (and per process in profile, processes in sched)"),
+    );
     for e in REGISTRY {
         // Options several analyses share (by name) are given once.
         for arg in (e.options)(Command::new(e.name)).get_arguments() {
@@ -46,7 +57,10 @@ fn command() -> Command {
             }
         }
     }
-    cmd.subcommand(report.about("Every analysis in OUTDIR/index.md with SVG plots"))
+    cmd.subcommand(report.about(
+        "Every analysis in one self-contained web page, OUTDIR/index.html: tables, \
+         distributions, trends, the flame graph, slow calls, rates, memory",
+    ))
 }
 
 /// Prints the results; `heading` (text output only) marks live updates.
@@ -72,12 +86,18 @@ fn emit(
     }
 }
 
+/// Where `report` writes and how many rows it shows.
+struct ReportTo {
+    dir: PathBuf,
+    top: usize,
+}
+
 /// Runs the analyses `make` builds over the traces of `common`; prints
 /// their tables unless `outdir` asks for the report page instead.
 fn analyse(
     common: &Common,
     make: &dyn Fn() -> Result<Vec<Box<dyn Analysis>>, String>,
-    outdir: Option<&PathBuf>,
+    outdir: Option<&ReportTo>,
 ) -> Result<(), String> {
     let source = common.source()?;
     let filter = common.filter()?;
@@ -90,14 +110,49 @@ fn analyse(
     };
     let every =
         (live && outdir.is_none()).then_some((Duration::from_nanos(common.every), &mut tick as _));
-    let outcome = run(&source, &filter, make, common.window, every)?;
+    // The report: whole-run tables, and --window (else a hundredth of
+    // the traces' span) for its trends.
+    let traces: Vec<TraceInfo> = match (&source, outdir) {
+        (Source::Traces(dirs), Some(_)) => distinct_traces(dirs)
+            .iter()
+            .map(|d| report::trace::describe(d))
+            .collect(),
+        _ => Vec::new(),
+    };
+    let (window, trend) = match outdir {
+        Some(_) => (None, Some(report::trend_window(common.window, &traces))),
+        None => (common.window, None),
+    };
+    let outcome = run_with_trend(&source, &filter, make, window, every, trend)?;
     if let Some(e) = failed {
         return Err(e);
     }
-    if let Some(dir) = outdir {
-        dyntrace_analyze::report::write(dir, &outcome.summary, &outcome.tables, &outcome.analyses)?;
+    if let Some(to) = outdir {
+        let (bytes, top) = report::write(
+            &to.dir,
+            &report::Input {
+                summary: &outcome.summary,
+                tables: &outcome.tables,
+                analyses: &outcome.analyses,
+                trend: &outcome.trend,
+                traces: &traces,
+                top: to.top,
+                top_asked: None,
+            },
+        )?;
         emit(common, &outcome.summary, &[], None)?;
-        eprintln!("dyntrace-analyze: wrote {}", dir.join("index.md").display());
+        if top < to.top {
+            eprintln!(
+                "dyntrace-analyze: {top} rows per table (not --top {}): the page keeps under {} MB",
+                to.top,
+                report::MAX_PAGE_BYTES / 1_000_000
+            );
+        }
+        eprintln!(
+            "dyntrace-analyze: wrote {} ({})",
+            to.dir.join("index.html").display(),
+            dyntrace_analyze::table::format_bytes(bytes as f64)
+        );
         return Ok(());
     }
     let heading = live.then_some("live: the session ended");
@@ -111,7 +166,10 @@ fn run_command(m: &ArgMatches) -> Result<(), String> {
     };
     let common = Common::from_arg_matches(sub).map_err(|e| e.to_string())?;
     if name == REPORT {
-        let outdir = sub.get_one::<PathBuf>("outdir").cloned();
+        let outdir = sub.get_one::<PathBuf>("outdir").map(|dir| ReportTo {
+            dir: dir.clone(),
+            top: sub.get_one::<usize>("top").copied().unwrap_or(50),
+        });
         let make = || -> Result<Vec<Box<dyn Analysis>>, String> {
             REGISTRY
                 .iter()

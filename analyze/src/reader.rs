@@ -208,6 +208,28 @@ pub fn check_metadata(path: &Path) -> Result<(), String> {
     Ok(())
 }
 
+/// The text of a trace's metadata (TSDL), from its packets when packetized.
+pub fn metadata_text(path: &Path) -> Result<String, String> {
+    check_metadata(path)?;
+    let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    if !bytes.starts_with(&METADATA_MAGIC) {
+        return Ok(String::from_utf8_lossy(&bytes).into_owned());
+    }
+    let mut text = Vec::new();
+    let mut at = 0usize;
+    while at + METADATA_HEADER <= bytes.len() {
+        let word = |i: usize| {
+            let f = [bytes[i], bytes[i + 1], bytes[i + 2], bytes[i + 3]];
+            u32::from_le_bytes(f) as usize / 8
+        };
+        let (content, size) = (word(at + METADATA_SIZE_AT - 4), word(at + METADATA_SIZE_AT));
+        let end = (at + content).min(bytes.len());
+        text.extend_from_slice(bytes.get(at + METADATA_HEADER..end).unwrap_or_default());
+        at += size.max(METADATA_HEADER);
+    }
+    Ok(String::from_utf8_lossy(&text).into_owned())
+}
+
 fn walk(dir: &Path, found: &mut Vec<PathBuf>) -> std::io::Result<()> {
     if dir.join("metadata").is_file() {
         found.push(dir.to_path_buf());
@@ -235,7 +257,7 @@ pub fn distinct_traces(dirs: &[PathBuf]) -> Vec<PathBuf> {
 
 /// A trace's stream files, as libbabeltrace2's `ctf.fs` takes them: every
 /// regular file beside `metadata` not starting with a dot.
-fn stream_files(dir: &Path) -> Result<Vec<PathBuf>, String> {
+pub fn stream_files(dir: &Path) -> Result<Vec<PathBuf>, String> {
     let mut files = Vec::new();
     let entries = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     for entry in entries {
@@ -295,53 +317,112 @@ fn check_trace(dir: &Path) -> Result<(Vec<StreamCheck>, Vec<DamagedStream>), Str
 
 /// A temporary trace directory: the metadata and the chosen streams
 /// (links to whole files, copies of just the readable packets of the
-/// others), removed when dropped.
+/// others), removed when dropped. While it lives, its run holds an
+/// exclusive lock on `DIR.lock` beside it: runs in other PID namespaces
+/// share the temporary directory and their process ids, so the lock, not
+/// the pid in the name, tells a live view from a killed run's.
 struct View {
     dir: PathBuf,
     original: PathBuf,
+    lock: Option<std::fs::File>,
 }
 
 impl Drop for View {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.dir);
+        if self.lock.take().is_some() {
+            let _ = std::fs::remove_file(lock_path(&self.dir));
+        }
     }
 }
 
-/// Views are named `dyntrace-analyze-PID-N` in the temporary directory.
+/// Views are named `dyntrace-analyze-PID-NANOS-N` in the temporary directory.
 const VIEW_PREFIX: &str = "dyntrace-analyze-";
 
-/// Removes the views of runs that were killed before they could.
+fn lock_path(dir: &Path) -> PathBuf {
+    let mut name = dir.as_os_str().to_owned();
+    name.push(".lock");
+    PathBuf::from(name)
+}
+
+/// Removes the views of runs that were killed before they could: those
+/// whose lock no process holds. A view without a lock file is being made
+/// (the lock comes first) or was left by an older build: it is removed
+/// once it is an hour old.
 fn remove_stale_views() {
     let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else {
         return;
     };
     for entry in entries.flatten() {
         let name = entry.file_name();
-        let pid = name
-            .to_str()
-            .and_then(|n| n.strip_prefix(VIEW_PREFIX))
-            .and_then(|rest| rest.split('-').next())
-            .and_then(|pid| pid.parse::<u32>().ok());
-        if pid.is_some_and(|pid| !Path::new(&format!("/proc/{pid}")).exists()) {
-            let _ = std::fs::remove_dir_all(entry.path());
+        let Some(name) = name.to_str() else { continue };
+        if !name.starts_with(VIEW_PREFIX) || name.ends_with(".lock") {
+            continue;
+        }
+        let dir = entry.path();
+        let stale = match std::fs::File::open(lock_path(&dir)) {
+            Ok(file) => file.try_lock().is_ok(),
+            Err(_) => entry
+                .metadata()
+                .and_then(|m| m.modified())
+                .ok()
+                .and_then(|t| t.elapsed().ok())
+                .is_some_and(|age| age.as_secs() > 3600),
+        };
+        if stale {
+            let _ = std::fs::remove_dir_all(&dir);
+            let _ = std::fs::remove_file(lock_path(&dir));
+        }
+    }
+}
+
+/// A new, locked view directory of a name no other run has.
+fn new_view_dir() -> Result<(PathBuf, std::fs::File), String> {
+    static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or(0);
+    loop {
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        if n == 0 {
+            remove_stale_views();
+        }
+        let dir =
+            std::env::temp_dir().join(format!("{VIEW_PREFIX}{}-{nanos}-{n}", std::process::id()));
+        let fail = |e: std::io::Error| format!("{}: {e}", dir.display());
+        // The lock file is created first and only by us (create_new), so
+        // a name another run took is passed over, never reused.
+        let lock = match std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(lock_path(&dir))
+        {
+            Ok(lock) => lock,
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(fail(e)),
+        };
+        lock.lock().map_err(fail)?;
+        match std::fs::create_dir(&dir) {
+            Ok(()) => return Ok((dir, lock)),
+            Err(e) => {
+                let _ = std::fs::remove_file(lock_path(&dir));
+                if e.kind() != std::io::ErrorKind::AlreadyExists {
+                    return Err(fail(e));
+                }
+            }
         }
     }
 }
 
 impl View {
     fn new(original: &Path, streams: &[&StreamCheck]) -> Result<View, String> {
-        static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
-        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        if n == 0 {
-            remove_stale_views();
-        }
-        let dir = std::env::temp_dir().join(format!("{VIEW_PREFIX}{}-{n}", std::process::id()));
+        let (dir, lock) = new_view_dir()?;
         let fail = |e: std::io::Error| format!("{}: {e}", dir.display());
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).map_err(fail)?;
         let view = View {
             dir: dir.clone(),
             original: original.to_path_buf(),
+            lock: Some(lock),
         };
         let absolute =
             std::fs::canonicalize(original).map_err(|e| format!("{}: {e}", original.display()))?;

@@ -192,6 +192,74 @@ pub struct Outcome {
     pub tables: Vec<Table>,
     /// The analyses, for what the report draws beyond tables.
     pub analyses: Vec<Box<dyn Analysis>>,
+    /// With [`run_with_trend`]: each window's tables (their first
+    /// [`TREND_ROWS`] rows, without histograms), oldest first.
+    pub trend: Vec<(i64, Vec<Table>)>,
+}
+
+/// Rows of each table kept per trend window.
+pub const TREND_ROWS: usize = 100;
+/// Trend windows kept: past this, every other one goes (the series stay
+/// evenly spaced, at most this many points).
+pub const MAX_TREND_WINDOWS: usize = 500;
+
+/// The report's trends: a second set of analyses, per window of trace
+/// time, beside the whole run's.
+struct Trend {
+    width_ns: i64,
+    analyses: Vec<Box<dyn Analysis>>,
+    /// Start of the current window; None before the first event.
+    start: Option<i64>,
+    events: u64,
+    /// Windows between two kept ones (doubles as windows are thinned).
+    stride: usize,
+    seen: usize,
+    closed: Vec<(i64, Vec<Table>)>,
+}
+
+/// Closes a window of `analyses`: their tables, then a fresh set in place
+/// of those that do not carry over (built by `make`) and the next window
+/// for those that do.
+fn roll(
+    analyses: &mut [Box<dyn Analysis>],
+    make: Make,
+    summary: &Summary,
+) -> Result<Vec<Table>, String> {
+    let mut tables = Vec::new();
+    for a in analyses.iter_mut() {
+        if !a.carries_over() {
+            a.finish();
+        }
+        tables.extend(a.tables(summary));
+    }
+    let mut fresh: Option<Vec<Box<dyn Analysis>>> = None;
+    for (i, a) in analyses.iter_mut().enumerate() {
+        if a.carries_over() {
+            a.next_window();
+            continue;
+        }
+        if fresh.is_none() {
+            fresh = Some(make()?);
+        }
+        if let Some(f) = fresh.as_mut().and_then(|f| f.get_mut(i)) {
+            std::mem::swap(a, f);
+        }
+    }
+    Ok(tables)
+}
+
+/// A trend window's tables, cut to what the trends draw.
+fn trend_tables(tables: Vec<Table>) -> Vec<Table> {
+    tables
+        .into_iter()
+        .map(|mut t| {
+            t.rows.truncate(TREND_ROWS);
+            for r in t.rows.iter_mut() {
+                r.hist = None;
+            }
+            t
+        })
+        .collect()
 }
 
 /// Analyses per window of trace time.
@@ -210,6 +278,9 @@ struct Feed<'f> {
     make: Make<'f>,
     analyses: Vec<Box<dyn Analysis>>,
     windows: Option<Windows>,
+    trend: Option<Trend>,
+    /// Events kept, per kind.
+    kinds: [u64; Kind::ALL.len()],
     who: Identity,
     calls: SelectedCalls,
     summary: Summary,
@@ -252,8 +323,12 @@ impl Feed<'_> {
                 self.matched += 1;
                 self.summary.last_ns = ev.ts_ns;
                 self.next_window(ev.ts_ns);
+                self.next_trend_window(ev.ts_ns);
             }
             self.summary.events += 1;
+            if let Some(k) = ev.kind() {
+                self.kinds[k as usize] += 1;
+            }
             self.dispatch(ev, node);
         }
         self.who.forget(node, ev);
@@ -293,8 +368,12 @@ impl Feed<'_> {
 
     fn dispatch(&mut self, ev: &Event, node: u32) {
         let analyses = &mut self.analyses;
+        let mut trend = self.trend.as_mut().map(|t| &mut t.analyses);
         self.who.present(ev, node, &mut self.scratch, &mut |ev| {
             for a in analyses.iter_mut() {
+                a.on_event(ev);
+            }
+            for a in trend.iter_mut().flat_map(|t| t.iter_mut()) {
                 a.on_event(ev);
             }
         });
@@ -305,6 +384,12 @@ impl Feed<'_> {
     fn finish_summary(&mut self) {
         self.summary.mixed_nodes = self.who.mixed();
         self.summary.aliases_evicted = self.who.aliases_evicted;
+        self.summary.nodes = self.who.node_names();
+        self.summary.event_counts = Kind::ALL
+            .iter()
+            .filter(|k| self.kinds[**k as usize] > 0)
+            .map(|k| (k.name(), self.kinds[*k as usize]))
+            .collect();
         self.summary.empty_selection =
             (self.matched == 0 && self.ours_seen > 0 && !self.filter.is_empty())
                 .then(|| self.filter.describe());
@@ -320,34 +405,34 @@ impl Feed<'_> {
             w.events += 1;
             return;
         }
-        let mut tables = Vec::new();
-        for a in self.analyses.iter_mut() {
-            if !a.carries_over() {
-                a.finish();
+        match roll(&mut self.analyses, self.make, &self.summary) {
+            Ok(tables) => w.closed.push((start, tables)),
+            Err(e) => {
+                self.failed.get_or_insert(e);
+                self.past_window = true;
             }
-            tables.extend(a.tables(&self.summary));
         }
-        w.closed.push((start, tables));
         w.start = Some(start + (ts - start) / w.width_ns * w.width_ns);
         w.events = 1;
-        let mut fresh: Option<Vec<Box<dyn Analysis>>> = None;
-        for (i, a) in self.analyses.iter_mut().enumerate() {
-            if a.carries_over() {
-                a.next_window();
-                continue;
-            }
-            if fresh.is_none() {
-                match (self.make)() {
-                    Ok(f) => fresh = Some(f),
-                    Err(e) => {
-                        self.failed.get_or_insert(e);
-                        self.past_window = true;
-                        return;
-                    }
-                }
-            }
-            if let Some(f) = fresh.as_mut().and_then(|f| f.get_mut(i)) {
-                std::mem::swap(a, f);
+    }
+
+    /// With a trend: closes its windows that end before `ts`.
+    fn next_trend_window(&mut self, ts: i64) {
+        let Some(t) = self.trend.as_mut() else {
+            return;
+        };
+        let start = *t.start.get_or_insert(ts);
+        if ts < start.saturating_add(t.width_ns) {
+            t.events += 1;
+            return;
+        }
+        t.start = Some(start + (ts - start) / t.width_ns * t.width_ns);
+        t.events = 1;
+        match roll(&mut t.analyses, self.make, &self.summary) {
+            Ok(tables) => t.keep(start, tables),
+            Err(e) => {
+                self.failed.get_or_insert(e);
+                self.past_window = true;
             }
         }
     }
@@ -374,6 +459,26 @@ impl Feed<'_> {
     }
 }
 
+impl Trend {
+    /// Keeps a closed window's tables (every `stride`-th window).
+    fn keep(&mut self, start: i64, tables: Vec<Table>) {
+        if self.seen.is_multiple_of(self.stride) {
+            if self.closed.len() == MAX_TREND_WINDOWS {
+                let mut i = 0;
+                self.closed.retain(|_| {
+                    i += 1;
+                    i % 2 == 1
+                });
+                self.stride *= 2;
+            }
+            if self.seen.is_multiple_of(self.stride) {
+                self.closed.push((start, trend_tables(tables)));
+            }
+        }
+        self.seen += 1;
+    }
+}
+
 /// Reads `source` to its end (or, live, until the relay ends the session),
 /// feeding the analyses `make` builds (a fresh set per `window_ns` of trace
 /// time when given). `every` calls its tick at that period (live mode).
@@ -382,8 +487,33 @@ pub fn run(
     filter: &Filter,
     make: Make,
     window_ns: Option<u64>,
-    mut every: Option<(Duration, Tick)>,
+    every: Option<(Duration, Tick)>,
 ) -> Result<Outcome, String> {
+    run_with_trend(source, filter, make, window_ns, every, None)
+}
+
+/// [`run`], and with `trend_ns` a second set of analyses per window of
+/// that much trace time beside the whole run's: [`Outcome::trend`].
+pub fn run_with_trend(
+    source: &Source,
+    filter: &Filter,
+    make: Make,
+    window_ns: Option<u64>,
+    mut every: Option<(Duration, Tick)>,
+    trend_ns: Option<u64>,
+) -> Result<Outcome, String> {
+    let trend = match trend_ns {
+        Some(w) => Some(Trend {
+            width_ns: i64::try_from(w.max(1)).unwrap_or(i64::MAX),
+            analyses: make()?,
+            start: None,
+            events: 0,
+            stride: 1,
+            seen: 0,
+            closed: Vec::new(),
+        }),
+        None => None,
+    };
     let mut reader = Reader::open(source)?;
     let live = matches!(source, Source::Live(_));
     let mut classes: Vec<EventClass> = Vec::new();
@@ -397,6 +527,8 @@ pub fn run(
             events: 0,
             closed: Vec::new(),
         }),
+        trend,
+        kinds: [0; Kind::ALL.len()],
         who: Identity::default(),
         calls: SelectedCalls::default(),
         summary: Summary {
@@ -458,6 +590,20 @@ pub fn run(
     for a in feed.analyses.iter_mut() {
         a.finish();
     }
+    let mut trend = Vec::new();
+    if let Some(mut t) = feed.trend.take() {
+        if let (Some(start), true) = (t.start, t.events > 0) {
+            for a in t.analyses.iter_mut() {
+                a.finish();
+            }
+            let tables = t.analyses.iter().flat_map(|a| a.tables(&feed.summary));
+            t.keep(start, tables.collect());
+        }
+        for (_, tables) in t.closed.iter_mut() {
+            feed.who.annotate(tables);
+        }
+        trend = t.closed;
+    }
     if feed.ours_seen == 0 {
         if let Source::Traces(dirs) = source {
             let names: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
@@ -473,6 +619,7 @@ pub fn run(
         summary: feed.summary,
         tables,
         analyses: feed.analyses,
+        trend,
     })
 }
 

@@ -187,6 +187,11 @@ pub struct Summary {
     pub aliases_evicted: u64,
     /// The selection, when it matched nothing.
     pub empty_selection: Option<String>,
+    /// The names of the nodes the trace names (`node_name`), in order.
+    pub nodes: Vec<String>,
+    /// Events read per event name (in the contract's order), of those
+    /// present.
+    pub event_counts: Vec<(&'static str, u64)>,
 }
 
 impl Summary {

@@ -2,12 +2,13 @@
 //! one small `StateView` (no allocation; `[]` costs one check).
 
 use crate::format::{
-    FieldKind, Payload, Redact, TermOptions, MAX_MAX_TERM_BYTES, MIN_MAX_TERM_BYTES,
+    FieldKind, Payload, Redact, TermOptions, DEFAULT_MAX_TERM_BYTES, MAX_MAX_TERM_BYTES,
+    MIN_MAX_TERM_BYTES,
 };
 use crate::vm::map::{self, SmallMap};
 use crate::vm::{is_immediate, is_nil, term_of_word, term_word};
 use crate::{limits, stats};
-use rustler::{Atom, Term};
+use rustler::{Atom, Encoder, Env, NifResult, Term};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 rustler::atoms! {
@@ -23,6 +24,7 @@ rustler::atoms! {
     name,
     driver,
     callback,
+    kinds,
 }
 
 /// The options `format_term/3` was given, already checked by
@@ -294,4 +296,37 @@ pub fn kind_of(term: Term) -> Option<FieldKind> {
     FieldKind::ALL
         .into_iter()
         .find(|kind| kind_atom(*kind) == term)
+}
+
+/// The options a tracer state takes and their limits, as the callbacks
+/// read them: `#{max_term_bytes => {Min, Max, Default}, payload => Modes,
+/// kinds => Kinds, redact => MaxKeys, max_events => {1, Max}}`.
+/// `dyntrace:tracer/1` checks a state against this, so that the limits are
+/// written once, here.
+#[rustler::nif]
+fn option_limits(env: Env) -> NifResult<Term> {
+    let modes = [full(), shape(), size(), none()];
+    let kind_atoms = FieldKind::ALL.map(kind_atom);
+    Term::map_from_arrays(
+        env,
+        &[
+            max_term_bytes().encode(env),
+            payload().encode(env),
+            kinds().encode(env),
+            redact().encode(env),
+            limits::max_events().encode(env),
+        ],
+        &[
+            (
+                MIN_MAX_TERM_BYTES,
+                MAX_MAX_TERM_BYTES,
+                DEFAULT_MAX_TERM_BYTES,
+            )
+                .encode(env),
+            modes.as_slice().encode(env),
+            kind_atoms.as_slice().encode(env),
+            Redact::MAX_KEYS.encode(env),
+            (1u64, u64::MAX).encode(env),
+        ],
+    )
 }

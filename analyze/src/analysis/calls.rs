@@ -213,8 +213,52 @@ impl Analysis for Calls {
         }
     }
 
+    /// The slow calls over time: each at its start, its duration on a
+    /// log scale (the slowest of each stretch of time when there are more
+    /// than the page draws).
     fn report(&self, page: &mut crate::report::Page) -> Result<(), String> {
-        crate::report::slow_calls_section(page, self)
+        use crate::report::{duration_axis, svg, MAX_POINTS};
+        let threshold = crate::table::format_ns(self.slower_than_ns.unwrap_or(0));
+        if self.slow.is_empty() {
+            let body = format!("<p class=\"none\">No call took {threshold} or longer.</p>");
+            page.section("slow-calls", "Slow calls over time", body);
+            return Ok(());
+        }
+        let dots: Vec<svg::Dot> = self
+            .slow
+            .iter()
+            .map(|c| svg::Dot {
+                x: page.seconds(c.start_ns),
+                y: c.duration_ns as f64,
+                title: format!(
+                    "{} {} took {} at +{:.6} s",
+                    String::from_utf8_lossy(self.slow_entry(c)),
+                    String::from_utf8_lossy(&c.pid),
+                    crate::table::format_ns(c.duration_ns),
+                    page.seconds(c.start_ns)
+                ),
+            })
+            .collect();
+        let listed = dots.len();
+        let dots = svg::thin_dots(dots, MAX_POINTS);
+        let mut body = format!(
+            "<p>{} calls of {threshold} or longer (--slower-than); {} drawn",
+            self.slow_total,
+            dots.len()
+        );
+        if dots.len() < listed || self.slow_total > listed as u64 {
+            body.push_str(" (the slowest of each stretch of time among those listed)");
+        }
+        body.push_str(".</p>");
+        body.push_str(&svg::scatter(
+            "slow calls: duration by start time",
+            page.time_axis(),
+            duration_axis("duration (log scale)"),
+            &dots,
+            "slow-call",
+        )?);
+        page.section("slow-calls", "Slow calls over time", body);
+        Ok(())
     }
 
     fn carries_over(&self) -> bool {

@@ -122,6 +122,15 @@ impl Series {
         true
     }
 
+    /// The kept samples and the last, in time order.
+    pub fn points(&self) -> Vec<(i64, u64)> {
+        let mut p = self.points.clone();
+        if p.last().is_some_and(|l| l.0 < self.last.0) {
+            p.push(self.last);
+        }
+        p
+    }
+
     /// The kept samples as a sparkline from their lowest to their highest.
     pub fn sparkline(&self) -> String {
         let lo = self.points.iter().map(|&(_, v)| v).min().unwrap_or(0);
@@ -339,6 +348,60 @@ impl Analysis for Memory {
             }
             _ => {}
         }
+    }
+
+    /// Memory over time: `erlang:memory/0`'s categories, and the
+    /// processes of the highest peak (when the trace has samples).
+    fn report(&self, page: &mut crate::report::Page) -> Result<(), String> {
+        use crate::report::svg::{lines, Axis, Line};
+        if self.series.is_empty() && self.procs.is_empty() {
+            return Ok(());
+        }
+        let several = self.series.iter().any(|((t, _), _)| *t != 0);
+        let bytes = Axis {
+            label: "bytes",
+            log: false,
+            format: |v| crate::table::format_bytes(v),
+        };
+        let line = |name: String, s: &Series, i: usize| Line {
+            name,
+            points: s
+                .points()
+                .into_iter()
+                .map(|(t, v)| (page.seconds(t), v as f64))
+                .collect(),
+            dashed: false,
+            color: i,
+        };
+        let mut body = String::new();
+        let categories: Vec<Line> = self
+            .series
+            .iter()
+            .filter(|((_, name), _)| CATEGORIES.contains(&name.as_str()) && !name.ends_with("_used"))
+            .enumerate()
+            .map(|(i, ((trace, name), s))| line(self.series_name(*trace, name, several), s, i))
+            .collect();
+        if !categories.is_empty() {
+            body.push_str("<h3>Per category (erlang:memory/0)</h3>");
+            body.push_str(&lines("memory per category", page.time_axis(), bytes, &categories)?);
+        }
+        let mut procs: Vec<&Process> = self.procs.iter().collect();
+        procs.sort_by(|a, b| b.memory.peak.cmp(&a.memory.peak).then(a.pid.cmp(&b.pid)));
+        let top: Vec<Line> = procs
+            .iter()
+            .take(TEXT_ROWS)
+            .enumerate()
+            .map(|(i, p)| line(proc_label(p), &p.memory, i))
+            .collect();
+        if !top.is_empty() {
+            let _ = std::fmt::Write::write_fmt(
+                &mut body,
+                format_args!("<h3>The {} processes of the highest peak</h3>", top.len()),
+            );
+            body.push_str(&lines("process memory", page.time_axis(), bytes, &top)?);
+        }
+        page.section("memory", "Memory over time", body);
+        Ok(())
     }
 
     fn tables(&self, _summary: &Summary) -> Vec<Table> {

@@ -71,7 +71,9 @@ pub trait Analysis {
         Ok(())
     }
     /// What the analysis adds to the `report` page besides its tables
-    /// (plots), written before the tables.
+    /// (sections of charts: [`Page::section`], drawn with
+    /// [`crate::report::svg`]), after the tables, distributions and trends
+    /// every analysis gets from its tables.
     fn report(&self, _page: &mut Page) -> Result<(), String> {
         Ok(())
     }

@@ -617,9 +617,49 @@ impl Analysis for Profile {
             std::fs::write(path, &stacks).map_err(|e| format!("{}: {e}", path.display()))?;
         }
         if let Some(path) = &self.options.flame {
-            let svg = flame_svg(&stacks, "dyntrace-analyze profile", self.count_name())?;
+            let svg = flame_svg(
+                &stacks,
+                "dyntrace-analyze profile",
+                self.count_name(),
+                FILE_MIN_WIDTH,
+            )?;
             std::fs::write(path, svg).map_err(|e| format!("{}: {e}", path.display()))?;
         }
+        Ok(())
+    }
+
+    /// The flame graph, inline (inferno's: click a frame to zoom, search
+    /// with the button or Ctrl-F), its narrowest frames left out until it
+    /// weighs at most [`REPORT_FLAME_BYTES`].
+    fn report(&self, page: &mut crate::report::Page) -> Result<(), String> {
+        let stacks = self.folded();
+        if stacks.is_empty() {
+            let body = "<p class=\"none\">No traced calls or stack samples to draw.</p>";
+            page.section("flame", "Flame graph", body.to_string());
+            return Ok(());
+        }
+        let title = match self.traced {
+            true => "self time per call path (us)",
+            false => "stack samples per call path",
+        };
+        let mut min_width = REPORT_MIN_WIDTH;
+        let frame = loop {
+            let svg = flame_svg(&stacks, title, self.count_name(), min_width)?;
+            let frame = crate::report::flame_frame(&svg);
+            if frame.len() <= REPORT_FLAME_BYTES || min_width >= 64.0 {
+                break frame;
+            }
+            min_width *= 2.0;
+        };
+        let body = format!(
+            "<p>{} Frames narrower than {min_width} px are left out.</p>{}",
+            match self.traced {
+                true => "Each process's call paths by self time, from its traced calls.",
+                false => "Each process's call paths by the samples taken in them.",
+            },
+            frame
+        );
+        page.section("flame", "Flame graph", body);
         Ok(())
     }
 
@@ -643,12 +683,26 @@ impl Analysis for Profile {
     }
 }
 
+/// Narrowest frame drawn in `--flame`'s file (inferno's default), in px.
+const FILE_MIN_WIDTH: f64 = 0.1;
+/// Narrowest frame drawn in the report at first, in px.
+const REPORT_MIN_WIDTH: f64 = 0.5;
+/// What the report's flame graph may weigh (written into the page).
+const REPORT_FLAME_BYTES: usize = 1_500_000;
+
 /// An interactive flame graph (SVG) of collapsed stacks (`folded`, as
-/// [`Profile::folded`] writes them), drawn by inferno.
-pub fn flame_svg(folded: &str, title: &str, count_name: &str) -> Result<String, String> {
+/// [`Profile::folded`] writes them), drawn by inferno; frames narrower
+/// than `min_width` px are left out.
+pub fn flame_svg(
+    folded: &str,
+    title: &str,
+    count_name: &str,
+    min_width: f64,
+) -> Result<String, String> {
     let mut options = inferno::flamegraph::Options::default();
     options.title = title.to_string();
     options.count_name = count_name.to_string();
+    options.min_width = min_width;
     let mut svg = Vec::new();
     inferno::flamegraph::from_lines(&mut options, folded.lines(), &mut svg)
         .map_err(|e| format!("flame graph: {e}"))?;
@@ -800,7 +854,7 @@ mod tests {
             "checkout (<0.1.0>);gen:loop/3 1\ncheckout (<0.1.0>);gen:loop/3;m:handle/1;m:burn/1 7\n\
              checkout (<0.1.0>);gen:loop/3;m:handle/1;m:light/1 2\n"
         );
-        let svg = flame_svg(&p.folded(), "profile", p.count_name()).expect("drawn");
+        let svg = flame_svg(&p.folded(), "profile", p.count_name(), 0.1).expect("drawn");
         assert!(svg.contains("m:burn/1"));
         let mut p = Profile::new(ProfileOptions {
             top: 10,

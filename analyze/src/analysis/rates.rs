@@ -53,8 +53,51 @@ impl Analysis for Rates {
         self.per_second[second][kind as usize] += 1;
     }
 
+    /// Events per second, a line per event name (averaged over a few
+    /// seconds a point when the trace is long).
     fn report(&self, page: &mut crate::report::Page) -> Result<(), String> {
-        crate::report::rates_section(page, self)
+        use crate::report::{count_axis, svg, MAX_POINTS};
+        let seconds = self.per_second.len();
+        let per_point = seconds.div_ceil(MAX_POINTS).max(1);
+        let offset = self.first_ns.map_or(0.0, |f| page.seconds(f));
+        let lines: Vec<svg::Line> = self
+            .kinds_present()
+            .into_iter()
+            .enumerate()
+            .map(|(i, k)| {
+                let series: Vec<u64> = self.series(k).collect();
+                svg::Line {
+                    name: k.name().to_string(),
+                    points: series
+                        .chunks(per_point)
+                        .enumerate()
+                        .map(|(c, n)| {
+                            let x = offset + (c * per_point) as f64;
+                            (x, n.iter().sum::<u64>() as f64 / n.len() as f64)
+                        })
+                        .collect(),
+                    dashed: false,
+                    color: i,
+                }
+            })
+            .collect();
+        let body = match lines.is_empty() {
+            true => "<p class=\"none\">No event.</p>".to_string(),
+            false => {
+                let mut b = String::new();
+                if per_point > 1 {
+                    b = format!("<p>Each point: the mean of {per_point} seconds.</p>");
+                }
+                b + &svg::lines(
+                    "events per second",
+                    page.time_axis(),
+                    count_axis("events per second"),
+                    &lines,
+                )?
+            }
+        };
+        page.section("rates", "Events per second", body);
+        Ok(())
     }
 
     fn tables(&self, _summary: &Summary) -> Vec<Table> {

@@ -1,0 +1,499 @@
+%%% @doc `dyntrace:record/2': one call records this node into an LTTng
+%%% session of its own, and leaves the node and the session daemon as they
+%%% were.
+%%%
+%%% ```
+%%% 1> dyntrace:record([{trace, all, [messages, scheduling, gc]},
+%%%                     {calls, {shop, '_', '_'}, #{return => true}}],
+%%%                    #{duration => 10000}).
+%%% {ok,"/tmp/dyntrace-record-4242-7"}
+%%% '''
+%%% ```
+%%% $ dyntrace-analyze genserver /tmp/dyntrace-record-4242-7
+%%% '''
+%%% What it does, with the `lttng' command line (as the node's user, so
+%%% with the session daemon that user's `lttng' reaches: root's, or the
+%%% user's own):
+%%% - creates a session of a unique name (`lttng create', writing into
+%%%   `dir', by default a new directory under the node's temporary
+%%%   directory), with the `vpid' context, recording this node's process
+%%%   only (`lttng track -u --vpid'), and enables exactly the events `What'
+%%%   needs, plus `node_name' and `process_name' (which name the node and
+%%%   its processes in `dyntrace-analyze');
+%%% - starts it, waits until this node sees the events enabled, sets the
+%%%   flags, patterns and samplers (through `dyntrace_ctl': `status()'
+%%%   lists them, with the recording), writes the node's and its processes'
+%%%   names;
+%%% - after `duration' (default 10 s), or once `max_events' are written,
+%%%   or on `dyntrace:stop/1', undoes everything it set, then stops and
+%%%   destroys the session: the trace stays in `dir'.
+%%% `mode => flight' records into LTTng's ring buffers only (`lttng create
+%%% --snapshot'): `dyntrace:snapshot/1' writes what they hold (the last
+%%% seconds) into a new directory under `dir', as often as asked, until
+%%% `dyntrace:stop/1' or the duration (none by default) ends it.
+%%%
+%%% Why it is safe on a production node: every argument is checked before
+%%% anything is made; a failure at any step (no `lttng' command, no session
+%%% daemon, a session that cannot be made) undoes the steps before it and
+%%% answers `{error, {lttng, Text}}' with the command's own message; the
+%%% recording runs in a process of dyntrace's supervisor, not the caller's,
+%%% and a `lttng' command that hangs is killed after 30 s.
+-module(dyntrace_record).
+-behaviour(gen_server).
+
+%%% PUBLIC (through dyntrace) %%%
+-export([record/2, snapshot/1]).
+
+%%% For dyntrace_ctl %%%
+-export([start_link/2, stop/1, finish/1, describe/1, destroy_session/1, shutdown_ms/0]).
+
+%%% PRIVATE EXPORTS (gen_server) %%%
+-export([init/1, handle_call/3, handle_cast/2, handle_info/2, terminate/2]).
+
+-type item() :: {trace, dyntrace_ctl:procs(), [dyntrace_ctl:event_or_group()]}
+              | {trace, dyntrace_ctl:procs(), [dyntrace_ctl:event_or_group()],
+                 dyntrace_ctl:trace_opts()}
+              | {calls, dyntrace_ctl:call_spec() | [dyntrace_ctl:call_spec()]}
+              | {calls, dyntrace_ctl:call_spec() | [dyntrace_ctl:call_spec()],
+                 dyntrace_ctl:calls_opts()}
+              | {sample, dyntrace_sampler:procs()}
+              | {sample, dyntrace_sampler:procs(), dyntrace_sampler:opts()}
+              | memory
+              | {memory, dyntrace_memory:opts()}.
+-type opts() :: #{duration => pos_integer() | infinity,
+                  max_events => pos_integer(),
+                  wait => boolean(),
+                  mode => normal | flight,
+                  dir => file:filename_all(),
+                  max_term_bytes => dyntrace:max_term_bytes(),
+                  payload => dyntrace:payload_mode()
+                           | #{dyntrace:field_kind() => dyntrace:payload_mode()},
+                  redact => [term()]}.
+-type handle() :: pos_integer().
+-type status() :: #{id := pos_integer(),
+                    kind := recording,
+                    mode := normal | flight,
+                    session := string(),
+                    dir := file:filename(),
+                    events := [dyntrace:event_name()],
+                    parts := [pos_integer()],
+                    duration := pos_integer() | infinity,
+                    ms_left := non_neg_integer() | infinity}.
+%% A checked recording, ready to run.
+-opaque plan() :: #{name := string(),
+                    dir := file:filename(),
+                    mode := normal | flight,
+                    duration := pos_integer() | infinity,
+                    wait := boolean(),
+                    parts := [dyntrace_ctl:plan() | dyntrace_sampler:plan()],
+                    events := [dyntrace:event_name()],
+                    budget := dyntrace:event_budget() | none}.
+-export_type([item/0, opts/0, handle/0, status/0, plan/0]).
+
+-define(DEFAULT_MS, 10000).
+%% The events that name the node and its processes in every recording.
+-define(NAMES, [node_name, process_name]).
+%% How long a `lttng' command may take, and how long the recording waits
+%% for this node to see its events enabled.
+-define(COMMAND_MS, 30000).
+-define(ENABLED_MS, 10000).
+%% How often a recording with `max_events' looks whether they are spent.
+-define(POLL_MS, 100).
+-define(PROVIDER, "org_erlang_dyntrace").
+%% The options of the recording itself; the tracer's go to every part.
+-define(OWN_OPTS, [duration, max_events, wait, mode, dir]).
+-define(TRACER_OPTS, [max_term_bytes, payload, redact]).
+
+%%%===================================================================
+%%% PUBLIC
+%%%===================================================================
+
+%% @doc See {@link dyntrace:record/2}.
+-spec record([item()], opts()) -> {ok, file:filename() | handle()} | {error, term()}.
+record(What, Opts) ->
+    #{wait := Wait} = Plan = plan(What, Opts),
+    case dyntrace_ctl:record_start(Plan) of
+        {ok, Id, Pid} ->
+            case call(Pid, setup) of
+                ok when Wait -> call(Pid, wait);
+                ok -> {ok, Id};
+                {error, _} = Error -> Error
+            end;
+        {error, _} = Error ->
+            Error
+    end.
+
+%% @doc See {@link dyntrace:snapshot/1}.
+-spec snapshot(handle()) -> {ok, file:filename()} | {error, term()}.
+snapshot(Id) when is_integer(Id), Id > 0 ->
+    case dyntrace_ctl:recording(Id) of
+        {ok, Pid} -> call(Pid, snapshot);
+        {error, _} = Error -> Error
+    end;
+snapshot(Id) ->
+    error({badarg, {id, Id}}).
+
+%%%===================================================================
+%%% FOR dyntrace_ctl
+%%%===================================================================
+
+%% @private
+-spec start_link(pos_integer(), plan()) -> {ok, pid()} | {error, term()}.
+start_link(Id, Plan) ->
+    gen_server:start_link(?MODULE, {Id, Plan}, []).
+
+%% @doc Ends a recording now: its directory.
+-spec stop(pid()) -> {ok, file:filename()} | {error, term()}.
+stop(Pid) ->
+    call(Pid, stop).
+
+%% @doc Asks a recording to end (its parts are undone already, or are
+%% undone by the recording).
+-spec finish(pid()) -> ok.
+finish(Pid) ->
+    Pid ! {?MODULE, finish},
+    ok.
+
+%% @doc What `status()' lists of a recording, beside its id and parts.
+-spec describe(plan()) -> map().
+describe(#{name := Name, dir := Dir, mode := Mode, events := Events, duration := Ms}) ->
+    #{kind => recording, mode => Mode, session => Name, dir => Dir, events => Events,
+      duration => Ms}.
+
+%% @doc Destroys a recording's session, if it is still there (a recording
+%% that was killed before it could).
+-spec destroy_session(plan()) -> ok.
+destroy_session(#{name := Name}) ->
+    _ = lttng(["destroy", Name]),
+    ok.
+
+%% @doc How long the supervisor gives a recording to stop and destroy its
+%% session when it stops it.
+-spec shutdown_ms() -> pos_integer().
+shutdown_ms() ->
+    2 * ?COMMAND_MS + 5000.
+
+call(Pid, Request) ->
+    try
+        gen_server:call(Pid, Request, infinity)
+    catch
+        exit:{Reason, {gen_server, call, _}} -> {error, {recording, Reason}}
+    end.
+
+%%%===================================================================
+%%% CHECKING
+%%% Everything is checked in the caller, before anything is made; a bad
+%%% argument raises `error({badarg, {Key, Value}})'.
+%%%===================================================================
+
+plan(What, Opts) when is_map(Opts) ->
+    maps:foreach(fun(K, V) ->
+                         lists:member(K, ?OWN_OPTS ++ ?TRACER_OPTS)
+                             orelse error({badarg, {K, V}})
+                 end, Opts),
+    Mode = maps:get(mode, Opts, normal),
+    lists:member(Mode, [normal, flight]) orelse error({badarg, {mode, Mode}}),
+    Duration = maps:get(duration, Opts, case Mode of
+                                            normal -> ?DEFAULT_MS;
+                                            flight -> infinity
+                                        end),
+    (Duration =:= infinity andalso Mode =:= flight)
+        orelse (is_integer(Duration) andalso Duration > 0 andalso Duration =< 16#ffffffff)
+        orelse error({badarg, {duration, Duration}}),
+    Wait = maps:get(wait, Opts, Mode =:= normal),
+    (is_boolean(Wait) andalso not (Wait andalso Mode =:= flight))
+        orelse error({badarg, {wait, Wait}}),
+    %% The tracer's own checks; one count shared by every trace and calls
+    %% part (the samplers count their own).
+    {tracer, dyntrace, Tracer} = dyntrace:tracer(maps:with([max_events | ?TRACER_OPTS], Opts)),
+    Shared = case Tracer of
+                 [] -> #{};
+                 _ -> Tracer
+             end,
+    Budget = maps:get(max_events, Shared, none),
+    (is_list(What) andalso What =/= [] andalso dyntrace_ctl:is_proper_list(What))
+        orelse error({badarg, {what, What}}),
+    Parts = [part(Item, Shared, maps:get(max_events, Opts, undefined)) || Item <- What],
+    Id = erlang:unique_integer([positive]),
+    Name = lists:flatten(io_lib:format("dyntrace-record-~s-~b", [os:getpid(), Id])),
+    Dir = case maps:get(dir, Opts, undefined) of
+              undefined -> filename:join(temp_dir(), Name);
+              D -> valid_dir(D)
+          end,
+    #{name => Name,
+      dir => Dir,
+      mode => Mode,
+      duration => Duration,
+      wait => Wait,
+      parts => Parts,
+      events => lists:usort(?NAMES ++ lists:flatmap(fun dyntrace_ctl:plan_events/1, Parts)),
+      budget => Budget};
+plan(_What, Opts) ->
+    error({badarg, {options, Opts}}).
+
+part({trace, Procs, Events}, Shared, Max) ->
+    part({trace, Procs, Events, #{}}, Shared, Max);
+part({trace, Procs, Events, Opts} = Item, Shared, _Max) ->
+    own_limits(Opts, Item),
+    dyntrace_ctl:trace_plan(Procs, Events, Opts, Shared);
+part({calls, Spec}, Shared, Max) ->
+    part({calls, Spec, #{}}, Shared, Max);
+part({calls, Spec, Opts} = Item, Shared, _Max) ->
+    own_limits(Opts, Item),
+    dyntrace_ctl:calls_plan(Spec, Opts, Shared);
+part({sample, Procs}, Shared, Max) ->
+    part({sample, Procs, #{}}, Shared, Max);
+part({sample, Procs, Opts} = Item, _Shared, Max) ->
+    own_limits(Opts, Item),
+    dyntrace_sampler:plan(Procs, with_max(Opts, Max));
+part(memory, Shared, Max) ->
+    part({memory, #{}}, Shared, Max);
+part({memory, Opts} = Item, _Shared, Max) ->
+    own_limits(Opts, Item),
+    dyntrace_memory:plan(with_max(Opts, Max));
+part(Item, _Shared, _Max) ->
+    error({badarg, {what, Item}}).
+
+%% A part's limits are the recording's.
+own_limits(Opts, _Item) when is_map(Opts) ->
+    _ = [error({badarg, {K, V}}) || K <- [duration, max_events], {ok, V} <- [maps:find(K, Opts)]],
+    ok;
+own_limits(Opts, _Item) ->
+    error({badarg, {options, Opts}}).
+
+with_max(Opts, undefined) -> Opts;
+with_max(Opts, Max) -> Opts#{max_events => Max}.
+
+valid_dir(Dir) ->
+    try unicode:characters_to_list(Dir) of
+        Text when is_list(Text), Text =/= [] -> filename:absname(Text);
+        _ -> error({badarg, {dir, Dir}})
+    catch
+        error:_ -> error({badarg, {dir, Dir}})
+    end.
+
+temp_dir() ->
+    case os:getenv("TMPDIR") of
+        Dir when is_list(Dir), Dir =/= [] -> Dir;
+        _ -> "/tmp"
+    end.
+
+%%%===================================================================
+%%% THE RECORDING
+%%% A temporary child of dyntrace_sup: `setup' makes the session and asks
+%%% dyntrace_ctl for the parts; `wait' answers when it has ended; the
+%%% duration, a spent count, `stop' or dyntrace_ctl's `finish' end it.
+%%%===================================================================
+
+-record(rec, {id :: pos_integer(),
+              plan :: plan(),
+              made = false :: boolean(),
+              samplers = [] :: [pid()],
+              waiting = [] :: [gen_server:from()],
+              ended = false :: false | {ok, file:filename()} | {error, term()}}).
+
+%% @private
+-spec init({pos_integer(), plan()}) -> {ok, #rec{}}.
+init({Id, Plan}) ->
+    %% terminate/2 destroys the session when the supervisor stops it.
+    process_flag(trap_exit, true),
+    {ok, #rec{id = Id, plan = Plan}}.
+
+%% @private
+-spec handle_call(term(), gen_server:from(), #rec{}) ->
+          {reply, term(), #rec{}} | {noreply, #rec{}} | {stop, normal, term(), #rec{}}.
+handle_call(setup, _From, #rec{made = false, ended = false} = R) ->
+    case setup(R) of
+        {ok, R1} ->
+            {reply, ok, arm(R1)};
+        {error, _} = Error ->
+            R1 = teardown(R#rec{made = true}),
+            {stop, normal, Error, R1#rec{ended = Error}}
+    end;
+handle_call(wait, From, #rec{ended = false, waiting = W} = R) ->
+    {noreply, R#rec{waiting = [From | W]}};
+handle_call(stop, From, #rec{ended = false, waiting = W} = R) ->
+    {stop, normal, end_recording(R#rec{waiting = [From | W]})};
+handle_call(snapshot, _From, #rec{ended = false, made = true,
+                                  plan = #{mode := flight, name := Name, dir := Dir}} = R) ->
+    {reply, snapshot(Name, Dir), R};
+handle_call(snapshot, _From, #rec{ended = false, id = Id} = R) ->
+    {reply, {error, {not_flight, Id}}, R};
+handle_call(_Request, _From, #rec{ended = Ended} = R) when Ended =/= false ->
+    {reply, Ended, R};
+handle_call(_Request, _From, R) ->
+    {reply, {error, unknown_request}, R}.
+
+%% @private
+-spec handle_cast(term(), #rec{}) -> {noreply, #rec{}}.
+handle_cast(_Msg, R) ->
+    {noreply, R}.
+
+%% @private
+-spec handle_info(term(), #rec{}) -> {noreply, #rec{}} | {stop, normal, #rec{}}.
+handle_info({?MODULE, finish}, R) ->
+    {stop, normal, end_recording(R)};
+handle_info({?MODULE, expired}, R) ->
+    {stop, normal, end_recording(R)};
+handle_info({?MODULE, poll}, R) ->
+    case spent(R) of
+        true -> {stop, normal, end_recording(R)};
+        false -> {noreply, poll(R)}
+    end;
+handle_info(_Msg, R) ->
+    {noreply, R}.
+
+%% @private
+-spec terminate(term(), #rec{}) -> ok.
+terminate(_Reason, #rec{ended = false} = R) ->
+    _ = end_recording(R),
+    ok;
+terminate(_Reason, _R) ->
+    ok.
+
+%% The steps, each undone by teardown/1 when a later one fails.
+setup(#rec{id = Id, plan = #{name := Name, dir := Dir, mode := Mode, events := Events,
+                             parts := Parts}} = R) ->
+    Create = ["create", Name, "--output=" ++ Dir] ++ [S || Mode =:= flight, S <- ["--snapshot"]],
+    List = string:join([?PROVIDER ":" ++ atom_to_list(E) || E <- Events], ","),
+    Steps = [Create,
+             ["enable-event", "--userspace", "--session=" ++ Name, List],
+             ["add-context", "--userspace", "--session=" ++ Name, "--type=vpid"],
+             ["track", "--userspace", "--session=" ++ Name, "--vpid=" ++ os:getpid()],
+             ["start", Name]],
+    case run(Steps, R) of
+        {ok, R1} ->
+            case wait_enabled(Events, ?ENABLED_MS) of
+                ok ->
+                    case dyntrace_ctl:record_parts(Id, Parts) of
+                        {ok, Samplers} ->
+                            ok = dyntrace:announce_nodes(),
+                            ok = dyntrace:announce_processes(),
+                            {ok, R1#rec{samplers = Samplers}};
+                        {error, _} = Error ->
+                            Error
+                    end;
+                {error, _} = Error ->
+                    Error
+            end;
+        {error, _} = Error ->
+            Error
+    end.
+
+run([], R) ->
+    {ok, R};
+run([Args | Steps], R) ->
+    case lttng(Args) of
+        {ok, _} -> run(Steps, R#rec{made = true});
+        {error, Text} -> {error, {lttng, Text}}
+    end.
+
+%% Registration with the session daemon goes on in LTTng-UST's thread: the
+%% events are enabled here a little after `lttng start'.
+wait_enabled(Events, Ms) when Ms =< 0 ->
+    {error, {lttng, lists:flatten(
+                      io_lib:format("the session started, but this node saw ~p not enabled "
+                                    "after ~b ms: is it registered with the session daemon "
+                                    "this node's lttng reaches (lttng list -u)?",
+                                    [Events -- dyntrace:enabled_events(), ?ENABLED_MS]))}};
+wait_enabled(Events, Ms) ->
+    case Events -- dyntrace:enabled_events() of
+        [] -> ok;
+        _ -> timer:sleep(10), wait_enabled(Events, Ms - 10)
+    end.
+
+arm(#rec{plan = #{duration := Ms}} = R) ->
+    _ = Ms =:= infinity orelse erlang:send_after(Ms, self(), {?MODULE, expired}),
+    poll(R).
+
+poll(#rec{plan = #{budget := none}, samplers = []} = R) ->
+    R;
+poll(R) ->
+    _ = erlang:send_after(?POLL_MS, self(), {?MODULE, poll}),
+    R.
+
+%% Whether every part has written its `max_events': the shared count of
+%% the trace and calls parts, and the samplers (which end when theirs are).
+spent(#rec{plan = #{budget := none}}) ->
+    false;
+spent(#rec{plan = #{budget := Budget, parts := Parts}, samplers = Samplers}) ->
+    Traced = lists:any(fun(P) -> not is_map(P) end, Parts),
+    (not Traced orelse dyntrace:events_left(Budget) =:= 0)
+        andalso not lists:any(fun is_process_alive/1, Samplers).
+
+%% Undoes the parts, then stops and destroys the session: the trace is
+%% complete on disk when the waiters hear of it.
+end_recording(#rec{plan = #{dir := Dir}} = R) ->
+    R1 = teardown(R),
+    Result = {ok, Dir},
+    _ = [gen_server:reply(From, Result) || From <- R1#rec.waiting],
+    R1#rec{waiting = [], ended = Result}.
+
+teardown(#rec{id = Id, made = Made, plan = #{name := Name}} = R) ->
+    _ = try dyntrace_ctl:undo_parts(Id)
+        catch _:_ -> ok
+        end,
+    _ = Made andalso lttng(["stop", Name]),
+    _ = Made andalso lttng(["destroy", Name]),
+    R#rec{made = false}.
+
+%% `lttng snapshot record': the new directory it wrote.
+snapshot(Name, Dir) ->
+    Before = snapshots(Dir),
+    case lttng(["snapshot", "record", "--session=" ++ Name]) of
+        {ok, _} ->
+            case snapshots(Dir) -- Before of
+                [New | _] -> {ok, filename:join(Dir, New)};
+                [] -> {error, {lttng, "lttng snapshot record wrote no directory under " ++ Dir}}
+            end;
+        {error, Text} ->
+            {error, {lttng, Text}}
+    end.
+
+snapshots(Dir) ->
+    case file:list_dir(Dir) of
+        {ok, Names} -> lists:sort([N || "snapshot-" ++ _ = N <- Names]);
+        {error, _} -> []
+    end.
+
+%%%===================================================================
+%%% THE lttng COMMAND
+%%%===================================================================
+
+%% Runs `lttng Args' (never starting a session daemon of its own): its
+%% output, or its message when it fails or is missing. One that does not
+%% answer within 30 s is killed.
+lttng(Args) ->
+    case os:find_executable("lttng") of
+        false ->
+            {error, "lttng: command not found (install lttng-tools: Debian/Ubuntu "
+                    "apt-get install lttng-tools)"};
+        Exe ->
+            Port = open_port({spawn_executable, Exe},
+                             [{args, ["--no-sessiond" | Args]}, exit_status, stderr_to_stdout,
+                              binary, hide]),
+            Deadline = erlang:monotonic_time(millisecond) + ?COMMAND_MS,
+            collect(Port, Args, Deadline, [])
+    end.
+
+collect(Port, Args, Deadline, Acc) ->
+    Ms = max(0, Deadline - erlang:monotonic_time(millisecond)),
+    receive
+        {Port, {data, Data}} ->
+            collect(Port, Args, Deadline, [Data | Acc]);
+        {Port, {exit_status, 0}} ->
+            {ok, text(Acc)};
+        {Port, {exit_status, _}} ->
+            {error, "lttng " ++ string:join(Args, " ") ++ ": " ++ text(Acc)}
+    after Ms ->
+            _ = case erlang:port_info(Port, os_pid) of
+                    {os_pid, OsPid} -> os:cmd("kill -9 " ++ integer_to_list(OsPid));
+                    undefined -> ok
+                end,
+            try port_close(Port) catch error:badarg -> ok end,
+            {error, "lttng " ++ string:join(Args, " ") ++ ": no answer after "
+                 ++ integer_to_list(?COMMAND_MS) ++ " ms"}
+    end.
+
+text(Acc) ->
+    string:trim(unicode:characters_to_list(iolist_to_binary(lists:reverse(Acc)))).
