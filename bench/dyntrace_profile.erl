@@ -246,11 +246,14 @@ shapes_report(Dir, ShapesText, SendsText) ->
        [R || {R, _} <- Rows],
        "\nWhere dyntrace's `trace_send` (`trace_call`) callback spends its Ir per event, "
        "from the call tree under it (each function's own Ir, and what it calls outside its "
-       "library counted with it): *term walk* the walk over the term (`format::walk::run`, "
-       "`short_path::written`); *term reads* the VM's `enif_*` calls the walk makes (type, "
-       "tuple, list cell, map iterator); *leaf text* atoms, integers and binaries written "
-       "(`format::walk::write_leaf_of` and what it inlines, `write_bytes`, `write_decimal`); *pid/ref text* the VM's `%T` "
-       "printer for pids and references (`format::leaf::snprintf`, `enif_snprintf`), the "
+       "library counted with it): *term walk* the walk over the term (`format::walk::run` and "
+       "what it inlines: reading term words, the atoms' and pids' kept texts, separators; "
+       "`short_path::written`); *term reads* the ground floor's readers when not inlined "
+       "(`vm::`) and the VM's `enif_*` calls the walk makes (type, tuple, list cell, map "
+       "iterator); *leaf text* atoms, integers and binaries written by functions of their own "
+       "(`format::binary_text::write_bytes`, `format::number`, `decimal`, `format::atom`); "
+       "*pid/ref text* references written from their numbers (`vm::reference`), the VM's `%T` "
+       "printer (`format::leaf::snprintf`, `enif_snprintf`) for the identifiers it writes, the "
        "identifier cache; *buffer* copying into the text buffer (`memcpy`); *tracepoint* the "
        "LTTng-UST probe (reserve, copy, commit); *callback* the rest (dispatch on the tag, "
        "enabled re-check, pid texts of the event, state). The largest functions: own Ir per "
@@ -337,10 +340,12 @@ part(F) ->
     Has = fun(Sub) -> string:find(Name, Sub) =/= nomatch end,
     Parts = [{"tracepoint", ["dyntrace_emit_", "lttng"]},
              {"pid/ref text", ["format::leaf::snprintf", "ident_cache", "write_identifier",
-                               "format_identifier"]},
-             {"leaf text", ["write_leaf_of", "write_bytes", "write_decimal", "format::atom", "format::shape", "format::leaf",
-                            "text_cache"]},
+                               "format_identifier", "vm::reference"]},
+             {"leaf text", ["write_leaf_of", "write_bytes", "write_decimal", "format::atom",
+                            "format::shape", "format::leaf", "format::number",
+                            "format::binary_text", "text_cache", "decimal::"]},
              {"buffer", ["format::bounded_text"]},
+             {"term reads", ["vm::"]},
              {"term walk", ["format", "short_path::written"]}],
     case [P || {P, Subs} <- Parts, lists:any(Has, Subs)] of
         [P | _] -> P;
