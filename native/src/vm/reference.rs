@@ -16,7 +16,7 @@
 //! byte for byte, for every sample; anything else is printed by the VM.
 
 use super::word::{object, term_word};
-use crate::decimal::decimal_before;
+use crate::decimal::decimal_u32_before;
 use rustler::sys::{ErlNifEnv, ErlNifTerm};
 use std::ffi::c_char;
 use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
@@ -116,7 +116,7 @@ impl Known {
             } else {
                 word & MARKER
             };
-            at = decimal_before(n as u64, buf, at) - 1;
+            at = decimal_u32_before(n as u32, buf, at) - 1;
             buf[at] = b'.';
         }
         at -= PREFIX.len();
