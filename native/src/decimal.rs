@@ -22,20 +22,36 @@ pub fn decimal(n: u64, buf: &mut [u8; DECIMAL_MAX]) -> &[u8] {
     &buf[at..]
 }
 
-/// `decimal_before` of a 32-bit number, in 32-bit arithmetic (cheaper
-/// divisions): a reference's numbers.
+/// `decimal_before` of a 32-bit number (a reference's numbers): 32-bit
+/// divisions, four digits a step, the bounds checked once.
 #[inline]
 pub fn decimal_u32_before(mut n: u32, buf: &mut [u8], end: usize) -> usize {
+    const U32_DIGITS: usize = 10;
+    assert!(end >= U32_DIGITS && end <= buf.len());
     let mut at = end;
-    while n >= 100 {
-        let pair = (n % 100) as usize;
+    let mut put_pair = |at: &mut usize, pair: u32| {
+        *at -= 2;
+        // SAFETY: at most ten digits are written, all before `end`, and
+        // `end` is at least ten (checked above): `at` stays in `buf`.
+        unsafe {
+            buf.as_mut_ptr()
+                .add(*at)
+                .cast::<[u8; 2]>()
+                .write_unaligned(PAIRS[pair as usize]);
+        }
+    };
+    while n >= 10_000 {
+        let four = n % 10_000;
+        n /= 10_000;
+        put_pair(&mut at, four % 100);
+        put_pair(&mut at, four / 100);
+    }
+    if n >= 100 {
+        put_pair(&mut at, n % 100);
         n /= 100;
-        at -= 2;
-        buf[at..at + 2].copy_from_slice(&PAIRS[pair]);
     }
     if n >= 10 {
-        at -= 2;
-        buf[at..at + 2].copy_from_slice(&PAIRS[n as usize]);
+        put_pair(&mut at, n);
     } else {
         at -= 1;
         buf[at] = b'0' + n as u8;
