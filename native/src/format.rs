@@ -1,12 +1,14 @@
 //! Term to text, as the VM's `%T` writes it, within a byte budget.
 //!
-//! The walk over containers is ours, with an explicit work stack (no
-//! recursion), so that it stops the moment the budget is spent: a term
-//! costs what its printed prefix costs, whatever its size or depth. Atoms,
-//! integers, floats, strings and binaries are written here; leaves whose
-//! text only the VM knows (pids, ports, refs, funs, bignums, atoms with
-//! characters above 255, bitstrings) go through `enif_snprintf("%T")` one
-//! leaf at a time (`leaf`).
+//! The walk over containers is ours, with an explicit stack of the open
+//! containers (no recursion), so that it stops the moment the budget is
+//! spent: a term costs what its printed prefix costs, whatever its size or
+//! depth. Atoms, integers, floats, strings, binaries, local pids (their
+//! texts kept per thread) and local references (from their numbers,
+//! `vm::reference`) are written here; leaves whose text only the VM knows
+//! (ports, remote identifiers, funs, bignums, atoms with characters above
+//! 255, bitstrings) go through `enif_snprintf("%T")` one leaf at a time
+//! (`leaf`), and so does a pid when its text is first kept.
 //!
 //! Where the text differs from `%T` (README, "Term text"):
 //! - UTF-8 throughout: characters 160-255 of printable lists, which `%T`
@@ -46,8 +48,10 @@
 //! `size` measures the `full` text (`size`). `write_field` is the entry
 //! point for every term field of an event.
 //!
-//! Memory: the work stack and the map iterators live in per-thread buffers
-//! reused from call to call; they hold O(budget) items at most.
+//! Memory: the stack, the map iterators and the kept texts live in
+//! per-thread buffers reused from call to call (the callbacks' with their
+//! field buffers); the stack holds O(budget) frames at most, the kept
+//! texts a fixed number of slots.
 
 mod atom;
 mod binary_text;
@@ -83,8 +87,8 @@ pub fn format_term_bounded(term: Term, max: usize, out: &mut Vec<u8>) {
     text.finish();
 }
 
-/// Drops a walk a panic cut short on this thread: its work items and its
-/// map iterators, which are destroyed with `env`, the environment of the
+/// Drops a walk a panic cut short on this thread: its frames and its map
+/// iterators, which are destroyed with `env`, the environment of the
 /// NIF call that panicked.
 pub fn reset_after_panic(env: *mut rustler::sys::ErlNifEnv) {
     walk::reset(env);
