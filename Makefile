@@ -37,6 +37,7 @@ soak:
 	rebar3 ct --suite test/dyntrace_reliability_SUITE --case soak_long
 
 lint:
+	./scripts/module-graph.sh >/dev/null
 	cargo fmt --all -- --check
 	cargo clippy --release --workspace --all-targets -- -D warnings
 	cargo test --release --workspace

@@ -16,7 +16,7 @@
 -define(TRACE_SEND, <<?CALLBACKS "trace_send">>).
 
 %% The parts of a callback's Ir in the shapes' profile.
--define(PARTS, ["term walk", "term reads", "leaf text", "pid/ref text", "sink", "tracepoint",
+-define(PARTS, ["term walk", "term reads", "leaf text", "pid/ref text", "buffer", "tracepoint",
                 "callback"]).
 
 
@@ -246,12 +246,15 @@ shapes_report(Dir, ShapesText, SendsText) ->
        [R || {R, _} <- Rows],
        "\nWhere dyntrace's `trace_send` (`trace_call`) callback spends its Ir per event, "
        "from the call tree under it (each function's own Ir, and what it calls outside its "
-       "library counted with it): *term walk* the walk over the term (`format::walk::run`, "
-       "`short_path::written`); *term reads* the VM's `enif_*` calls the walk makes (type, "
-       "tuple, list cell, map iterator); *leaf text* atoms, integers and binaries written "
-       "(`format::walk::write_leaf_of` and what it inlines, `write_bytes`, `write_decimal`); *pid/ref text* the VM's `%T` "
-       "printer for pids and references (`format::leaf::snprintf`, `enif_snprintf`), the "
-       "identifier cache; *sink* copying into the text buffer (`memcpy`); *tracepoint* the "
+       "library counted with it): *term walk* the walk over the term (`format::walk::run` and "
+       "what it inlines: reading term words, the atoms' and pids' kept texts, separators; "
+       "`short_path::written`); *term reads* the ground floor's readers when not inlined "
+       "(`vm::`) and the VM's `enif_*` calls the walk makes (type, tuple, list cell, map "
+       "iterator); *leaf text* atoms, integers and binaries written by functions of their own "
+       "(`format::binary_text::write_bytes`, `format::number`, `decimal`, `format::atom`); "
+       "*pid/ref text* references written from their numbers (`vm::reference`), the VM's `%T` "
+       "printer (`format::leaf::snprintf`, `enif_snprintf`) for the identifiers it writes, the "
+       "identifier cache; *buffer* copying into the text buffer (`memcpy`); *tracepoint* the "
        "LTTng-UST probe (reserve, copy, commit); *callback* the rest (dispatch on the tag, "
        "enabled re-check, pid texts of the event, state). The largest functions: own Ir per "
        "event with what they call outside the library.\n\n"
@@ -337,10 +340,12 @@ part(F) ->
     Has = fun(Sub) -> string:find(Name, Sub) =/= nomatch end,
     Parts = [{"tracepoint", ["dyntrace_emit_", "lttng"]},
              {"pid/ref text", ["format::leaf::snprintf", "ident_cache", "write_identifier",
-                               "format_identifier"]},
-             {"leaf text", ["write_leaf_of", "write_bytes", "write_decimal", "format::atom", "format::shape", "format::leaf",
-                            "text_cache"]},
-             {"sink", ["format::sink"]},
+                               "format_identifier", "vm::reference"]},
+             {"leaf text", ["write_leaf_of", "write_bytes", "write_decimal", "format::atom",
+                            "format::shape", "format::leaf", "format::number",
+                            "format::binary_text", "text_cache", "decimal::"]},
+             {"buffer", ["format::bounded_text"]},
+             {"term reads", ["vm::"]},
              {"term walk", ["format", "short_path::written"]}],
     case [P || {P, Subs} <- Parts, lists:any(Has, Subs)] of
         [P | _] -> P;
@@ -348,12 +353,12 @@ part(F) ->
     end.
 
 %% What a function of the tracer's library calls outside it counts with
-%% its caller's part, but copies count as the sink's and the VM's term
+%% its caller's part, but copies count as the buffer's and the VM's term
 %% accessors under the walk as term reads.
 foreign_part(Part, G) when Part =:= "term walk"; Part =:= "callback" ->
     Name = binary_to_list(G),
     case {string:find(Name, "mem") =/= nomatch, string:prefix(Name, "enif_") =/= nomatch} of
-        {true, _} -> "sink";
+        {true, _} -> "buffer";
         {_, true} when Part =:= "term walk" -> "term reads";
         _ -> Part
     end;
@@ -458,10 +463,10 @@ ours(F) ->
 
 %% What the parts of the profile are, where the name alone does not say.
 describe(<<"dyntrace_nif::format::format_term_bounded">>) -> "the message text";
-describe(<<"dyntrace_nif::format::field::format_field">>) -> "the message text";
+describe(<<"dyntrace_nif::format::field::write_field">>) -> "the message text";
 describe(<<"dyntrace_nif::fields::EventTerms::term_text">>) -> "the message text";
 describe(<<"dyntrace_nif::short_path::written">>) -> "the message text";
-describe(<<"dyntrace_nif::tracer::emit">>) -> "the general way (a pid's first event on a scheduler)";
+describe(<<"dyntrace_nif::general_path::emit">>) -> "the general way (a pid's first event on a scheduler)";
 describe(<<"dyntrace_emit_message_send">>) -> "the tracepoint: LTTng-UST probe, ring buffer reserve/copy/commit";
 describe(<<"dyntrace_nif::fields::identifier">>) -> "pid texts (cached)";
 describe(<<"dyntrace_nif::ident_cache::write_identifier">>) -> "pid texts (cached)";
@@ -611,7 +616,7 @@ call_md(Blocks) ->
 %% field extraction when the compiler kept them as functions of their own.
 expand(Blocks, Callees) ->
     lists:append(
-      [case string:prefix(binary_to_list(F), "dyntrace_nif::events::") =/= nomatch
+      [case string:prefix(binary_to_list(F), "dyntrace_nif::fields::write_event") =/= nomatch
                orelse string:prefix(binary_to_list(F), "dyntrace_nif::fields::message_send") =/= nomatch of
            true -> expand(Blocks, maps:to_list(element(2, maps:get(F, Blocks, {0, #{}}))));
            false -> [{F, I}]

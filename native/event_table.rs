@@ -91,7 +91,9 @@ pub fn generate(table: &Path, erlang_module: &Path, out_dir: &Path) -> Result<()
     };
     write("dyntrace_tracepoints.h", tracepoints_h(&events))?;
     write("dyntrace_emitters.h", emitters_h(&events))?;
-    write("event_table.rs", event_table_rs(&events))
+    write("event_table.rs", event_table_rs(&events))?;
+    write("event_dispatch.rs", event_dispatch_rs(&events))?;
+    write("event_emitters.rs", event_emitters_rs(&events))
 }
 
 fn parse(text: &str) -> Result<Vec<Event>, String> {
@@ -401,16 +403,24 @@ fn event_table_rs(events: &[Event]) -> String {
             );
         }
     }
+    rs.push_str("];\n");
+    rs
+}
+
+/// `write_event`, included in `crate::fields`: the dispatch to each traced
+/// event's field extraction, a function of that module named after it.
+fn event_dispatch_rs(events: &[Event]) -> String {
+    let mut rs = format!("// {GENERATED}\n\n");
     rs.push_str(
-        "];\n\n/// Writes one event: the field extraction named after it, which\n\
+        "/// Writes one event: the field extraction named after it, which\n\
          /// ends in the event's emitter.\n#[inline]\n\
-         pub(crate) fn write_event(event: EventId, terms: &EventTerms, texts: &mut FieldTexts) -> Result<(), Malformed> {\n    match event {\n",
+         pub fn write_event(event: EventId, terms: &EventTerms, texts: &mut FieldTexts) -> Result<(), Malformed> {\n    match event {\n",
     );
     let traced: Vec<&Event> = events.iter().filter(|e| !e.tags.is_empty()).collect();
     for event in &traced {
         let _ = writeln!(
             rs,
-            "        EventId::{} => crate::fields::{}(terms, texts),",
+            "        EventId::{} => {}(terms, texts),",
             camel(&event.name),
             event.name
         );
@@ -420,9 +430,17 @@ fn event_table_rs(events: &[Event]) -> String {
         // emitter.
         rs.push_str("        _ => Err(Malformed),\n");
     }
+    rs.push_str("    }\n}\n");
+    rs
+}
+
+/// The `emit` module, included in `crate::lttng` beside `Text`: one typed
+/// emitter per event, calling the C emitter of the same row.
+fn event_emitters_rs(events: &[Event]) -> String {
+    let mut rs = format!("// {GENERATED}\n\n");
     rs.push_str(
-        "    }\n}\n\n/// One emitter per event, its parameters the event's fields (as many\n/// as the event has: the user probes have 10 and 11).\n#[allow(clippy::too_many_arguments)]\npub mod emit {\n    \
-         use crate::lttng::Text;\n    #[allow(unused_imports)]\n    use std::ffi::{c_char, c_long, c_uint, c_ulong};\n\n    \
+        "/// One emitter per event, its parameters the event's fields (as many\n/// as the event has: the user probes have 10 and 11).\n#[allow(clippy::too_many_arguments)]\npub mod emit {\n    \
+         use super::Text;\n    #[allow(unused_imports)]\n    use std::ffi::{c_char, c_long, c_uint, c_ulong};\n\n    \
          // The C emitters pass u64 fields as C unsigned long.\n    \
          const _: () = assert!(std::mem::size_of::<c_ulong>() == 8);\n\n    extern \"C\" {\n",
     );

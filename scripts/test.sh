@@ -1,6 +1,6 @@
 #!/bin/bash
-# Runs every test: lints (cargo fmt, clippy -D warnings, Erlang compiled
-# with warnings_as_errors), the Rust unit tests (cargo test), then each
+# Runs every test: lints (the NIF's module graph free of cycles, cargo fmt,
+# clippy -D warnings, Erlang compiled with warnings_as_errors), the Rust unit tests (cargo test), then each
 # Common Test suite against an LTTng
 # session daemon of its own (scripts/isolated.sh), so that no other
 # recording session on the machine can disturb it. Ends with an
@@ -9,7 +9,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/setup.sh
 
-echo "==> cargo fmt --check, cargo clippy -D warnings (whole workspace)"
+echo "==> module graph of native/src (no cycle), cargo fmt --check, cargo clippy -D warnings"
+./scripts/module-graph.sh >/dev/null
 cargo fmt --all -- --check
 cargo clippy --release --quiet --workspace --all-targets -- -D warnings
 

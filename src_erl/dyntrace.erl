@@ -8,8 +8,8 @@
 %%% Why it is safe on a production node: a trace event whose LTTng event is
 %%% not enabled costs one load in the enabled check and is discarded by the
 %%% runtime before anything is built (the runtime's dispatch to the tracer
-%%% still costs a few hundred ns per event: clear trace flags you do not
-%%% need, see the README's "What it costs"); an enabled one is written by LTTng-UST
+%%% still costs something per event: clear trace flags you do not need,
+%%% see the README's "What it costs"); an enabled one is written by LTTng-UST
 %%% into lock-free per-CPU ring buffers outside the VM's heap, which drop
 %%% (and count) events rather than block when they are full. No tracer
 %%% process, no mailbox, nothing that grows with the event rate. A term is
@@ -992,7 +992,13 @@ load_nif() ->
     %% from this map.
     OrderProbe = maps:from_list([{K, []} || K <- lists:seq(1, 33)]),
     [{First, _} | _] = maps:to_list(OrderProbe),
-    LoadInfo = {list_to_binary(Provider), OrderProbe, First},
+    %% References as messages carry them, so that the NIF checks its
+    %% reading of them against the VM's printer: plain ones and the
+    %% aliases gen_server calls reply to.
+    Alias = alias(),
+    true = unalias(Alias),
+    Samples = [make_ref(), Alias],
+    LoadInfo = {list_to_binary(Provider), OrderProbe, First, Samples},
     Loaded = case filelib:is_regular(Provider) andalso erlang:load_nif(Library, LoadInfo) of
                  ok ->
                      start_node_names();

@@ -39,7 +39,9 @@ end_per_suite(_Config) ->
 %%%===================================================================
 
 %% A registered name as its atom's text (quoted as the VM quotes it); an
-%% initial call as `M:F/A', from an arity or an argument list.
+%% initial call as `M:F/A', from an arity or an argument list. The rows of
+%% this case's two processes only: once `process_name' is enabled, the
+%% node's announcer writes the registered processes' names too.
 t_process_name(_Config) ->
     Other = spawn(fun() -> receive stop -> ok end end),
     Events = record(t_process_name,
@@ -55,7 +57,8 @@ t_process_name(_Config) ->
                   {text(Other), <<"shop_srv:init/1">>},
                   {text(Other), <<"shop_srv:init/2">>}],
                  [{field("pid", E), field("name", E)}
-                  || E <- lttng_session:select(process_name, Events)]).
+                  || E <- lttng_session:select(process_name, Events),
+                     lists:member(field("pid", E), [text(self()), text(Other)])]).
 
 %% A live process's own `current_stacktrace' and status, and a stack of
 %% known frames: arity or argument list, quoted atoms, the location not

@@ -137,6 +137,18 @@ t_identifiers(_Config) ->
                 fun 'Quoted Atom':'b c'/0, fun 'ét':f/1,
                 {self(), [RemotePid | Port], #{RemoteRef => RemotePort}}]),
     <<"fun lists:reverse/1">> = fmt(fun lists:reverse/1),
+    %% References are written from their numbers: many of them, plain
+    %% ones, aliases (alias/0, a monitor's), one kept in a magic binary
+    %% (the VM writes it), and the pids beside them, alone and in terms.
+    Aliases = [alias() || _ <- lists:seq(1, 200)],
+    Monitors = [monitor(process, self(), [{alias, demonitor}]) || _ <- lists:seq(1, 200)],
+    Magic = ets:new(format_suite_magic, []),
+    Refs = [make_ref() || _ <- lists:seq(1, 2000)] ++ Aliases ++ Monitors ++ [Magic],
+    same_as_vm(Refs ++ [{'$gen_call', {self(), [alias | R]}, {get, k}} || R <- Refs]
+               ++ [{[alias | R], {ok, 42}} || R <- Refs]),
+    _ = [unalias(A) || A <- Aliases],
+    _ = [demonitor(M) || M <- Monitors],
+    ets:delete(Magic),
     {match, _} = re:run(fmt(RemotePid), "^<[1-9][0-9]*\\.42\\.7>$"),
     {match, _} = re:run(fmt(RemotePort), "^#Port<[1-9][0-9]*\\.42>$").
 

@@ -6,7 +6,7 @@
 //! array as it comes and allocate nothing.
 
 use crate::events::Class;
-use crate::{limits, short_path, tracer};
+use crate::{enabled, general_path, limits, panics, short_path};
 use rustler::codegen_runtime::{ErlNifEnv, ErlNifFunc, ErlNifTerm};
 use rustler::{Env, Term};
 use std::ffi::c_int;
@@ -15,7 +15,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 /// Runs a callback body over the call's `N` argument words. A body that
 /// answers `None`, or panics, raises `badarg`: nothing unwinds into the
 /// VM, and a panic is counted and the formatter's per-thread state reset
-/// (`crate::recover_from_panic`). The body gets the words, not `Term`s (a
+/// (`panics::recover`). The body gets the words, not `Term`s (a
 /// `Term` is three words): it makes the terms it reads.
 ///
 /// # Safety
@@ -46,7 +46,7 @@ where
     let answer = match answer {
         Ok(answer) => answer,
         Err(_) => {
-            crate::recover_from_panic(env);
+            panics::recover(env);
             None
         }
     };
@@ -54,7 +54,7 @@ where
     answer.unwrap_or_else(|| unsafe { rustler::sys::enif_make_badarg(env) })
 }
 
-/// The `enabled*` questions `tracer::enabled_answer` leaves, out of line:
+/// The `enabled*` questions `enabled::from_words` leaves, out of line:
 /// the common path keeps a small frame.
 ///
 /// # Safety
@@ -71,7 +71,7 @@ unsafe fn enabled_slow(
         run(env, argc, argv, |env, args: &[ErlNifTerm; 3]| {
             // `Term::new` (in the unsafe block above): the call's own terms.
             let [tag, state, tracee] = args.map(|word| Term::new(env, word));
-            let answer = tracer::enabled(class, tag, tracee);
+            let answer = enabled::from_terms(class, tag, tracee);
             Some(limits::gate(tag, state, answer).as_c_arg())
         })
     }
@@ -91,7 +91,7 @@ macro_rules! callbacks {
                 if argc == 3 {
                     // SAFETY: argc says `argv` holds 3 terms, live for
                     // this call.
-                    let answer = unsafe { tracer::enabled_answer($class, *argv, *argv.add(1)) };
+                    let answer = unsafe { enabled::from_words($class, *argv, *argv.add(1)) };
                     if let Some(answer) = answer {
                         return answer;
                     }
@@ -109,7 +109,7 @@ macro_rules! callbacks {
                 unsafe {
                     run(env, argc, argv, |env, args| {
                         short_path::emit(env, $class, args)
-                            .or_else(|| tracer::emit(env, $class, args))
+                            .or_else(|| general_path::emit(env, $class, args))
                     })
                 }
             }

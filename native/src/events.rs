@@ -2,12 +2,11 @@
 //! fields and the trace tags that become it.
 //!
 //! The table itself is `native/events.table`; `build.rs` generates from it
-//! the C tracepoints and emitters and, included here, `EventId`, `ROUTES`,
-//! each event's field list, the typed emitters (`emit::<event>`) and the
-//! dispatch to each event's field extraction (`crate::fields`). How to add
-//! an event is written at the top of the table.
-
-use crate::fields::{EventTerms, FieldTexts, Malformed};
+//! the C tracepoints and emitters and, included here, `EventId`, `ROUTES`
+//! and each event's field list. The typed emitters (`emit::<event>`) are
+//! included in `crate::lttng`, the dispatch to each event's field
+//! extraction in `crate::fields`. How to add an event is written at the
+//! top of the table.
 
 include!(concat!(env!("OUT_DIR"), "/event_table.rs"));
 

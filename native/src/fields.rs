@@ -2,18 +2,21 @@
 //! the terms the runtime handed over, writes the event's string fields
 //! into the per-thread buffers and calls the event's emitter
 //! (`emit::<event>`), whose parameters are the fields of its row in
-//! `native/events.table`.
+//! `native/events.table`. `write_event`, generated from the table, picks
+//! the function of an event.
 
-use crate::enif;
-use crate::events::emit;
-use crate::events::Route;
-use crate::format::{decimal, format_field, FieldKind, TermOptions, DECIMAL_MAX};
+use crate::decimal::{decimal, DECIMAL_MAX};
+use crate::events::{EventId, Route};
+use crate::format::{write_field_with, FieldKind, TermOptions, WalkBuffers};
 use crate::ident_cache::IdentCache;
-use crate::lttng::Text;
+use crate::lttng::{emit, Text};
 use crate::text_cache::{self, TextCache};
-use crate::{is_local_pid, term_word};
+use crate::vm::{enif, is_atom_word, is_local_pid, map, small_int, term, term_word};
 use rustler::sys::ErlNifTerm as ERL_NIF_TERM;
 use rustler::{Env, Term};
+use std::cell::{Cell, RefCell};
+
+include!(concat!(env!("OUT_DIR"), "/event_dispatch.rs"));
 
 rustler::atoms! {
     extra,
@@ -42,6 +45,8 @@ pub struct FieldTexts {
     /// The texts of the code locations of call events seen on this
     /// thread, for the call events' short path (`short_path`) to lend.
     locations: LocationCache,
+    /// The buffers of the walks over term fields.
+    walk: WalkBuffers,
     first: Vec<u8>,
     second: Vec<u8>,
     third: Vec<u8>,
@@ -54,6 +59,7 @@ impl FieldTexts {
             idents: &self.idents,
             locations: &self.locations,
             message: &mut self.third,
+            walk: &mut self.walk,
         }
     }
 
@@ -83,12 +89,50 @@ impl FieldTexts {
     }
 }
 
+thread_local! {
+    /// This thread's field buffers, reused by every event on it: made at
+    /// its first event and kept for the thread's life (the VM's scheduler
+    /// threads run until it stops), so that a reference to them is
+    /// `'static` and is taken out of the thread-local's `with` as a copy.
+    static FIELD_TEXTS: Cell<Option<&'static RefCell<FieldTexts>>> = const { Cell::new(None) };
+}
+
+/// Runs `write` with this thread's field buffers; `None` if they are in
+/// use already (an event cannot start inside another) or gone (the thread
+/// is exiting). Inlined, with `write`: the event's code stays in one
+/// function.
+#[inline(always)]
+pub fn with_field_texts<R>(write: impl FnOnce(&mut FieldTexts) -> R) -> Option<R> {
+    let texts = match FIELD_TEXTS.try_with(Cell::get).ok()? {
+        Some(texts) => texts,
+        None => first_field_texts()?,
+    };
+    let mut texts = texts.try_borrow_mut().ok()?;
+    Some(write(&mut texts))
+}
+
+/// Drops the walk a panic cut short in this thread's field buffers (see
+/// `WalkBuffers::reset`).
+pub fn reset_after_panic(env: *mut rustler::sys::ErlNifEnv) {
+    with_field_texts(|texts| texts.walk.reset(env));
+}
+
+/// Makes this thread's field buffers, at its first event.
+#[cold]
+#[inline(never)]
+fn first_field_texts() -> Option<&'static RefCell<FieldTexts>> {
+    let texts: &'static RefCell<FieldTexts> = Box::leak(Box::default());
+    FIELD_TEXTS.try_with(|slot| slot.set(Some(texts))).ok()?;
+    Some(texts)
+}
+
 /// The caches a short path lends texts from, and the buffer of a
 /// message's text (cleared by its writer).
 pub struct Lending<'t> {
     pub idents: &'t IdentCache,
     pub locations: &'t LocationCache,
     pub message: &'t mut Vec<u8>,
+    pub walk: &'t mut WalkBuffers,
 }
 
 /// What one `trace*` call handed over.
@@ -144,14 +188,14 @@ fn link(e: &EventTerms, t: &mut FieldTexts, emit: fn(Text, Text, Text)) -> Writt
 
 pub fn process_exit(e: &EventTerms, t: &mut FieldTexts) -> Written {
     process(&mut t.idents, e.tracee, &mut t.first)?;
-    e.term_text(FieldKind::Reason, e.term, &mut t.second);
+    e.term_text(FieldKind::Reason, e.term, &mut t.second, &mut t.walk);
     t.emit2(emit::process_exit)
 }
 
 /// type = the tag, `register` or `unregister`.
 pub fn process_register(e: &EventTerms, t: &mut FieldTexts) -> Written {
     process(&mut t.idents, e.tracee, &mut t.first)?;
-    e.term_text(FieldKind::Name, e.term, &mut t.second);
+    e.term_text(FieldKind::Name, e.term, &mut t.second, &mut t.walk);
     t.third.extend_from_slice(e.route.tag.as_bytes());
     t.emit3(emit::process_register)
 }
@@ -168,13 +212,13 @@ pub fn process_scheduled(e: &EventTerms, t: &mut FieldTexts) -> Written {
 pub fn port_open(e: &EventTerms, t: &mut FieldTexts) -> Written {
     port(&mut t.idents, e.tracee, &mut t.third)?;
     process(&mut t.idents, e.term, &mut t.first)?;
-    e.term_text(FieldKind::Driver, e.extra()?, &mut t.second);
+    e.term_text(FieldKind::Driver, e.extra()?, &mut t.second, &mut t.walk);
     t.emit3(emit::port_open)
 }
 
 pub fn port_exit(e: &EventTerms, t: &mut FieldTexts) -> Written {
     port(&mut t.idents, e.tracee, &mut t.first)?;
-    e.term_text(FieldKind::Reason, e.term, &mut t.second);
+    e.term_text(FieldKind::Reason, e.term, &mut t.second, &mut t.walk);
     t.emit2(emit::port_exit)
 }
 
@@ -183,7 +227,7 @@ pub fn port_exit(e: &EventTerms, t: &mut FieldTexts) -> Written {
 pub fn port_scheduled(e: &EventTerms, t: &mut FieldTexts) -> Written {
     port(&mut t.idents, e.tracee, &mut t.first)?;
     if e.term.is_atom() {
-        e.term_text(FieldKind::Callback, e.term, &mut t.second);
+        e.term_text(FieldKind::Callback, e.term, &mut t.second, &mut t.walk);
     } else {
         t.second.extend_from_slice(UNDEFINED);
     }
@@ -235,15 +279,15 @@ pub fn message_send(e: &EventTerms, t: &mut FieldTexts) -> Written {
     identifier(&mut t.idents, e.tracee, &mut t.first)?;
     let to = e.extra()?;
     if identifier(&mut t.idents, to, &mut t.second).is_err() {
-        e.term_text(FieldKind::Name, to, &mut t.second);
+        e.term_text(FieldKind::Name, to, &mut t.second, &mut t.walk);
     }
-    e.term_text(FieldKind::Message, e.term, &mut t.third);
+    e.term_text(FieldKind::Message, e.term, &mut t.third, &mut t.walk);
     t.emit3(emit::message_send)
 }
 
 pub fn message_receive(e: &EventTerms, t: &mut FieldTexts) -> Written {
     identifier(&mut t.idents, e.tracee, &mut t.first)?;
-    e.term_text(FieldKind::Message, e.term, &mut t.second);
+    e.term_text(FieldKind::Message, e.term, &mut t.second, &mut t.walk);
     t.emit2(emit::message_receive)
 }
 
@@ -286,7 +330,7 @@ impl<'a> EventTerms<'a, '_> {
     /// The elements of a tuple, without copying them.
     fn tuple(&self, term: Term<'a>) -> Option<&'a [ERL_NIF_TERM]> {
         // SAFETY: the slice lives no longer than 'a, this call's terms.
-        unsafe { enif::tuple_elements(self.env.as_c_arg(), term.as_c_arg()) }
+        unsafe { term::tuple(self.env.as_c_arg(), term.as_c_arg()) }
     }
 
     /// The head and tail of a list cell.
@@ -296,11 +340,11 @@ impl<'a> EventTerms<'a, '_> {
     }
 
     fn extra(&self) -> Result<Term<'a>, Malformed> {
-        crate::options::map_get(self.opts, extra()).ok_or(Malformed)
+        map::get(self.opts, extra()).ok_or(Malformed)
     }
 
-    fn term_text(&self, kind: FieldKind, term: Term, out: &mut Vec<u8>) {
-        format_field(term, self.options, kind, out);
+    fn term_text(&self, kind: FieldKind, term: Term, out: &mut Vec<u8>, walk: &mut WalkBuffers) {
+        write_field_with(term, self.options, kind, out, walk);
     }
 
     /// `Module:Function/Arity`, or `undefined` when there is no location
@@ -440,10 +484,10 @@ pub fn location_of<'a>(
     f: ERL_NIF_TERM,
     a: ERL_NIF_TERM,
 ) -> Option<Location<'a>> {
-    if !(crate::is_atom_word(m) && crate::is_atom_word(f)) {
+    if !(is_atom_word(m) && is_atom_word(f)) {
         return None;
     }
-    let arity = crate::small_int(a)
+    let arity = small_int(a)
         .and_then(|n| u32::try_from(n).ok())
         .or_else(|| list_length(env, a))?;
     // SAFETY: terms of this call.

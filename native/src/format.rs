@@ -1,12 +1,14 @@
 //! Term to text, as the VM's `%T` writes it, within a byte budget.
 //!
-//! The walk over containers is ours, with an explicit work stack (no
-//! recursion), so that it stops the moment the budget is spent: a term
-//! costs what its printed prefix costs, whatever its size or depth. Atoms,
-//! integers, floats, strings and binaries are written here; leaves whose
-//! text only the VM knows (pids, ports, refs, funs, bignums, atoms with
-//! characters above 255, bitstrings) go through `enif_snprintf("%T")` one
-//! leaf at a time (`leaf`).
+//! The walk over containers is ours, with an explicit stack of the open
+//! containers (no recursion), so that it stops the moment the budget is
+//! spent: a term costs what its printed prefix costs, whatever its size or
+//! depth. Atoms, integers, floats, strings, binaries, local pids (their
+//! texts kept per thread) and local references (from their numbers,
+//! `vm::reference`) are written here; leaves whose text only the VM knows
+//! (ports, remote identifiers, funs, bignums, atoms with characters above
+//! 255, bitstrings) go through `enif_snprintf("%T")` one leaf at a time
+//! (`leaf`), and so does a pid when its text is first kept.
 //!
 //! Where the text differs from `%T` (README, "Term text"):
 //! - UTF-8 throughout: characters 160-255 of printable lists, which `%T`
@@ -31,8 +33,8 @@
 //! - An integer of 2^4096 or more in magnitude (1234 digits and up) is not
 //!   written at all, whatever the budget: the text is cut (`...`) just
 //!   before it. The VM converts bignums to decimal in time quadratic in
-//!   their size (about 60 us at 4096 bits, 2.7 ms at 20,000 bits, seconds
-//!   for the largest); smaller ones are written, up to the cut.
+//!   their size (seconds for the largest); smaller ones are written, up
+//!   to the cut.
 //!
 //! Costs the budget does not bound (rare in traces):
 //! - A sub-binary that does not start on a byte boundary (`<<_:3,
@@ -43,24 +45,35 @@
 //!
 //! Payload modes (`field`): the same walk writes `shape` (leaves as their
 //! type and size, `shape`) and skips the values under redacted keys;
-//! `size` measures the `full` text (`size`). `format_field` is the entry
+//! `size` measures the `full` text (`size`). `write_field` is the entry
 //! point for every term field of an event.
 //!
-//! Memory: the work stack and the map iterators live in per-thread buffers
-//! reused from call to call; they hold O(budget) items at most.
+//! Memory: the stack, the map iterators and the kept texts live in
+//! per-thread buffers reused from call to call (the callbacks' with their
+//! field buffers); the stack holds O(budget) frames at most, the kept
+//! texts a fixed number of slots.
 
 mod atom;
+mod binary_text;
+mod bounded_text;
 mod field;
 mod leaf;
+mod leaf_texts;
+mod number;
+mod payload;
+mod printable;
 mod shape;
-mod sink;
 mod size;
 mod walk;
 
-pub use field::{format_field, FieldKind, Payload, Redact, TermOptions, NONE_TEXT};
+use bounded_text::BoundedText;
+pub use field::{write_field, write_field_with};
+pub use payload::{
+    FieldKind, Payload, Redact, TermOptions, DEFAULT_MAX_TERM_BYTES, MAX_MAX_TERM_BYTES,
+    MIN_MAX_TERM_BYTES, NONE_TEXT,
+};
 use rustler::Term;
-use sink::Sink;
-pub use walk::{decimal, learn_hash_map_order, DECIMAL_MAX};
+pub use walk::Buffers as WalkBuffers;
 
 /// The budget of texts that are never cut (identifiers, atoms).
 const UNBOUNDED: usize = usize::MAX / 2;
@@ -69,13 +82,13 @@ const UNBOUNDED: usize = usize::MAX / 2;
 /// `...` and stays valid UTF-8.
 pub fn format_term_bounded(term: Term, max: usize, out: &mut Vec<u8>) {
     let env = term.get_env().as_c_arg();
-    let mut sink = Sink::new(out, max);
-    walk::walk(env, term.as_c_arg(), &mut sink, false, &Redact::default());
-    sink.finish();
+    let mut text = BoundedText::new(out, max);
+    walk::walk(env, term.as_c_arg(), &mut text, false, &Redact::default());
+    text.finish();
 }
 
-/// Drops a walk a panic cut short on this thread: its work items and its
-/// map iterators, which are destroyed with `env`, the environment of the
+/// Drops a walk a panic cut short on this thread: its frames and its map
+/// iterators, which are destroyed with `env`, the environment of the
 /// NIF call that panicked.
 pub fn reset_after_panic(env: *mut rustler::sys::ErlNifEnv) {
     walk::reset(env);
@@ -84,9 +97,9 @@ pub fn reset_after_panic(env: *mut rustler::sys::ErlNifEnv) {
 /// Appends a pid, port or reference exactly, never cut.
 pub fn format_identifier(term: Term, out: &mut Vec<u8>) {
     let env = term.get_env().as_c_arg();
-    let mut sink = Sink::new(out, UNBOUNDED);
-    walk::walk(env, term.as_c_arg(), &mut sink, false, &Redact::default());
-    sink.finish();
+    let mut text = BoundedText::new(out, UNBOUNDED);
+    walk::walk(env, term.as_c_arg(), &mut text, false, &Redact::default());
+    text.finish();
 }
 
 /// Appends an atom as the VM writes it, quoted where the VM quotes it.
@@ -100,29 +113,29 @@ pub fn format_atom(term: Term, out: &mut Vec<u8>) {
 /// nothing), so only the part read is checked. False when what it read is
 /// not an iolist.
 pub fn format_iolist_bounded(term: Term, max: usize, out: &mut Vec<u8>) -> bool {
-    let mut sink = Sink::new(out, max);
+    let mut text = BoundedText::new(out, max);
     let mut cells_left = max.saturating_mul(4).saturating_add(16);
     // What is still to read, the next part last; each list cell read
     // pushes at most two (its tail, a list or binary head), so the stack
     // stays within twice the cells read.
     let mut pending: Vec<Term> = vec![term];
     while let Some(next) = pending.pop() {
-        if sink.is_full() {
+        if text.is_full() {
             break;
         }
         // Not `decode_as_binary`: it flattens a whole iolist.
         if let Ok(binary) = rustler::Binary::from_term(next) {
-            sink.put(binary.as_slice());
+            text.put(binary.as_slice());
         } else if let Ok((head, tail)) = next.list_get_cell() {
             if cells_left == 0 {
-                sink.stop();
+                text.stop();
                 break;
             }
             cells_left -= 1;
             pending.push(tail);
             // rustler's u8 decoder truncates (256 would be 0).
             match head.decode::<u32>().ok().and_then(|n| u8::try_from(n).ok()) {
-                Some(byte) => sink.byte(byte),
+                Some(byte) => text.byte(byte),
                 None if head.is_binary() || head.is_list() => pending.push(head),
                 None => return false,
             }
@@ -130,7 +143,7 @@ pub fn format_iolist_bounded(term: Term, max: usize, out: &mut Vec<u8>) -> bool 
             return false;
         }
     }
-    sink.finish();
+    text.finish();
     true
 }
 
@@ -145,21 +158,21 @@ pub fn format_joined_bounded<E>(
     out: &mut Vec<u8>,
     mut next: impl FnMut(&mut Vec<u8>) -> Result<bool, E>,
 ) -> Result<(), E> {
-    let mut sink = Sink::new(out, max);
+    let mut text = BoundedText::new(out, max);
     let mut part = Vec::new();
     let mut first = true;
-    while !sink.is_full() {
+    while !text.is_full() {
         part.clear();
         if !next(&mut part)? {
             break;
         }
         if !first {
-            sink.put(separator);
+            text.put(separator);
         }
         first = false;
-        sink.put(&part);
+        text.put(&part);
     }
-    sink.finish();
+    text.finish();
     Ok(())
 }
 

@@ -13,8 +13,8 @@
 
 use crate::format::format_identifier;
 use crate::lttng::Text;
-use crate::term_word;
 use crate::text_cache::TextCache;
+use crate::vm::{is_immediate, is_local_pid, term_of_word, term_word};
 use rustler::Term;
 
 /// Longer than any local pid's or port's text (`<0.4294967295.4294967295>`
@@ -36,7 +36,7 @@ impl IdentCache {
     #[inline]
     pub fn write(&mut self, term: Term, out: &mut Vec<u8>) {
         let word = term_word(term.as_c_arg());
-        if !crate::is_immediate(term.as_c_arg()) {
+        if !is_immediate(term.as_c_arg()) {
             return format_identifier(term, out);
         }
         let Some((block, len)) = self.texts.block(word) else {
@@ -58,7 +58,7 @@ impl IdentCache {
     /// `write` prints and keeps it.
     #[inline(always)]
     pub fn lend(&self, word: usize) -> Option<Text<'_>> {
-        if !crate::is_local_pid(crate::term_of_word(word)) {
+        if !is_local_pid(term_of_word(word)) {
             return None;
         }
         self.texts.lend(word)

@@ -9,6 +9,7 @@
 //! the runtime drops the tracee's flags itself (`remove` is an answer for
 //! `trace_status` only).
 
+use crate::vm::{is_immediate, map};
 use rustler::sys::{
     enif_alloc_resource, enif_get_resource, enif_make_resource, enif_open_resource_type,
     enif_release_resource, ErlNifResourceFlags, ErlNifResourceType,
@@ -83,19 +84,19 @@ pub fn budget<'a>(term: Term<'a>) -> Option<&'a AtomicU64> {
 /// The budget under `max_events` in a map state, if it holds a valid one
 /// (none in a state that is no map).
 pub fn budget_in<'a>(map: Term<'a>) -> Option<&'a AtomicU64> {
-    budget(crate::options::map_get(map, max_events())?)
+    budget(map::get(map, max_events())?)
 }
 
 /// An `enabled*` answer with the budget applied: `remove` for
 /// `trace_status` once the budget is spent. The other tags' answers stand
 /// (`trace*` refuses an event past the budget), so the enabled check of
-/// each event costs no budget lookup; `tracer::enabled_answer` answers
+/// each event costs no budget lookup; `enabled::from_words` answers
 /// those, and `trace_status` for states without a budget, before this is
 /// called. Only map states carry a budget, and a map is never an
 /// immediate.
 #[inline]
 pub fn gate(tag: Term, state: Term, answer: Atom) -> Atom {
-    if crate::is_immediate(state.as_c_arg()) || answer != trace() || trace_status() != tag {
+    if is_immediate(state.as_c_arg()) || answer != trace() || trace_status() != tag {
         return answer;
     }
     match budget_in(state) {

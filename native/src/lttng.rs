@@ -1,4 +1,6 @@
-//! The C tracepoint provider, seen from Rust: enable states and emitters.
+//! The C tracepoint provider, seen from Rust: enable states and emitters
+//! (`emit::<event>`, generated from `native/events.table`), and the text
+//! of a string field as C reads it.
 
 use crate::events::EventId;
 use std::ffi::{c_char, c_int, c_uint, CStr};
@@ -97,6 +99,8 @@ impl<'a> Text<'a> {
         self.0.as_ptr().cast()
     }
 }
+
+include!(concat!(env!("OUT_DIR"), "/event_emitters.rs"));
 
 /// Opens the probe provider library (`libdyntrace_lttng.so`), which starts
 /// LTTng-UST in this process without waiting on the session daemon. Until

@@ -26,5 +26,6 @@ no_vm! {
     enif_map_iterator_destroy enif_map_iterator_get_pair enif_map_iterator_next
     enif_map_iterator_prev enif_raise_exception enif_schedule_nif enif_snprintf
     enif_term_type enif_is_atom enif_get_atom_length enif_make_sub_binary enif_get_uint
-    enif_is_pid
+    enif_is_pid enif_is_identical enif_is_ref enif_make_ref enif_make_int64 enif_make_list_cell
+    enif_get_int64 enif_get_uint64
 }

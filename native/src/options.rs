@@ -1,16 +1,15 @@
 //! The tracer state: `[]` or a map of options, read on every event into
 //! one small `StateView` (no allocation; `[]` costs one check).
 
-use crate::format::{FieldKind, Payload, Redact, TermOptions};
-use crate::small_map::{self, SmallMap};
+use crate::format::{
+    FieldKind, Payload, Redact, TermOptions, DEFAULT_MAX_TERM_BYTES, MAX_MAX_TERM_BYTES,
+    MIN_MAX_TERM_BYTES,
+};
+use crate::vm::map::{self, SmallMap};
+use crate::vm::{is_immediate, is_nil, term_of_word, term_word};
 use crate::{limits, stats};
-use rustler::sys::ErlNifTerm;
 use rustler::{Atom, Encoder, Env, NifResult, Term};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-
-pub const DEFAULT_MAX_TERM_BYTES: usize = 1024;
-pub const MIN_MAX_TERM_BYTES: usize = 64;
-pub const MAX_MAX_TERM_BYTES: usize = 65536;
 
 rustler::atoms! {
     max_term_bytes,
@@ -56,11 +55,11 @@ pub struct StateView<'a> {
 /// small state.
 #[inline(always)]
 pub fn read_state<'a>(state: Term<'a>, view: &mut StateView<'a>) {
-    if crate::is_nil(state.as_c_arg()) {
+    if is_nil(state.as_c_arg()) {
         return;
     }
     // A map is never an immediate.
-    let read = (!crate::is_immediate(state.as_c_arg()))
+    let read = (!is_immediate(state.as_c_arg()))
         .then(|| read_map(state, view))
         .flatten();
     let Some(read) = read else {
@@ -75,6 +74,14 @@ pub fn read_state<'a>(state: Term<'a>, view: &mut StateView<'a>) {
             TermOptions::default()
         };
     }
+}
+
+/// Reads the tracer state of an event about to be written into `view`:
+/// whether its budget lets it be written (one unit taken).
+#[inline(always)]
+pub fn state_admits<'a>(state: Term<'a>, view: &mut StateView<'a>) -> bool {
+    read_state(state, view);
+    limits::take(view.budget)
 }
 
 /// What reading a map state found: valid when every key is one of ours
@@ -142,13 +149,10 @@ const MODES: [Payload; 4] = [Payload::None, Payload::Shape, Payload::Size, Paylo
 /// Learns the words `read_state` compares with. Called from the NIF's load.
 pub fn init() {
     for key in Key::ALL {
-        KEY_WORDS[key as usize].store(crate::term_word(key.atom().as_c_arg()), Ordering::Relaxed);
+        KEY_WORDS[key as usize].store(term_word(key.atom().as_c_arg()), Ordering::Relaxed);
     }
     for (mode, word) in MODES.into_iter().zip(&MODE_WORDS) {
-        word.store(
-            crate::term_word(mode_atom(mode).as_c_arg()),
-            Ordering::Relaxed,
-        );
+        word.store(term_word(mode_atom(mode).as_c_arg()), Ordering::Relaxed);
     }
 }
 
@@ -167,13 +171,13 @@ fn mode_atom(mode: Payload) -> Atom {
 /// `None` if `state` is no map.
 #[inline(always)]
 fn read_map<'a>(state: Term<'a>, view: &mut StateView<'a>) -> Option<Verdict> {
-    let Some(map) = small_map::view(state) else {
+    let Some(small) = map::view(state) else {
         return read_large_map(state, view);
     };
     let mut read = Verdict::START;
-    for (key, value) in map.entries() {
+    for (key, value) in small.entries() {
         // SAFETY: a value of the map, a term of the same call.
-        let value = unsafe { Term::new(state.get_env(), crate::term_of_word(value)) };
+        let value = unsafe { Term::new(state.get_env(), term_of_word(value)) };
         match Key::of_word(key) {
             Some(Key::Payload) => read_key(Key::Payload, value, view, &mut read),
             Some(key) => read_other_key(key, value, view, &mut read),
@@ -194,10 +198,10 @@ fn read_other_key<'a>(key: Key, value: Term<'a>, view: &mut StateView<'a>, read:
 #[inline(never)]
 fn read_large_map<'a>(state: Term<'a>, view: &mut StateView<'a>) -> Option<Verdict> {
     let mut read = Verdict::START;
-    let size = map_size(state)?;
+    let size = map::size(state)?;
     let mut found = 0;
     for key in Key::ALL {
-        if let Some(value) = map_value(state, key.atom().to_term(state.get_env())) {
+        if let Some(value) = map::value(state, key.atom().to_term(state.get_env())) {
             read_key(key, value, view, &mut read);
             found += 1;
         }
@@ -226,40 +230,6 @@ fn read_key<'a>(key: Key, value: Term<'a>, view: &mut StateView<'a>, read: &mut 
     read.valid &= valid.is_some();
 }
 
-/// The value under the atom `key` in `map`: in place for a small map,
-/// else through enif.
-#[inline]
-pub fn map_get<'a>(map: Term<'a>, key: Atom) -> Option<Term<'a>> {
-    match small_map::view(map) {
-        Some(small) => small.get(map.get_env(), key),
-        None => map_value(map, key.to_term(map.get_env())),
-    }
-}
-
-/// The value under `key` in `map`, straight from the enif call.
-#[inline]
-pub fn map_value<'a>(map: Term<'a>, key: Term<'a>) -> Option<Term<'a>> {
-    let env = map.get_env();
-    let mut value = ErlNifTerm::default();
-    // SAFETY: valid terms of `env`; `value` is an out-pointer to a local.
-    let found = unsafe {
-        rustler::sys::enif_get_map_value(env.as_c_arg(), map.as_c_arg(), key.as_c_arg(), &mut value)
-    };
-    // SAFETY: on success `value` is a term of `env`.
-    (found != 0).then(|| unsafe { Term::new(env, value) })
-}
-
-/// The number of keys of a map.
-#[inline]
-fn map_size(map: Term) -> Option<usize> {
-    let mut size = 0;
-    // SAFETY: a valid term; `size` is an out-pointer to a local.
-    let is_map = unsafe {
-        rustler::sys::enif_get_map_size(map.get_env().as_c_arg(), map.as_c_arg(), &mut size)
-    };
-    (is_map != 0).then_some(size)
-}
-
 /// A byte limit given as a term, if it is an integer in 64..=65536.
 pub fn valid_max_term_bytes(value: Term) -> Option<usize> {
     value
@@ -284,14 +254,14 @@ fn payloads(value: Term) -> Option<[Payload; FieldKind::COUNT]> {
 /// the state's reading short.
 #[inline(never)]
 fn payloads_per_kind(value: Term) -> Option<[Payload; FieldKind::COUNT]> {
-    let size = map_size(value)?;
+    let size = map::size(value)?;
     let mut modes = [Payload::Full; FieldKind::COUNT];
     let mut found = 0;
     for kind in FieldKind::ALL {
         if found == size {
             break;
         }
-        if let Some(mode) = map_get(value, kind_atom(kind)) {
+        if let Some(mode) = map::get(value, kind_atom(kind)) {
             modes[kind as usize] = payload_mode(mode)?;
             found += 1;
         }
@@ -302,7 +272,7 @@ fn payloads_per_kind(value: Term) -> Option<[Payload; FieldKind::COUNT]> {
 /// Atoms are compared as words: no decoding on the per-event path.
 #[inline(always)]
 fn payload_mode(value: Term) -> Option<Payload> {
-    let word = crate::term_word(value.as_c_arg());
+    let word = term_word(value.as_c_arg());
     MODES
         .into_iter()
         .zip(&MODE_WORDS)

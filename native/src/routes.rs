@@ -1,7 +1,8 @@
 //! Trace tag atoms, resolved once at load, and the per-event lookup.
 
 use crate::events::{Class, Route, ROUTES};
-use crate::term_word;
+use crate::lttng;
+use crate::vm::term_word;
 use once_cell::sync::OnceCell;
 use rustler::{Atom, Env, Term};
 
@@ -132,6 +133,22 @@ pub fn lookup_any(tag: Term, tracee: Term) -> Option<&'static Route> {
 
 fn is_port_class(class: Class) -> bool {
     matches!(class, Class::Ports | Class::RunningPorts)
+}
+
+/// The row for `tag` of a class's callback (`Some(class)`) or of the
+/// generic one (`None`).
+#[inline]
+pub fn find(class: Option<Class>, tag: Term, tracee: Term) -> Option<&'static Route> {
+    match class {
+        Some(class) => lookup(class, tag),
+        None => lookup_any(tag, tracee),
+    }
+}
+
+/// Whether a tag's route leads to an event a started session records.
+#[inline]
+pub fn recorded(route: Option<&Route>) -> bool {
+    route.is_some_and(|route| lttng::is_enabled(route.event))
 }
 
 #[cfg(test)]

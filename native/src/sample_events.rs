@@ -6,11 +6,12 @@
 //! writes nothing when its event is not enabled. Pids, atoms and
 //! `M:F/A` are written as the 18 events write them.
 
-use crate::events::{emit, EventId};
-use crate::fields::{location, location_of};
+use crate::events::EventId;
+use crate::fields::{location, location_of, Location};
 use crate::format::{format_atom, format_identifier, format_joined_bounded};
-use crate::lttng::{self, Text};
+use crate::lttng::{self, emit, Text};
 use crate::options::valid_max_term_bytes;
+use crate::vm::term;
 use rustler::{Atom, Env, NifResult, Term};
 
 rustler::atoms! {
@@ -127,9 +128,9 @@ fn emit_stack_sample<'a>(
 }
 
 /// A stack frame, `{M, F, Arity | Args, Location}`, as a code location.
-fn frame_location<'a>(env: Env<'a>, frame: Term<'a>) -> Option<crate::fields::Location<'a>> {
+fn frame_location<'a>(env: Env<'a>, frame: Term<'a>) -> Option<Location<'a>> {
     // SAFETY: the slice lives no longer than this call's terms.
-    let elems = unsafe { crate::enif::tuple_elements(env.as_c_arg(), frame.as_c_arg()) }?;
+    let elems = unsafe { term::tuple(env.as_c_arg(), frame.as_c_arg()) }?;
     let [m, f, a, _] = elems else {
         return None;
     };

@@ -6,13 +6,10 @@
 //! work: a message round trip's own code (the VM's send, receive and
 //! scheduling, LTTng's) is larger than the instruction cache, so every
 //! line of the tracer's code an event runs is fetched again at the next
-//! event. By the general way (`tracer::emit`: the route lookup, the
-//! event's field extraction, three field buffers) a `message_send` under
-//! `payload => none` ran 469 instructions over 48 distinct 64-byte code
-//! lines of the NIF, the callbacks included; by this path about 290 over
-//! 25. A traced call or return ran 418 over 51, and runs about 230 over
-//! 25 (callgrind with `--dump-instr=yes`, as `bench/profile.sh` runs it).
-//! The common case runs in one short function:
+//! event. The general way (`general_path::emit`: the route lookup, the
+//! event's field extraction, three field buffers) runs more instructions,
+//! over more distinct code lines, than this path (`bench/profile.sh`
+//! counts both). The common case runs in one short function:
 //! - the tag is one word compare (`send`, `receive`, `call`,
 //!   `return_from`);
 //! - the pids' texts, and a call's `Module:Function/Arity`, are lent to
@@ -28,12 +25,13 @@
 //! `Opts` that are not a small map. The tracer state is read only once
 //! this path has taken the event, so a bad state is counted once.
 
-use crate::events::{emit, Class, EventId};
-use crate::fields::location;
-use crate::format::{format_field, FieldKind, Payload, TermOptions, NONE_TEXT};
-use crate::lttng::{self, Text};
-use crate::options::StateView;
-use crate::{small_map, term_word, tracer};
+use crate::answers::ok_answer;
+use crate::events::{Class, EventId};
+use crate::fields::{location, with_field_texts};
+use crate::format::{write_field_with, FieldKind, Payload, TermOptions, WalkBuffers, NONE_TEXT};
+use crate::lttng::{self, emit, Text};
+use crate::options::{state_admits, StateView};
+use crate::vm::{map, term_word};
 use rustler::sys::ErlNifTerm;
 use rustler::{Atom, Env, Term};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -90,13 +88,13 @@ const NONE: Text<'static> = Text::ended(NONE_TEXT);
 
 /// A `trace*/5` call (`class`) of the common case: emits its event if a
 /// session records it and answers `ok`. `None` leaves the call to
-/// `tracer::emit`; so does every class without a short path, which the
+/// `general_path::emit`; so does every class without a short path, which the
 /// compiler drops, `class` being a constant of each callback.
 #[inline(always)]
 pub fn emit(env: Env, class: Option<Class>, args: &[ErlNifTerm; 5]) -> Option<ErlNifTerm> {
     let event = event_of(class, term_word(args[0]))?;
     if !lttng::is_enabled(event) {
-        return Some(tracer::ok_answer());
+        return Some(ok_answer());
     }
     match event {
         EventId::MessageSend | EventId::MessageReceive => message(env, event, args),
@@ -114,11 +112,11 @@ fn message(env: Env, event: EventId, args: &[ErlNifTerm; 5]) -> Option<ErlNifTer
         _ => None,
     };
     // Inlined, so that the event's code is one function.
-    tracer::with_field_texts(
+    with_field_texts(
         #[inline(always)]
         |texts| {
             let lending = texts.lending();
-            let (idents, buffer) = (lending.idents, lending.message);
+            let (idents, buffer, walk) = (lending.idents, lending.message, lending.walk);
             let from = idents.lend(term_word(tracee))?;
             let to = match receiver {
                 Some(word) => Some(idents.lend(word)?),
@@ -127,17 +125,17 @@ fn message(env: Env, event: EventId, args: &[ErlNifTerm; 5]) -> Option<ErlNifTer
             // SAFETY: the words are the call's own terms, live for it.
             let [state, message] = [state, message].map(|word| unsafe { Term::new(env, word) });
             let mut view = StateView::default();
-            if tracer::taken(state, &mut view) {
+            if state_admits(state, &mut view) {
                 let text = match view.options.payload[FieldKind::Message as usize] {
                     Payload::None => NONE,
-                    _ => written(message, &view.options, buffer),
+                    _ => written(message, &view.options, buffer, walk),
                 };
                 match to {
                     Some(to) => emit::message_send(from, to, text),
                     None => emit::message_receive(from, text),
                 }
             }
-            Some(tracer::ok_answer())
+            Some(ok_answer())
         },
     )
     .flatten()
@@ -151,19 +149,19 @@ fn function(env: Env, event: EventId, args: &[ErlNifTerm; 5]) -> Option<ErlNifTe
     // SAFETY: the words are the call's own terms, live for it.
     let [state, entry] = [state, entry].map(|word| unsafe { Term::new(env, word) });
     let key = location(env, entry)?.key();
-    tracer::with_field_texts(
+    with_field_texts(
         #[inline(always)]
         |texts| {
             let lending = texts.lending();
             let pid = lending.idents.lend(term_word(tracee))?;
             let entry = lending.locations.lend(key)?;
-            if tracer::taken(state, &mut StateView::default()) {
+            if state_admits(state, &mut StateView::default()) {
                 match event {
                     EventId::FunctionCall => emit::function_call(pid, entry, 0),
                     _ => emit::function_return(pid, entry, 0),
                 }
             }
-            Some(tracer::ok_answer())
+            Some(ok_answer())
         },
     )
     .flatten()
@@ -172,9 +170,14 @@ fn function(env: Env, event: EventId, args: &[ErlNifTerm; 5]) -> Option<ErlNifTe
 /// The message's text in a mode other than `none`, written into
 /// `buffer`. Out of line: the path of `none` stays short.
 #[inline(never)]
-fn written<'b>(message: Term, options: &TermOptions, buffer: &'b mut Vec<u8>) -> Text<'b> {
+fn written<'b>(
+    message: Term,
+    options: &TermOptions,
+    buffer: &'b mut Vec<u8>,
+    walk: &mut WalkBuffers,
+) -> Text<'b> {
     buffer.clear();
-    format_field(message, options, FieldKind::Message, buffer);
+    write_field_with(message, options, FieldKind::Message, buffer, walk);
     Text::terminate(buffer)
 }
 
@@ -183,6 +186,6 @@ fn written<'b>(message: Term, options: &TermOptions, buffer: &'b mut Vec<u8>) ->
 #[inline(always)]
 fn receiver(opts: ErlNifTerm) -> Option<usize> {
     // SAFETY: `opts` is a term of the call being served (`emit`'s caller).
-    let opts = unsafe { small_map::view_raw(opts) }?;
+    let opts = unsafe { map::view_raw(opts) }?;
     opts.get_word(EXTRA_WORD.load(Ordering::Relaxed))
 }

@@ -2,6 +2,7 @@
 //! counted: a shared counter per event would bounce a cache line between
 //! schedulers on the hot path.
 
+use rustler::{Atom, Encoder, Env, NifResult, Term};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 static BAD_TRACER_STATE: AtomicU64 = AtomicU64::new(0);
@@ -24,10 +25,20 @@ pub fn count_panic() {
     PANICS.fetch_add(1, Ordering::Relaxed);
 }
 
-pub fn snapshot() -> [(&'static str, u64); 3] {
+fn snapshot() -> [(&'static str, u64); 3] {
     [
         ("bad_tracer_state", BAD_TRACER_STATE.load(Ordering::Relaxed)),
         ("bad_arguments", BAD_ARGUMENTS.load(Ordering::Relaxed)),
         ("panics", PANICS.load(Ordering::Relaxed)),
     ]
+}
+
+/// `dyntrace:stats/0`: the anomaly counters, as a map.
+#[rustler::nif]
+fn stats(env: Env) -> NifResult<Term> {
+    let mut map = rustler::types::map::map_new(env);
+    for (name, count) in snapshot() {
+        map = map.map_put(Atom::from_str(env, name)?, count.encode(env))?;
+    }
+    Ok(map)
 }

@@ -1,6 +1,7 @@
 //! Texts remembered per scheduler thread under a key that decides them
 //! for the node's life: a fixed number of slots, one text each, never
-//! grown. A text is kept with its NUL, so an event can hand it to its
+//! grown. A key lives in one of two slots (its home and the one beside
+//! it), so that two keys of the same home both stay. A text is kept with its NUL, so an event can hand it to its
 //! tracepoint as it is (`lend`), with no copy. Two caches use it: the
 //! texts of pids and atoms (`ident_cache`) and of code locations
 //! (`Module:Function/Arity`, for the call events).
@@ -67,37 +68,47 @@ impl<K: Key, const S: usize, const N: usize> TextCache<K, S, N> {
         (key.mix() >> (64 - S.ilog2())) as usize
     }
 
+    /// The slot that holds `key`: its home, or the one beside it.
     #[inline(always)]
-    fn slot(&self, key: K) -> &Slot<K, N> {
-        &self.slots[Self::index(key)]
+    fn slot(&self, key: K) -> Option<&Slot<K, N>> {
+        let home = Self::index(key);
+        let slot = &self.slots[home];
+        if slot.key == key {
+            return Some(slot);
+        }
+        let beside = &self.slots[home ^ 1];
+        (beside.key == key).then_some(beside)
     }
 
     /// The whole text block of `key`'s slot and the text's length, if it
     /// holds `key`: a caller copying it copies the block, a fixed size.
     #[inline(always)]
     pub fn block(&self, key: K) -> Option<(&[u8; N], usize)> {
-        let slot = self.slot(key);
-        (slot.key == key).then_some((&slot.text, usize::from(slot.len)))
+        self.slot(key)
+            .map(|slot| (&slot.text, usize::from(slot.len)))
     }
 
     /// The text of `key`, NUL included, for a tracepoint; `None` if it is
     /// not kept.
     #[inline(always)]
     pub fn lend(&self, key: K) -> Option<Text<'_>> {
-        let slot = self.slot(key);
-        if slot.key != key {
-            return None;
-        }
+        let slot = self.slot(key)?;
         slot.text.get(..usize::from(slot.len) + 1).map(Text::kept)
     }
 
-    /// Keeps `text` under `key`, in place of what its slot held; a text
-    /// of `N` bytes or more is not kept.
+    /// Keeps `text` under `key` in its home slot; what the home held moves
+    /// beside it, in place of what that held. A text of `N` bytes or more
+    /// is not kept.
     pub fn keep(&mut self, key: K, text: &[u8]) {
         if text.len() >= N {
             return;
         }
-        let slot = &mut self.slots[Self::index(key)];
+        let home = Self::index(key);
+        let held = self.slots[home].key;
+        if held != key && held != K::EMPTY {
+            self.slots[home ^ 1] = self.slots[home];
+        }
+        let slot = &mut self.slots[home];
         slot.text[..text.len()].copy_from_slice(text);
         slot.text[text.len()] = 0;
         slot.len = text.len() as u8;
@@ -140,15 +151,26 @@ mod tests {
     }
 
     #[test]
-    fn a_key_replaces_another_in_its_slot() {
+    fn two_keys_of_one_home_stay_and_a_third_drops_the_older() {
         let mut cache = TextCache::<usize, 4, 8>::default();
-        // Keys 1 and 2 share a slot if their mixed top bits agree; find
-        // one that shares key 1's.
+        // Keys share a home slot if their mixed top bits agree.
         let index = |key: usize| key.mix() >> 62;
-        let other = (2..1000).find(|k| index(*k) == index(1)).unwrap();
+        let mut same: Vec<usize> = (2..1000)
+            .filter(|k| index(*k) == index(1))
+            .take(2)
+            .collect();
+        let (second, third) = (same.remove(0), same.remove(0));
         cache.keep(1, b"one");
-        cache.keep(other, b"other");
+        cache.keep(second, b"second");
+        assert_eq!(lent(&cache, 1).as_deref(), Some(&b"one"[..]));
+        assert_eq!(lent(&cache, second).as_deref(), Some(&b"second"[..]));
+        // Kept again: its text replaced in place, the other key stays.
+        cache.keep(second, b"2nd");
+        assert_eq!(lent(&cache, second).as_deref(), Some(&b"2nd"[..]));
+        assert_eq!(lent(&cache, 1).as_deref(), Some(&b"one"[..]));
+        cache.keep(third, b"third");
         assert_eq!(lent(&cache, 1), None);
-        assert_eq!(lent(&cache, other).as_deref(), Some(&b"other"[..]));
+        assert_eq!(lent(&cache, second).as_deref(), Some(&b"2nd"[..]));
+        assert_eq!(lent(&cache, third).as_deref(), Some(&b"third"[..]));
     }
 }

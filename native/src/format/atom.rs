@@ -7,8 +7,8 @@
 //! OTP 25's enif reads atom names as Latin-1 only: an atom with a character
 //! above 255 (always quoted) is written by the VM itself.
 
+use super::bounded_text::BoundedText;
 use super::leaf::write_leaf;
-use super::sink::Sink;
 use rustler::sys::{ErlNifCharEncoding, ErlNifEnv, ErlNifTerm};
 use std::ffi::c_char;
 
@@ -16,7 +16,7 @@ use std::ffi::c_char;
 const ATOM_BUF: usize = 256;
 
 /// Writes the atom `term`.
-pub fn write_atom(env: *mut ErlNifEnv, term: ErlNifTerm, sink: &mut Sink) {
+pub fn write_atom(env: *mut ErlNifEnv, term: ErlNifTerm, text: &mut BoundedText) {
     let mut buf = [0u8; ATOM_BUF];
     // SAFETY: `buf` holds ATOM_BUF bytes; the VM writes at most that many.
     let len = unsafe {
@@ -29,43 +29,43 @@ pub fn write_atom(env: *mut ErlNifEnv, term: ErlNifTerm, sink: &mut Sink) {
         )
     };
     match usize::try_from(len) {
-        Ok(len) if len > 0 => write_name(buf.get(..len - 1).unwrap_or(&[]), sink),
-        _ => write_leaf(term, sink),
+        Ok(len) if len > 0 => write_name(buf.get(..len - 1).unwrap_or(&[]), text),
+        _ => write_leaf(term, text),
     }
 }
 
 /// `name` in Latin-1.
-fn write_name(name: &[u8], sink: &mut Sink) {
+fn write_name(name: &[u8], text: &mut BoundedText) {
     if name.is_empty() {
-        sink.put(b"''");
+        text.put(b"''");
         return;
     }
     let quote = needs_quotes(name);
     if quote {
-        sink.byte(b'\'');
+        text.byte(b'\'');
     }
     for &c in name {
         match c {
-            b'\'' => sink.put(b"\\'"),
-            b'\\' => sink.put(b"\\\\"),
-            b'\n' => sink.put(b"\\n"),
-            0x0C => sink.put(b"\\f"),
-            b'\t' => sink.put(b"\\t"),
-            b'\r' => sink.put(b"\\r"),
-            0x08 => sink.put(b"\\b"),
-            0x0B => sink.put(b"\\v"),
-            0..=0x1F | 0x80..=0x9F => octal_escape(c, sink),
-            0xA0.. => sink.put(&[0xC0 | (c >> 6), 0x80 | (c & 0x3F)]),
-            _ => sink.byte(c),
+            b'\'' => text.put(b"\\'"),
+            b'\\' => text.put(b"\\\\"),
+            b'\n' => text.put(b"\\n"),
+            0x0C => text.put(b"\\f"),
+            b'\t' => text.put(b"\\t"),
+            b'\r' => text.put(b"\\r"),
+            0x08 => text.put(b"\\b"),
+            0x0B => text.put(b"\\v"),
+            0..=0x1F | 0x80..=0x9F => octal_escape(c, text),
+            0xA0.. => text.put(&[0xC0 | (c >> 6), 0x80 | (c & 0x3F)]),
+            _ => text.byte(c),
         }
     }
     if quote {
-        sink.byte(b'\'');
+        text.byte(b'\'');
     }
 }
 
-fn octal_escape(c: u8, sink: &mut Sink) {
-    sink.put(&[
+fn octal_escape(c: u8, text: &mut BoundedText) {
+    text.put(&[
         b'\\',
         b'0' + (c >> 6),
         b'0' + ((c >> 3) & 7),
@@ -98,9 +98,9 @@ mod tests {
 
     fn name_text(name: &[u8]) -> String {
         let mut out = Vec::new();
-        let mut sink = Sink::new(&mut out, 1024);
-        write_name(name, &mut sink);
-        sink.finish();
+        let mut text = BoundedText::new(&mut out, 1024);
+        write_name(name, &mut text);
+        text.finish();
         String::from_utf8(out).unwrap()
     }
 

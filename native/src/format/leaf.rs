@@ -2,7 +2,7 @@
 //! that one term. Its return value is not reliable when the text is cut,
 //! so the text's length is read from the buffer (up to its NUL).
 
-use super::sink::Sink;
+use super::bounded_text::BoundedText;
 use rustler::sys::ErlNifTerm;
 use std::ffi::c_char;
 use std::sync::OnceLock;
@@ -15,26 +15,26 @@ const IDENTIFIER_BUF: usize = 128;
 const LEAF_BUF: usize = 4096;
 
 /// Writes the `%T` text of a pid, port or reference.
-pub fn write_identifier(term: ErlNifTerm, sink: &mut Sink) {
-    snprintf(term, None, IDENTIFIER_BUF, sink);
+pub fn write_identifier(term: ErlNifTerm, text: &mut BoundedText) {
+    snprintf(term, None, IDENTIFIER_BUF, text);
 }
 
 /// Writes the `%T` text of one leaf term (what fits in the budget).
-pub fn write_leaf(term: ErlNifTerm, sink: &mut Sink) {
-    snprintf(term, None, LEAF_BUF, sink);
+pub fn write_leaf(term: ErlNifTerm, text: &mut BoundedText) {
+    snprintf(term, None, LEAF_BUF, text);
 }
 
 /// Writes a bitstring whose size is not a multiple of 8, which enif cannot
 /// read: the VM prints it with a precision, so that it stops after about
 /// as many elements as the budget has bytes left. Each element takes at
 /// least two bytes, so the VM's own cut mark never reaches the budget.
-pub fn write_bitstring(term: ErlNifTerm, sink: &mut Sink) {
-    let room = sink.room().min(1 << 20) + 64;
-    snprintf(term, Some(room as i32), room, sink);
+pub fn write_bitstring(term: ErlNifTerm, text: &mut BoundedText) {
+    let room = text.room().min(1 << 20) + 64;
+    snprintf(term, Some(room as i32), room, text);
 }
 
-fn snprintf(term: ErlNifTerm, precision: Option<i32>, len: usize, sink: &mut Sink) {
-    sink.put_with(len, |buf, len| {
+fn snprintf(term: ErlNifTerm, precision: Option<i32>, len: usize, text: &mut BoundedText) {
+    text.put_with(len, |buf, len| {
         // SAFETY: reads the runtime's function table, set before any NIF runs.
         let print = unsafe { rustler::sys::get_enif_snprintf() };
         let ptr = buf.cast::<c_char>();
@@ -52,13 +52,13 @@ fn snprintf(term: ErlNifTerm, precision: Option<i32>, len: usize, sink: &mut Sin
 /// Writes an integer the enif API could not read as 64 bits.
 ///
 /// The VM converts bignums to decimal in time quadratic in their size
-/// (about 60 us for 4096 bits, 2.7 ms for 20,000 bits), so only those below
+/// (the largest take seconds), so only those below
 /// 2^4096 (at most 1234 characters) are written, up to the cut. A larger
 /// one is not converted at all: the text is cut (`...`) just before it. Its
 /// magnitude is known from one `enif_compare` with 2^4096 (sizes first).
-pub fn write_bignum(term: ErlNifTerm, sink: &mut Sink) {
+pub fn write_bignum(term: ErlNifTerm, text: &mut BoundedText) {
     let Some(limit) = big_limit() else {
-        sink.stop();
+        text.stop();
         return;
     };
     // SAFETY: comparing valid terms.
@@ -67,9 +67,9 @@ pub fn write_bignum(term: ErlNifTerm, sink: &mut Sink) {
             && rustler::sys::enif_compare(term, limit.neg) > 0
     };
     if small {
-        snprintf(term, None, BIG_TEXT_BUF, sink);
+        snprintf(term, None, BIG_TEXT_BUF, text);
     } else {
-        sink.stop();
+        text.stop();
     }
 }
 

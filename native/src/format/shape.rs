@@ -12,79 +12,91 @@
 //! - funs: `<fun>`; anything else that is not a container, atom or
 //!   identifier: `<term>`
 
-use super::sink::Sink;
-use super::walk::{decimal, list_char, DECIMAL_MAX};
-use crate::enif::{is_empty_list, list_cell};
+use super::bounded_text::BoundedText;
+use super::printable::{list_char, Lists};
+use crate::decimal::{decimal, DECIMAL_MAX};
 use rustler::sys::{ErlNifEnv, ErlNifTerm};
 
-pub fn write_integer(env: *mut ErlNifEnv, term: ErlNifTerm, sink: &mut Sink) {
+/// An integer read through enif.
+pub fn write_integer(env: *mut ErlNifEnv, term: ErlNifTerm, text: &mut BoundedText) {
     let (mut small, mut unsigned) = (0i64, 0u64);
     // SAFETY: out-pointers to locals.
     let magnitude = if unsafe { rustler::sys::enif_get_int64(env, term, &mut small) } != 0 {
         small.unsigned_abs()
+    // SAFETY: as above.
     } else if unsafe { rustler::sys::enif_get_uint64(env, term, &mut unsigned) } != 0 {
         unsigned
     } else {
-        sink.put(b"<bigint>");
+        text.put(b"<bigint>");
         return;
     };
+    write_magnitude(magnitude, text);
+}
+
+/// A small integer, read from its word.
+#[inline]
+pub fn write_small(n: i64, text: &mut BoundedText) {
+    write_magnitude(n.unsigned_abs(), text);
+}
+
+fn write_magnitude(magnitude: u64, text: &mut BoundedText) {
     let digits = decimal(magnitude, &mut [0; DECIMAL_MAX]).len();
-    sink.put(b"<int:");
-    sink.put(decimal(digits as u64, &mut [0; DECIMAL_MAX]));
-    sink.byte(b'>');
+    text.put(b"<int:");
+    text.put(decimal(digits as u64, &mut [0; DECIMAL_MAX]));
+    text.byte(b'>');
 }
 
-pub fn write_float(sink: &mut Sink) {
-    sink.put(b"<float>");
+pub fn write_float(text: &mut BoundedText) {
+    text.put(b"<float>");
 }
 
-pub fn write_fun(sink: &mut Sink) {
-    sink.put(b"<fun>");
+pub fn write_fun(text: &mut BoundedText) {
+    text.put(b"<fun>");
 }
 
-pub fn write_other(sink: &mut Sink) {
-    sink.put(b"<term>");
+pub fn write_other(text: &mut BoundedText) {
+    text.put(b"<term>");
 }
 
 /// A binary's shape, from its size in bytes.
-pub fn write_binary_size(size: usize, sink: &mut Sink) {
-    sink.put(b"<<_:");
-    sink.put(decimal(size as u64, &mut [0; DECIMAL_MAX]));
-    sink.put(b"/binary>>");
+pub fn write_binary_size(size: usize, text: &mut BoundedText) {
+    text.put(b"<<_:");
+    text.put(decimal(size as u64, &mut [0; DECIMAL_MAX]));
+    text.put(b"/binary>>");
 }
 
 /// Writes the list `list`, whose first element `head` is a printable
 /// character, as a string's shape if it is one, and returns true; false
 /// (nothing written) if it is not a printable list. Looks at no more
-/// elements than the sink's scan allowance (at least the first).
-pub fn write_string(env: *mut ErlNifEnv, list: ErlNifTerm, sink: &mut Sink) -> bool {
-    let limit = sink.scan_bound().min(sink.scan_left().saturating_add(1));
+/// elements than the text's scan allowance (at least the first).
+pub fn write_string(lists: &Lists, list: usize, text: &mut BoundedText) -> bool {
+    let limit = text.scan_bound().min(text.scan_left().saturating_add(1));
     let mut seen = 0usize;
     let mut rest = list;
     let string = loop {
-        if is_empty_list(env, rest) {
+        if lists.is_empty(rest) {
             break seen > 0;
         }
         if seen >= limit {
             break true;
         }
-        match list_cell(env, rest) {
-            Some((elem, next)) if list_char(env, elem).is_some() => {
+        match lists.cell(rest) {
+            Some((elem, next)) if list_char(elem).is_some() => {
                 seen += 1;
                 rest = next;
             }
             _ => break false,
         }
     };
-    sink.spend_scan(seen);
+    text.spend_scan(seen);
     if !string {
         return false;
     }
-    sink.put(b"<string:");
-    if !is_empty_list(env, rest) {
-        sink.byte(b'>');
+    text.put(b"<string:");
+    if !lists.is_empty(rest) {
+        text.byte(b'>');
     }
-    sink.put(decimal(seen as u64, &mut [0; DECIMAL_MAX]));
-    sink.byte(b'>');
+    text.put(decimal(seen as u64, &mut [0; DECIMAL_MAX]));
+    text.byte(b'>');
     true
 }

@@ -3,8 +3,9 @@
 //! The text is written to a per-thread buffer and dropped, so the work is
 //! bounded by the limit exactly as for `full`.
 
-use super::field::{write, Redact};
-use super::walk::{decimal, DECIMAL_MAX};
+use super::payload::Redact;
+use super::walk::write;
+use crate::decimal::{decimal, DECIMAL_MAX};
 use rustler::sys::{ErlNifEnv, ErlNifTerm};
 use std::cell::RefCell;
 

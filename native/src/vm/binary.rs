@@ -1,8 +1,8 @@
 //! The bytes of a binary, read in place.
 //!
-//! A message is often a binary, and `enif_inspect_binary` costs about 80
-//! instructions a call (it handles sub-binaries at any bit offset, and
-//! writable ones), against about 10 to read the common forms directly.
+//! A message is often a binary, and `enif_inspect_binary` costs several
+//! times what reading the common forms directly costs (it handles
+//! sub-binaries at any bit offset, and writable ones).
 //! The VM lays a binary out in one of two ways, each the same for every
 //! release of its era (ERTS's `erl_binary.h`, then `erl_bits.h`):
 //!
@@ -21,7 +21,8 @@
 //! OTP 26, a writable binary, a bitstring, another layout) answers
 //! `None`, and the caller asks enif: slower, never wrong.
 
-use crate::{boxed, term_word};
+use super::enif::inspect_binary;
+use super::word::{boxed, term_word};
 use rustler::sys::{ErlNifEnv, ErlNifTerm};
 use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
 
@@ -52,7 +53,7 @@ const SUB_BITS_FLAGS: usize = 0b11;
 
 /// What the learned layout needs to read a binary.
 #[derive(Clone, Copy)]
-struct Known {
+pub struct Known {
     layout: Layout,
     heap_tag: usize,
     off_heap_header: usize,
@@ -66,7 +67,15 @@ struct Known {
 /// 'a.
 #[inline]
 pub unsafe fn read<'a>(term: ErlNifTerm) -> Option<&'a [u8]> {
-    let known = Known {
+    // SAFETY: the caller's promise, passed on.
+    unsafe { read_known(known()?, term_word(term)) }
+}
+
+/// The layout as learned at load; `None` when binaries are not read in
+/// place.
+#[inline]
+pub fn known() -> Option<Known> {
+    Some(Known {
         layout: match LAYOUT.load(Ordering::Relaxed) {
             1 => Layout::ProcBin,
             2 => Layout::SubBits,
@@ -74,9 +83,17 @@ pub unsafe fn read<'a>(term: ErlNifTerm) -> Option<&'a [u8]> {
         },
         heap_tag: HEAP_TAG.load(Ordering::Relaxed),
         off_heap_header: OFF_HEAP_HEADER.load(Ordering::Relaxed),
-    };
+    })
+}
+
+/// `read` of a term's word, with the layout `known` gives.
+///
+/// # Safety
+/// As for `read`: `word` must be a live term's word.
+#[inline(always)]
+pub unsafe fn read_known<'a>(known: Known, word: usize) -> Option<&'a [u8]> {
     // SAFETY: the caller's promise, passed on.
-    let (data, len) = unsafe { read_with(known, term_word(term)) }?;
+    let (data, len) = unsafe { read_with(known, word) }?;
     if len == 0 {
         return Some(&[]);
     }
@@ -135,6 +152,18 @@ unsafe fn read_with(known: Known, word: usize) -> Option<(*const u8, usize)> {
         }
         _ => None,
     }
+}
+
+/// The bytes of a binary: read in place when the form allows, else
+/// through `enif_inspect_binary`; `None` for a bitstring that is not
+/// whole bytes, and for anything else.
+///
+/// # Safety
+/// `term` must be a live term of `env`'s call, which outlives 'a.
+#[inline]
+pub unsafe fn bytes<'a>(env: *mut ErlNifEnv, term: ErlNifTerm) -> Option<&'a [u8]> {
+    // SAFETY: the caller's promise, passed on.
+    unsafe { read(term).or_else(|| inspect_binary(env, term)) }
 }
 
 /// Learns the layout from binaries the VM makes; called from the NIF's
@@ -207,7 +236,7 @@ fn new_binary(env: *mut ErlNifEnv, len: usize) -> Option<ErlNifTerm> {
 /// The address and size enif gives for `term`'s bytes.
 fn inspect(env: *mut ErlNifEnv, term: ErlNifTerm) -> Option<(*const u8, usize)> {
     // SAFETY: `term` is a term of `env`, and the slice is not kept.
-    unsafe { crate::enif::inspect_binary(env, term) }.map(|bytes| (bytes.as_ptr(), bytes.len()))
+    unsafe { inspect_binary(env, term) }.map(|bytes| (bytes.as_ptr(), bytes.len()))
 }
 
 /// The same bytes: the same size, and the same address unless empty.
@@ -238,7 +267,7 @@ mod tests {
     fn read_obj(known: Known, words: &[usize]) -> Option<(*const u8, usize)> {
         // SAFETY: `words` is a live object whose header's arity is at most
         // its length less one (each test builds it so).
-        unsafe { read_with(known, words.as_ptr() as usize + crate::BOXED) }
+        unsafe { read_with(known, words.as_ptr() as usize + crate::vm::word::BOXED) }
     }
 
     #[test]

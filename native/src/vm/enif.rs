@@ -1,10 +1,37 @@
-//! Raw term access shared by the term formatter and the field extraction:
-//! thin wrappers over the enif calls, on the raw terms and environment of
-//! the NIF call being served.
+//! Thin wrappers over the enif calls that read terms, on the raw terms
+//! and environment of the NIF call being served: what the layouts read in
+//! place fall back on, and what no layout here covers.
 
 use rustler::sys::{ErlNifBinary, ErlNifEnv, ErlNifTerm};
 use std::ffi::c_int;
 use std::mem::MaybeUninit;
+
+// `enif_term_type` values (erl_nif.h); declared here as a plain int so that
+// a value this code does not know is not undefined behaviour.
+pub const TYPE_ATOM: c_int = 1;
+pub const TYPE_BITSTRING: c_int = 2;
+pub const TYPE_FLOAT: c_int = 3;
+pub const TYPE_FUN: c_int = 4;
+pub const TYPE_INTEGER: c_int = 5;
+pub const TYPE_LIST: c_int = 6;
+pub const TYPE_MAP: c_int = 7;
+pub const TYPE_PID: c_int = 8;
+pub const TYPE_PORT: c_int = 9;
+pub const TYPE_REFERENCE: c_int = 10;
+pub const TYPE_TUPLE: c_int = 11;
+
+extern "C" {
+    #[link_name = "enif_term_type"]
+    fn enif_term_type(env: *mut ErlNifEnv, term: ErlNifTerm) -> c_int;
+}
+
+/// The type of a term, one of the `TYPE_*` values (or one this code does
+/// not know).
+#[inline]
+pub fn term_type(env: *mut ErlNifEnv, term: ErlNifTerm) -> c_int {
+    // SAFETY: `term` is a term of `env`.
+    unsafe { enif_term_type(env, term) }
+}
 
 /// The head and tail of a list cell; `None` for anything else.
 #[inline]

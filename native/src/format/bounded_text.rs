@@ -1,28 +1,48 @@
-//! The output buffer with its byte budget.
+//! A text being written into the caller's buffer, with its byte budget.
 
 const ELLIPSIS: &[u8] = b"...";
+
+/// Room kept past the writable index: a short copy or a cached text's
+/// block is written whole there without a capacity check.
+const SLACK: usize = 64;
+
+/// The largest budget whose whole room is reserved up front; a larger one
+/// (identifiers and atoms are never cut) grows as it is written.
+const RESERVED_MAX: usize = 1 << 17;
 
 /// Appends to the caller's buffer until the budget is spent. Once `full`,
 /// every write is ignored and the walk stops; `finish` then cuts the text
 /// to `max - 3` bytes on a character boundary and appends `...`.
-pub struct Sink<'a> {
+pub struct BoundedText<'a> {
     out: &'a mut Vec<u8>,
     start: usize,
     /// Index in `out` where the text must end at the latest.
     end: usize,
+    /// `end` while the text is not full, 0 once it is: a write that fits
+    /// is one comparison with it.
+    limit: usize,
+    /// Index in `out` up to which it has capacity for `SLACK` more bytes.
+    writable: usize,
     max: usize,
     full: bool,
     /// List elements `shape` may still look at to tell strings from lists.
     scan_left: usize,
 }
 
-impl<'a> Sink<'a> {
+impl<'a> BoundedText<'a> {
     pub fn new(out: &'a mut Vec<u8>, max: usize) -> Self {
         let start = out.len();
-        Sink {
+        let end = start.saturating_add(max.max(ELLIPSIS.len()));
+        // A buffer reused from event to event reserves nothing after the
+        // first: its capacity stays.
+        out.reserve(max.min(RESERVED_MAX).saturating_add(1 + SLACK));
+        let writable = out.capacity() - SLACK;
+        BoundedText {
             out,
             start,
-            end: start.saturating_add(max.max(ELLIPSIS.len())),
+            end,
+            limit: end,
+            writable,
             max,
             full: false,
             scan_left: max.saturating_mul(2),
@@ -64,8 +84,24 @@ impl<'a> Sink<'a> {
 
     /// Writes `bytes`; the first byte past the budget marks the text cut
     /// (one byte is kept past it so that `finish` knows a cut happened).
-    #[inline]
+    #[inline(always)]
     pub fn put(&mut self, bytes: &[u8]) {
+        let at = self.out.len();
+        if bytes.len() <= 16 && at + bytes.len() <= self.limit && at <= self.writable {
+            // SAFETY: `at` is within `writable`, so `out` has capacity for
+            // SLACK (more than 16) bytes after it.
+            unsafe { copy_short(bytes, self.out.as_mut_ptr().add(at)) };
+            // SAFETY: those bytes are written.
+            unsafe { self.out.set_len(at + bytes.len()) };
+            return;
+        }
+        self.put_slow(bytes);
+    }
+
+    /// `put` of a long text, or of one that does not fit in the budget or
+    /// the capacity left.
+    #[inline(never)]
+    fn put_slow(&mut self, bytes: &[u8]) {
         if self.full {
             return;
         }
@@ -74,34 +110,89 @@ impl<'a> Sink<'a> {
             self.out.extend_from_slice(bytes);
         } else {
             self.out.extend_from_slice(&bytes[..room + 1]);
-            self.full = true;
+            self.cut();
         }
+        self.writable = self.writable.max(self.out.capacity().saturating_sub(SLACK));
+    }
+
+    /// Marks the text full: nothing more is written.
+    fn cut(&mut self) {
+        self.full = true;
+        self.limit = 0;
     }
 
     /// Writes `parts` one after the other, as `put` would; when all of them
-    /// fit, with one room check and one reservation.
+    /// fit, with one room check and no capacity check.
     #[inline]
     pub fn put_parts<const N: usize>(&mut self, parts: [&[u8]; N]) {
         let len: usize = parts.iter().map(|part| part.len()).sum();
-        if self.full || len > self.room() {
+        let at = self.out.len();
+        if at + len > self.limit || at + len > self.writable + SLACK {
             parts.into_iter().for_each(|part| self.put(part));
             return;
         }
-        self.out.reserve(len);
-        parts
-            .into_iter()
-            .for_each(|part| self.out.extend_from_slice(part));
+        let mut to = at;
+        for part in parts {
+            // SAFETY: `out` has capacity for `len` bytes after `at` (within
+            // `writable + SLACK`); each part goes after the one before.
+            unsafe {
+                let dst = self.out.as_mut_ptr().add(to);
+                if part.len() <= 16 {
+                    copy_short(part, dst);
+                } else {
+                    std::ptr::copy_nonoverlapping(part.as_ptr(), dst, part.len());
+                }
+            }
+            to += part.len();
+        }
+        // SAFETY: the `len` bytes after `at` are written.
+        unsafe { self.out.set_len(at + len) };
     }
 
-    #[inline]
+    #[inline(always)]
     pub fn byte(&mut self, byte: u8) {
-        self.put(&[byte]);
+        let at = self.out.len();
+        if at < self.limit && at <= self.writable {
+            // SAFETY: `at` is within `writable`: `out` has capacity after it.
+            unsafe {
+                *self.out.as_mut_ptr().add(at) = byte;
+                self.out.set_len(at + 1);
+            }
+            return;
+        }
+        self.put_slow(&[byte]);
     }
 
-    /// Where the text ends now, for `rollback`; only while not full.
+    /// Writes the first `len` bytes of `block`, as `put` would; when they
+    /// fit, by copying the whole block (a fixed size: no call to memcpy)
+    /// and keeping `len` bytes of it.
+    #[inline(always)]
+    pub fn put_block<const N: usize>(&mut self, block: &[u8; N], len: usize) {
+        const { assert!(N <= SLACK) };
+        let at = self.out.len();
+        if len <= N && at + len <= self.limit && at <= self.writable {
+            // SAFETY: `at` is within `writable`, so `out` has capacity for
+            // SLACK >= N bytes after it; the whole block is copied there,
+            // and its first `len` bytes kept.
+            unsafe {
+                std::ptr::copy_nonoverlapping(block.as_ptr(), self.out.as_mut_ptr().add(at), N);
+                self.out.set_len(at + len);
+            }
+            return;
+        }
+        self.put_slow(&block[..len.min(N)]);
+    }
+
+    /// Where the text ends now, for `rollback` and `since`; only while not
+    /// full.
     #[inline]
     pub fn mark(&self) -> usize {
         self.out.len()
+    }
+
+    /// What was written since `mark`.
+    pub fn since(&self, mark: usize) -> &[u8] {
+        &self.out[mark.min(self.out.len())..]
     }
 
     /// Forgets everything written since `mark` (the text was not full
@@ -109,11 +200,12 @@ impl<'a> Sink<'a> {
     pub fn rollback(&mut self, mark: usize) {
         self.out.truncate(mark);
         self.full = false;
+        self.limit = self.end;
     }
 
     /// Stops the text here: what follows could not fit.
     pub fn stop(&mut self) {
-        self.full = true;
+        self.cut();
     }
 
     /// Lends `len` bytes of room at the end of the text to `fill`, which
@@ -147,8 +239,9 @@ impl<'a> Sink<'a> {
         // SAFETY: the first `keep` bytes of the room are initialised text.
         unsafe { self.out.set_len(at + keep) };
         if self.out.len() > self.end {
-            self.full = true;
+            self.cut();
         }
+        self.writable = self.writable.max(self.out.capacity().saturating_sub(SLACK));
     }
 
     /// Ends the text: a cut text loses its last bytes, back to a character
@@ -167,6 +260,36 @@ impl<'a> Sink<'a> {
     }
 }
 
+/// Copies `bytes`, at most 16 of them, to `dst` by a few overlapping word
+/// copies rather than a call to memcpy.
+///
+/// # Safety
+/// `dst` must be valid for writing `bytes.len()` bytes.
+#[inline(always)]
+unsafe fn copy_short(bytes: &[u8], dst: *mut u8) {
+    let (len, src) = (bytes.len(), bytes.as_ptr());
+    // SAFETY: every read is within `bytes` and every write within the
+    // `len` bytes at `dst` (the copies of a range overlap, never pass its
+    // ends); all `len` are written.
+    unsafe {
+        if len >= 8 {
+            let head = src.cast::<u64>().read_unaligned();
+            let tail = src.add(len - 8).cast::<u64>().read_unaligned();
+            dst.cast::<u64>().write_unaligned(head);
+            dst.add(len - 8).cast::<u64>().write_unaligned(tail);
+        } else if len >= 4 {
+            let head = src.cast::<u32>().read_unaligned();
+            let tail = src.add(len - 4).cast::<u32>().read_unaligned();
+            dst.cast::<u32>().write_unaligned(head);
+            dst.add(len - 4).cast::<u32>().write_unaligned(tail);
+        } else if len > 0 {
+            *dst = *src;
+            *dst.add(len / 2) = *src.add(len / 2);
+            *dst.add(len - 1) = *src.add(len - 1);
+        }
+    }
+}
+
 #[inline]
 fn is_continuation(byte: u8) -> bool {
     byte & 0xC0 == 0x80
@@ -176,11 +299,11 @@ fn is_continuation(byte: u8) -> bool {
 mod tests {
     use super::*;
 
-    fn written(max: usize, write: impl FnOnce(&mut Sink)) -> Vec<u8> {
+    fn written(max: usize, write: impl FnOnce(&mut BoundedText)) -> Vec<u8> {
         let mut out = b"prefix:".to_vec();
-        let mut sink = Sink::new(&mut out, max);
-        write(&mut sink);
-        sink.finish();
+        let mut text = BoundedText::new(&mut out, max);
+        write(&mut text);
+        text.finish();
         out.split_off(b"prefix:".len())
     }
 
@@ -228,7 +351,7 @@ mod tests {
         move |buf, len| {
             let bytes = text.to_bytes_with_nul();
             assert!(bytes.len() <= len);
-            // SAFETY: the sink lends `len` writable bytes at `buf`.
+            // SAFETY: the text lends `len` writable bytes at `buf`.
             unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), buf, bytes.len()) };
         }
     }
