@@ -50,6 +50,16 @@ echo "==> PropEr recompiled from $proper_ebin"
 
 echo "==> erlc (OTP $otp) +warnings_as_errors: src_erl, test, bench, examples"
 erlc +warnings_as_errors +debug_info +warn_missing_spec -o "$app/ebin" src_erl/*.erl
+# The application resource file, as rebar3 writes it: .app.src with the
+# modules filled in (application:ensure_all_started/1 reads it).
+erl -noshell -eval '
+    [Src, Ebin] = init:get_plain_arguments(),
+    {ok, [{application, App, Props}]} = file:consult(Src),
+    Mods = lists:sort([list_to_atom(filename:basename(F, ".beam"))
+                       || F <- filelib:wildcard(filename:join(Ebin, "*.beam"))]),
+    Out = filename:join(Ebin, atom_to_list(App) ++ ".app"),
+    ok = file:write_file(Out, io_lib:format("~p.~n", [{application, App, [{modules, Mods} | Props]}])),
+    halt().' -extra src_erl/dyntrace.app.src "$app/ebin"
 cp test/*.c "$app/test/"
 # compile:file keeps a source's absolute path in ?FILE, as rebar3 does (erlc
 # makes it relative): suites find files beside themselves from Common

@@ -511,7 +511,7 @@ t_application(_Config) ->
 %% @doc In a peer: the steps of t_application, and what each showed.
 application_steps() ->
     Loaded = whereis(dyntrace_node_names),
-    Started = application:ensure_all_started(dyntrace),
+    {ok, _} = Started = application:ensure_all_started(dyntrace),
     Children = maps:from_list([{Id, Pid} || {Id, Pid, _, _}
                                                 <- supervisor:which_children(dyntrace_sup)]),
     Announcer = whereis(dyntrace_node_names),
