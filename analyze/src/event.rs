@@ -3,6 +3,8 @@
 //! names are resolved once per event class into [`Slot`] positions, so a
 //! lookup per event is an array index.
 
+use crate::message::{Call, Shape};
+
 /// The trace provider whose events the analyses read.
 pub const PROVIDER: &str = "org_erlang_dyntrace";
 /// Payload fields passed per event (the contract's events have at most 11).
@@ -149,12 +151,25 @@ pub struct Event<'a> {
     pub node: u32,
     /// Payload fields in order.
     pub fields: &'a [Field<'a>],
+    /// What its message is to gen_server, when the decoding thread found
+    /// it ([`Shape::Unknown`] otherwise: [`Event::call`] parses the text).
+    pub shape: Shape,
 }
 
 impl<'a> Event<'a> {
     /// The contract's event kind, if it is one of ours.
     pub fn kind(&self) -> Option<Kind> {
         self.class.kind
+    }
+
+    /// Its message's parts, if the message is a gen_server call.
+    pub fn call(&self) -> Option<Call<'a>> {
+        self.shape.call(self.str(Slot::Message))
+    }
+
+    /// Its message's reference, if the message is a gen_server reply.
+    pub fn reply(&self) -> Option<&'a [u8]> {
+        self.shape.reply(self.str(Slot::Message))
     }
 
     /// A field by name (slow path: analyses use [`Event::str`]).
@@ -209,6 +224,7 @@ mod tests {
             vpid: -1,
             node: 0,
             fields: &fields,
+            shape: Shape::Unknown,
         };
         assert_eq!(ev.str(Slot::To), b"<0.2.0>");
         assert_eq!(ev.str(Slot::Pid), b"");

@@ -26,11 +26,14 @@
 
 use std::borrow::Cow;
 use std::collections::VecDeque;
+use std::io::Write;
 
 use rustc_hash::FxHashMap;
 
 use crate::analysis::ByText;
 use crate::event::{Event, Field, Kind, Slot, MAX_FIELDS};
+use crate::message::ShortText;
+pub use crate::message::{parse_call, parse_reply, reference, Call};
 use crate::table::{Cell, Table, Unit};
 
 /// The fields that name processes.
@@ -81,14 +84,14 @@ struct Node {
 
 /// An outstanding call's reply address.
 struct Alias {
-    caller: Box<[u8]>,
+    caller: ShortText,
 }
 
 /// An alias (a call's reference) of one node, as kept.
 #[derive(Hash, PartialEq, Eq, Clone)]
 struct AliasKey {
     node: u32,
-    reference: Box<[u8]>,
+    reference: ShortText,
 }
 
 /// An alias as an event holds it: looked up without a copy (it hashes as
@@ -146,64 +149,6 @@ pub fn parse_decimal(digits: &[u8]) -> Option<u64> {
         return None;
     }
     Some(digits.iter().fold(0, |n, d| n * 10 + u64::from(d - b'0')))
-}
-
-/// The reference inside a call's tag or a reply: `#Ref<...>` up to its `>`.
-pub fn reference(text: &[u8]) -> Option<&[u8]> {
-    let mut from = 0;
-    loop {
-        let start = from + text[from..].iter().position(|&b| b == b'#')?;
-        if text[start..].starts_with(b"#Ref<") {
-            let len = text[start..].iter().position(|&b| b == b'>')?;
-            return Some(&text[start..=start + len]);
-        }
-        from = start + 1;
-    }
-}
-
-const CALL_PREFIX: &[u8] = b"{'$gen_call',{";
-
-/// A gen_server call's message: `{'$gen_call',{From,Tag},Request}`.
-#[derive(Debug, PartialEq, Eq)]
-pub struct Call<'a> {
-    /// From's pid.
-    pub caller: &'a [u8],
-    /// The tag's reference; None when the text was cut before it.
-    pub reference: Option<&'a [u8]>,
-    /// The request's text.
-    pub request: &'a [u8],
-}
-
-/// A call's parts, if the message is a call.
-pub fn parse_call(message: &[u8]) -> Option<Call<'_>> {
-    let rest = message.strip_prefix(CALL_PREFIX)?;
-    let caller_end = rest.iter().position(|&b| b == b',').unwrap_or(rest.len());
-    let caller = &rest[..caller_end];
-    // From is a pid (no braces); the tag has no braces either.
-    let Some(close) = rest.iter().position(|&b| b == b'}') else {
-        return Some(Call {
-            caller,
-            reference: None,
-            request: b"",
-        });
-    };
-    let request = rest[close + 1..].strip_prefix(b",").unwrap_or(b"");
-    Some(Call {
-        caller,
-        reference: reference(&rest[..close]),
-        request: request.strip_suffix(b"}").unwrap_or(request),
-    })
-}
-
-/// A reply's reference: the message is `{#Ref<...>,...}` or
-/// `{[alias|#Ref<...>],...}`.
-pub fn parse_reply(message: &[u8]) -> Option<&[u8]> {
-    let rest = message.strip_prefix(b"{")?;
-    if rest.starts_with(b"#Ref<") || rest.starts_with(b"[alias|#Ref<") {
-        reference(rest)
-    } else {
-        None
-    }
 }
 
 /// `{Name,Node}` as its two texts.
@@ -308,7 +253,7 @@ impl Identity {
                     caller,
                     reference: Some(r),
                     ..
-                }) = parse_call(ev.str(Slot::Message))
+                }) = ev.call()
                 {
                     self.remember_alias(node, r, caller);
                 }
@@ -345,7 +290,7 @@ impl Identity {
         }
         let key = AliasKey {
             node,
-            reference: r.into(),
+            reference: ShortText::new(r),
         };
         while self.aliases.len() >= MAX_ALIASES {
             let Some(oldest) = self.alias_order.pop_front() else {
@@ -365,7 +310,7 @@ impl Identity {
         self.aliases.insert(
             key,
             Alias {
-                caller: caller.into(),
+                caller: ShortText::new(caller),
             },
         );
     }
@@ -452,7 +397,7 @@ impl Identity {
                 node,
                 reference: to,
             })?;
-            return Some(Cow::Borrowed(&alias.caller));
+            return Some(Cow::Borrowed(&alias.caller[..]));
         }
         if let Some((name, at)) = parse_remote_name(to) {
             let at = *self.node_name_ids.get(at)?;
@@ -595,8 +540,8 @@ impl Identity {
     pub fn qualify(&self, node: u32, pid: &[u8], out: &mut Vec<u8>) {
         out.extend_from_slice(pid);
         if self.keyed_by_vpid && pid.starts_with(b"<") {
-            out.push(b'@');
-            out.extend_from_slice(node.to_string().as_bytes());
+            // Written in place: no text of its own per pid.
+            let _ = write!(out, "@{node}");
         }
     }
 
@@ -706,6 +651,7 @@ impl Bounded<'_> {
 mod tests {
     use super::*;
     use crate::event::{EventClass, Field, PROVIDER};
+    use crate::message::Shape;
 
     fn event<'a>(class: &'a EventClass, fields: &'a [Field<'a>], vpid: i64) -> Event<'a> {
         Event {
@@ -715,6 +661,7 @@ mod tests {
             trace: 0,
             vpid,
             node: 0,
+            shape: Shape::Unknown,
             fields,
         }
     }

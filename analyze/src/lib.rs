@@ -7,6 +7,7 @@
 //! window, selection, live reordering, `--window`), [`analysis`] (one state
 //! machine per analysis and the registry of subcommands), [`cli`] (the
 //! options every analysis takes),
+//! [`message`] (gen_server's calls and replies in message texts),
 //! [`table`] (results as tables: text, JSON, histograms) and [`report`] (one
 //! self-contained web page of every analysis).
 
@@ -16,6 +17,7 @@ pub mod damage;
 pub mod event;
 pub mod identity;
 pub mod merge;
+pub mod message;
 pub mod reader;
 pub mod report;
 pub mod run;

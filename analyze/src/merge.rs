@@ -12,7 +12,8 @@ use std::path::{Path, PathBuf};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::thread::JoinHandle;
 
-use crate::event::{Event, EventClass, Field, Wanted, MAX_FIELDS};
+use crate::event::{Event, EventClass, Field, Kind, Slot, Wanted, MAX_FIELDS};
+use crate::message::Shape;
 use crate::reader::{class_of, Callbacks, Discarded, Graph, RawEvent, Step};
 
 /// Events per batch: each batch handed over may wake a sleeping thread,
@@ -39,12 +40,15 @@ enum Copied {
 #[derive(Clone, Copy)]
 struct CopiedEvent {
     ts_ns: i64,
-    cpu: i64,
+    /// CPU numbers and pids fit (-1 stands for unknown, as for the shim).
+    cpu: i32,
+    vpid: i32,
     class: u32,
     trace: u32,
-    vpid: i64,
     first: u32,
     n: u32,
+    /// Its message's shape, found here rather than by the merge's thread.
+    shape: Shape,
 }
 
 /// What a part sends: classes and traces first seen, then events.
@@ -73,11 +77,22 @@ impl Batch {
     }
 }
 
+/// How a part copies the events of one class.
+#[derive(Clone, Copy, Default)]
+struct Copying {
+    /// One of our provider's events.
+    ours: bool,
+    /// Its fields are wanted.
+    wanted: bool,
+    /// The message field's index, for a message event whose fields are
+    /// wanted: its [`Shape`] is found as it is copied.
+    message: Option<usize>,
+}
+
 /// A part's state in its thread, which the shim's callbacks write into.
 struct Collector {
-    /// Per class index of the part: one of our provider's events, and
-    /// whether its fields are wanted.
-    ours: Vec<(bool, bool)>,
+    /// Per class index of the part.
+    copying: Vec<Copying>,
     wanted: Wanted,
     batch: Batch,
     /// Views standing in for traces: (view, the trace's directory).
@@ -102,11 +117,19 @@ unsafe extern "C" fn copy_class(
     let c = unsafe { &mut *(ctx as *mut Collector) };
     let class = unsafe { class_of(name, n_fields, field_names) };
     let index = index as usize;
-    if c.ours.len() <= index {
-        c.ours.resize(index + 1, (false, false));
+    if c.copying.len() <= index {
+        c.copying.resize(index + 1, Copying::default());
     }
     let wanted = c.wanted.fields_of(&class);
-    c.ours[index] = (class.kind.is_some(), wanted);
+    let message = matches!(class.kind, Some(Kind::MessageSend | Kind::MessageReceive))
+        .then(|| class.slot_index(Slot::Message))
+        .flatten()
+        .filter(|_| wanted);
+    c.copying[index] = Copying {
+        ours: class.kind.is_some(),
+        wanted,
+        message,
+    };
     c.batch.classes.push((index as u32, class));
     c_int::from(wanted)
 }
@@ -116,11 +139,15 @@ unsafe extern "C" fn copy_event(ctx: *mut c_void, raw: *const RawEvent) {
     // valid until this function returns.
     let c = unsafe { &mut *(ctx as *mut Collector) };
     let raw = unsafe { &*raw };
-    let (ours, wanted) = c
-        .ours
+    let Copying {
+        ours,
+        wanted,
+        message,
+    } = c
+        .copying
         .get(raw.class_index as usize)
         .copied()
-        .unwrap_or((false, false));
+        .unwrap_or_default();
     if !ours {
         return;
     }
@@ -131,15 +158,20 @@ unsafe extern "C" fn copy_event(ctx: *mut c_void, raw: *const RawEvent) {
     } else {
         0
     };
+    let shape = match message.and_then(|i| fields[..n].get(i)) {
+        Some(Field::Str(text)) => Shape::of(text),
+        _ => Shape::Unknown,
+    };
     let b = &mut c.batch;
     b.events.push(CopiedEvent {
         ts_ns: raw.ts_ns,
-        cpu: raw.cpu,
+        cpu: i32::try_from(raw.cpu).unwrap_or(-1),
+        vpid: i32::try_from(raw.vpid).unwrap_or(-1),
         class: raw.class_index,
         trace: raw.trace,
-        vpid: raw.vpid,
         first: b.fields.len() as u32,
         n: n as u32,
+        shape,
     });
     for f in &fields[..n] {
         b.fields.push(match *f {
@@ -181,7 +213,7 @@ fn decode(
     spare: Receiver<Batch>,
 ) -> Graph {
     let mut c = Collector {
-        ours: Vec::new(),
+        copying: Vec::new(),
         wanted,
         batch: Batch::default(),
         renamed,
@@ -367,11 +399,12 @@ impl Merge {
             let event = Event {
                 class,
                 ts_ns: e.ts_ns,
-                cpu: e.cpu,
+                cpu: e.cpu.into(),
                 trace,
-                vpid: e.vpid,
+                vpid: e.vpid.into(),
                 node: trace,
                 fields: &fields[..e.n as usize],
+                shape: e.shape,
             };
             if !handler(&event) {
                 return Ok(Step::End);
@@ -402,5 +435,16 @@ impl Drop for Merge {
             // The graph is freed here, on the thread that built it.
             drop(thread.join());
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A copied event stays small: every event of a batch is one.
+    #[test]
+    fn copied_events_stay_small() {
+        assert!(std::mem::size_of::<CopiedEvent>() <= 48);
     }
 }

@@ -15,6 +15,7 @@ use std::path::{Path, PathBuf};
 use crate::damage::{check_stream, parse_index, DamagedStream, StreamCheck};
 use crate::event::{Event, EventClass, Field, Wanted, MAX_FIELDS};
 use crate::merge::Merge;
+use crate::message::Shape;
 
 #[repr(C)]
 struct RawField {
@@ -850,6 +851,7 @@ unsafe extern "C" fn on_event(ctx: *mut c_void, raw: *const RawEvent) {
         vpid: raw.vpid,
         node: raw.trace,
         fields: &fields[..n],
+        shape: Shape::Unknown,
     };
     let handler = &mut sink.handler;
     // A panic must not unwind into C: note it and stop at the end of the run.

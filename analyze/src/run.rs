@@ -11,7 +11,8 @@ use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::analysis::Analysis;
 use crate::event::{Event, EventClass, Field, Kind, Slot, Wanted, PROVIDER};
-use crate::identity::{is_identity_row, parse_call, parse_reply, Identity, PID_SLOTS};
+use crate::identity::{is_identity_row, Identity, PID_SLOTS};
+use crate::message::Shape;
 use crate::reader::{Reader, Source, Step};
 use crate::table::{windowed, Summary, Table};
 
@@ -103,9 +104,8 @@ impl Filter {
         if !self.selects_processes() {
             return true;
         }
-        let message = || ev.str(Slot::Message);
         if ev.kind() == Some(Kind::MessageReceive) {
-            if let Some(r) = parse_reply(message()) {
+            if let Some(r) = ev.reply() {
                 if calls.take(node, r) {
                     return true;
                 }
@@ -122,7 +122,7 @@ impl Filter {
         if target && ev.kind() == Some(Kind::MessageSend) {
             // A call to a selected server: its reply's receive is the
             // caller's side of it.
-            if let Some(r) = parse_call(message()).and_then(|c| c.reference) {
+            if let Some(r) = ev.call().and_then(|c| c.reference) {
                 calls.put(node, r);
             }
         }
@@ -847,6 +847,7 @@ impl Reorder {
             vpid: h.vpid,
             node: h.trace,
             fields: &fields,
+            shape: Shape::Unknown,
         });
     }
 }

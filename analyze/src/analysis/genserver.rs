@@ -17,7 +17,8 @@ use rustc_hash::FxHashMap;
 
 use super::{duration_cells, duration_columns, Analysis, Registered};
 use crate::event::{Event, Kind, Slot};
-use crate::identity::{parse_call, parse_reply, Call, Identity};
+use crate::identity::Identity;
+use crate::message::{Call, ShortText};
 use crate::stats::Durations;
 use crate::table::{col, Cell, Summary, Table, Unit};
 
@@ -125,7 +126,7 @@ impl Registered for GenServer {
 pub struct GenServer {
     rows: Vec<Row>,
     row_ids: hashbrown::HashMap<RowKey, usize, rustc_hash::FxBuildHasher>,
-    pending: FxHashMap<Box<[u8]>, Pending>,
+    pending: FxHashMap<ShortText, Pending>,
     slowest: usize,
     slow: BinaryHeap<Reverse<Slow>>,
 }
@@ -179,12 +180,11 @@ impl GenServer {
     }
 
     fn send(&mut self, ev: &Event) {
-        let message = ev.str(Slot::Message);
         if let Some(Call {
             caller,
             reference: key,
             request,
-        }) = parse_call(message)
+        }) = ev.call()
         {
             let name = if key.is_some() {
                 request_name(request)
@@ -207,13 +207,13 @@ impl GenServer {
                         server_ns: None,
                         detail,
                     };
-                    if let Some(old) = self.pending.insert(key.into(), call) {
+                    if let Some(old) = self.pending.insert(ShortText::new(key), call) {
                         self.rows[old.row].unmatched += 1;
                     }
                 }
                 _ => self.rows[row].unmatched += 1,
             }
-        } else if let Some(key) = parse_reply(message) {
+        } else if let Some(key) = ev.reply() {
             if let Some(p) = self.pending.get_mut(key) {
                 if let Some(received) = p.server_received_ns {
                     let ns = ev.ts_ns.saturating_sub(received).max(0) as u64;
@@ -225,12 +225,11 @@ impl GenServer {
     }
 
     fn receive(&mut self, ev: &Event) {
-        let message = ev.str(Slot::Message);
-        if let Some(key) = parse_call(message).and_then(|c| c.reference) {
+        if let Some(key) = ev.call().and_then(|c| c.reference) {
             if let Some(p) = self.pending.get_mut(key) {
                 p.server_received_ns.get_or_insert(ev.ts_ns);
             }
-        } else if let Some(key) = parse_reply(message) {
+        } else if let Some(key) = ev.reply() {
             if let Some(p) = self.pending.remove(key) {
                 let ns = ev.ts_ns.saturating_sub(p.sent_ns).max(0) as u64;
                 self.rows[p.row].caller.record(ns);
@@ -372,6 +371,7 @@ impl Analysis for GenServer {
 mod tests {
     use super::*;
     use crate::analysis::testing::Script;
+    use crate::message::{parse_call, parse_reply};
 
     #[test]
     fn texts_parse_as_otp_writes_them() {

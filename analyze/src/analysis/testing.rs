@@ -3,6 +3,7 @@
 use super::Analysis;
 use crate::event::{Event, EventClass, Field, Kind, PROVIDER};
 use crate::identity::Identity;
+use crate::message::Shape;
 
 enum Value {
     Str(String),
@@ -234,6 +235,7 @@ impl Script {
                 vpid: *vpid,
                 node: *trace,
                 fields: &values,
+                shape: Shape::Unknown,
             });
         }
     }

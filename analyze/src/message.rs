@@ -1,0 +1,267 @@
+//! gen_server's messages as texts: a call `{'$gen_call',{From,Tag},Request}`
+//! and its reply `{Tag,Reply}`, paired by the tag's reference. A message's
+//! [`Shape`] (what it is, and where its parts are) is found once, by the
+//! thread that decodes it, so that the identity layer and the analyses
+//! that read it in order do not scan its text again.
+
+/// The reference inside a call's tag or a reply: `#Ref<...>` up to its `>`.
+pub fn reference(text: &[u8]) -> Option<&[u8]> {
+    let mut from = 0;
+    loop {
+        let start = from + text[from..].iter().position(|&b| b == b'#')?;
+        if text[start..].starts_with(b"#Ref<") {
+            let len = text[start..].iter().position(|&b| b == b'>')?;
+            return Some(&text[start..=start + len]);
+        }
+        from = start + 1;
+    }
+}
+
+const CALL_PREFIX: &[u8] = b"{'$gen_call',{";
+
+/// A gen_server call's message: `{'$gen_call',{From,Tag},Request}`.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Call<'a> {
+    /// From's pid.
+    pub caller: &'a [u8],
+    /// The tag's reference; None when the text was cut before it.
+    pub reference: Option<&'a [u8]>,
+    /// The request's text.
+    pub request: &'a [u8],
+}
+
+/// A call's parts, if the message is a call.
+pub fn parse_call(message: &[u8]) -> Option<Call<'_>> {
+    let rest = message.strip_prefix(CALL_PREFIX)?;
+    let caller_end = rest.iter().position(|&b| b == b',').unwrap_or(rest.len());
+    let caller = &rest[..caller_end];
+    // From is a pid (no braces); the tag has no braces either.
+    let Some(close) = rest.iter().position(|&b| b == b'}') else {
+        return Some(Call {
+            caller,
+            reference: None,
+            request: b"",
+        });
+    };
+    let request = rest[close + 1..].strip_prefix(b",").unwrap_or(b"");
+    Some(Call {
+        caller,
+        reference: reference(&rest[..close]),
+        request: request.strip_suffix(b"}").unwrap_or(request),
+    })
+}
+
+/// A reply's reference: the message is `{#Ref<...>,...}` or
+/// `{[alias|#Ref<...>],...}`.
+pub fn parse_reply(message: &[u8]) -> Option<&[u8]> {
+    let rest = message.strip_prefix(b"{")?;
+    if rest.starts_with(b"#Ref<") || rest.starts_with(b"[alias|#Ref<") {
+        reference(rest)
+    } else {
+        None
+    }
+}
+
+/// Bytes of a [`ShortText`] kept in place.
+const INLINE: usize = 46;
+
+/// A short text (a reference, a pid) kept without an allocation of its
+/// own; longer ones are boxed. Hashes and compares as its bytes, so a map
+/// keyed by it is searched with a `&[u8]`.
+#[derive(Clone)]
+pub enum ShortText {
+    /// Its length and bytes.
+    Inline(u8, [u8; INLINE]),
+    /// A text longer than [`INLINE`] bytes.
+    Boxed(Box<[u8]>),
+}
+
+impl ShortText {
+    /// `text`, kept.
+    pub fn new(text: &[u8]) -> ShortText {
+        if text.len() <= INLINE {
+            let mut bytes = [0; INLINE];
+            bytes[..text.len()].copy_from_slice(text);
+            ShortText::Inline(text.len() as u8, bytes)
+        } else {
+            ShortText::Boxed(text.into())
+        }
+    }
+}
+
+impl std::ops::Deref for ShortText {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match self {
+            ShortText::Inline(len, bytes) => &bytes[..usize::from(*len)],
+            ShortText::Boxed(text) => text,
+        }
+    }
+}
+
+impl std::borrow::Borrow<[u8]> for ShortText {
+    fn borrow(&self) -> &[u8] {
+        self
+    }
+}
+
+impl PartialEq for ShortText {
+    fn eq(&self, other: &ShortText) -> bool {
+        **self == **other
+    }
+}
+
+impl Eq for ShortText {}
+
+impl std::hash::Hash for ShortText {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        (**self).hash(state);
+    }
+}
+
+/// A part of a message: its start and end in the text (a longer text's
+/// shape is [`Shape::Unknown`]: kept small, shapes travel with every event
+/// between threads).
+type Span = (u16, u16);
+
+/// What a message's text is to gen_server, with its parts' places, so
+/// that its parts are read without scanning it again.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Shape {
+    /// Not looked at yet: [`Shape::call`] and [`Shape::reply`] parse the
+    /// text.
+    #[default]
+    Unknown,
+    /// Neither a call nor a reply.
+    Neither,
+    /// A call: see [`Call`].
+    Call {
+        caller: Span,
+        reference: Option<Span>,
+        request: Span,
+    },
+    /// A reply: its reference.
+    Reply(Span),
+}
+
+/// Where `part` is in `text`: a subslice of it, or empty (the parsers
+/// answer an empty part that is not one); None for anything else.
+fn span(text: &[u8], part: &[u8]) -> Option<Span> {
+    if part.is_empty() {
+        return Some((0, 0));
+    }
+    let start = (part.as_ptr() as usize).wrapping_sub(text.as_ptr() as usize);
+    let end = start.checked_add(part.len()).filter(|&e| e <= text.len())?;
+    Some((u16::try_from(start).ok()?, u16::try_from(end).ok()?))
+}
+
+fn at(text: &[u8], (start, end): Span) -> &[u8] {
+    &text[start as usize..end as usize]
+}
+
+impl Shape {
+    /// The shape of `message`, a message's text.
+    pub fn of(message: &[u8]) -> Shape {
+        if u16::try_from(message.len()).is_err() {
+            return Shape::Unknown;
+        }
+        let shape = if let Some(c) = parse_call(message) {
+            (|| {
+                Some(Shape::Call {
+                    caller: span(message, c.caller)?,
+                    reference: match c.reference {
+                        Some(r) => Some(span(message, r)?),
+                        None => None,
+                    },
+                    request: span(message, c.request)?,
+                })
+            })()
+        } else {
+            match parse_reply(message) {
+                Some(r) => span(message, r).map(Shape::Reply),
+                None => Some(Shape::Neither),
+            }
+        };
+        shape.unwrap_or(Shape::Unknown)
+    }
+
+    /// The call's parts, if `message` (the text this shape is of) is a
+    /// call.
+    pub fn call<'a>(&self, message: &'a [u8]) -> Option<Call<'a>> {
+        match *self {
+            Shape::Unknown => parse_call(message),
+            Shape::Call {
+                caller,
+                reference,
+                request,
+            } => Some(Call {
+                caller: at(message, caller),
+                reference: reference.map(|r| at(message, r)),
+                request: at(message, request),
+            }),
+            _ => None,
+        }
+    }
+
+    /// The reply's reference, if `message` (the text this shape is of) is
+    /// a reply.
+    pub fn reply<'a>(&self, message: &'a [u8]) -> Option<&'a [u8]> {
+        match *self {
+            Shape::Unknown => parse_reply(message),
+            Shape::Reply(r) => Some(at(message, r)),
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A shape found once reads the same parts as parsing the text.
+    #[test]
+    fn shapes_read_as_the_text_parses() {
+        for text in [
+            &b"{'$gen_call',{<0.90.0>,[alias|#Ref<0.1.2.3>]},{get,k}}"[..],
+            b"{'$gen_call',{<0.90.0>,#Ref<0.1.2.3>},stop}",
+            b"{'$gen_call',{<0.90.0>,[alias|#Ref<0.1...",
+            b"{'$gen_call',{<0.9",
+            b"{[alias|#Ref<0.1.2.3>],ok}",
+            b"{#Ref<0.1.2.3>,{ok,1}}",
+            b"{ok,#Ref<0.1.2.3>}",
+            b"hello",
+            b"",
+        ] {
+            let shape = Shape::of(text);
+            assert_ne!(shape, Shape::Unknown);
+            assert_eq!(shape.call(text), parse_call(text));
+            assert_eq!(shape.reply(text), parse_reply(text));
+            assert_eq!(Shape::Unknown.call(text), parse_call(text));
+            assert_eq!(Shape::Unknown.reply(text), parse_reply(text));
+        }
+        assert!(matches!(Shape::of(b"{#Ref<0.1.2.3>,ok}"), Shape::Reply(_)));
+        assert_eq!(Shape::of(b"{ok}"), Shape::Neither);
+        let long = [b"{#Ref<0.1.2.3>,".as_slice(), &[b'x'; 70_000], b"}"].concat();
+        assert_eq!(Shape::of(&long), Shape::Unknown);
+        assert_eq!(Shape::Unknown.reply(&long), Some(&b"#Ref<0.1.2.3>"[..]));
+    }
+
+    /// Short texts and long ones are found by their bytes alike.
+    #[test]
+    fn short_texts_are_keys_by_their_bytes() {
+        let mut map = rustc_hash::FxHashMap::default();
+        let long = [b'#'; 100];
+        for text in [&b"#Ref<0.2924736532.3372285953.37581>"[..], &long, b""] {
+            map.insert(ShortText::new(text), text.len());
+        }
+        assert!(matches!(ShortText::new(&long), ShortText::Boxed(_)));
+        assert_eq!(&*ShortText::new(&long), &long[..]);
+        assert_eq!(
+            map.get(&b"#Ref<0.2924736532.3372285953.37581>"[..]),
+            Some(&35)
+        );
+        assert_eq!(map.get(&long[..]), Some(&100));
+        assert_eq!(map.get(&b""[..]), Some(&0));
+        assert_eq!(map.get(&b"#Ref<0.2924736532.3372285953.3758>"[..]), None);
+    }
+}
