@@ -24,6 +24,13 @@ mount -t tmpfs tmpfs /dev/shm
 LTTNG_HOME=$(mktemp -d /tmp/dyntrace-isolated.XXXXXX)
 export LTTNG_HOME
 trap 'rm -rf "$LTTNG_HOME"' EXIT
+# Traces of this run in a directory of its own: runs in other PID
+# namespaces have the same pids, and would write and remove the same
+# names under a shared one.
+if [ -z "${DYNTRACE_TRACE_DIR:-}" ]; then
+    DYNTRACE_TRACE_DIR=$(mktemp -d /tmp/dyntrace-test-traces.XXXXXX)
+    export DYNTRACE_TRACE_DIR
+fi
 
 # A daemon drops an application that leaves a command unanswered for
 # LTTNG_APP_SOCKET_TIMEOUT seconds (5 by default), and the node is then

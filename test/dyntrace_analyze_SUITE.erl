@@ -10,7 +10,8 @@
 
 -export([all/0, suite/0, init_per_suite/1, end_per_suite/1,
          init_per_testcase/2, end_per_testcase/2]).
--export([t_calls_planted_slow_path/1,
+-export([t_exceptions/1,
+         t_calls_planted_slow_path/1,
          t_python_reference_agrees/1,
          t_gc_pairs/1,
          t_latency_pairs_sends/1,
@@ -21,7 +22,7 @@
          t_discarded/1,
          t_bad_input/1]).
 %% The traced workload; a gen_server's callbacks.
--export([slow_path/1, fast_path/1, serve/1]).
+-export([slow_path/1, fast_path/1, serve/1, raise/1]).
 -export([init/1, handle_call/3, handle_cast/2]).
 
 -define(SLOW_MS, 8).
@@ -41,6 +42,7 @@ all() ->
      t_probes,
      t_live,
      t_discarded,
+     t_exceptions,
      t_bad_input].
 
 init_per_suite(Config) ->
@@ -215,6 +217,34 @@ t_gc_pairs(Config) ->
     ?assertEqual(#{<<"minor">> => Minor, <<"major">> => Major},
                  maps:from_list([{maps:get(<<"kind">>, R), maps:get(<<"count">>, R)} || R <- Mine])),
     lttng_session:destroy(S).
+
+%% `exceptions' on a recording of planted raises: 30 errors in one
+%% process, 12 throws over two others, and returns that raise nothing;
+%% each location and class counted exactly, with its processes.
+t_exceptions(Config) ->
+    {ok, H} = dyntrace:record([{calls, {?MODULE, raise, 1}, #{exception => true}}],
+                              #{wait => false, duration => 120000}),
+    Run = fun(Class, N) ->
+                  {Pid, Ref} = spawn_monitor(fun() -> [catch ?MODULE:raise(Class) || _ <- lists:seq(1, N)] end),
+                  receive {'DOWN', Ref, process, Pid, _} -> Pid end
+          end,
+    Erring = Run(error, 30),
+    _ = [Run(throw, 6) || _ <- [1, 2]],
+    _ = Run(none, 5),
+    {ok, Dir} = dyntrace:stop(H),
+    Out = analyze_ok(Config, ["exceptions", "--json", Dir]),
+    Rows = [{maps:get(<<"entry">>, R), maps:get(<<"class">>, R), maps:get(<<"count">>, R),
+             maps:get(<<"processes">>, R)} || R <- maps:get(<<"exceptions">>, Out)],
+    Entry = iolist_to_binary(io_lib:format("~p:raise/1", [?MODULE])),
+    ?assertEqual([{Entry, <<"error">>, 30, 1}, {Entry, <<"throw">>, 12, 2}], Rows),
+    [Error | _] = maps:get(<<"exceptions">>, Out),
+    ?assertEqual(pid_bin(Erring), maps:get(<<"last_pid">>, Error)).
+
+%% @doc Raises an exception of `Class' (none: returns).
+-spec raise(error | throw | none) -> ok.
+raise(error) -> error(planted);
+raise(throw) -> throw(planted);
+raise(none) -> ok.
 
 gc_pairs([], _Start, _End, _Open, N) -> N;
 gc_pairs([Start | Rest], Start, End, _, N) -> gc_pairs(Rest, Start, End, open, N);

@@ -44,6 +44,7 @@ registry! {
     probes::Probes,
     profile::Profile,
     memory::Memory,
+    exceptions::Exceptions,
 }
 
 /// A streaming analysis.
