@@ -56,6 +56,17 @@ pub fn write_float(env: *mut ErlNifEnv, term: ErlNifTerm, text: &mut BoundedText
     text.put(digits);
 }
 
+/// A small integer's digits: one digit in line, the others by
+/// `write_decimal`.
+#[inline(always)]
+pub fn write_small(n: i64, text: &mut BoundedText) {
+    if (0..10).contains(&n) {
+        text.byte(b'0' + n as u8);
+    } else {
+        write_decimal(n < 0, n.unsigned_abs(), text);
+    }
+}
+
 /// `n`, after a `-` when `negative`.
 #[inline]
 pub fn write_decimal(negative: bool, n: u64, text: &mut BoundedText) {
