@@ -396,6 +396,11 @@ fn start(
         Kind::Cons(head, tail) if walk.shape => {
             shape_list_start(walk, term, head, tail, text, frames, leaves)
         }
+        // A list whose head is no character is no string: opened here.
+        Kind::Cons(head, tail) if list_char(head).is_none() => {
+            text.byte(b'[');
+            list_from(walk, head, tail, text, frames, leaves)
+        }
         Kind::Cons(head, tail) => list_start(walk, term, head, tail, text, frames, leaves),
         Kind::Tuple(elems) => tuple_start(walk, elems, text, frames, leaves),
         Kind::Map(small) => {
@@ -953,6 +958,7 @@ fn list_after(
 
 /// A list's end, `tail` not a cell: `]`, or `|`, the improper tail and
 /// `]`; a tail that is a container is answered, with a frame for `]`.
+#[inline(always)]
 fn list_end(
     walk: &Walk,
     tail: usize,
