@@ -427,7 +427,9 @@ parse(Bin) ->
 
 parse([], _, Acc) -> Acc;
 parse([Line | Rest], Cur, Acc) ->
-    case re:run(Line, "^\\s*([0-9,]+) \\([ 0-9.]+%\\)\\s+([*>])\\s+(\\S+?)(?: \\(([0-9,]+)x\\))? \\[",
+    %% Names may hold spaces (C++ signatures): a `*' line must start a
+    %% block, or the calls after it would count as the block before's.
+    case re:run(Line, "^\\s*([0-9,]+) \\([ 0-9.]+%\\)\\s+([*>])\\s+(.+?)(?: \\(([0-9,]+)x\\))? \\[",
                 [{capture, all_but_first, binary}]) of
         {match, [Ir, <<"*">>, Fn | _]} ->
             parse(Rest, fname(Fn), Acc#{fname(Fn) => {num(Ir), #{}}});
