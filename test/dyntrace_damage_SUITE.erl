@@ -35,8 +35,7 @@ all() ->
 %% traced client, in 8 KiB packets.
 init_per_suite(Config) ->
     ok = lttng_session:traced_node(),
-    Exe = filename:join(code:priv_dir(dyntrace), "dyntrace-analyze"),
-    true = filelib:is_regular(Exe),
+    Exe = analyze_cmd:exe(),
     Events = [message_send, message_receive],
     S = lttng_session:create(t_damage, Events, #{subbuf_size => 8192, num_subbuf => 16}),
     ok = lttng_session:start(S),
@@ -239,27 +238,8 @@ server_calls(Config, Out) ->
     {lists:sum([maps:get(<<"count">>, R) || R <- Rows]),
      lists:sum([maps:get(<<"unmatched">>, R) || R <- Rows])}.
 
-%% Runs the analyser: exit status, stdout and stderr apart.
 analyze(Config, Args) ->
-    Err = scratch("damage_stderr"),
-    Port = open_port({spawn_executable, "/bin/sh"},
-                     [{args, ["-c", "exec \"$0\" \"$@\" 2>" ++ Err, ?config(analyze, Config) | Args]},
-                      exit_status, binary, hide]),
-    {Status, Out} = collect(Port, []),
-    {ok, Stderr} = file:read_file(Err),
-    ok = file:delete(Err),
-    {Status, Out, Stderr}.
-
-collect(Port, Acc) ->
-    receive
-        {Port, {data, D}} -> collect(Port, [D | Acc]);
-        {Port, {exit_status, S}} -> {S, iolist_to_binary(lists:reverse(Acc))}
-    after 120000 -> error({analyze_timeout, Port})
-    end.
+    analyze_cmd:run(?config(analyze, Config), Args).
 
 analyze_ok(Config, Args) ->
-    {Status, Out, Stderr} = analyze(Config, Args),
-    ct:log("~p -> ~p~n~s~s", [Args, Status, Stderr, Out]),
-    ?assertEqual({0, <<>>}, {Status, Stderr}),
-    {Json, <<"\n">>} = json_text:value(Out),
-    Json.
+    analyze_cmd:json(?config(analyze, Config), Args).

@@ -45,9 +45,7 @@ all() ->
 
 init_per_suite(Config) ->
     ok = lttng_session:traced_node(),
-    Exe = filename:join(code:priv_dir(dyntrace), "dyntrace-analyze"),
-    true = filelib:is_regular(Exe),
-    [{analyze, Exe} | Config].
+    [{analyze, analyze_cmd:exe()} | Config].
 
 end_per_suite(_Config) ->
     ok.

@@ -47,9 +47,7 @@ end_per_suite(_Config) ->
     ok.
 
 init_per_testcase(Case, Config) ->
-    %% A trace an earlier run of this case left behind (its session is
-    %% named after the case) is not read as part of this one's.
-    lttng_session:cmd_ok("rm -rf " ++ filename:join(trace_dir(), atom_to_list(Case) ++ "_*")),
+    ok = lttng_session:delete_traces(Case),
     Config.
 
 end_per_testcase(Case, _Config) ->
@@ -264,9 +262,6 @@ worst(First, Last, Rows) ->
     lists:sort(fun(A, B) ->
                        maps:get(Last, A) - maps:get(First, A) >= maps:get(Last, B) - maps:get(First, B)
                end, Rows).
-
-trace_dir() ->
-    os:getenv("DYNTRACE_TRACE_DIR", "/tmp/dyntrace-test-traces").
 
 analyze(Config, Args) ->
     analyze_cmd:run(?config(analyze, Config), Args).

@@ -33,6 +33,7 @@
 -export([record_gc/0, dyntrace_traced/0, application_steps/0]).
 
 -import(dyntrace_test_mod, [actor/0, run/2]).
+-import(dyntrace_test_trace, [flags/1, traced/1, sessions_available/0]).
 
 -define(MOD, dyntrace_test_mod).
 
@@ -561,30 +562,3 @@ badarg(F) ->
     catch
         error:{badarg, What} -> What
     end.
-
-%% The trace flags of a process, in every session that has some.
-flags(Tracee) ->
-    lists:usort(lists:append([F || {flags, F} <- trace_info(Tracee, flags)])).
-
-%% How a function is traced (`false' when in no session).
-traced(MFA) ->
-    case lists:usort([T || {traced, T} <- trace_info(MFA, traced), T =/= false]) of
-        [] -> false;
-        [How] -> How
-    end.
-
-trace_info(Item, What) ->
-    case sessions_available() of
-        false ->
-            [erlang:trace_info(Item, What)];
-        true ->
-            Sessions = case trace:session_info(Item) of
-                           undefined -> [];
-                           List -> List
-                       end,
-            [trace:info(S, Item, What) || S <- Sessions] ++ [erlang:trace_info(Item, What)]
-    end.
-
-sessions_available() ->
-    code:ensure_loaded(trace) =:= {module, trace}
-        andalso erlang:function_exported(trace, session_create, 3).

@@ -47,9 +47,7 @@ end_per_suite(_Config) ->
     ok.
 
 init_per_testcase(Case, Config) ->
-    %% A trace an earlier run of this case left behind (its session is
-    %% named after the case) is not read as part of this one's.
-    lttng_session:cmd_ok("rm -rf " ++ filename:join(trace_dir(), atom_to_list(Case) ++ "_*")),
+    ok = lttng_session:delete_traces(Case),
     Config.
 
 end_per_testcase(Case, _Config) ->
@@ -266,9 +264,6 @@ samples(S, Pid) ->
 
 traces() ->
     maps:get(traces, dyntrace:status()).
-
-trace_dir() ->
-    os:getenv("DYNTRACE_TRACE_DIR", "/tmp/dyntrace-test-traces").
 
 rounds(Id) ->
     case [T || #{id := I} = T <- traces(), I =:= Id] of

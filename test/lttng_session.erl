@@ -16,7 +16,7 @@
 
 -export([traced_node/0, ensure_daemon/0, wait_registered/0,
          create/2, create/3, enable/2, track_self/1, start/1, start_tracked/2, record/3, wait_enabled/1, traced/2, stop/1,
-         destroy/1, destroy_left/1,
+         destroy/1, destroy_left/1, delete_traces/1,
          read/1, read_all/1, stop_and_read/1, discarded/1, recorded/1,
          select/2, field/2, cmd/1, cmd_ok/1, parse_line/1, wait_until/2]).
 
@@ -209,6 +209,17 @@ destroy_left(Name) ->
          || {match, [Session]} <- [re:run(L, "^\\s*[0-9]+\\) (\\S+) ", [{capture, all_but_first, list}])
                                    || L <- string:split(Out, "\n", all)],
             lists:prefix(Prefix, Session)],
+    ok.
+
+%% @doc Deletes every trace of the sessions created under `Name', an
+%% earlier run's included: a session's unique name can come again in a
+%% later run (the OS pid repeats across PID namespaces, unique integers
+%% across nodes), and its trace must not be read as part of the new one.
+-spec delete_traces(atom() | string()) -> ok.
+delete_traces(Name) when is_atom(Name) ->
+    delete_traces(atom_to_list(Name));
+delete_traces(Name) ->
+    _ = cmd_ok("rm -rf " ++ filename:join(base_dir(), Name ++ "_*")),
     ok.
 
 %% @doc Stops the session and reads back its org_erlang_dyntrace events.

@@ -15,6 +15,21 @@ const PAIRS: [[u8; 2]; 100] = {
     pairs
 };
 
+/// The digits of `n`, below 10000, in the first bytes of a block, and
+/// how many there are: no loop, no division but by 100.
+#[inline(always)]
+pub fn below_10000(n: u16) -> ([u8; 4], usize) {
+    let (high, low) = (usize::from(n / 100), usize::from(n % 100));
+    let [a, b] = PAIRS[high];
+    let [c, d] = PAIRS[low];
+    match n {
+        0..=9 => ([d, 0, 0, 0], 1),
+        10..=99 => ([c, d, 0, 0], 2),
+        100..=999 => ([b, c, d, 0], 3),
+        _ => ([a, b, c, d], 4),
+    }
+}
+
 /// The decimal digits of `n`, written at the end of `buf`, two at a time.
 #[inline]
 pub fn decimal(n: u64, buf: &mut [u8; DECIMAL_MAX]) -> &[u8] {
@@ -100,8 +115,32 @@ mod tests {
     }
 
     #[test]
+    fn below_10000_agrees_with_std() {
+        for n in 0..10_000u16 {
+            let (block, len) = below_10000(n);
+            assert_eq!(&block[..len], n.to_string().as_bytes());
+        }
+    }
+
+    #[test]
     fn decimal_u32_agrees_with_std() {
-        for n in [0u32, 9, 10, 99, 100, 12345, 4_000_000_000, u32::MAX] {
+        let powers = (0..10)
+            .map(|e| 10u32.pow(e))
+            .flat_map(|p| [p - 1, p, p + 1]);
+        // A walk over the whole range with a step prime to 10.
+        let spread = (0..=u32::MAX / 7_919).map(|k| k * 7_919);
+        let edges = [
+            0u32,
+            9,
+            10,
+            99,
+            100,
+            12345,
+            99_999_999,
+            4_000_000_000,
+            u32::MAX,
+        ];
+        for n in powers.chain(spread).chain(edges) {
             let mut buf = [0u8; DECIMAL_MAX];
             let at = decimal_u32_before(n, &mut buf, DECIMAL_MAX);
             assert_eq!(&buf[at..], n.to_string().as_bytes());

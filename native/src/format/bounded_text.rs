@@ -18,8 +18,8 @@ pub struct BoundedText<'a> {
     start: usize,
     /// Index in `out` where the text must end at the latest.
     end: usize,
-    /// `end` while the text is not full, 0 once it is: a write that fits
-    /// is one comparison with it.
+    /// The lesser of `end` and `writable` while the text is not full, 0
+    /// once it is: a short write that fits is one comparison with it.
     limit: usize,
     /// Index in `out` up to which it has capacity for `SLACK` more bytes.
     writable: usize,
@@ -41,7 +41,7 @@ impl<'a> BoundedText<'a> {
             out,
             start,
             end,
-            limit: end,
+            limit: end.min(writable),
             writable,
             max,
             full: false,
@@ -87,15 +87,47 @@ impl<'a> BoundedText<'a> {
     #[inline(always)]
     pub fn put(&mut self, bytes: &[u8]) {
         let at = self.out.len();
-        if bytes.len() <= 16 && at + bytes.len() <= self.limit && at <= self.writable {
-            // SAFETY: `at` is within `writable`, so `out` has capacity for
-            // SLACK (more than 16) bytes after it.
+        if bytes.len() <= 16 && at + bytes.len() <= self.limit {
+            // SAFETY: `at` is within `limit`, so within `writable`: `out`
+            // has capacity for SLACK (more than 16) bytes after it.
             unsafe { copy_short(bytes, self.out.as_mut_ptr().add(at)) };
             // SAFETY: those bytes are written.
             unsafe { self.out.set_len(at + bytes.len()) };
             return;
         }
         self.put_slow(bytes);
+    }
+
+    /// `put` of a text of up to `SLACK` bytes (a reference's): when it
+    /// fits, by four overlapping 16-byte copies rather than a call to
+    /// memcpy.
+    #[inline(always)]
+    pub fn put_medium(&mut self, bytes: &[u8]) {
+        // Four copies cover 64 bytes at most.
+        const { assert!(SLACK <= 64) };
+        let (at, len) = (self.out.len(), bytes.len());
+        if (16..=SLACK).contains(&len) && at + len <= self.limit {
+            // SAFETY: `at` is within `limit`, so within `writable`: `out`
+            // has capacity for SLACK (at least `len`) bytes after it. Each
+            // copy reads and writes 16 bytes within the first or the last
+            // 32 of the `len` (at least 16) bytes, which together cover
+            // them.
+            unsafe {
+                let (src, dst) = (bytes.as_ptr(), self.out.as_mut_ptr().add(at));
+                let copy = |at: usize| {
+                    let chunk = src.add(at).cast::<[u8; 16]>().read_unaligned();
+                    dst.add(at).cast::<[u8; 16]>().write_unaligned(chunk);
+                };
+                let half = len.min(32);
+                copy(0);
+                copy(half - 16);
+                copy(len - half);
+                copy(len - 16);
+                self.out.set_len(at + len);
+            }
+            return;
+        }
+        self.put(bytes);
     }
 
     /// `put` of a long text, or of one that does not fit in the budget or
@@ -112,7 +144,15 @@ impl<'a> BoundedText<'a> {
             self.out.extend_from_slice(&bytes[..room + 1]);
             self.cut();
         }
+        self.refresh();
+    }
+
+    /// After `out` grew: the new capacity's `writable`, and `limit`.
+    fn refresh(&mut self) {
         self.writable = self.writable.max(self.out.capacity().saturating_sub(SLACK));
+        if !self.full {
+            self.limit = self.end.min(self.writable);
+        }
     }
 
     /// Marks the text full: nothing more is written.
@@ -127,14 +167,15 @@ impl<'a> BoundedText<'a> {
     pub fn put_parts<const N: usize>(&mut self, parts: [&[u8]; N]) {
         let len: usize = parts.iter().map(|part| part.len()).sum();
         let at = self.out.len();
-        if at + len > self.limit || at + len > self.writable + SLACK {
+        if at + len > self.limit {
             parts.into_iter().for_each(|part| self.put(part));
             return;
         }
         let mut to = at;
         for part in parts {
-            // SAFETY: `out` has capacity for `len` bytes after `at` (within
-            // `writable + SLACK`); each part goes after the one before.
+            // SAFETY: `out` has capacity for `len` bytes after `at` (`at +
+            // len` is within `limit`, so within `writable`); each part goes
+            // after the one before.
             unsafe {
                 let dst = self.out.as_mut_ptr().add(to);
                 if part.len() <= 16 {
@@ -152,8 +193,9 @@ impl<'a> BoundedText<'a> {
     #[inline(always)]
     pub fn byte(&mut self, byte: u8) {
         let at = self.out.len();
-        if at < self.limit && at <= self.writable {
-            // SAFETY: `at` is within `writable`: `out` has capacity after it.
+        if at < self.limit {
+            // SAFETY: `at` is within `limit`, so within `writable`: `out`
+            // has capacity after it.
             unsafe {
                 *self.out.as_mut_ptr().add(at) = byte;
                 self.out.set_len(at + 1);
@@ -170,10 +212,10 @@ impl<'a> BoundedText<'a> {
     pub fn put_block<const N: usize>(&mut self, block: &[u8; N], len: usize) {
         const { assert!(N <= SLACK) };
         let at = self.out.len();
-        if len <= N && at + len <= self.limit && at <= self.writable {
-            // SAFETY: `at` is within `writable`, so `out` has capacity for
-            // SLACK >= N bytes after it; the whole block is copied there,
-            // and its first `len` bytes kept.
+        if len <= N && at + len <= self.limit {
+            // SAFETY: `at` is within `limit`, so within `writable`: `out`
+            // has capacity for SLACK >= N bytes after it; the whole block
+            // is copied there, and its first `len` bytes kept.
             unsafe {
                 std::ptr::copy_nonoverlapping(block.as_ptr(), self.out.as_mut_ptr().add(at), N);
                 self.out.set_len(at + len);
@@ -200,7 +242,7 @@ impl<'a> BoundedText<'a> {
     pub fn rollback(&mut self, mark: usize) {
         self.out.truncate(mark);
         self.full = false;
-        self.limit = self.end;
+        self.limit = self.end.min(self.writable);
     }
 
     /// Stops the text here: what follows could not fit.
@@ -241,7 +283,7 @@ impl<'a> BoundedText<'a> {
         if self.out.len() > self.end {
             self.cut();
         }
-        self.writable = self.writable.max(self.out.capacity().saturating_sub(SLACK));
+        self.refresh();
     }
 
     /// Ends the text: a cut text loses its last bytes, back to a character
@@ -331,6 +373,27 @@ mod tests {
         assert!(text.ends_with(b"..."));
         assert!(std::str::from_utf8(&text).is_ok());
         assert_eq!(text.len(), 61 + 3);
+    }
+
+    #[test]
+    fn put_medium_writes_what_put_writes() {
+        let long: Vec<u8> = (0..80u8).map(|i| b'a' + i % 26).collect();
+        for len in 0..=long.len() {
+            for max in [8, 20, 40, 70, 200] {
+                let bytes = &long[..len];
+                let by_put = written(max, |s| {
+                    s.put(b"<");
+                    s.put(bytes);
+                    s.put(b">");
+                });
+                let by_medium = written(max, |s| {
+                    s.put(b"<");
+                    s.put_medium(bytes);
+                    s.put(b">");
+                });
+                assert_eq!(by_medium, by_put, "len {len}, max {max}");
+            }
+        }
     }
 
     #[test]

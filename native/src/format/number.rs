@@ -2,7 +2,7 @@
 
 use super::bounded_text::BoundedText;
 use super::leaf::{write_bignum, write_leaf};
-use crate::decimal::{decimal, DECIMAL_MAX};
+use crate::decimal::{below_10000, decimal, DECIMAL_MAX};
 use rustler::sys::{ErlNifEnv, ErlNifTerm};
 use std::io::Write;
 
@@ -54,6 +54,18 @@ pub fn write_float(env: *mut ErlNifEnv, term: ErlNifTerm, text: &mut BoundedText
         text.byte(b'0');
     }
     text.put(digits);
+}
+
+/// A small integer's digits: up to four in line, the others by
+/// `write_decimal`.
+#[inline(always)]
+pub fn write_small(n: i64, text: &mut BoundedText) {
+    if let Ok(n @ 0..10_000) = u16::try_from(n) {
+        let (block, len) = below_10000(n);
+        text.put_block(&block, len);
+    } else {
+        write_decimal(n < 0, n.unsigned_abs(), text);
+    }
 }
 
 /// `n`, after a `-` when `negative`.

@@ -27,7 +27,7 @@ use super::binary_text::{write_binary, write_binary_bytes};
 use super::bounded_text::BoundedText;
 use super::leaf::{write_identifier, write_leaf};
 use super::leaf_texts::LeafTexts;
-use super::number::{write_decimal, write_float, write_integer};
+use super::number::{write_float, write_integer, write_small};
 use super::payload::Redact;
 use super::printable::{list_char, Lists};
 use super::shape;
@@ -56,14 +56,8 @@ enum Frame {
     List { tail: usize },
     /// After an improper tail: `]`.
     ListEnd,
-    /// A small map read in place: the pair at `keys`/`values`, up to
-    /// `end`; its key written last unless `at_value`, then its value.
-    Pairs {
-        keys: *const usize,
-        values: *const usize,
-        end: *const usize,
-        at_value: bool,
-    },
+    /// A small map read in place (`Pairs`).
+    Pairs(Pairs),
     /// A 2-tuple whose first element is a redacted key: `,<redacted>}`.
     Redacted,
     /// A map read through the iterator on top of the iterator stack:
@@ -73,6 +67,16 @@ enum Frame {
         first: bool,
         pending: Pending,
     },
+}
+
+/// Where a small map read in place is: the pair at `keys`/`values`, up to
+/// `end`; its key written last unless `at_value`, then its value.
+#[derive(Clone, Copy)]
+struct Pairs {
+    keys: *const usize,
+    values: *const usize,
+    end: *const usize,
+    at_value: bool,
 }
 
 /// What follows the key of an iterated map's pair.
@@ -366,7 +370,7 @@ fn run(
             next = start(walk, term, text, frames, iters, leaves);
         }
         // Up: what follows, from the innermost open container.
-        next = climb(walk, text, frames, iters);
+        next = climb(walk, text, frames, iters, leaves);
         if next.is_none() {
             break;
         }
@@ -387,60 +391,73 @@ fn start(
     leaves: &mut LeafTexts,
 ) -> Option<usize> {
     // SAFETY: the walk reads only live terms of the call being served.
-    match unsafe { walk.reader.kind(term) } {
+    let kind = unsafe { walk.reader.kind(term) };
+    match kind {
+        Kind::Cons(head, tail) if walk.shape => {
+            shape_list_start(walk, term, head, tail, text, frames, leaves)
+        }
+        // A list whose head is no character is no string: opened here.
+        Kind::Cons(head, tail) if list_char(head).is_none() => {
+            text.byte(b'[');
+            list_from(walk, head, tail, text, frames, leaves)
+        }
+        Kind::Cons(head, tail) => list_start(walk, term, head, tail, text, frames, leaves),
+        Kind::Tuple(elems) => tuple_start(walk, elems, text, frames, leaves),
+        Kind::Map(small) => {
+            let (keys, values) = small.words();
+            text.put(b"#{");
+            if keys.is_empty() {
+                text.byte(b'}');
+                return None;
+            }
+            let mut at = Pairs {
+                keys: keys.as_ptr(),
+                values: values.as_ptr(),
+                end: keys.as_ptr_range().end,
+                at_value: false,
+            };
+            let child = pairs_from(walk, &mut at, text, leaves)?;
+            frames.push(Frame::Pairs(at));
+            Some(child)
+        }
+        Kind::Other => other_start(walk, term, text, frames, iters, leaves),
+        Kind::Atom | Kind::LocalPid | Kind::Small(_) | Kind::Nil | Kind::Binary(_) | Kind::Ref => {
+            write_leaf_kind(walk, term, kind, text, leaves);
+            None
+        }
+    }
+}
+
+/// Writes `term`, a leaf of `kind`.
+#[inline(always)]
+fn write_leaf_kind(
+    walk: &Walk,
+    term: usize,
+    kind: Kind,
+    text: &mut BoundedText,
+    leaves: &mut LeafTexts,
+) {
+    match kind {
         Kind::Atom | Kind::LocalPid => {
             if !leaves.write(term, text) {
                 let env = walk.env;
                 leaves.write_and_keep(term, text, |text| identifier_or_atom(env, term, text));
             }
-            None
         }
-        Kind::Small(n) if walk.shape => {
-            shape::write_small(n, text);
-            None
-        }
-        Kind::Small(n) => {
-            write_decimal(n < 0, n.unsigned_abs(), text);
-            None
-        }
-        Kind::Nil => {
-            text.put(b"[]");
-            None
-        }
-        Kind::Cons(head, tail) if walk.shape => {
-            shape_list_start(walk, term, head, tail, text, frames)
-        }
-        Kind::Cons(head, tail) => list_start(walk, term, head, tail, text, frames),
-        Kind::Tuple(elems) => tuple_start(walk, elems, text, frames),
-        Kind::Map(small) => {
-            let (keys, values) = small.words();
-            text.put(b"#{");
-            let Some(first) = keys.first() else {
-                text.byte(b'}');
-                return None;
-            };
-            frames.push(Frame::Pairs {
-                keys: keys.as_ptr(),
-                values: values.as_ptr(),
-                end: keys.as_ptr_range().end,
-                at_value: false,
-            });
-            Some(*first)
-        }
-        Kind::Binary(bytes) => {
-            write_binary_bytes(bytes, text, walk.shape);
-            None
-        }
+        Kind::Small(n) if walk.shape => shape::write_small(n, text),
+        Kind::Small(n) => write_small(n, text),
+        Kind::Nil => text.put(b"[]"),
+        Kind::Binary(bytes) => write_binary_bytes(bytes, text, walk.shape),
         Kind::Ref => {
             let mut buf = [0u8; REF_TEXT_MAX];
-            // SAFETY: as above; `kind` said the reference is written here.
+            // SAFETY: the walk reads only live terms of the call being
+            // served; `kind` said the reference is written here.
             match unsafe { walk.reader.write_reference(term, &mut buf) } {
-                Some(ref_text) => text.put(ref_text),
+                Some(ref_text) => text.put_medium(ref_text),
                 None => write_identifier(term_of_word(term), text),
             }
-            None
         }
-        Kind::Other => other_start(walk, term, text, frames, iters),
+        Kind::Cons(..) | Kind::Tuple(_) | Kind::Map(_) | Kind::Other => {}
     }
 }
 
@@ -453,6 +470,7 @@ fn climb(
     text: &mut BoundedText,
     frames: &mut Vec<Frame>,
     iters: &mut Iters,
+    leaves: &mut LeafTexts,
 ) -> Option<usize> {
     while let Some(top) = frames.last_mut() {
         if text.is_full() {
@@ -460,68 +478,36 @@ fn climb(
         }
         match top {
             Frame::Tuple { next, end } => {
-                if *next == *end {
-                    frames.pop();
-                    text.byte(b'}');
-                } else {
-                    // SAFETY: `next` is before `end`: an element of the tuple.
-                    let elem = unsafe { **next };
-                    // SAFETY: at most one past the last element.
-                    *next = unsafe { next.add(1) };
-                    text.byte(b',');
-                    return Some(elem);
+                // SAFETY: `next..end` are the tuple's elements not written.
+                match unsafe { elements_from(walk, next, *end, true, text, leaves) } {
+                    Some(elem) => return Some(elem),
+                    None => {
+                        frames.pop();
+                    }
                 }
             }
-            Frame::List { tail } => match walk.lists.cell(*tail) {
-                Some((head, rest)) => {
-                    *tail = rest;
-                    text.byte(b',');
-                    return Some(head);
+            Frame::List { tail } => {
+                let rest = *tail;
+                frames.pop();
+                if let Some(next) = list_after(walk, rest, text, frames, leaves) {
+                    return Some(next);
                 }
-                None if walk.lists.is_empty(*tail) => {
-                    frames.pop();
-                    text.byte(b']');
-                }
-                None => {
-                    let improper = *tail;
-                    *top = Frame::ListEnd;
-                    text.byte(b'|');
-                    return Some(improper);
-                }
-            },
+            }
             Frame::ListEnd => {
                 frames.pop();
                 text.byte(b']');
             }
-            Frame::Pairs {
-                keys,
-                values,
-                end,
-                at_value,
-            } => {
-                if !*at_value {
-                    // SAFETY: `keys` is before `end`: the key just written.
-                    let key = unsafe { **keys };
-                    if !walk.redacts(key) {
-                        *at_value = true;
-                        text.put(b"=>");
-                        // SAFETY: the value of that key.
-                        return Some(unsafe { **values });
-                    }
-                    text.put(b"=><redacted>");
-                }
-                // SAFETY: at most one past the last pair.
-                let (next_key, next_value) = unsafe { (keys.add(1), values.add(1)) };
-                if next_key == *end {
-                    frames.pop();
-                    text.byte(b'}');
+            Frame::Pairs(at) => {
+                let next = if at.at_value {
+                    pair_after_value(walk, at, text, leaves)
                 } else {
-                    *keys = next_key;
-                    *values = next_value;
-                    *at_value = false;
-                    text.byte(b',');
-                    // SAFETY: `next_key` is before `end`.
-                    return Some(unsafe { *next_key });
+                    pair_after_key(walk, at, text, leaves)
+                };
+                match next {
+                    Some(term) => return Some(term),
+                    None => {
+                        frames.pop();
+                    }
                 }
             }
             Frame::Redacted => {
@@ -575,7 +561,8 @@ fn identifier_or_atom(env: *mut ErlNifEnv, term: usize, text: &mut BoundedText) 
     }
 }
 
-/// A tuple's opening: its first element next, or `}` for `{}`; a 2-tuple
+/// A tuple's opening, and its elements up to the first container, which
+/// it answers (a frame kept for the rest); `}` if there is none. A 2-tuple
 /// whose first element is a redacted key gets `<redacted>` for its second.
 #[inline(always)]
 fn tuple_start(
@@ -583,22 +570,183 @@ fn tuple_start(
     elems: &[usize],
     text: &mut BoundedText,
     frames: &mut Vec<Frame>,
+    leaves: &mut LeafTexts,
 ) -> Option<usize> {
     text.byte(b'{');
-    let Some((first, rest)) = elems.split_first() else {
-        text.byte(b'}');
-        return None;
-    };
-    if rest.len() == 1 && walk.redacts(*first) {
-        frames.push(Frame::Redacted);
-    } else {
-        let rest = rest.as_ptr_range();
-        frames.push(Frame::Tuple {
-            next: rest.start,
-            end: rest.end,
-        });
+    if let [first, _] = elems {
+        if walk.redacts(*first) {
+            frames.push(Frame::Redacted);
+            return Some(*first);
+        }
     }
-    Some(*first)
+    let range = elems.as_ptr_range();
+    let mut next = range.start;
+    // SAFETY: `next..end` are the tuple's elements.
+    let elem = unsafe { elements_from(walk, &mut next, range.end, false, text, leaves) }?;
+    frames.push(Frame::Tuple {
+        next,
+        end: range.end,
+    });
+    Some(elem)
+}
+
+/// Writes a tuple's elements from `*next` up to `end`, each after a `,`
+/// (the first too if `comma`), as long as they are leaves; answers the
+/// first container, `*next` moved past it. At `end`, writes `}` and
+/// answers `None`, as it does once the text is full.
+///
+/// # Safety
+/// `*next..end` are words of a live tuple's elements.
+#[inline(always)]
+unsafe fn elements_from(
+    walk: &Walk,
+    next: &mut *const usize,
+    end: *const usize,
+    mut comma: bool,
+    text: &mut BoundedText,
+    leaves: &mut LeafTexts,
+) -> Option<usize> {
+    while *next != end {
+        if text.is_full() {
+            return None;
+        }
+        if comma {
+            text.byte(b',');
+        }
+        comma = true;
+        // SAFETY: `*next` is before `end` (the caller's promise).
+        let elem = unsafe { **next };
+        // SAFETY: at most one past the last element.
+        *next = unsafe { next.add(1) };
+        if !leaf(walk, elem, text, leaves) {
+            return Some(elem);
+        }
+    }
+    text.byte(b'}');
+    None
+}
+
+/// A small map's pairs from the one at `at` (its key not written yet), as
+/// long as keys and values are leaves; answers the first container, `at`
+/// saying where it is. At the end, writes `}` and answers `None`, as it
+/// does once the text is full.
+#[inline(always)]
+fn pairs_from(
+    walk: &Walk,
+    at: &mut Pairs,
+    text: &mut BoundedText,
+    leaves: &mut LeafTexts,
+) -> Option<usize> {
+    loop {
+        if text.is_full() {
+            return None;
+        }
+        // SAFETY: `keys` is before `end`: a key of the map.
+        let key = unsafe { *at.keys };
+        if !leaf(walk, key, text, leaves) {
+            at.at_value = false;
+            return Some(key);
+        }
+        if walk.redacts(key) {
+            text.put(b"=><redacted>");
+        } else {
+            text.put(b"=>");
+            // SAFETY: the value of that key.
+            let value = unsafe { *at.values };
+            if !leaf(walk, value, text, leaves) {
+                at.at_value = true;
+                return Some(value);
+            }
+        }
+        if !next_pair(at, text) {
+            return None;
+        }
+    }
+}
+
+/// After the key at `at`, written by the walk (a container): `=>` and its
+/// value, then the pairs after it, as `pairs_from`.
+fn pair_after_key(
+    walk: &Walk,
+    at: &mut Pairs,
+    text: &mut BoundedText,
+    leaves: &mut LeafTexts,
+) -> Option<usize> {
+    // SAFETY: `keys` is before `end`: the key just written.
+    let key = unsafe { *at.keys };
+    if walk.redacts(key) {
+        text.put(b"=><redacted>");
+    } else {
+        text.put(b"=>");
+        // SAFETY: the value of that key.
+        let value = unsafe { *at.values };
+        if text.is_full() || !leaf(walk, value, text, leaves) {
+            at.at_value = true;
+            return Some(value);
+        }
+    }
+    pair_after_value(walk, at, text, leaves)
+}
+
+/// After the value of the pair at `at`: the pairs after it, as
+/// `pairs_from`.
+fn pair_after_value(
+    walk: &Walk,
+    at: &mut Pairs,
+    text: &mut BoundedText,
+    leaves: &mut LeafTexts,
+) -> Option<usize> {
+    if !next_pair(at, text) {
+        return None;
+    }
+    pairs_from(walk, at, text, leaves)
+}
+
+/// Moves `at` to the next pair and writes `,`; at the end, writes `}` and
+/// answers false.
+#[inline(always)]
+fn next_pair(at: &mut Pairs, text: &mut BoundedText) -> bool {
+    // SAFETY: at most one past the last pair.
+    let (keys, values) = unsafe { (at.keys.add(1), at.values.add(1)) };
+    if keys == at.end {
+        text.byte(b'}');
+        return false;
+    }
+    at.keys = keys;
+    at.values = values;
+    text.byte(b',');
+    true
+}
+
+/// Writes `term` if it is a leaf: true if it was. An atom or local pid
+/// whose text is kept, or a small integer, is written here; the others are
+/// told by `leaf_slow`.
+#[inline(always)]
+fn leaf(walk: &Walk, term: usize, text: &mut BoundedText, leaves: &mut LeafTexts) -> bool {
+    if term & 0xF == 0xF && !walk.shape {
+        // A small integer's value is its word shifted past the tag.
+        write_small((term as i64) >> 4, text);
+        return true;
+    }
+    if is_immediate(term_of_word(term)) {
+        return leaves.write(term, text) || leaf_slow(walk, term, text, leaves);
+    }
+    // SAFETY: the walk reads only live terms of the call being served.
+    !unsafe { walk.reader.is_container(term) } && leaf_slow(walk, term, text, leaves)
+}
+
+/// `leaf` for what it does not write in line.
+#[inline(never)]
+fn leaf_slow(walk: &Walk, term: usize, text: &mut BoundedText, leaves: &mut LeafTexts) -> bool {
+    // SAFETY: the walk reads only live terms of the call being served.
+    let kind = unsafe { walk.reader.kind(term) };
+    match kind {
+        Kind::Atom | Kind::LocalPid | Kind::Small(_) | Kind::Nil | Kind::Binary(_) | Kind::Ref => {
+            write_leaf_kind(walk, term, kind, text, leaves);
+            true
+        }
+        _ => false,
+    }
 }
 
 /// A term the words did not tell: its type from enif, then the leaf's
@@ -610,6 +758,7 @@ fn other_start(
     text: &mut BoundedText,
     frames: &mut Vec<Frame>,
     iters: &mut Iters,
+    leaves: &mut LeafTexts,
 ) -> Option<usize> {
     let env = walk.env;
     let raw = term_of_word(term);
@@ -620,9 +769,9 @@ fn other_start(
     match kind {
         TYPE_LIST => match walk.lists.cell(term) {
             Some((head, tail)) if walk.shape => {
-                shape_list_start(walk, term, head, tail, text, frames)
+                shape_list_start(walk, term, head, tail, text, frames, leaves)
             }
-            Some((head, tail)) => list_start(walk, term, head, tail, text, frames),
+            Some((head, tail)) => list_start(walk, term, head, tail, text, frames, leaves),
             None => {
                 text.put(b"[]");
                 None
@@ -636,7 +785,7 @@ fn other_start(
                     let words = unsafe {
                         std::slice::from_raw_parts(elems.as_ptr().cast::<usize>(), elems.len())
                     };
-                    tuple_start(walk, words, text, frames)
+                    tuple_start(walk, words, text, frames, leaves)
                 }
                 None => {
                     write_leaf(raw, text);
@@ -694,9 +843,10 @@ fn list_start(
     tail: usize,
     text: &mut BoundedText,
     frames: &mut Vec<Frame>,
+    leaves: &mut LeafTexts,
 ) -> Option<usize> {
     if list_char(head).is_none() {
-        return open_list(head, tail, text, frames);
+        return open_list(walk, head, tail, text, frames, leaves);
     }
     let mark = text.mark();
     let bound = text.scan_bound();
@@ -723,7 +873,7 @@ fn list_start(
         rest = next;
     }
     text.rollback(mark);
-    open_list(head, tail, text, frames)
+    open_list(walk, head, tail, text, frames, leaves)
 }
 
 /// A list in `shape`: a printable list as its length, else `[...]`.
@@ -734,23 +884,97 @@ fn shape_list_start(
     tail: usize,
     text: &mut BoundedText,
     frames: &mut Vec<Frame>,
+    leaves: &mut LeafTexts,
 ) -> Option<usize> {
     if list_char(head).is_some() && shape::write_string(&walk.lists, list, text) {
         return None;
     }
-    open_list(head, tail, text, frames)
+    open_list(walk, head, tail, text, frames, leaves)
 }
 
-/// A list's `[`: its head next, then the rest of it (`List`).
+/// A list's `[`, and its elements up to the first container, which it
+/// answers (a frame kept for the rest); `]` if there is none.
 fn open_list(
+    walk: &Walk,
     head: usize,
     tail: usize,
     text: &mut BoundedText,
     frames: &mut Vec<Frame>,
+    leaves: &mut LeafTexts,
 ) -> Option<usize> {
     text.byte(b'[');
-    frames.push(Frame::List { tail });
-    Some(head)
+    list_from(walk, head, tail, text, frames, leaves)
+}
+
+/// A list's elements from `head` (`tail` the rest), each after the one
+/// before, as long as they are leaves: answers the first container, with
+/// a frame for what follows it. At the end writes `]`, after `|` and an
+/// improper tail if there is one; answers `None` then, as it does once
+/// the text is full.
+#[inline(always)]
+fn list_from(
+    walk: &Walk,
+    mut head: usize,
+    mut tail: usize,
+    text: &mut BoundedText,
+    frames: &mut Vec<Frame>,
+    leaves: &mut LeafTexts,
+) -> Option<usize> {
+    loop {
+        if text.is_full() {
+            return None;
+        }
+        if !leaf(walk, head, text, leaves) {
+            frames.push(Frame::List { tail });
+            return Some(head);
+        }
+        match walk.lists.cell(tail) {
+            Some((next, rest)) => {
+                text.byte(b',');
+                (head, tail) = (next, rest);
+            }
+            None => return list_end(walk, tail, text, frames, leaves),
+        }
+    }
+}
+
+/// After a list's element, `rest` the list after it: the elements that
+/// follow, as `list_from`.
+fn list_after(
+    walk: &Walk,
+    rest: usize,
+    text: &mut BoundedText,
+    frames: &mut Vec<Frame>,
+    leaves: &mut LeafTexts,
+) -> Option<usize> {
+    match walk.lists.cell(rest) {
+        Some((head, tail)) => {
+            text.byte(b',');
+            list_from(walk, head, tail, text, frames, leaves)
+        }
+        None => list_end(walk, rest, text, frames, leaves),
+    }
+}
+
+/// A list's end, `tail` not a cell: `]`, or `|`, the improper tail and
+/// `]`; a tail that is a container is answered, with a frame for `]`.
+#[inline(always)]
+fn list_end(
+    walk: &Walk,
+    tail: usize,
+    text: &mut BoundedText,
+    frames: &mut Vec<Frame>,
+    leaves: &mut LeafTexts,
+) -> Option<usize> {
+    if !walk.lists.is_empty(tail) {
+        text.byte(b'|');
+        if text.is_full() || !leaf(walk, tail, text, leaves) {
+            frames.push(Frame::ListEnd);
+            return Some(tail);
+        }
+    }
+    text.byte(b']');
+    None
 }
 
 #[inline]

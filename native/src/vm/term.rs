@@ -90,6 +90,26 @@ impl Reader {
         unsafe { self.refs.write(word, buf) }
     }
 
+    /// Whether `word` is a list cell, a tuple or a small map that `kind`
+    /// reads in place: a container, not a leaf.
+    ///
+    /// # Safety
+    /// `word` is a live term of the call being served.
+    #[inline(always)]
+    pub unsafe fn is_container(&self, word: usize) -> bool {
+        match word & 0b11 {
+            LIST => self.containers,
+            BOXED => {
+                // SAFETY: a boxed term's word points at its header (the
+                // caller's promise).
+                let header = unsafe { *object(word) };
+                (header & HEADER_TAG_BITS == TUPLE_TAG && self.containers)
+                    || header == self.map_header
+            }
+            _ => false,
+        }
+    }
+
     /// What the term of `word` is.
     ///
     /// # Safety
