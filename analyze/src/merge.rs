@@ -19,6 +19,11 @@ use crate::reader::{class_of, Callbacks, Discarded, Graph, RawEvent, Step};
 /// Events per batch: each batch handed over may wake a sleeping thread,
 /// which costs as much as copying a few hundred events.
 const BATCH: usize = 4096;
+/// Text bytes per batch: a batch is full at [`BATCH`] events or this much
+/// text, whichever comes first, so that the batches in flight stay a few
+/// MiB however long the fields (events only counted leave the batches to
+/// the ones with fields).
+const BATCH_BYTES: usize = 192 << 10;
 /// Batches a part may have decoded ahead of the merge: enough to ride out
 /// the other threads being scheduled out for a few time slices on a busy
 /// machine (the merge waits for the slowest part), a few MiB per part.
@@ -196,7 +201,8 @@ fn decode(
             Ok(Step::End) => Some(Ok(())),
             Err(e) => Some(Err(e)),
         };
-        if c.batch.events.len() < BATCH && end.is_none() {
+        let full = c.batch.events.len() >= BATCH || c.batch.bytes.len() >= BATCH_BYTES;
+        if !full && end.is_none() {
             continue;
         }
         let done = end.is_some();
