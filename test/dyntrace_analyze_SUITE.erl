@@ -16,6 +16,7 @@
          t_gc_pairs/1,
          t_latency_pairs_sends/1,
          t_two_traces_merged/1,
+         t_counted_kinds_same_answer/1,
          t_genserver/1,
          t_probes/1,
          t_live/1,
@@ -38,6 +39,7 @@ all() ->
      t_gc_pairs,
      t_latency_pairs_sends,
      t_two_traces_merged,
+     t_counted_kinds_same_answer,
      t_genserver,
      t_probes,
      t_live,
@@ -338,6 +340,28 @@ t_two_traces_merged(Config) ->
     ?assert(Close(<<"p50_ns">>), {S1, M}),
     ?assert(Close(<<"total_ns">>), {S1, M}),
     [lttng_session:destroy(S) || S <- [Sends, Scheds, Both]].
+
+%% An analysis that reads some kinds of a trace of several: the events of
+%% the others are counted rather than handed on, and its answer is the one
+%% it gives when every event is handed on (`--from 0s' needs each one's
+%% time), its event count that of `rates' (which looks at every event); on
+%% every core (the streams decoded in parallel) and on one.
+t_counted_kinds_same_answer(Config) ->
+    S = start_session(t_counted, [message_send, process_scheduled]),
+    _ = ping_server(),
+    lttng_session:stop(S),
+    Exe = ?config(analyze, Config),
+    Events = fun(Out) -> maps:get(<<"events">>, Out) end,
+    All = Events(analyze_ok(Config, ["rates", "--json", dir(S)])),
+    ?assert(All >= 400, All),
+    [begin
+         Counted = analyze_cmd:json(Run, Pin ++ [A, "--json", dir(S)]),
+         Handed = analyze_cmd:json(Run, Pin ++ [A, "--json", "--from", "0s", dir(S)]),
+         ?assertEqual(Handed, Counted),
+         ?assertEqual(All, Events(Counted), A)
+     end || A <- ["calls", "genserver", "sched", "latency"],
+            {Run, Pin} <- [{Exe, []}, {"taskset", ["-c", "0", Exe]}]],
+    lttng_session:destroy(S).
 
 %% 20 fast and 5 slow gen_server calls, traced by their messages only:
 %% `genserver' pairs each call with its reply by the reference, per

@@ -29,7 +29,7 @@ struct dt_class_slot {
     const bt_event_class *cls;
     uint32_t index;
     uint32_t n_fields;
-    int wanted; /* fields handed on; else only the time */
+    int mode; /* DT_CLASS_* */
     bt_field_class_type types[DT_MAX_FIELDS]; /* payload member types */
 };
 
@@ -64,6 +64,11 @@ struct dt_reader {
     uint64_t discarded_unknown; /* discarded-events messages without a count */
     uint32_t n_classes;
     struct dt_class_slot classes[CLASS_SLOTS];
+    /* Events of DT_CLASS_COUNTED classes not handed on, per class index,
+     * and the first and last one's time. */
+    uint64_t counted[CLASS_SLOTS / 2];
+    int64_t counted_first;
+    int64_t counted_last;
     /* The packet context's cpu_id member: its index, per context class. */
     const bt_field_class *cpu_ctx_class;
     int64_t cpu_member;
@@ -79,6 +84,8 @@ struct dt_reader {
     /* Traces seen, by first event: an event's trace is its node. */
     const bt_trace *traces[MAX_TRACES];
     uint32_t n_traces;
+    /* Whether an event of the trace was handed on. */
+    uint8_t handed[MAX_TRACES];
     /* The merging sink's ports (trace files). */
     struct dt_port *ports;
     uint32_t n_ports;
@@ -135,7 +142,7 @@ static struct dt_class_slot *class_slot(struct dt_reader *r, const bt_event_clas
             }
             s->n_fields = n;
             const char *name = bt_event_class_get_name(cls);
-            s->wanted = r->on_class(r->ctx, s->index, name ? name : "", n, names);
+            s->mode = r->on_class(r->ctx, s->index, name ? name : "", n, names);
             return s;
         }
         i = (i + 1) & (CLASS_SLOTS - 1);
@@ -267,26 +274,39 @@ static int handle_event(struct dt_reader *r, const bt_message *msg, int64_t ts_n
     const bt_event *ev = bt_message_event_borrow_event_const(msg);
     dt_event out;
     dt_field fields[DT_MAX_FIELDS];
-    const struct dt_class_slot *cls = class_slot(r, bt_event_borrow_class_const(ev));
+    struct dt_class_slot *cls = class_slot(r, bt_event_borrow_class_const(ev));
     if (cls == NULL) {
         snprintf(r->error, sizeof r->error, "more than %d event classes", CLASS_SLOTS / 2);
         return -1;
     }
-    out.class_index = cls->index;
-    out.ts_ns = ts_ns;
-    out.cpu = cls->wanted ? event_cpu(r, ev) : -1;
-    out.vpid = cls->wanted ? event_vpid(r, ev) : -1;
+    /* Every event numbers its trace, handed on or not. */
     out.trace = trace_index(r, ev);
     if (out.trace == UINT32_MAX) {
         snprintf(r->error, sizeof r->error, "more than %d traces", MAX_TRACES);
         return -1;
     }
+    if (cls->mode == DT_CLASS_DROPPED)
+        return 0;
+    if (cls->mode == DT_CLASS_COUNTED && r->handed[out.trace]) {
+        r->counted[cls->index]++;
+        if (ts_ns < r->counted_first)
+            r->counted_first = ts_ns;
+        if (ts_ns > r->counted_last)
+            r->counted_last = ts_ns;
+        return 0;
+    }
+    r->handed[out.trace] = 1;
+    int wanted = cls->mode == DT_CLASS_FIELDS;
+    out.class_index = cls->index;
+    out.ts_ns = ts_ns;
+    out.cpu = wanted ? event_cpu(r, ev) : -1;
+    out.vpid = wanted ? event_vpid(r, ev) : -1;
     out.n_fields = 0;
     out.fields = fields;
-    const bt_field *payload = bt_event_borrow_payload_field_const(ev);
+    const bt_field *payload = wanted && cls->n_fields > 0 ? bt_event_borrow_payload_field_const(ev) : NULL;
     /* Member types come from the class slot: the payload of an event of
      * a class has that class's members, in order. */
-    if (payload != NULL && cls->wanted && cls->n_fields > 0) {
+    if (payload != NULL) {
         for (uint32_t m = 0; m < cls->n_fields; m++) {
             const bt_field *f = bt_field_structure_borrow_member_field_by_index_const(payload, m);
             dt_field *o = &fields[out.n_fields++];
@@ -531,7 +551,12 @@ const char *dt_reader_error(const dt_reader *r)
 
 dt_reader *dt_reader_new(void)
 {
-    return calloc(1, sizeof(dt_reader));
+    dt_reader *r = calloc(1, sizeof(dt_reader));
+    if (r != NULL) {
+        r->counted_first = INT64_MAX;
+        r->counted_last = INT64_MIN;
+    }
+    return r;
 }
 
 static int connect_muxed(struct dt_reader *r, const bt_component_source **sources, uint32_t n);
@@ -669,6 +694,15 @@ uint64_t dt_reader_discarded(const dt_reader *r, uint64_t *unknown)
 {
     *unknown = r->discarded_unknown;
     return r->discarded;
+}
+
+uint32_t dt_reader_counted(const dt_reader *r, uint64_t *counts, uint32_t n, int64_t *first, int64_t *last)
+{
+    for (uint32_t i = 0; i < n && i < r->n_classes; i++)
+        counts[i] = r->counted[i];
+    *first = r->counted_first;
+    *last = r->counted_last;
+    return r->n_classes;
 }
 
 void dt_reader_free(dt_reader *r)

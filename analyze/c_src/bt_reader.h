@@ -7,6 +7,12 @@
 
 enum { DT_FIELD_OTHER = 0, DT_FIELD_STRING = 1, DT_FIELD_INTEGER = 2 };
 enum { DT_RUN_OK = 0, DT_RUN_AGAIN = 1, DT_RUN_END = 2, DT_RUN_ERROR = -1 };
+/* What the sink does with a class's events (the class callback's answer):
+ * hands them on with their time only, or with their fields; counts them
+ * (per class, with the first and last time) and hands on only a trace's
+ * first, so that traces are numbered as if all were handed on; or drops
+ * them (another provider's). */
+enum { DT_CLASS_TIME = 0, DT_CLASS_FIELDS = 1, DT_CLASS_COUNTED = 2, DT_CLASS_DROPPED = 3 };
 
 typedef struct {
     const char *str; /* DT_FIELD_STRING: borrowed until the callback returns */
@@ -26,8 +32,7 @@ typedef struct {
 } dt_event;
 
 typedef struct dt_reader dt_reader;
-/* A class first seen; answers whether its events' fields are wanted (the
- * others are handed on with their time and no fields). */
+/* A class first seen; answers what to do with its events (DT_CLASS_*). */
 typedef int (*dt_class_cb)(void *ctx, uint32_t index, const char *name, uint32_t n_fields,
                            const char *const *field_names);
 typedef void (*dt_event_cb)(void *ctx, const dt_event *event);
@@ -42,5 +47,9 @@ void dt_reader_set_context(dt_reader *r, void *ctx);
 int dt_reader_run_once(dt_reader *r);
 const char *dt_reader_error(const dt_reader *r);
 uint64_t dt_reader_discarded(const dt_reader *r, uint64_t *unknown);
+/* Events counted rather than handed on: per class index, into counts[0..n]
+ * (the number of classes is returned), and the first and last one's time
+ * (INT64_MAX and INT64_MIN when none was). */
+uint32_t dt_reader_counted(const dt_reader *r, uint64_t *counts, uint32_t n, int64_t *first, int64_t *last);
 void dt_reader_free(dt_reader *r);
 #endif

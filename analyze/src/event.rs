@@ -88,35 +88,126 @@ impl EventClass {
 }
 
 /// The kinds whose events' fields the analyses read; the others reach
-/// them with their time and no fields.
+/// them with their time and no fields, or, for the kinds [`Wanted`]
+/// counts, are only counted (no analysis looks at them).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Wanted([bool; Kind::ALL.len()]);
+pub struct Wanted {
+    fields: [bool; Kind::ALL.len()],
+    counted: [bool; Kind::ALL.len()],
+}
+
+/// What the reader does with a class's events: the shim's `DT_CLASS_*`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(i32)]
+pub enum Reading {
+    /// Handed on with their time only.
+    Time = 0,
+    /// Handed on with their fields.
+    Fields = 1,
+    /// Counted (per class, with the first and last time); only a trace's
+    /// first is handed on, with its time.
+    Counted = 2,
+    /// Neither: another provider's.
+    Dropped = 3,
+}
 
 impl Wanted {
     /// Every kind's fields.
     pub fn all() -> Wanted {
-        Wanted([true; Kind::ALL.len()])
+        Wanted {
+            fields: [true; Kind::ALL.len()],
+            counted: [false; Kind::ALL.len()],
+        }
     }
 
     /// No kind's fields.
     pub fn none() -> Wanted {
-        Wanted([false; Kind::ALL.len()])
+        Wanted {
+            fields: [false; Kind::ALL.len()],
+            counted: [false; Kind::ALL.len()],
+        }
     }
 
     /// Wants the fields of `kind` too.
     pub fn add(&mut self, kind: Kind) {
-        self.0[kind as usize] = true;
+        self.fields[kind as usize] = true;
+        self.counted[kind as usize] = false;
     }
 
     /// Whether the fields of `kind` are wanted.
     pub fn wants(&self, kind: Kind) -> bool {
-        self.0[kind as usize]
+        self.fields[kind as usize]
     }
 
-    /// Whether the fields of a class's events are wanted (never those of
-    /// another provider's).
-    pub fn fields_of(&self, class: &EventClass) -> bool {
-        class.kind.is_some_and(|k| self.wants(k))
+    /// Counts the events of every kind whose fields are not wanted rather
+    /// than handing them on.
+    pub fn count_the_rest(&mut self) {
+        for (counted, fields) in self.counted.iter_mut().zip(self.fields) {
+            *counted = !fields;
+        }
+    }
+
+    /// Hands on every event again (none only counted).
+    pub fn without_counting(self) -> Wanted {
+        Wanted {
+            counted: [false; Kind::ALL.len()],
+            ..self
+        }
+    }
+
+    /// Whether the events of `kind` are only counted.
+    pub fn counts(&self, kind: Kind) -> bool {
+        self.counted[kind as usize]
+    }
+
+    /// What the reader does with a class's events (never hands on those of
+    /// another provider).
+    pub fn reading(&self, class: &EventClass) -> Reading {
+        match class.kind {
+            None => Reading::Dropped,
+            Some(k) if self.wants(k) => Reading::Fields,
+            Some(k) if self.counts(k) => Reading::Counted,
+            Some(_) => Reading::Time,
+        }
+    }
+}
+
+/// Events the reader counted rather than handed on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Counted {
+    /// Per kind.
+    pub per_kind: [u64; Kind::ALL.len()],
+    /// The first and last one's time.
+    pub first_ns: i64,
+    pub last_ns: i64,
+}
+
+impl Default for Counted {
+    fn default() -> Counted {
+        Counted {
+            per_kind: [0; Kind::ALL.len()],
+            first_ns: i64::MAX,
+            last_ns: i64::MIN,
+        }
+    }
+}
+
+impl Counted {
+    /// Adds the counts of a reader's classes (`counts[i]` of class `i`)
+    /// and its first and last time.
+    pub fn add(&mut self, classes: &[EventClass], counts: &[u64], first_ns: i64, last_ns: i64) {
+        for (class, n) in classes.iter().zip(counts) {
+            if let Some(k) = class.kind {
+                self.per_kind[k as usize] += n;
+            }
+        }
+        self.first_ns = self.first_ns.min(first_ns);
+        self.last_ns = self.last_ns.max(last_ns);
+    }
+
+    /// Events counted in all.
+    pub fn total(&self) -> u64 {
+        self.per_kind.iter().sum()
     }
 }
 

@@ -12,13 +12,18 @@ use std::path::{Path, PathBuf};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::thread::JoinHandle;
 
-use crate::event::{Event, EventClass, Field, Kind, Slot, Wanted, MAX_FIELDS};
-use crate::message::Shape;
+use crate::event::{Counted, Event, EventClass, Field, Wanted, MAX_FIELDS};
+use crate::message::{message_shape, Shape};
 use crate::reader::{class_of, Callbacks, Discarded, Graph, RawEvent, Step};
 
 /// Events per batch: each batch handed over may wake a sleeping thread,
 /// which costs as much as copying a few hundred events.
 const BATCH: usize = 4096;
+/// Text bytes per batch: a batch is full at [`BATCH`] events or this much
+/// text, whichever comes first, so that the batches in flight stay a few
+/// MiB however long the fields (events only counted leave the batches to
+/// the ones with fields).
+const BATCH_BYTES: usize = 192 << 10;
 /// Batches a part may have decoded ahead of the merge: enough to ride out
 /// the other threads being scheduled out for a few time slices on a busy
 /// machine (the merge waits for the slowest part), a few MiB per part.
@@ -62,6 +67,9 @@ struct Batch {
     bytes: Vec<u8>,
     /// The part's discarded counts so far.
     discarded: Discarded,
+    /// With the part's end: the events it counted rather than sent, per
+    /// class index of the part, and the first and last one's time.
+    counted: Option<(Vec<u64>, i64, i64)>,
     /// The part's end: read to the end, or its error.
     end: Option<Result<(), String>>,
 }
@@ -74,25 +82,14 @@ impl Batch {
         self.fields.clear();
         self.bytes.clear();
         self.end = None;
+        self.counted = None;
     }
-}
-
-/// How a part copies the events of one class.
-#[derive(Clone, Copy, Default)]
-struct Copying {
-    /// One of our provider's events.
-    ours: bool,
-    /// Its fields are wanted.
-    wanted: bool,
-    /// The message field's index, for a message event whose fields are
-    /// wanted: its [`Shape`] is found as it is copied.
-    message: Option<usize>,
 }
 
 /// A part's state in its thread, which the shim's callbacks write into.
 struct Collector {
-    /// Per class index of the part.
-    copying: Vec<Copying>,
+    /// The part's classes, per class index.
+    classes: Vec<EventClass>,
     wanted: Wanted,
     batch: Batch,
     /// Views standing in for traces: (view, the trace's directory).
@@ -117,21 +114,13 @@ unsafe extern "C" fn copy_class(
     let c = unsafe { &mut *(ctx as *mut Collector) };
     let class = unsafe { class_of(name, n_fields, field_names) };
     let index = index as usize;
-    if c.copying.len() <= index {
-        c.copying.resize(index + 1, Copying::default());
+    if c.classes.len() <= index {
+        c.classes.resize_with(index + 1, EventClass::unknown);
     }
-    let wanted = c.wanted.fields_of(&class);
-    let message = matches!(class.kind, Some(Kind::MessageSend | Kind::MessageReceive))
-        .then(|| class.slot_index(Slot::Message))
-        .flatten()
-        .filter(|_| wanted);
-    c.copying[index] = Copying {
-        ours: class.kind.is_some(),
-        wanted,
-        message,
-    };
+    let reading = c.wanted.reading(&class);
+    c.classes[index] = class.clone();
     c.batch.classes.push((index as u32, class));
-    c_int::from(wanted)
+    reading as c_int
 }
 
 unsafe extern "C" fn copy_event(ctx: *mut c_void, raw: *const RawEvent) {
@@ -139,29 +128,14 @@ unsafe extern "C" fn copy_event(ctx: *mut c_void, raw: *const RawEvent) {
     // valid until this function returns.
     let c = unsafe { &mut *(ctx as *mut Collector) };
     let raw = unsafe { &*raw };
-    let Copying {
-        ours,
-        wanted,
-        message,
-    } = c
-        .copying
-        .get(raw.class_index as usize)
-        .copied()
-        .unwrap_or_default();
-    if !ours {
+    // The shim hands on only our provider's events.
+    let Some(class) = c.classes.get(raw.class_index as usize) else {
         return;
-    }
+    };
     let mut fields = [Field::Other; MAX_FIELDS];
     // SAFETY: `raw` is the shim's event of this callback.
-    let n = if wanted {
-        unsafe { raw.fields(&mut fields) }
-    } else {
-        0
-    };
-    let shape = match message.and_then(|i| fields[..n].get(i)) {
-        Some(Field::Str(text)) => Shape::of(text),
-        _ => Shape::Unknown,
-    };
+    let n = unsafe { raw.fields(&mut fields) };
+    let shape = message_shape(class, &fields[..n]);
     let b = &mut c.batch;
     b.events.push(CopiedEvent {
         ts_ns: raw.ts_ns,
@@ -213,7 +187,7 @@ fn decode(
     spare: Receiver<Batch>,
 ) -> Graph {
     let mut c = Collector {
-        copying: Vec::new(),
+        classes: Vec::new(),
         wanted,
         batch: Batch::default(),
         renamed,
@@ -227,7 +201,8 @@ fn decode(
             Ok(Step::End) => Some(Ok(())),
             Err(e) => Some(Err(e)),
         };
-        if c.batch.events.len() < BATCH && end.is_none() {
+        let full = c.batch.events.len() >= BATCH || c.batch.bytes.len() >= BATCH_BYTES;
+        if !full && end.is_none() {
             continue;
         }
         let done = end.is_some();
@@ -235,6 +210,9 @@ fn decode(
         next.clear();
         let mut full = std::mem::replace(&mut c.batch, next);
         full.discarded = graph.discarded();
+        if done {
+            full.counted = Some(graph.counted());
+        }
         full.end = end;
         if send.send(full).is_err() || done {
             return graph;
@@ -254,6 +232,8 @@ struct Lane {
     /// once the trace's first event is merged.
     traces: Vec<(PathBuf, Option<u32>)>,
     discarded: Discarded,
+    /// Once the part ended: what it counted (see [`Batch::counted`]).
+    counted: (Vec<u64>, i64, i64),
     ended: bool,
 }
 
@@ -286,6 +266,9 @@ impl Lane {
                 self.traces[index] = (dir, None);
             }
             self.discarded = b.discarded;
+            if let Some(counted) = b.counted.take() {
+                self.counted = counted;
+            }
             match b.end.take() {
                 Some(Err(e)) => return Err(e),
                 Some(Ok(())) => self.ended = true,
@@ -345,6 +328,7 @@ impl Merge {
                 classes: Vec::new(),
                 traces: Vec::new(),
                 discarded: Discarded::default(),
+                counted: (Vec::new(), i64::MAX, i64::MIN),
                 ended: false,
             });
         }
@@ -413,6 +397,15 @@ impl Merge {
             lane.fill()?;
         }
         Ok(Step::Progress)
+    }
+
+    /// Adds the events the parts counted rather than sent (once read to
+    /// their end).
+    pub fn counted(&self, counted: &mut Counted) {
+        for l in &self.lanes {
+            let (counts, first, last) = &l.counted;
+            counted.add(&l.classes, counts, *first, *last);
+        }
     }
 
     /// Discarded events the parts reported so far.

@@ -13,9 +13,9 @@ use std::ffi::{c_char, c_int, c_void, CStr, CString};
 use std::path::{Path, PathBuf};
 
 use crate::damage::{check_stream, parse_index, DamagedStream, StreamCheck};
-use crate::event::{Event, EventClass, Field, Wanted, MAX_FIELDS};
+use crate::event::{Counted, Event, EventClass, Field, Wanted, MAX_FIELDS};
 use crate::merge::Merge;
-use crate::message::Shape;
+use crate::message::message_shape;
 
 #[repr(C)]
 struct RawField {
@@ -89,6 +89,13 @@ extern "C" {
     fn dt_reader_run_once(r: *mut RawReader) -> c_int;
     fn dt_reader_error(r: *const RawReader) -> *const c_char;
     fn dt_reader_discarded(r: *const RawReader, unknown: *mut u64) -> u64;
+    fn dt_reader_counted(
+        r: *const RawReader,
+        counts: *mut u64,
+        n: u32,
+        first: *mut i64,
+        last: *mut i64,
+    ) -> u32;
     fn dt_reader_free(r: *mut RawReader);
 }
 
@@ -566,6 +573,31 @@ impl Graph {
     }
 }
 
+impl Graph {
+    /// Events of counted classes not handed on: per class index, and the
+    /// first and last one's time.
+    pub(crate) fn counted(&self) -> (Vec<u64>, i64, i64) {
+        let (mut first, mut last) = (i64::MAX, i64::MIN);
+        let mut counts = vec![0u64; MAX_CLASSES];
+        // SAFETY: `raw` is valid for the graph's life; `counts` holds
+        // MAX_CLASSES writable slots, the pointers are writable.
+        let n = unsafe {
+            dt_reader_counted(
+                self.raw,
+                counts.as_mut_ptr(),
+                MAX_CLASSES as u32,
+                &mut first,
+                &mut last,
+            )
+        };
+        counts.truncate(n as usize);
+        (counts, first, last)
+    }
+}
+
+/// Classes a graph numbers at most (the shim's `CLASS_SLOTS / 2`).
+const MAX_CLASSES: usize = 2048;
+
 impl Drop for Graph {
     fn drop(&mut self) {
         // SAFETY: `raw` came from dt_reader_new and is freed once, here.
@@ -593,9 +625,10 @@ impl Reader {
     /// one-line message naming the input.
     pub fn open(source: &Source, wanted: Wanted) -> Result<Reader, String> {
         match source {
+            // Live: every event is handed on (the run reorders them).
             Source::Live(urls) => Ok(Reader {
                 inner: Inner::Direct(Graph::open(urls, true, &DIRECT)?),
-                wanted,
+                wanted: wanted.without_counting(),
                 label: urls.join(", "),
                 damaged: Vec::new(),
                 views: Vec::new(),
@@ -691,6 +724,20 @@ impl Reader {
             ));
         }
         step.map_err(|e| self.message(&e))
+    }
+
+    /// Events counted rather than handed on (see [`Wanted`]), once the
+    /// read ended; `classes` are those [`Reader::step`] filled.
+    pub fn counted(&self, classes: &[EventClass]) -> Counted {
+        let mut counted = Counted::default();
+        match &self.inner {
+            Inner::Direct(graph) => {
+                let (counts, first, last) = graph.counted();
+                counted.add(classes, &counts, first, last);
+            }
+            Inner::Parallel(merge) => merge.counted(&mut counted),
+        }
+        counted
     }
 
     /// Discarded events reported so far.
@@ -827,9 +874,9 @@ unsafe extern "C" fn on_class(
     if sink.classes.len() <= index {
         sink.classes.resize_with(index + 1, EventClass::unknown);
     }
-    let wanted = sink.wanted.fields_of(&class);
+    let reading = sink.wanted.reading(&class);
     sink.classes[index] = class;
-    c_int::from(wanted)
+    reading as c_int
 }
 
 unsafe extern "C" fn on_event(ctx: *mut c_void, raw: *const RawEvent) {
@@ -851,7 +898,7 @@ unsafe extern "C" fn on_event(ctx: *mut c_void, raw: *const RawEvent) {
         vpid: raw.vpid,
         node: raw.trace,
         fields: &fields[..n],
-        shape: Shape::Unknown,
+        shape: message_shape(class, &fields[..n]),
     };
     let handler = &mut sink.handler;
     // A panic must not unwind into C: note it and stop at the end of the run.

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::analysis::Analysis;
-use crate::event::{Event, EventClass, Field, Kind, Slot, Wanted, PROVIDER};
+use crate::event::{Counted, Event, EventClass, Field, Kind, Slot, Wanted, PROVIDER};
 use crate::identity::{is_identity_row, Identity, PID_SLOTS};
 use crate::message::Shape;
 use crate::reader::{Reader, Source, Step};
@@ -408,6 +408,30 @@ impl Feed<'_> {
         }
     }
 
+    /// Events the reader counted rather than handed on (of kinds no
+    /// analysis looks at, without a window or selection): in the summary as
+    /// if they had been.
+    fn add_counted(&mut self, counted: &Counted) {
+        let total = counted.total();
+        if total == 0 {
+            return;
+        }
+        for (n, c) in self.kinds.iter_mut().zip(counted.per_kind) {
+            *n += c;
+        }
+        self.summary.first_ns = match self.matched {
+            0 => counted.first_ns,
+            _ => self.summary.first_ns.min(counted.first_ns),
+        };
+        self.summary.last_ns = match self.matched {
+            0 => counted.last_ns,
+            _ => self.summary.last_ns.max(counted.last_ns),
+        };
+        self.matched += total;
+        self.summary.events += total;
+        self.ours_seen += total;
+    }
+
     /// What every output says besides the tables: nodes that cannot be
     /// told apart, a selection that matched nothing.
     fn finish_summary(&mut self) {
@@ -549,6 +573,7 @@ pub fn run_with_trend(
             .iter()
             .chain(trend.iter().flat_map(|t| t.analyses.iter())),
         filter,
+        window_ns.is_some() || trend.is_some(),
     );
     let mut reader = Reader::open(source, wanted)?;
     let live = matches!(source, Source::Live(_));
@@ -618,6 +643,7 @@ pub fn run_with_trend(
     if let Some(r) = reorder.as_mut() {
         r.drain(&mut |ev| feed.on_event(ev));
     }
+    feed.add_counted(&reader.counted(&classes));
     if let Some(p) = &feed.progress {
         p.finish_and_clear();
     }
@@ -664,18 +690,27 @@ pub fn run_with_trend(
 /// The kinds whose fields are read: those some analysis reads, the
 /// identity layer's own rows, both message kinds when either is read (the
 /// layer learns aliases from them), and every kind under a process
-/// selection (it looks at every event's processes).
-fn wanted<'a>(analyses: impl Iterator<Item = &'a Box<dyn Analysis>>, filter: &Filter) -> Wanted {
+/// selection (it looks at every event's processes). The others' events are
+/// only counted when no analysis looks at them and nothing needs each
+/// one's time (`windows`: `--window` or trends; `--from`/`--to`); the
+/// reader hands on every live event itself.
+fn wanted<'a>(
+    analyses: impl Iterator<Item = &'a Box<dyn Analysis>>,
+    filter: &Filter,
+    windows: bool,
+) -> Wanted {
     if filter.selects_processes() {
         return Wanted::all();
     }
     let mut wanted = Wanted::none();
+    let mut others_ignored = !windows && filter.is_empty();
     for a in analyses {
         for &kind in Kind::ALL {
             if a.needs_fields(kind) {
                 wanted.add(kind);
             }
         }
+        others_ignored &= a.ignores_other_kinds();
     }
     for kind in [Kind::NodeName, Kind::ProcessName, Kind::ProcessRegister] {
         wanted.add(kind);
@@ -683,6 +718,9 @@ fn wanted<'a>(analyses: impl Iterator<Item = &'a Box<dyn Analysis>>, filter: &Fi
     if wanted.wants(Kind::MessageSend) || wanted.wants(Kind::MessageReceive) {
         wanted.add(Kind::MessageSend);
         wanted.add(Kind::MessageReceive);
+    }
+    if others_ignored {
+        wanted.count_the_rest();
     }
     wanted
 }
@@ -917,18 +955,43 @@ mod tests {
     #[test]
     fn only_read_fields_are_wanted() {
         let calls: Vec<Box<dyn Analysis>> = vec![Box::new(Calls::new(None, 0, false))];
-        let w = wanted(calls.iter(), &Filter::default());
+        let w = wanted(calls.iter(), &Filter::default(), false);
         assert!(w.wants(Kind::FunctionReturn) && w.wants(Kind::ProcessRegister));
         assert!(!w.wants(Kind::MessageSend) && !w.wants(Kind::ProcessScheduled));
         let rates: Vec<Box<dyn Analysis>> = vec![Box::new(Rates::default())];
-        assert!(!wanted(rates.iter(), &Filter::default()).wants(Kind::FunctionCall));
+        assert!(!wanted(rates.iter(), &Filter::default(), false).wants(Kind::FunctionCall));
         let gs: Vec<Box<dyn Analysis>> = vec![Box::new(GenServer::default())];
-        let w = wanted(gs.iter(), &Filter::default());
+        let w = wanted(gs.iter(), &Filter::default(), false);
         assert!(w.wants(Kind::MessageReceive) && !w.wants(Kind::FunctionCall));
         let selected = Filter {
             names: vec![b"shop".to_vec()],
             ..Filter::default()
         };
-        assert_eq!(wanted(calls.iter(), &selected), Wanted::all());
+        assert_eq!(wanted(calls.iter(), &selected, false), Wanted::all());
+    }
+
+    /// Events no analysis looks at are only counted, unless an analysis
+    /// looks at every event (`rates`) or something needs each one's time.
+    #[test]
+    fn unread_kinds_are_counted_only_when_nothing_needs_them() {
+        let calls: Vec<Box<dyn Analysis>> = vec![Box::new(Calls::new(None, 0, false))];
+        let w = wanted(calls.iter(), &Filter::default(), false);
+        assert!(w.counts(Kind::ProcessScheduled) && w.counts(Kind::MessageSend));
+        assert!(!w.counts(Kind::FunctionCall) && !w.counts(Kind::ProcessName));
+        let both: Vec<Box<dyn Analysis>> = vec![
+            Box::new(Calls::new(None, 0, false)),
+            Box::new(Rates::default()),
+        ];
+        assert!(!wanted(both.iter(), &Filter::default(), false).counts(Kind::ProcessScheduled));
+        assert!(!wanted(calls.iter(), &Filter::default(), true).counts(Kind::ProcessScheduled));
+        let from = Filter {
+            from: Some(When::After(0)),
+            ..Filter::default()
+        };
+        assert!(!wanted(calls.iter(), &from, false).counts(Kind::ProcessScheduled));
+        assert_eq!(
+            wanted(calls.iter(), &Filter::default(), false).without_counting(),
+            wanted(calls.iter(), &from, false)
+        );
     }
 }

@@ -45,6 +45,10 @@ impl Analysis for Exceptions {
         kind == Kind::FunctionException
     }
 
+    fn ignores_other_kinds(&self) -> bool {
+        true
+    }
+
     fn on_event(&mut self, ev: &Event, _who: &Identity) {
         if ev.kind() != Some(Kind::FunctionException) {
             return;

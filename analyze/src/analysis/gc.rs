@@ -70,6 +70,10 @@ impl Analysis for Gc {
         matches!(kind, Kind::GcMajorStart | Kind::GcMajorEnd | Kind::GcMinorStart | Kind::GcMinorEnd)
     }
 
+    fn ignores_other_kinds(&self) -> bool {
+        true
+    }
+
     fn on_event(&mut self, ev: &Event, _who: &Identity) {
         match ev.kind() {
             Some(Kind::GcMinorStart) => self.start(ev, 0),

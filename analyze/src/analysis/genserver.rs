@@ -297,6 +297,10 @@ impl Analysis for GenServer {
         matches!(kind, Kind::MessageSend | Kind::MessageReceive)
     }
 
+    fn ignores_other_kinds(&self) -> bool {
+        true
+    }
+
     fn on_event(&mut self, ev: &Event, _who: &Identity) {
         match ev.kind() {
             Some(Kind::MessageSend) => self.send(ev),

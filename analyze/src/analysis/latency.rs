@@ -156,6 +156,10 @@ impl Analysis for Latency {
         matches!(kind, Kind::MessageSend | Kind::MessageReceive | Kind::ProcessExit | Kind::ProcessRegister | Kind::ProcessScheduled)
     }
 
+    fn ignores_other_kinds(&self) -> bool {
+        true
+    }
+
     fn on_event(&mut self, ev: &Event, _who: &Identity) {
         match ev.kind() {
             Some(Kind::MessageSend) => self.send(ev),

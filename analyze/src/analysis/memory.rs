@@ -317,6 +317,10 @@ impl Analysis for Memory {
         matches!(kind, Kind::MemorySample | Kind::AllocatorSample | Kind::ProcessMemory | Kind::CarrierCreate | Kind::CarrierDestroy | Kind::NodeName)
     }
 
+    fn ignores_other_kinds(&self) -> bool {
+        true
+    }
+
     fn on_event(&mut self, ev: &Event, who: &Identity) {
         match ev.kind() {
             Some(Kind::MemorySample) => {

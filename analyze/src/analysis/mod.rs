@@ -62,6 +62,14 @@ pub trait Analysis {
     fn needs_fields(&self, _kind: Kind) -> bool {
         true
     }
+    /// Whether the analysis does nothing with the events of the kinds it
+    /// does not read the fields of. When every analysis of a run says so
+    /// (and nothing else needs every event: no `--window`, `--from`/`--to`,
+    /// process selection or live source), the reader only counts those
+    /// events rather than handing them on.
+    fn ignores_other_kinds(&self) -> bool {
+        false
+    }
     /// The input has ended: handle anything held back.
     fn finish(&mut self, _who: &Identity) {}
     /// `--window`: whether the analysis starts its statistics again for

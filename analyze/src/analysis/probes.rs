@@ -130,6 +130,10 @@ impl Analysis for Probes {
         matches!(kind, Kind::UserTraceI4s4 | Kind::UserTraceN | Kind::UserTraceS1)
     }
 
+    fn ignores_other_kinds(&self) -> bool {
+        true
+    }
+
     fn on_event(&mut self, ev: &Event, _who: &Identity) {
         let kind = ev.kind();
         let (label, name) = match kind {

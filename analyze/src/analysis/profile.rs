@@ -553,6 +553,10 @@ impl Analysis for Profile {
         matches!(kind, Kind::FunctionCall | Kind::FunctionReturn | Kind::FunctionException | Kind::ProcessExit | Kind::ProcessScheduled | Kind::StackSample)
     }
 
+    fn ignores_other_kinds(&self) -> bool {
+        true
+    }
+
     fn on_event(&mut self, ev: &Event, _who: &Identity) {
         match ev.kind() {
             Some(Kind::FunctionCall) => self.call(ev),

@@ -72,6 +72,10 @@ impl Analysis for Sched {
         matches!(kind, Kind::ProcessScheduled)
     }
 
+    fn ignores_other_kinds(&self) -> bool {
+        true
+    }
+
     fn on_event(&mut self, ev: &Event, _who: &Identity) {
         if ev.kind() != Some(Kind::ProcessScheduled) {
             return;
