@@ -17,20 +17,14 @@ bench:
 bench-analyze:
 	mkdir -p _build/bench
 	./bench/analyze.sh >_build/bench/analyze.md
-	awk '/^## dyntrace-analyze: reading speed/ { skip = 1; next } /^## / { skip = 0 } !skip' \
-	    BENCHMARKS.md >_build/bench/BENCHMARKS.md
-	cat _build/bench/analyze.md >>_build/bench/BENCHMARKS.md
-	mv _build/bench/BENCHMARKS.md BENCHMARKS.md
+	./scripts/replace-section.sh '## dyntrace-analyze: reading speed' _build/bench/analyze.md
 
 # The analyser's peak RSS on 1 M gen_server calls (one alias each): replaces
 # its section of BENCHMARKS.md.
 bench-analyze-memory:
 	mkdir -p _build/bench
 	./bench/analyze_memory.sh >_build/bench/analyze-memory.md
-	awk '/^## dyntrace-analyze: memory on a trace/ { skip = 1; next } /^## / { skip = 0 } !skip' \
-	    BENCHMARKS.md >_build/bench/BENCHMARKS.md
-	cat _build/bench/analyze-memory.md >>_build/bench/BENCHMARKS.md
-	mv _build/bench/BENCHMARKS.md BENCHMARKS.md
+	./scripts/replace-section.sh '## dyntrace-analyze: memory on a trace' _build/bench/analyze-memory.md
 
 # 60 s at the highest event rate in an isolated node: memory must stay flat.
 soak:
