@@ -2,12 +2,14 @@
 //! written (one frame each, no recursion), stopped as soon as the budget
 //! is spent.
 //!
-//! A term is written whole if it is a leaf; a container writes its opening
-//! and pushes a frame, and its first child is written next. After each
-//! term, the frame on top says what follows: a separator and the next
-//! child, or the closing and the frame's end. Each container writes at
-//! least one byte before it pushes its frame, so the stack holds O(budget)
-//! frames whatever the term's depth. The stack, the map iterators and the
+//! A term is written whole if it is a leaf. A container writes its opening
+//! and then its children in a loop of its own (tuples, small maps read in
+//! place, lists) as long as they are leaves; at a child that is a
+//! container it pushes a frame saying where it stopped, and that child is
+//! written next. After a container's closing, the frame on top says what
+//! follows: the loop goes on from where it stopped. Each container writes
+//! at least one byte before it pushes its frame, so the stack holds
+//! O(budget) frames whatever the term's depth. The stack, the map iterators and the
 //! texts of atoms and pids met (`leaf_texts`) live in per-thread buffers,
 //! reused from event to event.
 //!
