@@ -39,7 +39,7 @@ use crate::vm::enif::{
 };
 use crate::vm::reference::TEXT_MAX as REF_TEXT_MAX;
 use crate::vm::term::{Kind, Reader};
-use crate::vm::{binary, is_immediate, map, term_of_word, term_word};
+use crate::vm::{binary, is_immediate, map, small_int, term_of_word, term_word};
 use rustler::sys::{ErlNifEnv, ErlNifMapIterator, ErlNifMapIteratorEntry, ErlNifTerm};
 use std::cell::RefCell;
 use std::ffi::c_int;
@@ -725,12 +725,14 @@ fn next_pair(at: &mut Pairs, text: &mut BoundedText) -> bool {
 /// told by `leaf_slow`.
 #[inline(always)]
 fn leaf(walk: &Walk, term: usize, text: &mut BoundedText, leaves: &mut LeafTexts) -> bool {
-    if term & 0xF == 0xF && !walk.shape {
-        // A small integer's value is its word shifted past the tag.
-        write_small((term as i64) >> 4, text);
-        return true;
+    let word = term_of_word(term);
+    if let Some(n) = small_int(word) {
+        if !walk.shape {
+            write_small(n, text);
+            return true;
+        }
     }
-    if is_immediate(term_of_word(term)) {
+    if is_immediate(word) {
         return leaves.write(term, text) || leaf_slow(walk, term, text, leaves);
     }
     // SAFETY: the walk reads only live terms of the call being served.
