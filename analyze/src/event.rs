@@ -93,7 +93,8 @@ impl EventClass {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Wanted {
     fields: [bool; Kind::ALL.len()],
-    counted: [bool; Kind::ALL.len()],
+    /// Whether the kinds whose fields are not wanted are only counted.
+    count_rest: bool,
 }
 
 /// What the reader does with a class's events: the shim's `DT_CLASS_*`.
@@ -116,7 +117,7 @@ impl Wanted {
     pub fn all() -> Wanted {
         Wanted {
             fields: [true; Kind::ALL.len()],
-            counted: [false; Kind::ALL.len()],
+            count_rest: false,
         }
     }
 
@@ -124,14 +125,13 @@ impl Wanted {
     pub fn none() -> Wanted {
         Wanted {
             fields: [false; Kind::ALL.len()],
-            counted: [false; Kind::ALL.len()],
+            count_rest: false,
         }
     }
 
     /// Wants the fields of `kind` too.
     pub fn add(&mut self, kind: Kind) {
         self.fields[kind as usize] = true;
-        self.counted[kind as usize] = false;
     }
 
     /// Whether the fields of `kind` are wanted.
@@ -142,22 +142,20 @@ impl Wanted {
     /// Counts the events of every kind whose fields are not wanted rather
     /// than handing them on.
     pub fn count_the_rest(&mut self) {
-        for (counted, fields) in self.counted.iter_mut().zip(self.fields) {
-            *counted = !fields;
-        }
+        self.count_rest = true;
     }
 
     /// Hands on every event again (none only counted).
     pub fn without_counting(self) -> Wanted {
         Wanted {
-            counted: [false; Kind::ALL.len()],
+            count_rest: false,
             ..self
         }
     }
 
     /// Whether the events of `kind` are only counted.
     pub fn counts(&self, kind: Kind) -> bool {
-        self.counted[kind as usize]
+        self.count_rest && !self.wants(kind)
     }
 
     /// What the reader does with a class's events (never hands on those of

@@ -571,9 +571,7 @@ impl Graph {
             reports_without_count: unknown,
         }
     }
-}
 
-impl Graph {
     /// Events of counted classes not handed on: per class index, and the
     /// first and last one's time.
     pub(crate) fn counted(&self) -> (Vec<u64>, i64, i64) {
