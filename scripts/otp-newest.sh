@@ -9,7 +9,9 @@
 #
 #   scripts/otp-newest.sh [SUITE...]     (default: every test/*_SUITE.erl)
 #
-# OTP_TARBALL overrides the source tarball, OTP_CACHE the cache directory.
+# The source tarball is shared/otp/ beside the repository, or beside the
+# repository a clone was made from (a clone elsewhere, such as /tmp, finds
+# it there). OTP_TARBALL overrides it, OTP_CACHE the cache directory.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 top=$PWD
@@ -17,7 +19,18 @@ top=$PWD
 # Debian's OTP 25 builds the NIF and installs the LTTng tools and PropEr.
 ./scripts/setup.sh
 
-tarball=${OTP_TARBALL:-$top/../shared/otp/erlang_29.1.1+dfsg.orig.tar.xz}
+source_tarball() {
+    local name=shared/otp/erlang_29.1.1+dfsg.orig.tar.xz origin
+    origin=$(git -C "$top" config --get remote.origin.url 2>/dev/null || true)
+    for repo in "$top" "$origin"; do
+        if [ -n "$repo" ] && [ -f "$repo/../$name" ]; then
+            echo "$repo/../$name"
+            return
+        fi
+    done
+    echo "$top/../$name"
+}
+tarball=${OTP_TARBALL:-$(source_tarball)}
 prefix=$(scripts/otp-build.sh "$tarball")
 export PATH="$prefix/bin:$PATH"
 otp=$(cat "$prefix"/lib/erlang/releases/*/OTP_VERSION)
