@@ -31,13 +31,15 @@ run(Exe, Args) ->
     {Status, Out, Stderr}.
 
 %% @doc Runs the analyser with `Args' (which include `--json'); it must
-%% succeed silently on stderr. Its JSON, decoded.
+%% succeed silently on stderr. Its JSON, decoded; it names its schema
+%% version (docs/json.md).
 -spec json(string(), [string()]) -> map().
 json(Exe, Args) ->
     {Status, Out, Stderr} = run(Exe, Args),
     ct:log("~p -> ~p~n~s~s", [Args, Status, Stderr, Out]),
     ?assertEqual({0, <<>>}, {Status, Stderr}),
     {Json, <<"\n">>} = json_text:value(Out),
+    ?assertMatch(<<"dyntrace-analyze/", _/binary>>, maps:get(<<"schema">>, Json)),
     Json.
 
 %% @doc Bad input: the analyser `Exe' run with `Args' prints one line on

@@ -9,7 +9,8 @@
 //! options every analysis takes),
 //! [`message`] (gen_server's calls and replies in message texts),
 //! [`table`] (results as tables: text, JSON, histograms) and [`report`] (one
-//! self-contained web page of every analysis).
+//! self-contained web page of every analysis); [`schema`] describes the
+//! versioned JSON that [`table`] writes (docs/json.md).
 
 pub mod analysis;
 pub mod cli;
@@ -21,5 +22,6 @@ pub mod message;
 pub mod reader;
 pub mod report;
 pub mod run;
+pub mod schema;
 pub mod stats;
 pub mod table;

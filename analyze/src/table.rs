@@ -646,7 +646,7 @@ fn json_of(cell: &Cell) -> Value {
 /// each [`Unit::Pid`] column the process's name (`name` for the first when
 /// no column is called so, else `KEY_name`) and, when nodes are told apart,
 /// its node (`node`, else `KEY_node`).
-fn json_keys(t: &Table) -> Vec<(usize, String, Extra)> {
+pub(crate) fn json_keys(t: &Table) -> Vec<(usize, String, Extra)> {
     let mut keys = Vec::new();
     let mut first = true;
     let taken = |k: &str| t.columns.iter().any(|c| c.key == k);
@@ -676,8 +676,10 @@ fn json_keys(t: &Table) -> Vec<(usize, String, Extra)> {
     keys
 }
 
-#[derive(Clone, Copy)]
-enum Extra {
+/// What a JSON key of a row holds: the cell's value, or the name or node
+/// of the process in a pid cell.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Extra {
     Value,
     Name,
     Node,
@@ -692,10 +694,16 @@ fn json_extra(cell: &Cell, extra: Extra) -> Value {
     }
 }
 
+/// The version of the JSON every command writes (its `schema` key). A
+/// changed key or column is a new version; `schema::tests` holds each
+/// version's columns to a fingerprint (docs/json.md).
+pub const SCHEMA: &str = "dyntrace-analyze/1";
+
 /// Renders the machine interface: the summary's keys, then one list of row
 /// objects per table, and `columns` describing each list's keys.
 pub fn render_json(summary: &Summary, tables: &[Table]) -> Value {
     let mut top = Map::new();
+    top.insert("schema".into(), json!(SCHEMA));
     top.insert("events".into(), json!(summary.events));
     top.insert("discarded".into(), json!(summary.discarded));
     top.insert(
