@@ -405,7 +405,9 @@ announce_nodes() ->
 %% @doc Writes one `process_name' event per process (its registered name,
 %% else its initial call), when the event is enabled in a started session:
 %% names for a trace that saw the processes start or register before it
-%% began. At most 100000 processes, read one at a time.
+%% began. At most 100000 processes, read one at a time. Also written when
+%% {@link trace/3}, {@link calls/2}, {@link sample/2} or {@link record/2}
+%% start, and when the event becomes enabled (a session made later).
 -spec announce_processes() -> ok.
 announce_processes() ->
     case lists:member(process_name, enabled_events()) of
@@ -488,6 +490,7 @@ wait_loaded(Tries) ->
 %% @doc The announcer's loop, exported so that it moves to new code when
 %% the module is reloaded. Not for users.
 -spec node_names_loop(#{node := node(), enabled := boolean(), since := non_neg_integer(),
+                         named => boolean(),
                          start => {non_neg_integer(), [event_name()]}}) ->
           no_return().
 node_names_loop(State) ->
@@ -516,12 +519,18 @@ node_names_loop(State) ->
 %% 10 s while it is enabled.
 node_names_tick(#{start := {Polls, [_ | _] = Left}} = State) when Polls > 0 ->
     Still = announce_at_start(Left),
+    Named = State#{named => not lists:member(process_name, Still)},
     case lists:member(node_name, Left) andalso not lists:member(node_name, Still) of
-        true -> State#{start := {Polls - 1, Still}, enabled := true, since := 0};
-        false -> State#{start := {Polls - 1, Still}}
+        true -> Named#{start := {Polls - 1, Still}, enabled := true, since := 0};
+        false -> Named#{start := {Polls - 1, Still}}
     end;
 node_names_tick(#{node := Self, enabled := WasEnabled, since := Since} = State) ->
     Enabled = lists:member(node_name, enabled_events()),
+    %% A session that enables `process_name' after the load's first
+    %% seconds (made from outside, after trace/3 and the like started):
+    %% every process's name, once per time the event becomes enabled.
+    Named = lists:member(process_name, enabled_events()),
+    _ = Named andalso not maps:get(named, State, false) andalso announce_processes(),
     Why = if
               Enabled andalso not WasEnabled -> enable;
               Enabled andalso node() =/= Self -> nodeup;
@@ -529,7 +538,7 @@ node_names_tick(#{node := Self, enabled := WasEnabled, since := Since} = State) 
               true -> none
           end,
     Why =/= none andalso write_node_names(Why, [node() | nodes(connected)]),
-    State#{node := node(), enabled := Enabled,
+    State#{node := node(), enabled := Enabled, named => Named,
            since := case Why of
                         none -> Since + ?NODE_NAMES_POLL_MS;
                         _ -> 0

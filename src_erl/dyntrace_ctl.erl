@@ -154,19 +154,31 @@
 -spec trace(procs(), [event_or_group()], trace_opts()) -> result().
 trace(Procs, Events, Opts) ->
     Plan = trace_plan(Procs, Events, Opts, #{}),
-    call({start, Plan}).
+    named(call({start, Plan})).
 
 %% @doc See {@link dyntrace:calls/2}.
 -spec calls(call_spec() | [call_spec()], calls_opts()) -> result().
 calls(Spec, Opts) ->
     Plan = calls_plan(Spec, Opts, #{}),
-    call({start, Plan}).
+    named(call({start, Plan})).
 
 %% @doc See {@link dyntrace:sample/2}.
 -spec sample(dyntrace_sampler:procs(), dyntrace_sampler:opts()) ->
           {ok, pos_integer()} | {error, term()}.
 sample(Procs, Opts) ->
-    call({start_sampler, dyntrace_sampler:plan(Procs, Opts)}).
+    named(call({start_sampler, dyntrace_sampler:plan(Procs, Opts)})).
+
+%% What was started writes the node's and its processes' names now, in
+%% the caller: a session made before it (by anyone: record/2, the
+%% operator's `lttng', an outside command) names processes that started
+%% or registered before it began. (A session made later is named by the
+%% announcer when `process_name' becomes enabled.)
+named({ok, _} = Started) ->
+    ok = dyntrace:announce_nodes(),
+    ok = dyntrace:announce_processes(),
+    Started;
+named(Other) ->
+    Other.
 
 %% @doc See {@link dyntrace:memory/1}.
 -spec memory(dyntrace_memory:opts()) -> {ok, pos_integer()} | {error, term()}.
