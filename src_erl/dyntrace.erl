@@ -54,7 +54,7 @@
 %%% and {@link record/2} makes the LTTng session too:
 %%% ```
 %%% 1> dyntrace:record([{trace, worker, [messages]}], #{duration => 10000}).
-%%% {ok,"/tmp/dyntrace-record-4242-1"}
+%%% {ok,"/tmp/dyntrace-record-20261128T083512Z-4242-1"}
 %%% '''
 %%%
 %%% Options: `{tracer, dyntrace, Options}' where `Options' is `[]' or a map:
@@ -330,8 +330,11 @@ memory(Opts) ->
 %% its ring buffers until {@link snapshot/1}; answers `{ok, Handle}'), and
 %% the tracer's options for every part. No `lttng' command, no session
 %% daemon, a session that cannot be made: `{error, {lttng, Text}}' with the
-%% command's message, and nothing is left set. See docs/recording.md.
--spec record([dyntrace_record:item()], dyntrace_record:opts()) ->
+%% command's message, and nothing is left set. `What' = `triage' records
+%% what `dyntrace-analyze findings' needs at a bounded cost (see
+%% `dyntrace_triage'; `Opts' may add `focus => #{period, window, count,
+%% interval}'). See docs/recording.md.
+-spec record([dyntrace_record:item()] | triage, dyntrace_record:opts()) ->
           {ok, file:filename() | dyntrace_record:handle()} | {error, term()}.
 record(What, Opts) ->
     dyntrace_record:record(What, Opts).

@@ -51,6 +51,7 @@
 -export([trace/3, calls/2, clear/0, status/0, sample/2, memory/1, stop/1]).
 
 %%% For dyntrace_record (checked plans, and its parts) %%%
+-export([focus/1]).
 -export([trace_plan/4, calls_plan/3, plan_events/1, record_start/1, record_parts/2,
          undo_parts/1, recording/1]).
 
@@ -252,6 +253,13 @@ record_parts(Id, Parts) ->
 undo_parts(Id) ->
     call({undo_parts, Id}).
 
+%% @doc Sets a focus window of triage's controller (the calling sampler):
+%% a trace plan owned by the controller's recording, ended by its
+%% duration, {@link stop/1} or the recording's end. Its id.
+-spec focus(plan()) -> {ok, pos_integer()} | {error, term()}.
+focus(Plan) ->
+    call({focus, self(), Plan}).
+
 %% @doc The worker of recording `Id', if it runs.
 -spec recording(pos_integer()) -> {ok, pid()} | {error, term()}.
 recording(Id) ->
@@ -265,7 +273,9 @@ plan_events(#plan{events = Events}) ->
 plan_events(#{kind := sample}) ->
     [stack_sample];
 plan_events(#{kind := memory, args := Args}) ->
-    dyntrace_memory:events(Args).
+    dyntrace_memory:events(Args);
+plan_events(#{kind := focus, args := Args}) ->
+    dyntrace_triage:events(Args).
 
 %%%===================================================================
 %%% THE OWNER PROCESS
@@ -400,6 +410,18 @@ request({record_parts, Id, Parts}, State) ->
     record_parts(Id, Parts, State);
 request({undo_parts, Id}, State) ->
     {ok, undo_parts(Id, State)};
+request({focus, Sampler, Plan}, State) ->
+    Owner = case [O || #trace{session = {sampler, P, _}, owner = O} <- entries(), P =:= Sampler] of
+                [O | _] -> O;
+                [] -> undefined
+            end,
+    case start(Plan, Owner, State) of
+        {{ok, _}, State1} ->
+            Id = lists:max([I || #trace{id = I, plan = P} <- entries(), P =:= Plan]),
+            {{ok, Id}, State1};
+        Refused ->
+            Refused
+    end;
 request({recording, Id}, State) ->
     case lookup(Id) of
         #trace{kind = recording, session = {recording, Pid}} when is_pid(Pid) -> {{ok, Pid}, State};

@@ -6,10 +6,10 @@
 %%% 1> dyntrace:record([{trace, all, [messages, scheduling, gc]},
 %%%                     {calls, {shop, '_', '_'}, #{return => true}}],
 %%%                    #{duration => 10000}).
-%%% {ok,"/tmp/dyntrace-record-4242-7"}
+%%% {ok,"/tmp/dyntrace-record-20261128T083512Z-4242-7"}
 %%% '''
 %%% ```
-%%% $ dyntrace-analyze genserver /tmp/dyntrace-record-4242-7
+%%% $ dyntrace-analyze genserver /tmp/dyntrace-record-20261128T083512Z-4242-7
 %%% '''
 %%% What it does, with the `lttng' command line (as the node's user, so
 %%% with the session daemon that user's `lttng' reaches: root's, or the
@@ -59,7 +59,8 @@
               | {sample, dyntrace_sampler:procs()}
               | {sample, dyntrace_sampler:procs(), dyntrace_sampler:opts()}
               | memory
-              | {memory, dyntrace_memory:opts()}.
+              | {memory, dyntrace_memory:opts()}
+              | {focus, dyntrace_triage:opts()}.
 -type opts() :: #{duration => pos_integer() | infinity,
                   max_events => pos_integer(),
                   wait => boolean(),
@@ -109,7 +110,7 @@
 %%%===================================================================
 
 %% @doc See {@link dyntrace:record/2}.
--spec record([item()], opts()) -> {ok, file:filename() | handle()} | {error, term()}.
+-spec record([item()] | triage, opts()) -> {ok, file:filename() | handle()} | {error, term()}.
 record(What, Opts) ->
     #{wait := Wait} = Plan = plan(What, Opts),
     case dyntrace_ctl:record_start(Plan) of
@@ -186,6 +187,9 @@ call(Pid, Request) ->
 %%% argument raises `error({badarg, {Key, Value}})'.
 %%%===================================================================
 
+plan(triage, Opts) ->
+    {What, Own} = dyntrace_triage:items(Opts),
+    plan(What, Own);
 plan(What, Opts) when is_map(Opts) ->
     maps:foreach(fun(K, V) ->
                          lists:member(K, ?OWN_OPTS ++ ?TRACER_OPTS)
@@ -215,7 +219,9 @@ plan(What, Opts) when is_map(Opts) ->
         orelse error({badarg, {what, What}}),
     Parts = [part(Item, Shared, maps:get(max_events, Opts, undefined)) || Item <- What],
     Id = erlang:unique_integer([positive]),
-    Name = lists:flatten(io_lib:format("dyntrace-record-~s-~b", [os:getpid(), Id])),
+    %% Names sort by start time (UTC, to the second), then by node and call.
+    Name = lists:flatten(io_lib:format("dyntrace-record-~s-~s-~b",
+                                       [utc_stamp(), os:getpid(), Id])),
     Dir = case maps:get(dir, Opts, undefined) of
               undefined -> filename:join(temp_dir(), Name);
               D -> valid_dir(D)
@@ -251,6 +257,9 @@ part(memory, Shared, Max) ->
 part({memory, Opts} = Item, _Shared, Max) ->
     own_limits(Opts, Item),
     dyntrace_memory:plan(with_max(Opts, Max));
+part({focus, Opts} = Item, Shared, Max) ->
+    own_limits(Opts, Item),
+    dyntrace_triage:plan(with_max(Opts, Max), Shared);
 part(Item, _Shared, _Max) ->
     error({badarg, {what, Item}}).
 
@@ -271,6 +280,11 @@ valid_dir(Dir) ->
     catch
         error:_ -> error({badarg, {dir, Dir}})
     end.
+
+%% Now, UTC, as `20261128T083512Z'.
+utc_stamp() ->
+    {{Y, Mo, D}, {H, Mi, S}} = calendar:universal_time(),
+    io_lib:format("~4..0b~2..0b~2..0bT~2..0b~2..0b~2..0bZ", [Y, Mo, D, H, Mi, S]).
 
 temp_dir() ->
     case os:getenv("TMPDIR") of

@@ -1,0 +1,193 @@
+%%% `dyntrace:record(triage, Opts)' on a node with the faults triage is
+%%% for: a queue that grows, a process that hogs a scheduler, one that
+%%% makes garbage. Each is singled out for a focus window; message,
+%%% scheduling, GC and stack events exist only for the processes singled
+%%% out and only inside their windows; the memory sampler shows the queue;
+%%% the processes are named; nothing is left set afterwards.
+-module(dyntrace_triage_SUITE).
+
+-include_lib("common_test/include/ct.hrl").
+-include_lib("stdlib/include/assert.hrl").
+
+-export([all/0, suite/0, init_per_suite/1, end_per_suite/1,
+         init_per_testcase/2, end_per_testcase/2]).
+-export([t_triage/1,
+         t_triage_options/1]).
+
+-import(dyntrace_test_trace, [flags/1]).
+
+%% The events that only a focus window writes.
+-define(WINDOWED, [message_send, message_receive, process_scheduled, gc_minor_start,
+                   gc_minor_end, gc_major_start, gc_major_end, stack_sample]).
+
+suite() ->
+    [{timetrap, {minutes, 3}}].
+
+all() ->
+    [t_triage,
+     t_triage_options].
+
+init_per_suite(Config) ->
+    ok = lttng_session:traced_node(),
+    Config.
+
+end_per_suite(_Config) ->
+    ok.
+
+init_per_testcase(_Case, Config) ->
+    Config.
+
+end_per_testcase(_Case, _Config) ->
+    ok = dyntrace:clear().
+
+%%%===================================================================
+%%% Cases
+%%%===================================================================
+
+%% Three faults at once; `record(triage, ...)' for 9 s (four looks).
+t_triage(_Config) ->
+    Store = start_store(),
+    Feeder = start_feeder(Store),
+    Hog = start_hog(),
+    Garbage = start_garbage(),
+    Workload = [Store, Feeder, Hog, Garbage],
+    try
+        {ok, Dir} = dyntrace:record(triage, #{duration => 9000}),
+        %% The directory's name sorts by start time.
+        ?assertMatch({match, _}, re:run(filename:basename(Dir),
+                                        "^dyntrace-record-[0-9]{8}T[0-9]{6}Z-[0-9]+-[0-9]+$")),
+        Events = lttng_session:read(#{dir => Dir}),
+        Windows = windows(Events),
+        ct:pal("events ~p~nwindows ~p~nworkload ~p",
+               [maps:to_list(lists:foldl(fun(#{name := N}, Acc) ->
+                                                 maps:update_with(N, fun(C) -> C + 1 end, 1, Acc)
+                                         end, #{}, Events)),
+                maps:to_list(maps:map(fun(_, Ws) -> length(Ws) end, Windows)),
+                [{N, text(whereis(N))} || N <- [triage_store, triage_hog, triage_garbage]]]),
+        %% Each fault was singled out.
+        [?assert(is_map_key(text(P), Windows)) || P <- [Store, Hog, Garbage]],
+        %% Windowed events only for those singled out, inside their windows.
+        Outside = [E || #{name := N} = E <- Events, lists:member(N, ?WINDOWED),
+                        not inside(E, Windows)],
+        ?assertEqual([], Outside),
+        %% What each window shows of its fault.
+        ?assert(count_of(message_receive, "to", Store, Events) > 0),
+        ?assert(count_of(process_scheduled, "pid", Hog, Events) > 0),
+        ?assert(count_of(gc_minor_start, "pid", Garbage, Events)
+                + count_of(gc_major_start, "pid", Garbage, Events) > 0),
+        ?assert(count_of(stack_sample, "pid", Hog, Events) > 0),
+        %% The memory sampler shows the store's queue growing.
+        Queue = [lttng_session:field("message_queue_len", E)
+                 || E <- lttng_session:select(process_memory, Events),
+                    lttng_session:field("pid", E) =:= text(Store)],
+        ?assertMatch([_, _ | _], Queue),
+        ?assert(lists:last(Queue) > hd(Queue)),
+        %% Names: the registered processes, and the node.
+        Names = maps:from_list([{lttng_session:field("pid", E), lttng_session:field("name", E)}
+                                || E <- lttng_session:select(process_name, Events)]),
+        ?assertEqual(<<"triage_store">>, maps:get(text(Store), Names)),
+        ?assertEqual(<<"triage_hog">>, maps:get(text(Hog), Names)),
+        ?assertMatch([_ | _], lttng_session:select(node_name, Events)),
+        %% Nothing left set.
+        ?assertMatch(#{traces := [], recordings := []}, dyntrace:status()),
+        [?assertEqual({P, []}, {P, flags(P)}) || P <- Workload],
+        ?assertEqual(nomatch, string:find(lttng_session:cmd_ok("lttng list"), "dyntrace-record-"))
+    after
+        [exit(P, kill) || P <- Workload]
+    end.
+
+%% Bad focus options are refused before anything is made.
+t_triage_options(_Config) ->
+    [?assertEqual(What, badarg(fun() -> dyntrace:record(triage, Opts) end))
+     || {Opts, What} <- [{#{focus => #{window => 3000}}, {window, 3000}},
+                         {#{focus => #{count => 0}}, {count, 0}},
+                         {#{focus => #{period => x}}, {period, x}},
+                         {#{focus => #{nonsense => 1}}, {nonsense, 1}},
+                         {#{focus => #{duration => 10}}, {duration, 10}},
+                         {#{focus => nonsense}, {options, nonsense}},
+                         {nonsense, {options, nonsense}}]],
+    ?assertMatch(#{traces := [], recordings := []}, dyntrace:status()).
+
+%%%===================================================================
+%%% Workloads
+%%%===================================================================
+
+%% A server that only takes `{get, From}' out of its queue: the notes
+%% a feeder sends pile up.
+start_store() ->
+    P = spawn(fun Loop() -> receive {get, From} -> From ! ok, Loop() end end),
+    true = register(triage_store, P),
+    P.
+
+start_feeder(Store) ->
+    spawn(fun Loop() ->
+                  [Store ! {note, I} || I <- lists:seq(1, 50)],
+                  timer:sleep(10),
+                  Loop()
+          end).
+
+%% Busy half the time in slices of 50 ms.
+start_hog() ->
+    P = spawn(fun Loop() ->
+                      Until = erlang:monotonic_time(millisecond) + 50,
+                      spin(Until),
+                      timer:sleep(50),
+                      Loop()
+              end),
+    true = register(triage_hog, P),
+    P.
+
+spin(Until) ->
+    case erlang:monotonic_time(millisecond) >= Until of
+        true -> ok;
+        false -> _ = erlang:phash2(make_ref()), spin(Until)
+    end.
+
+%% Garbage: a list of 20000 tuples made and dropped, 20 times a second.
+start_garbage() ->
+    P = spawn(fun Loop() ->
+                      _ = length([{I, I} || I <- lists:seq(1, 20000)]),
+                      timer:sleep(50),
+                      Loop()
+              end),
+    true = register(triage_garbage, P),
+    P.
+
+%%%===================================================================
+%%% Helpers
+%%%===================================================================
+
+%% Per process, its focus windows: `{Start, End}' (nanoseconds; a window
+%% the recording's end cut short ends at `infinity').
+windows(Events) ->
+    Marks = [{lttng_session:field("pid", E), Ts, lttng_session:field("message", E)}
+             || #{ts := Ts} = E <- lttng_session:select(user_trace_s1, Events)],
+    lists:foldl(fun({Pid, Ts, <<"dyntrace_focus start", _/binary>>}, Acc) ->
+                        maps:update_with(Pid, fun(Ws) -> [{Ts, infinity} | Ws] end,
+                                         [{Ts, infinity}], Acc);
+                   ({Pid, Ts, <<"dyntrace_focus end">>}, Acc) ->
+                        [{Start, infinity} | Ws] = maps:get(Pid, Acc),
+                        Acc#{Pid := [{Start, Ts} | Ws]}
+                end, #{}, Marks).
+
+inside(#{name := Name, ts := Ts} = E, Windows) ->
+    Key = case Name of
+              message_send -> "from";
+              message_receive -> "to";
+              _ -> "pid"
+          end,
+    lists:any(fun({Start, End}) -> Ts >= Start andalso (End =:= infinity orelse Ts =< End) end,
+              maps:get(lttng_session:field(Key, E), Windows, [])).
+
+count_of(Name, Key, Pid, Events) ->
+    length([E || E <- lttng_session:select(Name, Events),
+                 lttng_session:field(Key, E) =:= text(Pid)]).
+
+text(Pid) -> list_to_binary(pid_to_list(Pid)).
+
+badarg(F) ->
+    try F() of
+        Result -> {returned, Result}
+    catch
+        error:{badarg, What} -> What
+    end.
