@@ -333,11 +333,15 @@ memory(Opts) ->
 %% command's message, and nothing is left set. `What' = `triage' records
 %% what `dyntrace-analyze findings' needs at a bounded cost (see
 %% `dyntrace_triage'; `Opts' may add `focus => #{period, window, count,
-%% interval}'). See docs/recording.md.
--spec record([dyntrace_record:item()] | triage, dyntrace_record:opts()) ->
-          {ok, file:filename() | dyntrace_record:handle()} | {error, term()}.
+%% interval}'). `nodes => [Node, ...]' records those nodes at once into one
+%% directory: `{ok, Dir, #{recorded, unreachable, failed}}' (see
+%% `dyntrace_nodes'). `findings => true' prints `dyntrace-analyze findings'
+%% on the trace once it is complete. See docs/recording.md.
+-spec record([dyntrace_record:item()] | triage, map()) ->
+          {ok, file:filename() | dyntrace_record:handle()}
+              | {ok, file:filename(), dyntrace_nodes:answer()} | {error, term()}.
 record(What, Opts) ->
-    dyntrace_record:record(What, Opts).
+    dyntrace_nodes:record(What, Opts).
 
 %% @doc Ends one entry of {@link status/0} now: a recording (stopped and
 %% destroyed: its directory), or a call or sampler (undone: `ok').

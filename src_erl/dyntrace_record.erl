@@ -44,6 +44,9 @@
 %%% PUBLIC (through dyntrace) %%%
 -export([record/2, snapshot/1]).
 
+%%% For dyntrace_nodes %%%
+-export([new_name/0, temp_dir/0]).
+
 %%% For dyntrace_ctl %%%
 -export([start_link/2, stop/1, finish/1, describe/1, destroy_session/1, shutdown_ms/0]).
 
@@ -218,10 +221,7 @@ plan(What, Opts) when is_map(Opts) ->
     (is_list(What) andalso What =/= [] andalso dyntrace_ctl:is_proper_list(What))
         orelse error({badarg, {what, What}}),
     Parts = [part(Item, Shared, maps:get(max_events, Opts, undefined)) || Item <- What],
-    Id = erlang:unique_integer([positive]),
-    %% Names sort by start time (UTC, to the second), then by node and call.
-    Name = lists:flatten(io_lib:format("dyntrace-record-~s-~s-~b",
-                                       [utc_stamp(), os:getpid(), Id])),
+    Name = new_name(),
     Dir = case maps:get(dir, Opts, undefined) of
               undefined -> filename:join(temp_dir(), Name);
               D -> valid_dir(D)
@@ -281,11 +281,17 @@ valid_dir(Dir) ->
         error:_ -> error({badarg, {dir, Dir}})
     end.
 
-%% Now, UTC, as `20261128T083512Z'.
-utc_stamp() ->
+%% @doc A new recording's name, which sorts by start time (UTC, to the
+%% second), then by node and call: `dyntrace-record-20261128T083512Z-4242-7'.
+-spec new_name() -> string().
+new_name() ->
     {{Y, Mo, D}, {H, Mi, S}} = calendar:universal_time(),
-    io_lib:format("~4..0b~2..0b~2..0bT~2..0b~2..0b~2..0bZ", [Y, Mo, D, H, Mi, S]).
+    lists:flatten(io_lib:format("dyntrace-record-~4..0b~2..0b~2..0bT~2..0b~2..0b~2..0bZ-~s-~b",
+                                [Y, Mo, D, H, Mi, S, os:getpid(),
+                                 erlang:unique_integer([positive])])).
 
+%% @doc Where recordings go by default: `$TMPDIR', else `/tmp'.
+-spec temp_dir() -> file:filename().
 temp_dir() ->
     case os:getenv("TMPDIR") of
         Dir when is_list(Dir), Dir =/= [] -> Dir;

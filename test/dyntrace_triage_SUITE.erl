@@ -12,7 +12,11 @@
 -export([all/0, suite/0, init_per_suite/1, end_per_suite/1,
          init_per_testcase/2, end_per_testcase/2]).
 -export([t_triage/1,
-         t_triage_options/1]).
+         t_triage_options/1,
+         t_nodes/1,
+         t_findings/1]).
+%% Run in peer nodes.
+-export([start_fed_store/1]).
 
 -import(dyntrace_test_trace, [flags/1]).
 
@@ -25,7 +29,9 @@ suite() ->
 
 all() ->
     [t_triage,
-     t_triage_options].
+     t_triage_options,
+     t_nodes,
+     t_findings].
 
 init_per_suite(Config) ->
     ok = lttng_session:traced_node(),
@@ -46,7 +52,7 @@ end_per_testcase(_Case, _Config) ->
 
 %% Three faults at once; `record(triage, ...)' for 9 s (four looks).
 t_triage(_Config) ->
-    Store = start_store(),
+    Store = start_store(triage_store),
     Feeder = start_feeder(Store),
     Hog = start_hog(),
     Garbage = start_garbage(),
@@ -108,15 +114,90 @@ t_triage_options(_Config) ->
                          {nonsense, {options, nonsense}}]],
     ?assertMatch(#{traces := [], recordings := []}, dyntrace:status()).
 
+%% `nodes => [A, B, Gone]': both peers recorded at once into one
+%% directory (B as if on another host: its trace is gathered over
+%% distribution), the node that cannot be reached named in the answer;
+%% babeltrace2 and dyntrace-analyze read the directory as one timeline.
+t_nodes(_Config) ->
+    ok = alive(),
+    {PA, A} = start_peer(triage_a),
+    {PB, B} = start_peer(triage_b),
+    try
+        ok = erpc:call(B, application, set_env, [dyntrace, host, "elsewhere"]),
+        StoreA = erpc:call(A, ?MODULE, start_fed_store, [store_a]),
+        StoreB = erpc:call(B, ?MODULE, start_fed_store, [store_b]),
+        Gone = 'nobody@nohost',
+        {ok, Dir, Answer} = dyntrace:record(triage, #{nodes => [A, B, Gone], duration => 5000}),
+        ?assertEqual(#{recorded => lists:sort([A, B]), unreachable => [Gone], failed => []},
+                     Answer),
+        ?assertMatch({match, _}, re:run(filename:basename(Dir),
+                                        "^dyntrace-record-[0-9]{8}T[0-9]{6}Z-[0-9]+-[0-9]+$")),
+        ?assertEqual(lists:sort([atom_to_list(A), atom_to_list(B)]),
+                     lists:sort(element(2, file:list_dir(Dir)))),
+        %% One timeline: both nodes' events, in time order.
+        Events = lttng_session:read(#{dir => Dir}),
+        Ts = [T || #{ts := T} <- Events],
+        ?assertEqual(lists:sort(Ts), Ts),
+        Writers = lists:usort([string:trim(lttng_session:field("node", E), both, "'")
+                               || E <- lttng_session:select(node_name, Events),
+                                  lttng_session:field("channel", E) =:= 0]),
+        ?assertEqual(lists:sort([atom_to_binary(A), atom_to_binary(B)]), Writers),
+        Names = [lttng_session:field("name", E) || E <- lttng_session:select(process_name, Events)],
+        ?assert(lists:member(<<"store_a">>, Names)),
+        ?assert(lists:member(<<"store_b">>, Names)),
+        %% The analyser reads both nodes' traces in the directory.
+        {0, Memory, _} = analyze_cmd:run(analyze_cmd:exe(), ["memory", Dir]),
+        ct:log("~s", [Memory]),
+        [?assertNotEqual(nomatch, string:find(Memory, Store), Store)
+         || Store <- ["store_a", "store_b"]],
+        %% Nothing left on either node.
+        [?assertMatch(#{traces := [], recordings := []}, erpc:call(N, dyntrace, status, []))
+         || N <- [A, B]],
+        _ = [StoreA, StoreB]
+    after
+        peer:stop(PA),
+        peer:stop(PB)
+    end.
+
+%% `findings => true': once the trace is complete, what `dyntrace-analyze
+%% findings DIR' prints, or one line saying this analyser has no such
+%% command.
+t_findings(_Config) ->
+    ct:capture_start(),
+    {ok, Dir} = try dyntrace:record([{trace, self(), [message_send]}],
+                                    #{duration => 500, findings => true})
+                after ct:capture_stop()
+                end,
+    Printed = lists:append(ct:capture_get([])),
+    Exe = analyze_cmd:exe(),
+    Expected = case analyze_cmd:run(Exe, ["findings", Dir]) of
+                   {0, Out, _} ->
+                       binary_to_list(Out);
+                   {_, _, Err} ->
+                       ?assertNotEqual(nomatch, string:find(Err, "unrecognized subcommand")),
+                       "dyntrace: findings: " ++ Exe ++ " has no findings command "
+                           "(a newer build has it)\n"
+               end,
+    ?assertEqual(Expected, Printed),
+    ?assertEqual({findings, x}, badarg(fun() -> dyntrace:record(triage, #{findings => x}) end)),
+    ?assertEqual({findings, true},
+                 badarg(fun() -> dyntrace:record(triage, #{findings => true, wait => false}) end)).
+
 %%%===================================================================
 %%% Workloads
 %%%===================================================================
 
 %% A server that only takes `{get, From}' out of its queue: the notes
 %% a feeder sends pile up.
-start_store() ->
+start_store(Name) ->
     P = spawn(fun Loop() -> receive {get, From} -> From ! ok, Loop() end end),
-    true = register(triage_store, P),
+    true = register(Name, P),
+    P.
+
+%% A store and its feeder (in a peer node, which the case stops).
+start_fed_store(Name) ->
+    P = start_store(Name),
+    _ = start_feeder(P),
     P.
 
 start_feeder(Store) ->
@@ -156,6 +237,29 @@ start_garbage() ->
 %%%===================================================================
 %%% Helpers
 %%%===================================================================
+
+%% This node distributed (a suite's node is not, by default).
+alive() ->
+    case is_alive() of
+        true ->
+            ok;
+        false ->
+            %% `epmd -daemon' returns before the daemon listens.
+            _ = os:cmd("epmd -daemon"),
+            lttng_session:wait_until(fun() -> element(1, lttng_session:cmd("epmd -names")) =:= 0 end,
+                                     50),
+            {ok, _} = net_kernel:start([triage_suite, shortnames]),
+            ok
+    end.
+
+start_peer(Name) ->
+    Paths = lists:usort([filename:dirname(code:which(M))
+                         || M <- [dyntrace, lttng_session, ?MODULE, analyze_cmd]]),
+    %% Over distribution (record/2 reaches the nodes so): erpc, not peer:call.
+    {ok, P, Node} = peer:start(#{name => peer:random_name(Name),
+                                 args => lists:append([["-pa", D] || D <- Paths])}),
+    {module, dyntrace} = erpc:call(Node, code, ensure_loaded, [dyntrace]),
+    {P, Node}.
 
 %% Per process, its focus windows: `{Start, End}' (nanoseconds; a window
 %% the recording's end cut short ends at `infinity').
