@@ -336,7 +336,10 @@ memory(Opts) ->
 %% interval}'). `nodes => [Node, ...]' records those nodes at once into one
 %% directory: `{ok, Dir, #{recorded, unreachable, failed}}' (see
 %% `dyntrace_nodes'). `findings => true' prints `dyntrace-analyze findings'
-%% on the trace once it is complete. See docs/recording.md.
+%% on the trace once it is complete. A plan that traces every process's
+%% messages, scheduling or GC and is expected to cost more than 10% more
+%% CPU here says so (and what triage would) before it starts. See
+%% docs/recording.md.
 -spec record([dyntrace_record:item()] | triage, map()) ->
           {ok, file:filename() | dyntrace_record:handle()}
               | {ok, file:filename(), dyntrace_nodes:answer()} | {error, term()}.

@@ -57,7 +57,9 @@ record(What, Opts) when is_map(Opts) ->
     (Waits orelse not Findings) orelse error({badarg, {findings, Findings}}),
     Rest = maps:without([findings, nodes], Opts),
     Result = case maps:find(nodes, Opts) of
-                 error -> dyntrace_record:record(What, Rest);
+                 error ->
+                     ok = dyntrace_triage:warn_cost(What),
+                     dyntrace_record:record(What, Rest);
                  {ok, Nodes} -> nodes(What, valid_nodes(Nodes), Waits, Rest)
              end,
     _ = Findings andalso print_findings(Result),

@@ -13,7 +13,7 @@
 %%%   here reads each process's reductions, queue length and heap, singles
 %%%   out `count' of them (default 4: by turns, the most reductions since
 %%%   the last look, the longest queue, growing first, and the largest
-%%%   heap) and traces only those, for `window' ms (default 400), with
+%%%   heap) and traces only those, for `window' ms (default 200), with
 %%%   `message_send', `message_receive', `process_scheduled' and the GC
 %%%   events, and samples their stacks every `interval' ms (default 20).
 %%%
@@ -49,6 +49,9 @@
 %%% PUBLIC (through dyntrace_record) %%%
 -export([items/1, plan/2, events/1]).
 
+%%% PUBLIC (through dyntrace_nodes) %%%
+-export([warn_cost/1]).
+
 %%% PRIVATE EXPORTS (dyntrace_sampler's loop) %%%
 -export([sampler_init/1, sampler_tick/2]).
 
@@ -61,7 +64,7 @@
 %% The numbers: see docs/recording.md ("What triage records and costs")
 %% and BENCHMARKS.md for how they were chosen.
 -define(PERIOD_MS, 2000).
--define(WINDOW_MS, 400).
+-define(WINDOW_MS, 200).
 -define(COUNT, 4).
 -define(SAMPLE_MS, 20).
 -define(MAX_COUNT, 64).
@@ -73,22 +76,36 @@
 -define(EVERY_PROCESS, [process_spawn, process_exit, process_register]).
 -define(FOCUS, [messages, scheduling, gc]).
 -define(MARK, "dyntrace_focus").
+%% What issue 41 accepts: at most 10% more CPU per request.
+-define(BUDGET, 0.10).
+%% What one event written costs the node, roughly (bench/triage_bench.erl:
+%% full tracing on the project's workload; a RabbitMQ broker measured
+%% 0.2-0.5 us).
+-define(NS_PER_EVENT, 400).
+%% How long the estimate watches the node.
+-define(WATCH_MS, 200).
+%% A node that uses less CPU than this (ns per s: 5% of a core) counts as
+%% using this much.
+-define(IDLE_NS, 5.0e7).
+-define(BROAD, [all, processes, existing, existing_processes, new, new_processes]).
 
 -record(focus, {shared :: map(),
                 max_term_bytes :: dyntrace:max_term_bytes(),
-                period_ticks :: pos_integer(),
-                window_ticks :: pos_integer(),
+                period_ms :: pos_integer(),
                 window_ms :: pos_integer(),
                 count :: pos_integer(),
                 events :: [dyntrace:event_name()],
-                tick = 0 :: non_neg_integer(),
+                %% When the next look is due (monotonic ms: the sampler's
+                %% rounds may be skipped on a loaded node, so time is read,
+                %% not rounds counted).
+                next_look = 0 :: integer(),
                 %% What the last look read of each process: reductions
                 %% and queue length.
                 last = #{} :: #{pid() => {non_neg_integer(), non_neg_integer()}},
                 cursor = [] :: [pid()],
                 %% The open window: its dyntrace_ctl entry, processes and
-                %% the tick it ends at.
-                window = none :: none | {pos_integer(), [pid()], non_neg_integer()}}).
+                %% when it ends (monotonic ms).
+                window = none :: none | {pos_integer(), [pid()], integer()}}).
 
 %%%===================================================================
 %%% PUBLIC
@@ -126,8 +143,7 @@ plan(Opts, Shared) ->
       priority => high,
       args => #focus{shared = Shared,
                      max_term_bytes = maps:get(max_term_bytes, Shared, DefaultMax),
-                     period_ticks = max(1, Period div Interval),
-                     window_ticks = max(1, Window div Interval),
+                     period_ms = Period,
                      window_ms = Window,
                      count = Count,
                      events = focus_events(Shared)},
@@ -148,6 +164,105 @@ focus_events(Shared) ->
     dyntrace_ctl:plan_events(dyntrace_ctl:trace_plan(self(), ?FOCUS, #{}, Shared)).
 
 %%%===================================================================
+%%% THE EXPECTED COST
+%%%===================================================================
+
+%% @doc Before a recording starts: when `What' would cost this node more
+%% than the budget (10% more CPU), prints what it is expected to cost and
+%% what triage would. The estimate watches the node for 200 ms: context
+%% switches (one schedule in, one out, and about one message sent and one
+%% received each) and garbage collections, at about 400 ns per event
+%% written, against the CPU the node uses now (/proc/self/stat).
+-spec warn_cost([dyntrace_record:item()] | triage) -> ok.
+warn_cost(What) ->
+    try cost(What) of
+        {Text, Cost} when Cost > ?BUDGET -> io:format("~ts~n", [Text]);
+        _ -> ok
+    catch
+        _:_ -> ok
+    end.
+
+cost(triage) ->
+    {Rate, Busy} = watch(),
+    Triage = focus_share() * Rate(focus_events(#{})) / Busy,
+    {io_lib:format("dyntrace: triage: about +~b% CPU here (its focus windows; this node uses "
+                   "~.2f cores now)", [round(100 * Triage), Busy / 1.0e9]), Triage};
+cost(What) when is_list(What) ->
+    case lists:usort(lists:append([broad(Item) || Item <- What])) of
+        [] ->
+            none;
+        Events ->
+            {Rate, Busy} = watch(),
+            Full = Rate(Events) / Busy,
+            Triage = focus_share() * Rate(focus_events(#{})) / Busy,
+            {io_lib:format("dyntrace: tracing ~s of all ~b processes: about +~b% CPU here "
+                           "(~b events/s at about ~b ns each; this node uses ~.2f cores now); "
+                           "triage: about +~b%",
+                           [lists:join(", ", [atom_to_list(E) || E <- Events]),
+                            erlang:system_info(process_count), round(100 * Full),
+                            round(Rate(Events) / ?NS_PER_EVENT),
+                            ?NS_PER_EVENT, Busy / 1.0e9, round(100 * Triage)]), Full}
+    end.
+
+%% The frequent events an item writes for every process.
+broad({trace, Procs, Events}) ->
+    broad({trace, Procs, Events, #{}});
+broad({trace, Procs, Events, _Opts}) ->
+    Wide = lists:any(fun(P) -> lists:member(P, ?BROAD) end,
+                     case is_list(Procs) of
+                         true -> Procs;
+                         false -> [Procs]
+                     end),
+    Frequent = focus_events(#{}),
+    [E || Wide, E <- dyntrace_ctl:plan_events(dyntrace_ctl:trace_plan(all, Events, #{}, #{})),
+          lists:member(E, Frequent)];
+broad(_) ->
+    [].
+
+%% The share of the time a process singled out is traced, with the
+%% defaults, if it made every event.
+focus_share() ->
+    ?WINDOW_MS / ?PERIOD_MS.
+
+%% A rate per event name (events written per second if every process were
+%% traced), and the CPU the node uses, in ns per s.
+watch() ->
+    {Switches0, _} = erlang:statistics(context_switches),
+    {Gcs0, _, _} = erlang:statistics(garbage_collection),
+    Cpu0 = cpu_ns(),
+    T0 = erlang:monotonic_time(nanosecond),
+    timer:sleep(?WATCH_MS),
+    {Switches1, _} = erlang:statistics(context_switches),
+    {Gcs1, _, _} = erlang:statistics(garbage_collection),
+    Seconds = (erlang:monotonic_time(nanosecond) - T0) / 1.0e9,
+    %% Against an idle node every cost is large, and none matters.
+    Busy = max(?IDLE_NS, (cpu_ns() - Cpu0) / Seconds),
+    Switches = (Switches1 - Switches0) / Seconds,
+    Gcs = (Gcs1 - Gcs0) / Seconds,
+    PerEvent = fun(process_scheduled) -> 2 * Switches;
+                  (message_send) -> Switches;
+                  (message_receive) -> Switches;
+                  (gc_minor_start) -> Gcs;
+                  (gc_minor_end) -> Gcs;
+                  (_) -> 0
+               end,
+    {fun(Events) -> lists:sum([PerEvent(E) || E <- Events]) * ?NS_PER_EVENT end, Busy}.
+
+%% This OS process's user and system CPU time, in ns.
+cpu_ns() ->
+    {ok, Stat} = file:read_file("/proc/self/stat"),
+    [_, After] = string:split(Stat, ") ", trailing),
+    Fields = string:lexemes(After, " "),
+    Ticks = binary_to_integer(lists:nth(12, Fields)) + binary_to_integer(lists:nth(13, Fields)),
+    Ticks * 1.0e9 / clock_ticks().
+
+clock_ticks() ->
+    case catch list_to_integer(string:trim(os:cmd("getconf CLK_TCK"))) of
+        N when is_integer(N), N > 0 -> N;
+        _ -> 100
+    end.
+
+%%%===================================================================
 %%% THE CONTROLLER
 %%% One tick every `interval': a look every `period_ticks' (which opens a
 %%% window), stack samples of the window's processes at every tick while
@@ -156,33 +271,41 @@ focus_events(Shared) ->
 
 %% @private
 -spec sampler_init(#focus{}) -> #focus{}.
-sampler_init(F) ->
-    F.
+sampler_init(#focus{window_ms = Window} = F) ->
+    %% The reductions and queues now: the first look, a window's length
+    %% after the start, compares with them.
+    {_, Last} = read(F),
+    F#focus{last = Last, next_look = now_ms() + Window}.
 
 %% @private
 -spec sampler_tick(#focus{}, dyntrace_sampler:counters()) -> {ok, #focus{}} | stop.
-sampler_tick(#focus{tick = Tick, events = Events} = F, C) ->
+sampler_tick(#focus{events = Events, next_look = Due, period_ms = Period} = F, C) ->
+    Now = now_ms(),
     F1 = case F#focus.window of
-             {_Id, _Pids, End} when Tick >= End -> close(F);
+             {_Id, _Pids, End} when Now >= End -> close(F);
              {_Id, Pids, _End} -> stacks(Pids, F, C), F;
              none -> F
          end,
-    F2 = case Tick rem F#focus.period_ticks =:= 0
-             andalso Events -- dyntrace:enabled_events() =:= [] of
-             true -> look(F1);
-             false -> F1
-         end,
-    {ok, F2#focus{tick = Tick + 1}}.
+    case Now >= Due of
+        true ->
+            %% The next look a period after this one was due (after now,
+            %% should looks have been missed).
+            Next = Due + Period * (1 + (Now - Due) div Period),
+            F2 = F1#focus{next_look = Next},
+            case F2#focus.window =:= none andalso Events -- dyntrace:enabled_events() =:= [] of
+                true -> {ok, look(F2)};
+                false -> {ok, F2}
+            end;
+        false ->
+            {ok, F1}
+    end.
+
+now_ms() ->
+    erlang:monotonic_time(millisecond).
 
 %% Reads the processes, singles some out and opens a window on them.
 look(#focus{last = Last, count = Count} = F) ->
-    {Batch, Cursor} = batch(F#focus.cursor),
-    Own = own(),
-    Rows = [{P, R, Q, H} || P <- Batch, not lists:member(P, Own),
-                            [{reductions, R}, {message_queue_len, Q}, {total_heap_size, H}]
-                                <- [erlang:process_info(P, [reductions, message_queue_len,
-                                                            total_heap_size])]],
-    Seen = maps:from_list([{P, {R, Q}} || {P, R, Q, _} <- Rows]),
+    {{Rows, Cursor}, Seen} = read(F),
     F1 = F#focus{cursor = Cursor,
                  last = maps:merge(case Cursor of
                                        %% A sweep ended: forget the processes gone.
@@ -205,6 +328,17 @@ look(#focus{last = Last, count = Count} = F) ->
 %% The processes, highest key first.
 ranked(Keyed) ->
     [P || {_, P} <- lists:reverse(lists:sort(Keyed))].
+
+%% The next batch of processes (dyntrace's own left out): their
+%% reductions, queue length and heap, and what the sweep reads next.
+read(#focus{cursor = Cursor0}) ->
+    {Batch, Cursor} = batch(Cursor0),
+    Own = own(),
+    Rows = [{P, R, Q, H} || P <- Batch, not lists:member(P, Own),
+                            [{reductions, R}, {message_queue_len, Q}, {total_heap_size, H}]
+                                <- [erlang:process_info(P, [reductions, message_queue_len,
+                                                            total_heap_size])]],
+    {{Rows, Cursor}, maps:from_list([{P, {R, Q}} || {P, R, Q, _} <- Rows])}.
 
 %% Up to `Count' processes, the head of each list by turns.
 pick(_Lists, 0, Acc) ->
@@ -235,8 +369,7 @@ own() ->
             end
     end.
 
-open(Pids, Scores, #focus{shared = Shared, window_ms = Ms, tick = Tick,
-                          window_ticks = Ticks} = F) ->
+open(Pids, Scores, #focus{shared = Shared, window_ms = Ms} = F) ->
     %% The marks before the flags and after them: every event of the
     %% window lies between its marks.
     _ = [mark(P, io_lib:format(" start reductions=~b queue=~b queue_growth=~b heap_words=~b",
@@ -246,7 +379,7 @@ open(Pids, Scores, #focus{shared = Shared, window_ms = Ms, tick = Tick,
     Plan = dyntrace_ctl:trace_plan(Pids, ?FOCUS, #{duration => 2 * Ms + 1000}, Shared),
     case dyntrace_ctl:focus(Plan) of
         {ok, Id} ->
-            F#focus{window = {Id, Pids, Tick + Ticks}};
+            F#focus{window = {Id, Pids, now_ms() + Ms}};
         {error, _} ->
             %% A process that ended since the look: the next look.
             _ = [mark(P, " end") || P <- Pids],
