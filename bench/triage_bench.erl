@@ -49,7 +49,16 @@ run(full, Servers) ->
     recorded(?FULL, Servers).
 
 recorded(What, Servers) ->
-    {ok, H} = dyntrace:record(What, #{wait => false, duration => 3600000}),
+    H = case dyntrace:record(What, #{wait => false, duration => 3600000}) of
+            {ok, Handle} ->
+                Handle;
+            {error, _} = Error ->
+                %% What the daemon saw, for a failure that only a loaded
+                %% machine shows.
+                io:format("~p~n~s~s", [Error, os:cmd("lttng list -u 2>&1 | head -5"),
+                                       os:cmd("lttng list 2>&1")]),
+                halt(1)
+        end,
     try
         {Requests, Cpu, _} = measure(Servers),
         {ok, Dir} = dyntrace:stop(H),

@@ -855,8 +855,9 @@ undo1(#trace{session = legacy, plan = Plan}, Others) ->
     Tracer = {tracer, {dyntrace, State}},
     _ = [unpattern(legacy, MFA, PF) || {MFA, _, PF} <- Patterns],
     _ = [untrace(T, Flags) || P <- Procs, T <- tracees(P), trace_info(T, tracer) =:= Tracer],
-    reapply([T || #trace{session = legacy, kind = K, plan = #plan{tracer_state = St}} = T <- Others,
-                  K =/= found, St =:= State]);
+    reapply(touched(Plan, [T || #trace{session = legacy, kind = K,
+                                       plan = #plan{tracer_state = St}} = T <- Others,
+                                K =/= found, St =:= State]));
 undo1(#trace{session = Session, plan = Plan}, Others) ->
     case [T || #trace{session = S} = T <- Others, S =:= Session] of
         [] ->
@@ -867,8 +868,18 @@ undo1(#trace{session = Session, plan = Plan}, Others) ->
             _ = [unpattern(Session, MFA, PF) || {MFA, _, PF} <- Patterns],
             _ = [untrace(Session, Kind, Spec, Flags)
                  || P <- Procs, {Kind, Spec} <- session_specs(P)],
-            reapply(Sharing)
+            reapply(touched(Plan, Sharing))
     end.
+
+%% The entries an undone plan may have taken a flag or pattern from: those
+%% that set one of its flags on a tracee it reached, or patterns too. The
+%% others are left alone: setting `all' again is not free (a triage
+%% recording's focus windows end every few seconds beside a part on every
+%% process).
+touched(#plan{flags = Flags, procs = Procs, patterns = Patterns}, Others) ->
+    [T || #trace{plan = #plan{flags = F, procs = P, patterns = Pt}} = T <- Others,
+          (Patterns =/= [] andalso Pt =/= [])
+              orelse (Flags -- F =/= Flags andalso meet(reach(Procs), reach(P)))].
 
 unpattern(Session, MFA, PatternFlags) ->
     try set_pattern(Session, MFA, false, PatternFlags)

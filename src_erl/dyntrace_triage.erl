@@ -11,9 +11,9 @@
 %%%   length) of the top processes by memory and by queue length;
 %%% - focus windows: every `period' ms (default 2000) the controller
 %%%   here reads each process's reductions, queue length and heap, singles
-%%%   out `count' of them (default 4: by turns, the most reductions since
+%%%   out `count' of them (default 3: by turns, the most reductions since
 %%%   the last look, the longest queue, growing first, and the largest
-%%%   heap) and traces only those, for `window' ms (default 200), with
+%%%   heap) and traces only those, for `window' ms (default 150), with
 %%%   `message_send', `message_receive', `process_scheduled' and the GC
 %%%   events, and samples their stacks every `interval' ms (default 20).
 %%%
@@ -64,8 +64,8 @@
 %% The numbers: see docs/recording.md ("What triage records and costs")
 %% and BENCHMARKS.md for how they were chosen.
 -define(PERIOD_MS, 2000).
--define(WINDOW_MS, 200).
--define(COUNT, 4).
+-define(WINDOW_MS, 150).
+-define(COUNT, 3).
 -define(SAMPLE_MS, 20).
 -define(MAX_COUNT, 64).
 -define(MEMORY_MS, 1000).
