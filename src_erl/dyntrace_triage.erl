@@ -257,9 +257,11 @@ cpu_ns() ->
     Ticks * 1.0e9 / clock_ticks().
 
 clock_ticks() ->
-    case catch list_to_integer(string:trim(os:cmd("getconf CLK_TCK"))) of
-        N when is_integer(N), N > 0 -> N;
+    try list_to_integer(string:trim(os:cmd("getconf CLK_TCK"))) of
+        N when N > 0 -> N;
         _ -> 100
+    catch
+        error:badarg -> 100
     end.
 
 %%%===================================================================
