@@ -417,7 +417,8 @@ announce_nodes() ->
 %% names for a trace that saw the processes start or register before it
 %% began. At most 100000 processes, read one at a time. Also written when
 %% {@link trace/3}, {@link calls/2}, {@link sample/2} or {@link record/2}
-%% start, and when the event becomes enabled (a session made later).
+%% start (the announcer writes the registered processes' names when the
+%% event becomes enabled: a session made later).
 -spec announce_processes() -> ok.
 announce_processes() ->
     case lists:member(process_name, enabled_events()) of
@@ -538,9 +539,10 @@ node_names_tick(#{node := Self, enabled := WasEnabled, since := Since} = State) 
     Enabled = lists:member(node_name, enabled_events()),
     %% A session that enables `process_name' after the load's first
     %% seconds (made from outside, after trace/3 and the like started):
-    %% every process's name, once per time the event becomes enabled.
+    %% the registered processes' names, as at the load, once per time the
+    %% event becomes enabled.
     Named = lists:member(process_name, enabled_events()),
-    _ = Named andalso not maps:get(named, State, false) andalso announce_processes(),
+    _ = Named andalso not maps:get(named, State, false) andalso write_load_rows(process_name),
     Why = if
               Enabled andalso not WasEnabled -> enable;
               Enabled andalso node() =/= Self -> nodeup;
