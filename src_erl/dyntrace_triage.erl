@@ -103,6 +103,9 @@
                 %% and queue length.
                 last = #{} :: #{pid() => {non_neg_integer(), non_neg_integer()}},
                 cursor = [] :: [pid()],
+                %% The last window's processes: last in line at the next
+                %% look, so that the looks single out more suspects.
+                recent = [] :: [pid()],
                 %% The open window: its dyntrace_ctl entry, processes and
                 %% when it ends (monotonic ms).
                 window = none :: none | {pos_integer(), [pid()], integer()}}).
@@ -322,7 +325,10 @@ look(#focus{last = Last, count = Count} = F) ->
     %% A growing queue before a longer one that does not grow.
     ByQueue = ranked([{{G > 0, Q}, P} || {P, _, Q, G, _} <- Scored, Q > 0]),
     ByHeap = ranked([{H, P} || {P, _, _, _, H} <- Scored]),
-    case pick([ByReductions, ByQueue, ByHeap], Count, []) of
+    Recent = F#focus.recent,
+    Lists = [[P || P <- L, not lists:member(P, Recent)] ++ [P || P <- L, lists:member(P, Recent)]
+             || L <- [ByReductions, ByQueue, ByHeap]],
+    case pick(Lists, Count, []) of
         [] -> F1;
         Pids -> open(Pids, maps:from_list([{P, S} || {P, _, _, _, _} = S <- Scored]), F1)
     end.
@@ -391,7 +397,7 @@ open(Pids, Scores, #focus{shared = Shared, window_ms = Ms} = F) ->
 close(#focus{window = {Id, Pids, _}} = F) ->
     _ = dyntrace_ctl:stop(Id),
     _ = [mark(P, " end") || P <- Pids],
-    F#focus{window = none}.
+    F#focus{window = none, recent = Pids}.
 
 mark(P, Text) ->
     try dyntrace:emit_user_trace_s1(P, [?MARK, Text])
