@@ -64,7 +64,7 @@ t_triage(_Config) ->
                                         "^dyntrace-record-[0-9]{8}T[0-9]{6}Z-[0-9]+-[0-9]+$")),
         Events = lttng_session:read(#{dir => Dir}),
         Windows = windows(Events),
-        ct:pal("events ~p~nwindows ~p~nworkload ~p",
+        ct:log("events ~p~nwindows ~p~nworkload ~p",
                [maps:to_list(lists:foldl(fun(#{name := N}, Acc) ->
                                                  maps:update_with(N, fun(C) -> C + 1 end, 1, Acc)
                                          end, #{}, Events)),
