@@ -1,5 +1,5 @@
 # Shortcuts; the README's commands are scripts/demo.sh and scripts/test.sh.
-.PHONY: all demo test bench bench-analyze bench-analyze-memory soak lint clean
+.PHONY: all demo test bench bench-analyze bench-analyze-memory bench-triage soak lint clean
 
 all:
 	rebar3 compile
@@ -25,6 +25,12 @@ bench-analyze-memory:
 	mkdir -p _build/bench
 	./bench/analyze_memory.sh >_build/bench/analyze-memory.md
 	./scripts/replace-section.sh '## dyntrace-analyze: memory on a trace' _build/bench/analyze-memory.md
+
+# CPU per request untraced, under record(triage, ...) and under full
+# tracing, side by side: replaces its section of BENCHMARKS.md.
+bench-triage:
+	./bench/triage.sh
+	./scripts/replace-section.sh '## Triage: CPU per request' _build/bench/triage.md
 
 # 60 s at the highest event rate in an isolated node: memory must stay flat.
 soak:

@@ -43,3 +43,9 @@ if [ -f bench/format_bench.escript ]; then
     escript bench/format_bench.escript >>BENCHMARKS.md
 fi
 bench/analyze.sh >>BENCHMARKS.md
+# CPU per request untraced, under record(triage, ...) and under full
+# tracing (also alone: make bench-triage).
+erlc -Werror +warn_missing_spec -o "$OUT" bench/triage_bench.erl
+erl -noshell +sbwt none +sbwtdcpu none +sbwtdio none -pa _build/default/lib/dyntrace/ebin -pa "$OUT" \
+    -eval 'triage_bench:main(["'"$OUT"'/triage.md"])'
+cat "$OUT/triage.md" >>BENCHMARKS.md

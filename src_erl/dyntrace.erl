@@ -54,7 +54,7 @@
 %%% and {@link record/2} makes the LTTng session too:
 %%% ```
 %%% 1> dyntrace:record([{trace, worker, [messages]}], #{duration => 10000}).
-%%% {ok,"/tmp/dyntrace-record-4242-1"}
+%%% {ok,"/tmp/dyntrace-record-20261128T083512Z-4242-1"}
 %%% '''
 %%%
 %%% Options: `{tracer, dyntrace, Options}' where `Options' is `[]' or a map:
@@ -330,11 +330,21 @@ memory(Opts) ->
 %% its ring buffers until {@link snapshot/1}; answers `{ok, Handle}'), and
 %% the tracer's options for every part. No `lttng' command, no session
 %% daemon, a session that cannot be made: `{error, {lttng, Text}}' with the
-%% command's message, and nothing is left set. See docs/recording.md.
--spec record([dyntrace_record:item()], dyntrace_record:opts()) ->
-          {ok, file:filename() | dyntrace_record:handle()} | {error, term()}.
+%% command's message, and nothing is left set. `What' = `triage' records
+%% what `dyntrace-analyze findings' needs at a bounded cost (see
+%% `dyntrace_triage'; `Opts' may add `focus => #{period, window, count,
+%% interval}'). `nodes => [Node, ...]' records those nodes at once into one
+%% directory: `{ok, Dir, #{recorded, unreachable, failed}}' (see
+%% `dyntrace_nodes'). `findings => true' prints `dyntrace-analyze findings'
+%% on the trace once it is complete. A plan that traces every process's
+%% messages, scheduling or GC and is expected to cost more than 10% more
+%% CPU here says so (and what triage would) before it starts. See
+%% docs/recording.md.
+-spec record([dyntrace_record:item()] | triage, map()) ->
+          {ok, file:filename() | dyntrace_record:handle()}
+              | {ok, file:filename(), dyntrace_nodes:answer()} | {error, term()}.
 record(What, Opts) ->
-    dyntrace_record:record(What, Opts).
+    dyntrace_nodes:record(What, Opts).
 
 %% @doc Ends one entry of {@link status/0} now: a recording (stopped and
 %% destroyed: its directory), or a call or sampler (undone: `ok').
@@ -405,7 +415,10 @@ announce_nodes() ->
 %% @doc Writes one `process_name' event per process (its registered name,
 %% else its initial call), when the event is enabled in a started session:
 %% names for a trace that saw the processes start or register before it
-%% began. At most 100000 processes, read one at a time.
+%% began. At most 100000 processes, read one at a time. Also written when
+%% {@link trace/3}, {@link calls/2}, {@link sample/2} or {@link record/2}
+%% start (the announcer writes the registered processes' names when the
+%% event becomes enabled: a session made later).
 -spec announce_processes() -> ok.
 announce_processes() ->
     case lists:member(process_name, enabled_events()) of
@@ -488,6 +501,7 @@ wait_loaded(Tries) ->
 %% @doc The announcer's loop, exported so that it moves to new code when
 %% the module is reloaded. Not for users.
 -spec node_names_loop(#{node := node(), enabled := boolean(), since := non_neg_integer(),
+                         named => boolean(),
                          start => {non_neg_integer(), [event_name()]}}) ->
           no_return().
 node_names_loop(State) ->
@@ -516,12 +530,19 @@ node_names_loop(State) ->
 %% 10 s while it is enabled.
 node_names_tick(#{start := {Polls, [_ | _] = Left}} = State) when Polls > 0 ->
     Still = announce_at_start(Left),
+    Named = State#{named => not lists:member(process_name, Still)},
     case lists:member(node_name, Left) andalso not lists:member(node_name, Still) of
-        true -> State#{start := {Polls - 1, Still}, enabled := true, since := 0};
-        false -> State#{start := {Polls - 1, Still}}
+        true -> Named#{start := {Polls - 1, Still}, enabled := true, since := 0};
+        false -> Named#{start := {Polls - 1, Still}}
     end;
 node_names_tick(#{node := Self, enabled := WasEnabled, since := Since} = State) ->
     Enabled = lists:member(node_name, enabled_events()),
+    %% A session that enables `process_name' after the load's first
+    %% seconds (made from outside, after trace/3 and the like started):
+    %% the registered processes' names, as at the load, once per time the
+    %% event becomes enabled.
+    Named = lists:member(process_name, enabled_events()),
+    _ = Named andalso not maps:get(named, State, false) andalso write_load_rows(process_name),
     Why = if
               Enabled andalso not WasEnabled -> enable;
               Enabled andalso node() =/= Self -> nodeup;
@@ -529,7 +550,7 @@ node_names_tick(#{node := Self, enabled := WasEnabled, since := Since} = State) 
               true -> none
           end,
     Why =/= none andalso write_node_names(Why, [node() | nodes(connected)]),
-    State#{node := node(), enabled := Enabled,
+    State#{node := node(), enabled := Enabled, named => Named,
            since := case Why of
                         none -> Since + ?NODE_NAMES_POLL_MS;
                         _ -> 0

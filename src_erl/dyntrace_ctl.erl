@@ -51,6 +51,7 @@
 -export([trace/3, calls/2, clear/0, status/0, sample/2, memory/1, stop/1]).
 
 %%% For dyntrace_record (checked plans, and its parts) %%%
+-export([focus/1]).
 -export([trace_plan/4, calls_plan/3, plan_events/1, record_start/1, record_parts/2,
          undo_parts/1, recording/1]).
 
@@ -154,19 +155,31 @@
 -spec trace(procs(), [event_or_group()], trace_opts()) -> result().
 trace(Procs, Events, Opts) ->
     Plan = trace_plan(Procs, Events, Opts, #{}),
-    call({start, Plan}).
+    named(call({start, Plan})).
 
 %% @doc See {@link dyntrace:calls/2}.
 -spec calls(call_spec() | [call_spec()], calls_opts()) -> result().
 calls(Spec, Opts) ->
     Plan = calls_plan(Spec, Opts, #{}),
-    call({start, Plan}).
+    named(call({start, Plan})).
 
 %% @doc See {@link dyntrace:sample/2}.
 -spec sample(dyntrace_sampler:procs(), dyntrace_sampler:opts()) ->
           {ok, pos_integer()} | {error, term()}.
 sample(Procs, Opts) ->
-    call({start_sampler, dyntrace_sampler:plan(Procs, Opts)}).
+    named(call({start_sampler, dyntrace_sampler:plan(Procs, Opts)})).
+
+%% What was started writes the node's and its processes' names now, in
+%% the caller: a session made before it (by anyone: record/2, the
+%% operator's `lttng', an outside command) names processes that started
+%% or registered before it began. (A session made later is named by the
+%% announcer when `process_name' becomes enabled.)
+named({ok, _} = Started) ->
+    ok = dyntrace:announce_nodes(),
+    ok = dyntrace:announce_processes(),
+    Started;
+named(Other) ->
+    Other.
 
 %% @doc See {@link dyntrace:memory/1}.
 -spec memory(dyntrace_memory:opts()) -> {ok, pos_integer()} | {error, term()}.
@@ -240,6 +253,13 @@ record_parts(Id, Parts) ->
 undo_parts(Id) ->
     call({undo_parts, Id}).
 
+%% @doc Sets a focus window of triage's controller (the calling sampler):
+%% a trace plan owned by the controller's recording, ended by its
+%% duration, {@link stop/1} or the recording's end. Its id.
+-spec focus(plan()) -> {ok, pos_integer()} | {error, term()}.
+focus(Plan) ->
+    call({focus, self(), Plan}).
+
 %% @doc The worker of recording `Id', if it runs.
 -spec recording(pos_integer()) -> {ok, pid()} | {error, term()}.
 recording(Id) ->
@@ -253,7 +273,9 @@ plan_events(#plan{events = Events}) ->
 plan_events(#{kind := sample}) ->
     [stack_sample];
 plan_events(#{kind := memory, args := Args}) ->
-    dyntrace_memory:events(Args).
+    dyntrace_memory:events(Args);
+plan_events(#{kind := focus, args := Args}) ->
+    dyntrace_triage:events(Args).
 
 %%%===================================================================
 %%% THE OWNER PROCESS
@@ -388,6 +410,18 @@ request({record_parts, Id, Parts}, State) ->
     record_parts(Id, Parts, State);
 request({undo_parts, Id}, State) ->
     {ok, undo_parts(Id, State)};
+request({focus, Sampler, Plan}, State) ->
+    Owner = case [O || #trace{session = {sampler, P, _}, owner = O} <- entries(), P =:= Sampler] of
+                [O | _] -> O;
+                [] -> undefined
+            end,
+    case start(Plan, Owner, State) of
+        {{ok, _}, State1} ->
+            Id = lists:max([I || #trace{id = I, plan = P} <- entries(), P =:= Plan]),
+            {{ok, Id}, State1};
+        Refused ->
+            Refused
+    end;
 request({recording, Id}, State) ->
     case lookup(Id) of
         #trace{kind = recording, session = {recording, Pid}} when is_pid(Pid) -> {{ok, Pid}, State};
@@ -821,8 +855,9 @@ undo1(#trace{session = legacy, plan = Plan}, Others) ->
     Tracer = {tracer, {dyntrace, State}},
     _ = [unpattern(legacy, MFA, PF) || {MFA, _, PF} <- Patterns],
     _ = [untrace(T, Flags) || P <- Procs, T <- tracees(P), trace_info(T, tracer) =:= Tracer],
-    reapply([T || #trace{session = legacy, kind = K, plan = #plan{tracer_state = St}} = T <- Others,
-                  K =/= found, St =:= State]);
+    reapply(touched(Plan, [T || #trace{session = legacy, kind = K,
+                                       plan = #plan{tracer_state = St}} = T <- Others,
+                                K =/= found, St =:= State]));
 undo1(#trace{session = Session, plan = Plan}, Others) ->
     case [T || #trace{session = S} = T <- Others, S =:= Session] of
         [] ->
@@ -833,8 +868,18 @@ undo1(#trace{session = Session, plan = Plan}, Others) ->
             _ = [unpattern(Session, MFA, PF) || {MFA, _, PF} <- Patterns],
             _ = [untrace(Session, Kind, Spec, Flags)
                  || P <- Procs, {Kind, Spec} <- session_specs(P)],
-            reapply(Sharing)
+            reapply(touched(Plan, Sharing))
     end.
+
+%% The entries an undone plan may have taken a flag or pattern from: those
+%% that set one of its flags on a tracee it reached, or patterns too. The
+%% others are left alone: setting `all' again is not free (a triage
+%% recording's focus windows end every few seconds beside a part on every
+%% process).
+touched(#plan{flags = Flags, procs = Procs, patterns = Patterns}, Others) ->
+    [T || #trace{plan = #plan{flags = F, procs = P, patterns = Pt}} = T <- Others,
+          (Patterns =/= [] andalso Pt =/= [])
+              orelse (Flags -- F =/= Flags andalso meet(reach(Procs), reach(P)))].
 
 unpattern(Session, MFA, PatternFlags) ->
     try set_pattern(Session, MFA, false, PatternFlags)

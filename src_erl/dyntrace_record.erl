@@ -6,10 +6,10 @@
 %%% 1> dyntrace:record([{trace, all, [messages, scheduling, gc]},
 %%%                     {calls, {shop, '_', '_'}, #{return => true}}],
 %%%                    #{duration => 10000}).
-%%% {ok,"/tmp/dyntrace-record-4242-7"}
+%%% {ok,"/tmp/dyntrace-record-20261128T083512Z-4242-7"}
 %%% '''
 %%% ```
-%%% $ dyntrace-analyze genserver /tmp/dyntrace-record-4242-7
+%%% $ dyntrace-analyze genserver /tmp/dyntrace-record-20261128T083512Z-4242-7
 %%% '''
 %%% What it does, with the `lttng' command line (as the node's user, so
 %%% with the session daemon that user's `lttng' reaches: root's, or the
@@ -44,6 +44,9 @@
 %%% PUBLIC (through dyntrace) %%%
 -export([record/2, snapshot/1]).
 
+%%% For dyntrace_nodes %%%
+-export([new_name/0, temp_dir/0]).
+
 %%% For dyntrace_ctl %%%
 -export([start_link/2, stop/1, finish/1, describe/1, destroy_session/1, shutdown_ms/0]).
 
@@ -59,7 +62,8 @@
               | {sample, dyntrace_sampler:procs()}
               | {sample, dyntrace_sampler:procs(), dyntrace_sampler:opts()}
               | memory
-              | {memory, dyntrace_memory:opts()}.
+              | {memory, dyntrace_memory:opts()}
+              | {focus, dyntrace_triage:opts()}.
 -type opts() :: #{duration => pos_integer() | infinity,
                   max_events => pos_integer(),
                   wait => boolean(),
@@ -109,7 +113,7 @@
 %%%===================================================================
 
 %% @doc See {@link dyntrace:record/2}.
--spec record([item()], opts()) -> {ok, file:filename() | handle()} | {error, term()}.
+-spec record([item()] | triage, opts()) -> {ok, file:filename() | handle()} | {error, term()}.
 record(What, Opts) ->
     #{wait := Wait} = Plan = plan(What, Opts),
     case dyntrace_ctl:record_start(Plan) of
@@ -186,6 +190,9 @@ call(Pid, Request) ->
 %%% argument raises `error({badarg, {Key, Value}})'.
 %%%===================================================================
 
+plan(triage, Opts) ->
+    {What, Own} = dyntrace_triage:items(Opts),
+    plan(What, Own);
 plan(What, Opts) when is_map(Opts) ->
     maps:foreach(fun(K, V) ->
                          lists:member(K, ?OWN_OPTS ++ ?TRACER_OPTS)
@@ -214,8 +221,7 @@ plan(What, Opts) when is_map(Opts) ->
     (is_list(What) andalso What =/= [] andalso dyntrace_ctl:is_proper_list(What))
         orelse error({badarg, {what, What}}),
     Parts = [part(Item, Shared, maps:get(max_events, Opts, undefined)) || Item <- What],
-    Id = erlang:unique_integer([positive]),
-    Name = lists:flatten(io_lib:format("dyntrace-record-~s-~b", [os:getpid(), Id])),
+    Name = new_name(),
     Dir = case maps:get(dir, Opts, undefined) of
               undefined -> filename:join(temp_dir(), Name);
               D -> valid_dir(D)
@@ -251,6 +257,9 @@ part(memory, Shared, Max) ->
 part({memory, Opts} = Item, _Shared, Max) ->
     own_limits(Opts, Item),
     dyntrace_memory:plan(with_max(Opts, Max));
+part({focus, Opts} = Item, Shared, Max) ->
+    own_limits(Opts, Item),
+    dyntrace_triage:plan(with_max(Opts, Max), Shared);
 part(Item, _Shared, _Max) ->
     error({badarg, {what, Item}}).
 
@@ -272,6 +281,17 @@ valid_dir(Dir) ->
         error:_ -> error({badarg, {dir, Dir}})
     end.
 
+%% @doc A new recording's name, which sorts by start time (UTC, to the
+%% second), then by node and call: `dyntrace-record-20261128T083512Z-4242-7'.
+-spec new_name() -> string().
+new_name() ->
+    {{Y, Mo, D}, {H, Mi, S}} = calendar:universal_time(),
+    lists:flatten(io_lib:format("dyntrace-record-~4..0b~2..0b~2..0bT~2..0b~2..0b~2..0bZ-~s-~b",
+                                [Y, Mo, D, H, Mi, S, os:getpid(),
+                                 erlang:unique_integer([positive])])).
+
+%% @doc Where recordings go by default: `$TMPDIR', else `/tmp'.
+-spec temp_dir() -> file:filename().
 temp_dir() ->
     case os:getenv("TMPDIR") of
         Dir when is_list(Dir), Dir =/= [] -> Dir;

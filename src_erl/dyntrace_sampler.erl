@@ -56,7 +56,7 @@
                   max_events => pos_integer(),
                   max_term_bytes => dyntrace:max_term_bytes()}.
 %% What dyntrace_ctl keeps of a sampler: validated, ready to start.
--type plan() :: #{kind := sample | memory,
+-type plan() :: #{kind := sample | memory | focus,
                   module := module(),
                   priority := normal | high,
                   args := term(),

@@ -28,7 +28,8 @@
          t_bad_arguments/1,
          t_status/1,
          t_dbg_module_tracer/1,
-         t_sessions/1]).
+         t_sessions/1,
+         t_names_on_every_path/1]).
 
 -import(dyntrace_test_mod, [actor/0, run/2]).
 -import(dyntrace_test_trace, [flags/1, traced/1, sessions_available/0]).
@@ -54,7 +55,8 @@ all() ->
      t_bad_arguments,
      t_status,
      t_dbg_module_tracer,
-     t_sessions].
+     t_sessions,
+     t_names_on_every_path].
 
 init_per_suite(Config) ->
     ok = lttng_session:traced_node(),
@@ -74,6 +76,48 @@ end_per_testcase(_Case, _Config) ->
 %%%===================================================================
 %%% Cases
 %%%===================================================================
+
+%% A node loaded long before, a session made from outside it (the `lttng'
+%% command line, as an operator does) with `process_name' and `node_name'
+%% enabled, then `trace/3', `calls/2' or `sample/2': the trace names the
+%% processes registered before, and the node. The announcer (which names
+%% processes when the event becomes enabled) is suspended, so that only
+%% the call can have written the names.
+t_names_on_every_path(_Config) ->
+    %% The front door's first use replaces the announcer the load started
+    %% by its supervisor's: the one to suspend is that one.
+    _ = dyntrace:status(),
+    Announcer = whereis(dyntrace_node_names),
+    true = is_pid(Announcer),
+    A = actor(),
+    Starts = [{trace, fun() -> dyntrace:trace(A, [message_send], #{}) end},
+              {calls, fun() -> dyntrace:calls({dyntrace_test_mod, work, 1}, #{procs => [A]}) end},
+              {sample, fun() -> dyntrace:sample(A, #{interval => 50}) end}],
+    [begin
+         Name = list_to_atom("names_probe_" ++ atom_to_list(Path)),
+         Probe = spawn(fun() -> receive stop -> ok end end),
+         true = register(Name, Probe),
+         true = erlang:suspend_process(Announcer),
+         try
+             S = start_session(t_names_on_every_path, [process_name, node_name]),
+             {ok, _} = Start(),
+             lttng_session:stop(S),
+             Events = lttng_session:read(S),
+             Named = [lttng_session:field("name", E)
+                      || E <- lttng_session:select(process_name, Events),
+                         lttng_session:field("pid", E) =:= text(Probe)],
+             ?assertEqual({Path, [atom_to_binary(Name)]}, {Path, Named}),
+             Nodes = [string:trim(lttng_session:field("node", E), both, "'")
+                      || E <- lttng_session:select(node_name, Events)],
+             ?assert(lists:member(atom_to_binary(node()), Nodes)),
+             lttng_session:destroy(S)
+         after
+             true = erlang:resume_process(Announcer),
+             ok = dyntrace:clear(),
+             Probe ! stop
+         end
+     end || {Path, Start} <- Starts],
+    ok.
 
 %% `trace(Pid, [messages], #{})': the actor's sends and receives are
 %% recorded with their own fields, and nothing else of it.

@@ -1,0 +1,415 @@
+%%% @doc `dyntrace:record(triage, Opts)': what `dyntrace-analyze findings'
+%%% needs from a busy node, at a bounded cost. Tracing every process's
+%%% every message and schedule costs a loaded node more CPU than an
+%%% operator accepts (each event is cheap; there are simply many), so
+%%% triage records
+%%% - for every process, only what is rare: `process_spawn',
+%%%   `process_exit', `process_register', and the `process_name' and
+%%%   `node_name' snapshots;
+%%% - the memory sampler (`dyntrace_memory'): the node's categories every
+%%%   second, and `process_memory' (memory, heap, binaries, message queue
+%%%   length) of the top processes by memory and by queue length;
+%%% - focus windows: every `period' ms (default 2000) the controller
+%%%   here reads each process's reductions, queue length and heap, singles
+%%%   out `count' of them (default 3: by turns, the most reductions since
+%%%   the last look, the longest queue, growing first, and the largest
+%%%   heap) and traces only those, for `window' ms (default 150), with
+%%%   `message_send', `message_receive', `process_scheduled' and the GC
+%%%   events, and samples their stacks every `interval' ms (default 20).
+%%%
+%%% So in a triage trace, message, scheduling, GC and stack events exist
+%%% only for the processes singled out and only inside their windows. Each
+%%% window is bracketed, per process, by two `user_trace_s1' events whose
+%%% pid is the process: `dyntrace_focus start ...' (with why it was
+%%% chosen: `reductions=R queue=Q heap_words=H') and `dyntrace_focus end';
+%%% rates from the traced events must be taken over those windows, not
+%%% over the whole trace. A window the recording's end cuts short has no
+%%% `end' row: it ends with the trace.
+%%%
+%%% Why it is safe on a production node:
+%%% - a look reads at most 10000 processes (one `process_info/2' each,
+%%%   three small items, no message copied); a larger node is swept over
+%%%   several looks;
+%%% - nothing is read while the focus events are not enabled in a started
+%%%   session;
+%%% - windows are entries of `dyntrace_ctl' owned by the recording, with a
+%%%   duration of their own: the recording's end, `stop/1' or `clear/0'
+%%%   undoes them like any other part, and a controller that dies leaves
+%%%   nothing set past its window's duration.
+%%%
+%%% ```
+%%% 1> dyntrace:record(triage, #{duration => 30000}).
+%%% {ok,"/tmp/dyntrace-record-20261128T083512Z-4242-1"}
+%%% '''
+%%% ```
+%%% $ dyntrace-analyze findings /tmp/dyntrace-record-20261128T083512Z-4242-1
+%%% '''
+-module(dyntrace_triage).
+
+%%% PUBLIC (through dyntrace_record) %%%
+-export([items/1, plan/2, events/1]).
+
+%%% PUBLIC (through dyntrace_nodes) %%%
+-export([warn_cost/1]).
+
+%%% PRIVATE EXPORTS (dyntrace_sampler's loop) %%%
+-export([sampler_init/1, sampler_tick/2]).
+
+-type opts() :: #{interval => pos_integer(),
+                  period => pos_integer(),
+                  window => pos_integer(),
+                  count => pos_integer()}.
+-export_type([opts/0]).
+
+%% The numbers: see docs/recording.md ("What triage records and costs")
+%% and BENCHMARKS.md for how they were chosen.
+-define(PERIOD_MS, 2000).
+-define(WINDOW_MS, 150).
+-define(COUNT, 3).
+-define(SAMPLE_MS, 20).
+-define(MAX_COUNT, 64).
+-define(MEMORY_MS, 1000).
+-define(MEMORY_TOP, 20).
+%% Processes one look reads at most.
+-define(SCAN_PER_LOOK, 10000).
+%% What every process is traced with, and what the singled-out ones are.
+-define(EVERY_PROCESS, [process_spawn, process_exit, process_register]).
+-define(FOCUS, [messages, scheduling, gc]).
+-define(MARK, "dyntrace_focus").
+%% What issue 41 accepts: at most 10% more CPU per request.
+-define(BUDGET, 0.10).
+%% What one event written costs the node, roughly (bench/triage_bench.erl:
+%% full tracing on the project's workload; a RabbitMQ broker measured
+%% 0.2-0.5 us).
+-define(NS_PER_EVENT, 400).
+%% How long the estimate watches the node.
+-define(WATCH_MS, 200).
+%% A node that uses less CPU than this (ns per s: 5% of a core) counts as
+%% using this much.
+-define(IDLE_NS, 5.0e7).
+-define(BROAD, [all, processes, existing, existing_processes, new, new_processes]).
+
+-record(focus, {shared :: map(),
+                max_term_bytes :: dyntrace:max_term_bytes(),
+                period_ms :: pos_integer(),
+                window_ms :: pos_integer(),
+                count :: pos_integer(),
+                events :: [dyntrace:event_name()],
+                %% When the next look is due (monotonic ms: the sampler's
+                %% rounds may be skipped on a loaded node, so time is read,
+                %% not rounds counted).
+                next_look = 0 :: integer(),
+                %% What the last look read of each process: reductions
+                %% and queue length.
+                last = #{} :: #{pid() => {non_neg_integer(), non_neg_integer()}},
+                cursor = [] :: [pid()],
+                %% The last window's processes: last in line at the next
+                %% look, so that the looks single out more suspects.
+                recent = [] :: [pid()],
+                %% The open window: its dyntrace_ctl entry, processes and
+                %% when it ends (monotonic ms).
+                window = none :: none | {pos_integer(), [pid()], integer()}}).
+
+%%%===================================================================
+%%% PUBLIC
+%%%===================================================================
+
+%% @doc The parts of a triage recording, and the recording's own options
+%% (`Opts' without `focus', which go to the focus controller).
+-spec items(map()) -> {[dyntrace_record:item()], map()}.
+items(Opts) when is_map(Opts) ->
+    Focus = maps:get(focus, Opts, #{}),
+    {[{trace, processes, ?EVERY_PROCESS},
+      {memory, #{interval => ?MEMORY_MS, top => ?MEMORY_TOP, carriers => false}},
+      {focus, Focus}],
+     maps:remove(focus, Opts)};
+items(Opts) ->
+    error({badarg, {options, Opts}}).
+
+%% @doc Checks the focus controller's options (`interval', `period',
+%% `window', `count') in the caller and turns them into a sampler plan
+%% whose windows share the recording's tracer options `Shared'.
+-spec plan(opts(), map()) -> dyntrace_sampler:plan().
+plan(Opts, Shared) ->
+    #{max_term_bytes := {_, _, DefaultMax}} = dyntrace:option_limits(),
+    O = dyntrace_sampler:validate_opts(Opts, #{interval => ?SAMPLE_MS, period => ?PERIOD_MS,
+                                               window => ?WINDOW_MS, count => ?COUNT},
+                                       [period, window, count]),
+    #{interval := Interval, period := Period, window := Window, count := Count} = O,
+    [pos_integer(K, V) || {K, V} <- [{period, Period}, {window, Window}, {count, Count}]],
+    Count =< ?MAX_COUNT orelse error({badarg, {count, Count}}),
+    Window < Period orelse error({badarg, {window, Window}}),
+    Interval =< Window orelse error({badarg, {interval, Interval}}),
+    #{kind => focus,
+      module => ?MODULE,
+      %% On time when the processes it watches keep every scheduler busy.
+      priority => high,
+      args => #focus{shared = Shared,
+                     max_term_bytes = maps:get(max_term_bytes, Shared, DefaultMax),
+                     period_ms = Period,
+                     window_ms = Window,
+                     count = Count,
+                     events = focus_events(Shared)},
+      procs => [],
+      interval => Interval,
+      duration => maps:get(duration, O, infinity),
+      max_events => maps:get(max_events, O, infinity)}.
+
+%% @doc The LTTng events a focus controller (a plan's `args') writes.
+-spec events(#focus{}) -> [dyntrace:event_name()].
+events(#focus{events = Events}) ->
+    lists:usort([stack_sample, user_trace_s1 | Events]).
+
+pos_integer(_K, V) when is_integer(V), V > 0, V =< 16#ffffffff -> ok;
+pos_integer(K, V) -> error({badarg, {K, V}}).
+
+focus_events(Shared) ->
+    dyntrace_ctl:plan_events(dyntrace_ctl:trace_plan(self(), ?FOCUS, #{}, Shared)).
+
+%%%===================================================================
+%%% THE EXPECTED COST
+%%%===================================================================
+
+%% @doc Before a recording starts: when `What' would cost this node more
+%% than the budget (10% more CPU), prints what it is expected to cost and
+%% what triage would. The estimate watches the node for 200 ms: context
+%% switches (one schedule in, one out, and about one message sent and one
+%% received each) and garbage collections, at about 400 ns per event
+%% written, against the CPU the node uses now (/proc/self/stat).
+-spec warn_cost([dyntrace_record:item()] | triage) -> ok.
+warn_cost(What) ->
+    try cost(What) of
+        {Text, Cost} when Cost > ?BUDGET -> io:format("~ts~n", [Text]);
+        _ -> ok
+    catch
+        _:_ -> ok
+    end.
+
+cost(triage) ->
+    {Rate, Busy} = watch(),
+    Triage = focus_share() * Rate(focus_events(#{})) / Busy,
+    {io_lib:format("dyntrace: triage: about +~b% CPU here (its focus windows; this node uses "
+                   "~.2f cores now)", [round(100 * Triage), Busy / 1.0e9]), Triage};
+cost(What) when is_list(What) ->
+    case lists:usort(lists:append([broad(Item) || Item <- What])) of
+        [] ->
+            none;
+        Events ->
+            {Rate, Busy} = watch(),
+            Full = Rate(Events) / Busy,
+            Triage = focus_share() * Rate(focus_events(#{})) / Busy,
+            {io_lib:format("dyntrace: tracing ~s of all ~b processes: about +~b% CPU here "
+                           "(~b events/s at about ~b ns each; this node uses ~.2f cores now); "
+                           "triage: about +~b%",
+                           [lists:join(", ", [atom_to_list(E) || E <- Events]),
+                            erlang:system_info(process_count), round(100 * Full),
+                            round(Rate(Events) / ?NS_PER_EVENT),
+                            ?NS_PER_EVENT, Busy / 1.0e9, round(100 * Triage)]), Full}
+    end.
+
+%% The frequent events an item writes for every process.
+broad({trace, Procs, Events}) ->
+    broad({trace, Procs, Events, #{}});
+broad({trace, Procs, Events, _Opts}) ->
+    Wide = lists:any(fun(P) -> lists:member(P, ?BROAD) end,
+                     case is_list(Procs) of
+                         true -> Procs;
+                         false -> [Procs]
+                     end),
+    Frequent = focus_events(#{}),
+    [E || Wide, E <- dyntrace_ctl:plan_events(dyntrace_ctl:trace_plan(all, Events, #{}, #{})),
+          lists:member(E, Frequent)];
+broad(_) ->
+    [].
+
+%% The share of the time a process singled out is traced, with the
+%% defaults, if it made every event.
+focus_share() ->
+    ?WINDOW_MS / ?PERIOD_MS.
+
+%% A rate per event name (events written per second if every process were
+%% traced), and the CPU the node uses, in ns per s.
+watch() ->
+    {Switches0, _} = erlang:statistics(context_switches),
+    {Gcs0, _, _} = erlang:statistics(garbage_collection),
+    Cpu0 = cpu_ns(),
+    T0 = erlang:monotonic_time(nanosecond),
+    timer:sleep(?WATCH_MS),
+    {Switches1, _} = erlang:statistics(context_switches),
+    {Gcs1, _, _} = erlang:statistics(garbage_collection),
+    Seconds = (erlang:monotonic_time(nanosecond) - T0) / 1.0e9,
+    %% Against an idle node every cost is large, and none matters.
+    Busy = max(?IDLE_NS, (cpu_ns() - Cpu0) / Seconds),
+    Switches = (Switches1 - Switches0) / Seconds,
+    Gcs = (Gcs1 - Gcs0) / Seconds,
+    PerEvent = fun(process_scheduled) -> 2 * Switches;
+                  (message_send) -> Switches;
+                  (message_receive) -> Switches;
+                  (gc_minor_start) -> Gcs;
+                  (gc_minor_end) -> Gcs;
+                  (_) -> 0
+               end,
+    {fun(Events) -> lists:sum([PerEvent(E) || E <- Events]) * ?NS_PER_EVENT end, Busy}.
+
+%% This OS process's user and system CPU time, in ns.
+cpu_ns() ->
+    {ok, Stat} = file:read_file("/proc/self/stat"),
+    [_, After] = string:split(Stat, ") ", trailing),
+    Fields = string:lexemes(After, " "),
+    Ticks = binary_to_integer(lists:nth(12, Fields)) + binary_to_integer(lists:nth(13, Fields)),
+    Ticks * 1.0e9 / clock_ticks().
+
+clock_ticks() ->
+    try list_to_integer(string:trim(os:cmd("getconf CLK_TCK"))) of
+        N when N > 0 -> N;
+        _ -> 100
+    catch
+        error:badarg -> 100
+    end.
+
+%%%===================================================================
+%%% THE CONTROLLER
+%%% One tick every `interval': a look every `period_ticks' (which opens a
+%%% window), stack samples of the window's processes at every tick while
+%%% it is open, and its end.
+%%%===================================================================
+
+%% @private
+-spec sampler_init(#focus{}) -> #focus{}.
+sampler_init(#focus{window_ms = Window} = F) ->
+    %% The reductions and queues now: the first look, a window's length
+    %% after the start, compares with them.
+    {_, Last} = read(F),
+    F#focus{last = Last, next_look = now_ms() + Window}.
+
+%% @private
+-spec sampler_tick(#focus{}, dyntrace_sampler:counters()) -> {ok, #focus{}} | stop.
+sampler_tick(#focus{events = Events, next_look = Due, period_ms = Period} = F, C) ->
+    Now = now_ms(),
+    F1 = case F#focus.window of
+             {_Id, _Pids, End} when Now >= End -> close(F);
+             {_Id, Pids, _End} -> stacks(Pids, F, C), F;
+             none -> F
+         end,
+    case Now >= Due of
+        true ->
+            %% The next look a period after this one was due (after now,
+            %% should looks have been missed).
+            Next = Due + Period * (1 + (Now - Due) div Period),
+            F2 = F1#focus{next_look = Next},
+            case F2#focus.window =:= none andalso Events -- dyntrace:enabled_events() =:= [] of
+                true -> {ok, look(F2)};
+                false -> {ok, F2}
+            end;
+        false ->
+            {ok, F1}
+    end.
+
+now_ms() ->
+    erlang:monotonic_time(millisecond).
+
+%% Reads the processes, singles some out and opens a window on them.
+look(#focus{last = Last, count = Count} = F) ->
+    {{Rows, Cursor}, Seen} = read(F),
+    F1 = F#focus{cursor = Cursor,
+                 last = maps:merge(case Cursor of
+                                       %% A sweep ended: forget the processes gone.
+                                       [] -> maps:with(erlang:processes(), Last);
+                                       _ -> Last
+                                   end, Seen)},
+    %% A process first seen has no reductions "since the last look".
+    Scored = [{P, R - element(1, maps:get(P, Last, {R, Q})), Q,
+               Q - element(2, maps:get(P, Last, {R, Q})), H}
+              || {P, R, Q, H} <- Rows],
+    ByReductions = ranked([{D, P} || {P, D, _, _, _} <- Scored, D > 0]),
+    %% A growing queue before a longer one that does not grow.
+    ByQueue = ranked([{{G > 0, Q}, P} || {P, _, Q, G, _} <- Scored, Q > 0]),
+    ByHeap = ranked([{H, P} || {P, _, _, _, H} <- Scored]),
+    Recent = F#focus.recent,
+    Lists = [[P || P <- L, not lists:member(P, Recent)] ++ [P || P <- L, lists:member(P, Recent)]
+             || L <- [ByReductions, ByQueue, ByHeap]],
+    case pick(Lists, Count, []) of
+        [] -> F1;
+        Pids -> open(Pids, maps:from_list([{P, S} || {P, _, _, _, _} = S <- Scored]), F1)
+    end.
+
+%% The processes, highest key first.
+ranked(Keyed) ->
+    [P || {_, P} <- lists:reverse(lists:sort(Keyed))].
+
+%% The next batch of processes (dyntrace's own left out): their
+%% reductions, queue length and heap, and what the sweep reads next.
+read(#focus{cursor = Cursor0}) ->
+    {Batch, Cursor} = batch(Cursor0),
+    Own = own(),
+    Rows = [{P, R, Q, H} || P <- Batch, not lists:member(P, Own),
+                            [{reductions, R}, {message_queue_len, Q}, {total_heap_size, H}]
+                                <- [erlang:process_info(P, [reductions, message_queue_len,
+                                                            total_heap_size])]],
+    {{Rows, Cursor}, maps:from_list([{P, {R, Q}} || {P, R, Q, _} <- Rows])}.
+
+%% Up to `Count' processes, the head of each list by turns.
+pick(_Lists, 0, Acc) ->
+    lists:reverse(Acc);
+pick(Lists, Count, Acc) ->
+    case [L || L <- [[P || P <- L0, not lists:member(P, Acc)] || L0 <- Lists], L =/= []] of
+        [] -> lists:reverse(Acc);
+        [[P | _] = First | Rest] -> pick(Rest ++ [First], Count - 1, [P | Acc])
+    end.
+
+batch([]) ->
+    batch(erlang:processes());
+batch(Pids) when length(Pids) =< ?SCAN_PER_LOOK ->
+    {Pids, []};
+batch(Pids) ->
+    lists:split(?SCAN_PER_LOOK, Pids).
+
+%% dyntrace's own processes: its supervisor and what that links (the
+%% front door, the announcer, samplers, recordings), and this one.
+own() ->
+    case whereis(dyntrace_sup) of
+        undefined ->
+            [self()];
+        Sup ->
+            case erlang:process_info(Sup, links) of
+                {links, Links} -> [self(), Sup | [P || P <- Links, is_pid(P)]];
+                undefined -> [self()]
+            end
+    end.
+
+open(Pids, Scores, #focus{shared = Shared, window_ms = Ms} = F) ->
+    %% The marks before the flags and after them: every event of the
+    %% window lies between its marks.
+    _ = [mark(P, io_lib:format(" start reductions=~b queue=~b queue_growth=~b heap_words=~b",
+                               [D, Q, G, H]))
+         || P <- Pids, {_, D, Q, G, H} <- [maps:get(P, Scores)]],
+    %% The window's own duration outlives the controller, should it die.
+    Plan = dyntrace_ctl:trace_plan(Pids, ?FOCUS, #{duration => 2 * Ms + 1000}, Shared),
+    case dyntrace_ctl:focus(Plan) of
+        {ok, Id} ->
+            F#focus{window = {Id, Pids, now_ms() + Ms}};
+        {error, _} ->
+            %% A process that ended since the look: the next look.
+            _ = [mark(P, " end") || P <- Pids],
+            F
+    end.
+
+close(#focus{window = {Id, Pids, _}} = F) ->
+    _ = dyntrace_ctl:stop(Id),
+    _ = [mark(P, " end") || P <- Pids],
+    F#focus{window = none, recent = Pids}.
+
+mark(P, Text) ->
+    try dyntrace:emit_user_trace_s1(P, [?MARK, Text])
+    catch error:badarg -> ok
+    end.
+
+stacks(Pids, #focus{max_term_bytes = Max}, C) ->
+    _ = [case erlang:process_info(P, [current_stacktrace, status]) of
+             [{current_stacktrace, Stack}, {status, Status}] ->
+                 dyntrace_sampler:take(C)
+                     andalso dyntrace:emit_stack_sample(P, Status, Stack, Max);
+             undefined ->
+                 ok
+         end || P <- Pids],
+    ok.
