@@ -437,7 +437,25 @@ run([], R) ->
 run([Args | Steps], R) ->
     case lttng(Args) of
         {ok, _} -> run(Steps, R#rec{made = true});
-        {error, Text} -> {error, {lttng, Text}}
+        {error, Text} -> {error, {lttng, Text ++ no_daemon_hint(Text)}}
+    end.
+
+%% No daemon for a node of another user (its lttng reaches root's daemon
+%% only as root or in group tracing): the way that needs no restart.
+no_daemon_hint(Text) ->
+    {User, Groups} = credentials(),
+    Other = User =/= "root" andalso not lists:member("tracing", Groups),
+    case string:find(Text, "No session daemon is available") of
+        _ when not Other ->
+            "";
+        nomatch ->
+            "";
+        _ ->
+            lists:flatten(
+              io_lib:format(" (this node runs as ~s, not in group tracing: its lttng reaches "
+                            "~s's own session daemon, not root's; without a restart, record "
+                            "it from a root shell: priv/dyntrace record --node ~s; "
+                            "docs/sharing.md)", [User, User, node()]))
     end.
 
 %% Registration with the session daemon goes on in LTTng-UST's thread: the
@@ -452,7 +470,7 @@ wait_enabled(Events, Lttng, Ms) ->
     end.
 
 not_enabled(external, Missing) ->
-    io_lib:format("this node saw ~p not enabled after ~b ms: the session that records it "
+    io_lib:format("this node saw ~w not enabled after ~b ms: the session that records it "
                   "must be started, with this node's vpid (~s) tracked, before "
                   "record/2 with lttng => external", [Missing, ?ENABLED_MS, os:getpid()]);
 not_enabled(internal, Missing) ->
@@ -462,12 +480,12 @@ not_enabled(internal, Missing) ->
                   false -> User ++ "'s own"
               end,
     io_lib:format("the session started in the session daemon this node's lttng reaches "
-                  "(~s, as ~s~s), but this node saw ~p not enabled after ~b ms: it is not "
-                  "registered with that daemon. It registers with root's daemon (~s) and "
-                  "with ~s's own (~s) when dyntrace loads, or when one starts later; group "
-                  "membership granted after the node started does not count. Without a "
-                  "restart, record it from a root shell: priv/dyntrace record --node ~s "
-                  "(docs/sharing.md)",
+                  "(~s, as ~s~s), but this node saw ~w not enabled after ~b ms: it is not "
+                  "registered with that daemon. A node registers with the daemons that run "
+                  "when dyntrace loads into it, root's (~s) and ~s's own (~s); one started "
+                  "later may never see it, and group membership granted after the node "
+                  "started does not count. Without a restart, record it from a root shell: "
+                  "priv/dyntrace record --node ~s (docs/sharing.md)",
                   [Reaches, User, [" in group tracing" || lists:member("tracing", Groups)],
                    Missing, ?ENABLED_MS, daemon_state("/var/run/lttng"), User,
                    daemon_state(filename:join(lttng_home(), ".lttng")), node()]).
@@ -485,8 +503,8 @@ credentials() ->
 daemon_state(Dir) ->
     Running = filelib:wildcard(filename:join(Dir, "lttng-ust-sock-*")) =/= [],
     Dir ++ case Running of
-               true -> ": running";
-               false -> ": not running"
+               true -> ": running now";
+               false -> ": not running now"
            end.
 
 lttng_home() ->

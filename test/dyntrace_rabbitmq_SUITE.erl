@@ -170,6 +170,12 @@ t_rabbitmq(Config) ->
     Ebin = filename:join(Build, "ebin"),
     ?assertEqual("true\n", rabbitmqctl(Config, ["eval", "code:add_patha(\"" ++ Ebin ++ "\"), "
                                                 "c:l(dyntrace), dyntrace:available()."])),
+    %% record/2 inside the broker: its user's lttng reaches no daemon (only
+    %% root's runs), and the answer says what to do instead.
+    {error, {lttng, Text}} = rpc(Node, dyntrace, record, [[{trace, all, [procs]}], #{}]),
+    [?assertNotEqual(nomatch, string:find(Text, T), {T, Text})
+     || T <- ["No session daemon is available", "this node runs as rabbitmq",
+              "priv/dyntrace record --node " ++ atom_to_list(Node)]],
     Load = open_port({spawn_executable, ?PYTHON},
                      [{args, [filename:join(?config(data_dir, Config), "pika_load.py"),
                               ?AMQP_PORT, "14"]}, exit_status, binary]),
@@ -234,6 +240,7 @@ start_broker(Config) ->
     "" = os:cmd(io_lib:format("mkdir -m 700 ~s && echo '[].' > ~s/enabled_plugins && "
                               "chown -R rabbitmq:rabbitmq ~s", [Base, Base, Base])),
     Env = [{"HOME", Base},
+           {"LTTNG_HOME", Base},
            {"RABBITMQ_NODENAME", atom_to_list(Node)},
            {"RABBITMQ_BASE", Base},
            {"RABBITMQ_MNESIA_BASE", Base ++ "/mnesia"},
