@@ -41,7 +41,7 @@
 
 -define(USAGE,
         "usage: dyntrace record --node NAME@HOST [--duration TIME] [--cookie COOKIE] "
-        "[--dir DIR] [--findings] (triage | [--trace EVENTS] [--memory] [--sample] "
+        "[--dir DIR] [--nif DIR] [--findings] (triage | [--trace EVENTS] [--memory] [--sample] "
         "[--plan TERM])").
 %% How long a call into the node may take (loading, checking a plan,
 %% stopping a recording that undoes its flags).
@@ -53,6 +53,7 @@
                      duration := pos_integer(),
                      cookie => string(),
                      dir => string(),
+                     nif => string(),
                      findings := boolean(),
                      plan := triage | [dyntrace_record:item()]}.
 
@@ -94,6 +95,12 @@ options(["--cookie", Cookie | Rest], O) when Cookie =/= "" ->
     options(Rest, O#{cookie => Cookie});
 options(["--dir", Dir | Rest], O) when Dir =/= "" ->
     options(Rest, O#{dir => filename:absname(Dir)});
+options(["--nif", Path | Rest], O) when Path =/= "" ->
+    Dir = case filename:basename(Path) of
+              "libdyntrace_nif.so" -> filename:dirname(Path);
+              _ -> Path
+          end,
+    options(Rest, O#{nif => filename:absname(Dir)});
 options(["--findings" | Rest], O) ->
     options(Rest, O#{findings => true});
 options(["--trace", Events | Rest], #{items := Items} = O) ->
@@ -161,7 +168,7 @@ term(Text) ->
 
 record(#{node := Node, duration := Ms, plan := Plan} = O) ->
     connect(O),
-    load(Node),
+    load(Node, maps:get(nif, O, none)),
     OsPid = remote(Node, os, getpid, []),
     Dir = maps:get(dir, O, default_dir(Node)),
     Opts = #{duration => Ms, dir => Dir, wait => false, lttng => external},
@@ -298,22 +305,27 @@ connect(#{node := Node} = O) ->
     ok.
 
 %% dyntrace is ours in the node (runtime_tools has a module of that name)
-%% and its NIF loaded; else this build's, once the node's user can read it.
-load(Node) ->
+%% and its NIF loaded; else this build's (its NIF from `--nif', else from
+%% the priv/ beside its ebin/), once the node's user can read them.
+load(Node, Nif) ->
     case remote(Node, erlang, function_exported, [dyntrace, available, 0]) of
         true -> ok;
-        false -> load(Node, filename:dirname(code:which(dyntrace)))
+        false -> load(Node, filename:dirname(code:which(dyntrace)), Nif)
     end,
     remote(Node, dyntrace, available, [])
         orelse fail("dyntrace is loaded into ~s, but its NIF is not (dyntrace:available() is "
                     "false): its log says why", [Node]).
 
-load(Node, Ebin) ->
-    Priv = filename:join(filename:dirname(Ebin), "priv"),
+load(Node, Ebin, Nif) ->
+    Priv = case Nif of
+               none -> filename:join(filename:dirname(Ebin), "priv");
+               Dir -> Dir
+           end,
     Files = [filename:join(Ebin, "dyntrace.beam"),
              filename:join(Priv, "libdyntrace_nif.so"),
              filename:join(Priv, "libdyntrace_lttng.so")],
     lists:foreach(fun(File) -> readable(Node, File) end, Files),
+    _ = Nif =:= none orelse remote(Node, application, set_env, [dyntrace, nif_dir, Priv]),
     _ = remote(Node, code, add_patha, [Ebin]),
     _ = remote(Node, code, purge, [dyntrace]),
     case remote(Node, code, load_file, [dyntrace]) of
@@ -326,6 +338,8 @@ readable(Node, File) ->
     case remote(Node, file, open, [File, [read]]) of
         {ok, _} ->
             ok;
+        {error, enoent} ->
+            fail("~s is missing (build it: rebar3 compile; a NIF elsewhere: --nif DIR)", [File]);
         {error, Reason} ->
             User = string:trim(remote(Node, os, cmd, ["id -un"])),
             fail("~s runs as ~s, who cannot read ~s (~s): put this build (ebin/ and priv/ side "

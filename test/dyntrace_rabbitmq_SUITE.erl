@@ -20,7 +20,7 @@
 
 -export([all/0, suite/0, groups/0, init_per_suite/1, end_per_suite/1,
          init_per_group/2, end_per_group/2, end_per_testcase/2]).
--export([t_errors/1, t_load_and_interrupt/1, t_killed/1, t_rabbitmq/1]).
+-export([t_errors/1, t_load_and_interrupt/1, t_nif/1, t_killed/1, t_rabbitmq/1]).
 
 -define(RABBIT_BIN, "/usr/lib/rabbitmq/bin/").
 -define(PYTHON, "/usr/bin/python3").
@@ -36,7 +36,7 @@ all() ->
     [{group, plain}, {group, rabbitmq}].
 
 groups() ->
-    [{plain, [], [t_errors, t_load_and_interrupt, t_killed]},
+    [{plain, [], [t_errors, t_load_and_interrupt, t_nif, t_killed]},
      {rabbitmq, [], [t_rabbitmq]}].
 
 %% A build the node's users can read (a clone may sit under a home that
@@ -137,6 +137,30 @@ t_load_and_interrupt(Config) ->
     Dir = last_line(Out),
     Names = process_names(Dir),
     ?assert(lists:member(<<"code_server">>, Names), Names),
+    ?assertMatch(#{traces := [], recordings := []}, rpc(Node, dyntrace, status, [])),
+    no_session_left(),
+    peer:stop(Peer).
+
+%% A build whose NIF libraries sit apart from its code: without `--nif'
+%% the command says they are missing; with it, the node loads them from
+%% there.
+t_nif(Config) ->
+    {Node, Peer} = nobody_node(Config, t_nif),
+    N = atom_to_list(Node),
+    Build = ?config(build, Config),
+    Split = filename:join(?config(top, Config), "split"),
+    Nifs = filename:join(?config(top, Config), "nifs"),
+    "" = os:cmd(io_lib:format("mkdir -p ~s/priv ~s && cp -r ~s/ebin ~s && cp ~s/priv/dyntrace ~s/priv && "
+                              "cp ~s/priv/*.so ~s && chmod -R a+rX ~s ~s",
+                              [Split, Nifs, Build, Split, Build, Split, Build, Nifs, Split, Nifs])),
+    Wrapper = filename:join([Split, "priv", "dyntrace"]),
+    bad(Wrapper, ["--node", N, "--trace", "procs"],
+        1, [Split ++ "/priv/libdyntrace_nif.so is missing", "--nif DIR"]),
+    {0, Out, <<>>} = finish(command(Wrapper, ["--node", N, "--nif", Nifs, "--duration", "1s",
+                                              "--trace", "procs"])),
+    _ = last_line(Out),
+    ?assert(rpc(Node, dyntrace, available, [])),
+    ?assertEqual({ok, Nifs}, rpc(Node, application, get_env, [dyntrace, nif_dir])),
     ?assertMatch(#{traces := [], recordings := []}, rpc(Node, dyntrace, status, [])),
     no_session_left(),
     peer:stop(Peer).
