@@ -128,6 +128,10 @@ t_load_and_interrupt(Config) ->
     {os_pid, Wrapper} = erlang:port_info(Port, os_pid),
     wait_recording(Node),
     ?assert(rpc(Node, dyntrace, available, [])),
+    %% A hidden node: in nobody's nodes().
+    [Cli] = [C || C <- rpc(Node, erlang, nodes, [hidden]),
+                  lists:prefix("dyntrace_record_", atom_to_list(C))],
+    ?assertNot(lists:member(Cli, rpc(Node, erlang, nodes, []))),
     Interrupted = erlang:monotonic_time(millisecond),
     "" = os:cmd("kill -INT " ++ integer_to_list(Wrapper)),
     {0, Out, Err} = finish(Port),
