@@ -210,6 +210,7 @@ t_rabbitmq(Config) ->
     %% The queue and both connections exist before the recording starts.
     lttng_session:wait_until(fun() -> queues(Node) =/= [] end, 500),
     {Plan, Findings} = plan(),
+    Triage = Plan =:= ["triage"],
     Port = command(wrapper(Config), ["--node", atom_to_list(Node), "--duration", "5s"]
                    ++ ["--findings" || Findings] ++ Plan),
     {Status, Out, Err} = finish(Port),
@@ -228,10 +229,12 @@ t_rabbitmq(Config) ->
     Names = process_names(Dir),
     [?assert(lists:member(N, Names), {N, Names})
      || N <- [<<"rabbit_event">>, <<"rabbit_prequeue:init/1">>, <<"rabbit_channel:init/1">>]],
-    %% genserver runs, loses nothing, and names every server it shows.
+    %% genserver runs, loses nothing, and names every server it shows (with
+    %% every message traced, it shows some; triage traces a few processes
+    %% in short windows, and 5 s may hold no call).
     #{<<"discarded">> := 0, <<"genserver">> := Servers} =
         analyze_cmd:json(analyze_cmd:exe(), ["genserver", "--json", Dir]),
-    ?assertNotEqual([], Servers),
+    ?assert(Triage orelse Servers =/= []),
     [?assertNotEqual(<<>>, maps:get(<<"name">>, S, <<>>), S) || S <- Servers],
     %% The node still serves, and nothing is left.
     _ = rabbitmqctl(Config, ["status"]),
