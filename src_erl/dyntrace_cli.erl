@@ -4,8 +4,8 @@
 %%%
 %%% ```
 %%% # priv/dyntrace record --node rabbit@db1 --duration 15s triage
-%%% /tmp/dyntrace-record-20261128-091502-rabbit
-%%% # priv/dyntrace-analyze genserver /tmp/dyntrace-record-20261128-091502-rabbit
+%%% /tmp/dyntrace-record-20261128T091502Z-rabbit-5120
+%%% # priv/dyntrace-analyze genserver /tmp/dyntrace-record-20261128T091502Z-rabbit-5120
 %%% '''
 %%% Why it is safe on a production node: the command joins the node as a
 %%% hidden node (it is in nobody's `nodes()'), drives the LTTng session
@@ -202,6 +202,8 @@ session_name() ->
         _ -> "dyntrace-cli-" ++ os:getpid()
     end.
 
+%% Sorts by start time (UTC) beside record/2's directories; the OS pid
+%% keeps two commands of one second apart.
 default_dir(Node) ->
     Tmp = case os:getenv("TMPDIR") of
               T when is_list(T), T =/= [] -> T;
@@ -209,8 +211,8 @@ default_dir(Node) ->
           end,
     {{Y, Mo, D}, {H, Mi, S}} = calendar:universal_time(),
     [Name | _] = string:split(atom_to_list(Node), "@"),
-    filename:join(Tmp, io_lib:format("dyntrace-record-~4..0b~2..0b~2..0b-~2..0b~2..0b~2..0b-~s",
-                                     [Y, Mo, D, H, Mi, S, Name])).
+    filename:join(Tmp, io_lib:format("dyntrace-record-~4..0b~2..0b~2..0bT~2..0b~2..0b~2..0bZ-~s-~s",
+                                     [Y, Mo, D, H, Mi, S, Name, os:getpid()])).
 
 make_session(Session, Dir, Events, OsPid) ->
     List = string:join([?PROVIDER ":" ++ atom_to_list(E) || E <- Events], ","),
