@@ -167,6 +167,9 @@ term(Text) ->
 %%%===================================================================
 
 record(#{node := Node, duration := Ms, plan := Plan} = O) ->
+    %% From here SIGTERM is a message: one during the setup ends it before
+    %% anything is made, or stops the recording as soon as it runs.
+    trap_signals(),
     connect(O),
     load(Node, maps:get(nif, O, none)),
     OsPid = remote(Node, os, getpid, []),
@@ -177,8 +180,8 @@ record(#{node := Node, duration := Ms, plan := Plan} = O) ->
     progress("recording ~s (OS process ~s) for ~b ms into ~s (LTTng session ~s)",
              [Node, OsPid, Ms, Dir, Session]),
     try
+        interrupted(),
         make_session(Session, Dir, Events, OsPid),
-        trap_signals(),
         case remote(Node, dyntrace, record, [Plan, Opts]) of
             {ok, Id} -> wait_end(Node, Id, Dir);
             {error, Reason} -> fail("~s could not record: ~0p", [Node, Reason])
@@ -367,6 +370,13 @@ remote(Node, M, F, A) ->
 %%% SIGTERM (the wrapper's Ctrl-C too) stops the recording instead of
 %%% the VM: the handler replaces the VM's default one.
 %%%===================================================================
+
+interrupted() ->
+    receive
+        {?MODULE, sigterm} -> throw({error, "interrupted before the recording started"})
+    after 0 ->
+            ok
+    end.
 
 trap_signals() ->
     ok = gen_event:swap_handler(erl_signal_server, {erl_signal_handler, []},
