@@ -253,8 +253,11 @@ wait_end(Node, Id, Dir) ->
             ok
     end.
 
+%% The analyser in the priv/ beside this build's ebin/ (where the wrapper
+%% is).
 findings(Dir) ->
-    Exe = filename:join(code:priv_dir(dyntrace), "dyntrace-analyze"),
+    Ebin = filename:dirname(code:which(?MODULE)),
+    Exe = filename:join([filename:dirname(Ebin), "priv", "dyntrace-analyze"]),
     case filelib:is_regular(Exe) of
         false ->
             {error, "--findings: no analyser at " ++ Exe ++ " (build it: "
