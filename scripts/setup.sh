@@ -1,5 +1,6 @@
 #!/bin/bash
-# Installs what dyntrace needs on Debian 12 (as root; chromium, headless,
+# Installs what dyntrace needs on Debian 12 (as root; rabbitmq-server and
+# python3-pika: the real service the RabbitMQ suite traces; chromium, headless,
 # loads the analyser's report page in its tests), starts an LTTng
 # session daemon when none answers, and builds the NIF and the analyser.
 # Idempotent: a second run installs nothing and only rebuilds what changed.
@@ -9,7 +10,7 @@ cd "$(dirname "$0")/.."
 PACKAGES=(erlang-base erlang-dev erlang-common-test erlang-runtime-tools
           erlang-proper erlang-tools rebar3 lttng-tools liblttng-ust-dev
           babeltrace2 libbabeltrace2-dev pkg-config python3-bt2 gcc make iproute2
-          chromium fonts-dejavu-core)
+          chromium fonts-dejavu-core rabbitmq-server python3-pika)
 
 missing=()
 for p in "${PACKAGES[@]}" ${EXTRA_PACKAGES:-}; do

@@ -1075,11 +1075,20 @@ check_shadowed() ->
             end
     end.
 
-%% The `priv/' beside the `ebin/' this module came from, where a build or
-%% release puts the libraries; else the application's `priv_dir', which
-%% the code server guesses from the code path's directory names (another
-%% `dyntrace-*' directory earlier on the path would win there).
+%% The application's `nif_dir' when set (`dyntrace record --nif' sets it
+%% in a node whose libraries are not beside the code); else the `priv/'
+%% beside the `ebin/' this module came from, where a build or release puts
+%% the libraries; else the application's `priv_dir', which the code server
+%% guesses from the code path's directory names (another `dyntrace-*'
+%% directory earlier on the path would win there).
 nif_dir() ->
+    Set = try application:get_env(dyntrace, nif_dir) of
+              {ok, NifDir} when is_list(NifDir) -> [NifDir];
+              _ -> []
+          catch
+              %% No application controller yet (an early boot).
+              error:_ -> []
+          end,
     Beside = case code:which(?MODULE) of
                  Beam when is_list(Beam) ->
                      [filename:join(filename:dirname(filename:dirname(Beam)), "priv")];
@@ -1090,7 +1099,7 @@ nif_dir() ->
               {error, bad_name} -> [];
               Dir -> [Dir]
           end,
-    Candidates = Beside ++ App,
+    Candidates = Set ++ Beside ++ App,
     case [D || D <- Candidates, filelib:is_regular(filename:join(D, ?PROVIDER))] of
         [Found | _] -> Found;
         [] -> hd(Candidates ++ ["priv"])

@@ -38,17 +38,26 @@
 %%% answers `{error, {lttng, Text}}' with the command's own message; the
 %%% recording runs in a process of dyntrace's supervisor, not the caller's,
 %%% and a `lttng' command that hangs is killed after 30 s.
+%%%
+%%% `lttng => external' runs the same plan with nothing driving `lttng'
+%%% in the node: whoever calls (the `dyntrace record' command, over
+%%% Erlang distribution) has made and started a session that records this
+%%% node, with the events {@link events/2} lists. The recording waits for
+%%% them as above, and ends as above or when the caller's node disconnects.
 -module(dyntrace_record).
 -behaviour(gen_server).
 
 %%% PUBLIC (through dyntrace) %%%
--export([record/2, snapshot/1]).
+-export([record/2, snapshot/1, events/1, events/2]).
 
 %%% For dyntrace_nodes %%%
 -export([new_name/0, temp_dir/0]).
 
 %%% For dyntrace_ctl %%%
 -export([start_link/2, stop/1, finish/1, describe/1, destroy_session/1, shutdown_ms/0]).
+
+%%% For dyntrace_cli (the session it drives from outside) %%%
+-export([lttng/1]).
 
 %%% PRIVATE EXPORTS (gen_server) %%%
 -export([init/1, handle_call/3, handle_cast/2, handle_info/2, terminate/2]).
@@ -69,6 +78,7 @@
                   wait => boolean(),
                   mode => normal | flight,
                   dir => file:filename_all(),
+                  lttng => internal | external,
                   max_term_bytes => dyntrace:max_term_bytes(),
                   payload => dyntrace:payload_mode()
                            | #{dyntrace:field_kind() => dyntrace:payload_mode()},
@@ -80,6 +90,7 @@
                     session := string(),
                     dir := file:filename(),
                     events := [dyntrace:event_name()],
+                    lttng := internal | external,
                     parts := [pos_integer()],
                     duration := pos_integer() | infinity,
                     ms_left := non_neg_integer() | infinity}.
@@ -91,7 +102,9 @@
                     wait := boolean(),
                     parts := [dyntrace_ctl:plan() | dyntrace_sampler:plan()],
                     events := [dyntrace:event_name()],
-                    budget := dyntrace:event_budget() | none}.
+                    budget := dyntrace:event_budget() | none,
+                    lttng := internal | external,
+                    caller := node() | none}.
 -export_type([item/0, opts/0, handle/0, status/0, plan/0]).
 
 -define(DEFAULT_MS, 10000).
@@ -105,7 +118,7 @@
 -define(POLL_MS, 100).
 -define(PROVIDER, "org_erlang_dyntrace").
 %% The options of the recording itself; the tracer's go to every part.
--define(OWN_OPTS, [duration, max_events, wait, mode, dir]).
+-define(OWN_OPTS, [duration, max_events, wait, mode, dir, lttng]).
 -define(TRACER_OPTS, [max_term_bytes, payload, redact]).
 
 %%%===================================================================
@@ -126,6 +139,21 @@ record(What, Opts) ->
         {error, _} = Error ->
             Error
     end.
+
+%% @doc The LTTng events a recording of `What' enables: what a session
+%% made outside the node must enable for `record(What, #{lttng =>
+%% external})'. Checks `What' as {@link record/2} does.
+-spec events([item()]) -> [dyntrace:event_name()].
+events(What) ->
+    events(What, #{}).
+
+%% @doc {@link events/1} with the recording's options (`lttng' ignored).
+-spec events([item()], opts()) -> [dyntrace:event_name()].
+events(What, Opts) when is_map(Opts) ->
+    #{events := Events} = plan(What, maps:remove(lttng, Opts)),
+    Events;
+events(_What, Opts) ->
+    error({badarg, {options, Opts}}).
 
 %% @doc See {@link dyntrace:snapshot/1}.
 -spec snapshot(handle()) -> {ok, file:filename()} | {error, term()}.
@@ -160,13 +188,16 @@ finish(Pid) ->
 
 %% @doc What `status()' lists of a recording, beside its id and parts.
 -spec describe(plan()) -> map().
-describe(#{name := Name, dir := Dir, mode := Mode, events := Events, duration := Ms}) ->
+describe(#{name := Name, dir := Dir, mode := Mode, events := Events, duration := Ms,
+           lttng := Lttng}) ->
     #{kind => recording, mode => Mode, session => Name, dir => Dir, events => Events,
-      duration => Ms}.
+      duration => Ms, lttng => Lttng}.
 
 %% @doc Destroys a recording's session, if it is still there (a recording
 %% that was killed before it could).
 -spec destroy_session(plan()) -> ok.
+destroy_session(#{lttng := external}) ->
+    ok;
 destroy_session(#{name := Name}) ->
     _ = lttng(["destroy", Name]),
     ok.
@@ -207,6 +238,9 @@ plan(What, Opts) when is_map(Opts) ->
     (Duration =:= infinity andalso Mode =:= flight)
         orelse (is_integer(Duration) andalso Duration > 0 andalso Duration =< 16#ffffffff)
         orelse error({badarg, {duration, Duration}}),
+    Lttng = maps:get(lttng, Opts, internal),
+    (Lttng =:= internal orelse (Lttng =:= external andalso Mode =:= normal))
+        orelse error({badarg, {lttng, Lttng}}),
     Wait = maps:get(wait, Opts, Mode =:= normal),
     (is_boolean(Wait) andalso not (Wait andalso Mode =:= flight))
         orelse error({badarg, {wait, Wait}}),
@@ -233,7 +267,9 @@ plan(What, Opts) when is_map(Opts) ->
       wait => Wait,
       parts => Parts,
       events => lists:usort(?NAMES ++ lists:flatmap(fun dyntrace_ctl:plan_events/1, Parts)),
-      budget => Budget};
+      budget => Budget,
+      lttng => Lttng,
+      caller => caller(Lttng)};
 plan(_What, Opts) ->
     error({badarg, {options, Opts}}).
 
@@ -269,6 +305,17 @@ own_limits(Opts, _Item) when is_map(Opts) ->
     ok;
 own_limits(Opts, _Item) ->
     error({badarg, {options, Opts}}).
+
+%% The node whose session records an external recording: the caller's
+%% (an `rpc'/`erpc' call runs with the caller's group leader), `none'
+%% when called from this node.
+caller(internal) ->
+    none;
+caller(external) ->
+    case node(group_leader()) of
+        Node when Node =:= node() -> none;
+        Node -> Node
+    end.
 
 with_max(Opts, undefined) -> Opts;
 with_max(Opts, Max) -> Opts#{max_events => Max}.
@@ -314,9 +361,12 @@ temp_dir() ->
 
 %% @private
 -spec init({pos_integer(), plan()}) -> {ok, #rec{}}.
-init({Id, Plan}) ->
+init({Id, #{caller := Caller} = Plan}) ->
     %% terminate/2 destroys the session when the supervisor stops it.
     process_flag(trap_exit, true),
+    %% An external session's owner gone: nothing records any more (an
+    %% immediate nodedown if it is gone already).
+    _ = Caller =:= none orelse monitor_node(Caller, true),
     {ok, #rec{id = Id, plan = Plan}}.
 
 %% @private
@@ -353,6 +403,8 @@ handle_cast(_Msg, R) ->
 -spec handle_info(term(), #rec{}) -> {noreply, #rec{}} | {stop, normal, #rec{}}.
 handle_info({?MODULE, finish}, R) ->
     {stop, normal, end_recording(R)};
+handle_info({nodedown, Node}, #rec{plan = #{caller := Node}} = R) ->
+    {stop, normal, end_recording(R)};
 handle_info({?MODULE, expired}, R) ->
     {stop, normal, end_recording(R)};
 handle_info({?MODULE, poll}, R) ->
@@ -373,7 +425,7 @@ terminate(_Reason, _R) ->
 
 %% The steps, each undone by teardown/1 when a later one fails.
 setup(#rec{id = Id, plan = #{name := Name, dir := Dir, mode := Mode, events := Events,
-                             parts := Parts}} = R) ->
+                             parts := Parts, lttng := Lttng}} = R) ->
     Create = ["create", Name, "--output=" ++ Dir] ++ [S || Mode =:= flight, S <- ["--snapshot"]],
     List = string:join([?PROVIDER ":" ++ atom_to_list(E) || E <- Events], ","),
     Steps = [Create,
@@ -381,9 +433,9 @@ setup(#rec{id = Id, plan = #{name := Name, dir := Dir, mode := Mode, events := E
              ["add-context", "--userspace", "--session=" ++ Name, "--type=vpid"],
              ["track", "--userspace", "--session=" ++ Name, "--vpid=" ++ os:getpid()],
              ["start", Name]],
-    case run(Steps, R) of
+    case run([S || Lttng =:= internal, S <- Steps], R) of
         {ok, R1} ->
-            case wait_enabled(Events, ?ENABLED_MS) of
+            case wait_enabled(Events, Lttng, ?ENABLED_MS) of
                 ok ->
                     case dyntrace_ctl:record_parts(Id, Parts) of
                         {ok, Samplers} ->
@@ -405,21 +457,81 @@ run([], R) ->
 run([Args | Steps], R) ->
     case lttng(Args) of
         {ok, _} -> run(Steps, R#rec{made = true});
-        {error, Text} -> {error, {lttng, Text}}
+        {error, Text} -> {error, {lttng, Text ++ no_daemon_hint(Text)}}
+    end.
+
+%% No daemon for a node of another user (its lttng reaches root's daemon
+%% only as root or in group tracing): the way that needs no restart.
+no_daemon_hint(Text) ->
+    {User, Groups} = credentials(),
+    Other = User =/= "root" andalso not lists:member("tracing", Groups),
+    case string:find(Text, "No session daemon is available") of
+        _ when not Other ->
+            "";
+        nomatch ->
+            "";
+        _ ->
+            lists:flatten(
+              io_lib:format(" (this node runs as ~s, not in group tracing: its lttng reaches "
+                            "~s's own session daemon, not root's; without a restart, record "
+                            "it from a root shell: priv/dyntrace record --node ~s; "
+                            "docs/sharing.md)", [User, User, node()]))
     end.
 
 %% Registration with the session daemon goes on in LTTng-UST's thread: the
 %% events are enabled here a little after `lttng start'.
-wait_enabled(Events, Ms) when Ms =< 0 ->
-    {error, {lttng, lists:flatten(
-                      io_lib:format("the session started, but this node saw ~p not enabled "
-                                    "after ~b ms: is it registered with the session daemon "
-                                    "this node's lttng reaches (lttng list -u)?",
-                                    [Events -- dyntrace:enabled_events(), ?ENABLED_MS]))}};
-wait_enabled(Events, Ms) ->
+wait_enabled(Events, Lttng, Ms) when Ms =< 0 ->
+    Missing = Events -- dyntrace:enabled_events(),
+    {error, {lttng, lists:flatten(not_enabled(Lttng, Missing))}};
+wait_enabled(Events, Lttng, Ms) ->
     case Events -- dyntrace:enabled_events() of
         [] -> ok;
-        _ -> timer:sleep(10), wait_enabled(Events, Ms - 10)
+        _ -> timer:sleep(10), wait_enabled(Events, Lttng, Ms - 10)
+    end.
+
+not_enabled(external, Missing) ->
+    io_lib:format("this node saw ~w not enabled after ~b ms: the session that records it "
+                  "must be started, with this node's vpid (~s) tracked, before "
+                  "record/2 with lttng => external", [Missing, ?ENABLED_MS, os:getpid()]);
+not_enabled(internal, Missing) ->
+    {User, Groups} = credentials(),
+    Reaches = case User =:= "root" orelse lists:member("tracing", Groups) of
+                  true -> "root's";
+                  false -> User ++ "'s own"
+              end,
+    io_lib:format("the session started in the session daemon this node's lttng reaches "
+                  "(~s, as ~s~s), but this node saw ~w not enabled after ~b ms: it is not "
+                  "registered with that daemon. A node registers with the daemons that run "
+                  "when dyntrace loads into it, root's (~s) and ~s's own (~s); one started "
+                  "later may never see it, and group membership granted after the node "
+                  "started does not count. Without a restart, record it from a root shell: "
+                  "priv/dyntrace record --node ~s (docs/sharing.md)",
+                  [Reaches, User, [" in group tracing" || lists:member("tracing", Groups)],
+                   Missing, ?ENABLED_MS, daemon_state("/var/run/lttng"), User,
+                   daemon_state(filename:join(lttng_home(), ".lttng")), node()]).
+
+%% The node's OS user and groups, as its processes have them (groups
+%% granted since it started are not among them).
+credentials() ->
+    case string:lexemes(os:cmd("id -un; id -Gn"), "\n") of
+        [User, Groups | _] -> {User, string:lexemes(Groups, " ")};
+        _ -> {"?", []}
+    end.
+
+%% Whether a session daemon runs in a run directory: its application
+%% socket is there.
+daemon_state(Dir) ->
+    Running = filelib:wildcard(filename:join(Dir, "lttng-ust-sock-*")) =/= [],
+    Dir ++ case Running of
+               true -> ": running now";
+               false -> ": not running now"
+           end.
+
+lttng_home() ->
+    case {os:getenv("LTTNG_HOME"), os:getenv("HOME")} of
+        {Home, _} when is_list(Home), Home =/= [] -> Home;
+        {_, Home} when is_list(Home), Home =/= [] -> Home;
+        _ -> "/"
     end.
 
 arm(#rec{plan = #{duration := Ms}} = R) ->
@@ -480,9 +592,10 @@ snapshots(Dir) ->
 %%% THE lttng COMMAND
 %%%===================================================================
 
-%% Runs `lttng Args' (never starting a session daemon of its own): its
-%% output, or its message when it fails or is missing. One that does not
-%% answer within 30 s is killed.
+%% @doc Runs `lttng Args' (never starting a session daemon of its own):
+%% its output, or its message when it fails or is missing. One that does
+%% not answer within 30 s is killed.
+-spec lttng([string()]) -> {ok, string()} | {error, string()}.
 lttng(Args) ->
     case os:find_executable("lttng") of
         false ->
