@@ -81,6 +81,21 @@ impl Series {
         self.first.map_or(0, |(_, v)| v)
     }
 
+    /// The first sample (time, value), if any.
+    pub fn first(&self) -> Option<(i64, u64)> {
+        self.first
+    }
+
+    /// The last sample (time, value): (0, 0) before any.
+    pub fn last(&self) -> (i64, u64) {
+        self.last
+    }
+
+    /// The highest value sampled.
+    pub fn peak(&self) -> u64 {
+        self.peak
+    }
+
     /// Change per second from the first sample to the last (0 over no time).
     pub fn growth_per_s(&self) -> f64 {
         match self.first {
@@ -191,7 +206,8 @@ impl Default for Memory {
     }
 }
 
-fn uint(ev: &Event, name: &str) -> u64 {
+/// The unsigned integer field `name` (0 when absent or negative).
+pub fn uint(ev: &Event, name: &str) -> u64 {
     match ev.field(name) {
         Some(Field::Int(v)) => v.max(0) as u64,
         _ => 0,
