@@ -393,6 +393,8 @@ pub struct Mailbox {
     receivers: ByText<Receiver>,
     samples: u64,
     scheduling: u64,
+    /// Sends to a target that is no pid the trace explains.
+    unresolved: u64,
 }
 
 impl Mailbox {
@@ -462,7 +464,9 @@ impl Analysis for Mailbox {
             }
             Some(Kind::MessageSend) => {
                 let to = ev.str(Slot::To);
-                if to.is_empty() || to.starts_with(b"#Ref") || to.starts_with(b"#Port") {
+                if !to.starts_with(b"<") {
+                    // A name, alias or port the trace does not resolve.
+                    self.unresolved += 1;
                     return;
                 }
                 let r = entry(&mut self.receivers, to, Receiver::default);
@@ -633,6 +637,12 @@ impl Analysis for Mailbox {
                 "no message events: trace messages ('receive' and send) to count what arrives"
                     .into(),
             );
+        }
+        if self.unresolved > 0 {
+            senders.notes.push(format!(
+                "{} sends to a name, alias or port the trace does not resolve to a process: not counted",
+                self.unresolved
+            ));
         }
         if self.samples == 0 {
             per.notes.push(
