@@ -89,11 +89,21 @@ t_growing_queue(Config) ->
                         <- Findings],
     %% Which messages make it grow, and where to look.
     ?assertNotEqual(nomatch, string:find(maps:get(<<"claim">>, Queue), "note")),
-    ?assertEqual(<<"dyntrace-analyze mailbox --name store">>, maps:get(<<"see">>, Queue)).
+    ?assertEqual(<<"dyntrace-analyze mailbox --name store">>, maps:get(<<"see">>, Queue)),
+    %% The evidence: `note' arrives at about the queue's growth, not taken
+    %% out; `get' is.
+    Mailbox = analyze_cmd:json(?config(analyze, Config),
+                               ["mailbox", "--json", "--name", "store", last_trace()]),
+    Kinds = [K || #{<<"name">> := <<"store">>} = K <- maps:get(<<"mailbox_kinds">>, Mailbox)],
+    [Note] = [K || #{<<"kind">> := <<"note">>} = K <- Kinds],
+    [Get] = [K || #{<<"kind">> := <<"get">>} = K <- Kinds],
+    ?assertNotEqual(nomatch, string:find(maps:get(<<"note">>, Note), "not taken out")),
+    ?assertEqual(<<>>, maps:get(<<"note">>, Get)),
+    ?assert(maps:get(<<"count">>, Note) > 5 * maps:get(<<"count">>, Get)).
 
 %% `scanner' takes `req' out of a queue that fills with `junk' (from the
-%% second second on, ~5000/s): each receive scans the whole queue. `ticker' burns 100 ms of CPU every
-%% second.
+%% second second on, ~5000/s): each receive scans the whole queue.
+%% `ticker' burns 100 ms of CPU every second.
 t_receive_scans_queue(Config) ->
     start(ticker, fun() -> tick() end),
     start(scanner, fun scan/0),
@@ -158,8 +168,11 @@ t_growing_memory(Config) ->
 %% `flaky' raises 3000 times in a burst; `grumpy' raises twice a second.
 t_exception_burst(Config) ->
     start(grumpy, fun() -> grumble_every(500) end),
-    start(flaky, fun() -> timer:sleep(1500), [catch ?MODULE:fail(I) || I <- lists:seq(1, 3000)],
-                          receive stop -> ok end end),
+    start(flaky, fun() ->
+                         timer:sleep(1500),
+                         [raised(fun ?MODULE:fail/1, I) || I <- lists:seq(1, 3000)],
+                         receive stop -> ok end
+                 end),
     Findings = planted(t_exception_burst, Config),
     assert_ranked({<<"exception_burst">>, <<"flaky">>}, <<"grumpy">>, Findings).
 
@@ -174,11 +187,15 @@ planted(Case, Config) ->
                         lists:concat([Case, "_", os:getpid(), "_",
                                       erlang:unique_integer([positive])])),
     {ok, Trace} = dyntrace:record(triage_plan(), #{duration => ?RECORD_MS, dir => Dir}),
+    put(last_trace, Trace),
     stop_workload(),
     Exe = ?config(analyze, Config),
     {0, Text, _} = analyze_cmd:run(Exe, ["findings", Trace]),
     ct:log("~s", [Text]),
     maps:get(<<"findings">>, analyze_cmd:json(Exe, ["findings", "--json", Trace])).
+
+last_trace() ->
+    get(last_trace).
 
 %% The finding `Kind' of the process named `Name' ranks in the top 3, and
 %% above every finding about the red herring `Herring'.
@@ -280,9 +297,17 @@ hold(Bins) ->
     receive stop -> Bins end.
 
 grumble_every(Ms) ->
-    catch ?MODULE:grumble(Ms),
+    raised(fun ?MODULE:grumble/1, Ms),
     timer:sleep(Ms),
     grumble_every(Ms).
+
+%% Calls `Fun(Arg)', which raises.
+raised(Fun, Arg) ->
+    try Fun(Arg) of
+        _ -> ok
+    catch
+        error:_ -> ok
+    end.
 
 %% @doc Raises (traced with exception => true).
 -spec fail(integer()) -> no_return().
