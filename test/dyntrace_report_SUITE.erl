@@ -33,7 +33,7 @@
                  allocator_sample, process_memory]).
 %% The sections every page has, by anchor (the memory one since the
 %% trace has memory samples).
--define(SECTIONS, ["summary", "tables", "distributions", "trends", "slow-calls",
+-define(SECTIONS, ["findings", "summary", "tables", "distributions", "trends", "slow-calls",
                    "rates", "flame", "memory"]).
 -define(WIDTH, 1280).
 -define(HEIGHT, 2000).

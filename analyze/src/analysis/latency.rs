@@ -1,7 +1,9 @@
 //! `latency`: how long a message waits. For each `message_send` to P, the
 //! time until P's next `process_scheduled` `in` (send -> scheduled), and,
 //! when receives are traced, until P's `message_receive` of the same text
-//! (send -> receive). Sends to registered names and replies to call
+//! (send -> queued: `message_receive` is written when the message is put
+//! in P's queue, not when a `receive` takes it out, so a queue that grows
+//! does not show here; `mailbox` shows it). Sends to registered names and replies to call
 //! aliases come addressed to their process (the identity layer); an alias
 //! the trace does not explain counts in one `(unresolved alias)` row, so
 //! rows stay per process, never per reference. Pending sends are bounded
@@ -20,6 +22,10 @@ use crate::table::{col, Cell, Summary, Table, Unit};
 
 /// Pending sends kept per receiver before the oldest is dropped.
 pub const MAX_PENDING: usize = 4096;
+/// What the send -> queued table means.
+const QUEUED_NOTE: &str = "message_receive is written when a message is put in the receiver's \
+     queue, not when a receive takes it out: this is the time to the queue, and unpaired counts \
+     only sends without a queued copy; a queue that grows shows in `dyntrace-analyze mailbox`";
 /// The row of replies to aliases the trace does not explain.
 const UNRESOLVED_ALIAS: &[u8] = b"(unresolved alias)";
 
@@ -194,7 +200,7 @@ impl Analysis for Latency {
         );
         let mut recv = Table::new(
             "receive_latency",
-            "Send -> receive, per receiver",
+            "Send -> queued (message_receive), per receiver",
             latency_columns("to"),
         );
         let mut unpaired_all = 0;
@@ -226,17 +232,23 @@ impl Analysis for Latency {
             latency_cells(b"all", &self.all_scheduled, unpaired_all),
             Some(self.all_scheduled.log2()),
         );
+        per.notes.push(
+            "unpaired: sends whose receiver was not scheduled in after them (or dropped past the \
+             pending bound)"
+                .into(),
+        );
         let mut tables = vec![all, per];
         if self.all_received.count() > 0 {
             let mut all_recv = Table::new(
                 "receive_latency_all",
-                "Send -> receive, all receivers",
+                "Send -> queued (message_receive), all receivers",
                 latency_columns("to"),
             );
             all_recv.push(
                 latency_cells(b"all", &self.all_received, 0),
                 Some(self.all_received.log2()),
             );
+            recv.notes.push(QUEUED_NOTE.into());
             tables.push(all_recv);
             tables.push(recv);
         }

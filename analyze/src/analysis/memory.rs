@@ -81,6 +81,21 @@ impl Series {
         self.first.map_or(0, |(_, v)| v)
     }
 
+    /// The first sample (time, value), if any.
+    pub fn first(&self) -> Option<(i64, u64)> {
+        self.first
+    }
+
+    /// The last sample (time, value): (0, 0) before any.
+    pub fn last(&self) -> (i64, u64) {
+        self.last
+    }
+
+    /// The highest value sampled.
+    pub fn peak(&self) -> u64 {
+        self.peak
+    }
+
     /// Change per second from the first sample to the last (0 over no time).
     pub fn growth_per_s(&self) -> f64 {
         match self.first {
@@ -191,7 +206,8 @@ impl Default for Memory {
     }
 }
 
-fn uint(ev: &Event, name: &str) -> u64 {
+/// The unsigned integer field `name` (0 when absent or negative).
+pub fn uint(ev: &Event, name: &str) -> u64 {
     match ev.field(name) {
         Some(Field::Int(v)) => v.max(0) as u64,
         _ => 0,
@@ -276,11 +292,49 @@ impl Memory {
     }
 
     fn leak_lines(&self, several: bool) -> Vec<String> {
-        let mut lines: Vec<String> = self
+        self.growths()
+            .into_iter()
+            .filter(|g| g.every_window)
+            .map(|g| match g.process {
+                None => self.series_name(g.node, g.what, several),
+                Some(p) => format!("{} {}", proc_label(p), g.what),
+            })
+            .map(|l| format!("leak candidate (grew in every window): {l}"))
+            .collect()
+    }
+}
+
+/// A series as `findings` reads it.
+pub struct Growth<'a> {
+    /// The node (as the analyses number them).
+    pub node: u32,
+    /// The process, for a process's series (its pid as the analyses see it).
+    pub pid: Option<&'a [u8]>,
+    /// The category or allocator (`ets`, `binary_alloc[1] carriers`), or
+    /// for a process `memory`, `binary heap` or `queue`.
+    pub what: &'a str,
+    /// Its samples.
+    pub series: &'a Series,
+    /// Whether it grew in every window (a leak candidate).
+    pub every_window: bool,
+    process: Option<&'a Process>,
+}
+
+impl Memory {
+    /// Every series: the categories and allocators, then each process's.
+    pub fn growths(&self) -> Vec<Growth<'_>> {
+        let w = self.leak_windows;
+        let mut v: Vec<Growth> = self
             .series
             .iter()
-            .filter(|(_, s)| s.grows_in_every_window(self.leak_windows))
-            .map(|((node, name), _)| self.series_name(*node, name, several))
+            .map(|((node, name), s)| Growth {
+                node: *node,
+                pid: None,
+                what: name,
+                series: s,
+                every_window: s.grows_in_every_window(w),
+                process: None,
+            })
             .collect();
         for p in &self.procs {
             for (what, s) in [
@@ -288,15 +342,17 @@ impl Memory {
                 ("binary heap", &p.bin_vheap),
                 ("queue", &p.queue),
             ] {
-                if s.grows_in_every_window(self.leak_windows) {
-                    lines.push(format!("{} {what}", proc_label(p)));
-                }
+                v.push(Growth {
+                    node: p.node,
+                    pid: Some(&p.pid),
+                    what,
+                    series: s,
+                    every_window: s.grows_in_every_window(w),
+                    process: Some(p),
+                });
             }
         }
-        lines
-            .into_iter()
-            .map(|l| format!("leak candidate (grew in every window): {l}"))
-            .collect()
+        v
     }
 }
 

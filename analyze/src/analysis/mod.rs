@@ -34,6 +34,7 @@ macro_rules! registry {
 
 // One line per analysis: its module (a file of this directory) and its type.
 registry! {
+    findings::Findings,
     calls::Calls,
     latency::Latency,
     genserver::GenServer,
@@ -45,6 +46,7 @@ registry! {
     profile::Profile,
     memory::Memory,
     exceptions::Exceptions,
+    mailbox::Mailbox,
 }
 
 /// A streaming analysis.

@@ -211,13 +211,21 @@ pub fn render(input: &Input) -> Result<String, String> {
         top: input.top,
         sections: Vec::new(),
     };
-    page.section("summary", "Summary", summary_html(input));
-    let shown: Vec<&Table> = input
+    let mut ids = Ids::default();
+    // The findings lead the page; the tables follow.
+    let (leading, shown): (Vec<&Table>, Vec<&Table>) = input
         .tables
         .iter()
         .filter(|t| t.shown != Shown::JsonOnly)
-        .collect();
-    let mut ids = Ids::default();
+        .partition(|t| t.key == FINDINGS);
+    if !leading.is_empty() {
+        let body: String = leading
+            .iter()
+            .map(|t| table_html(t, summary, input.top, &ids.next(t.key)))
+            .collect();
+        page.section("findings", "Findings", body);
+    }
+    page.section("summary", "Summary", summary_html(input));
     let mut body = String::new();
     if let Some(asked) = input.top_asked {
         let _ = write!(
@@ -424,10 +432,39 @@ fn cell_html(cell: &Cell, unit: Unit, origin: i64) -> String {
     }
 }
 
-/// A table's first `top` rows, sortable by any column (page.js).
+/// The table of findings, the page's first section.
+const FINDINGS: &str = "findings_text";
+
+/// Whether a row has nothing in it: it has numbers, and every one of them
+/// (timestamps aside) is zero or missing.
+fn is_empty_row(t: &Table, row: &Row) -> bool {
+    let mut numbers = t
+        .columns
+        .iter()
+        .zip(&row.cells)
+        .filter(|(c, v)| {
+            !matches!(
+                c.unit,
+                Unit::Text | Unit::Pid | Unit::Excerpt | Unit::Timestamp
+            ) && !matches!(v, Cell::Text(_))
+        })
+        .peekable();
+    numbers.peek().is_some()
+        && numbers.all(|(_, v)| match v {
+            Cell::Num(n) => *n == 0,
+            Cell::Int(n) => *n == 0,
+            Cell::Float(x) => *x == 0.0,
+            _ => true,
+        })
+}
+
+/// A table's first `top` rows with something in them, sortable by any
+/// column (page.js); how many rows with nothing in them were left out.
 fn table_html(t: &Table, summary: &Summary, top: usize, id: &str) -> String {
     let mut out = format!("<h3 id=\"{id}\">{}</h3>", escape(&t.title));
-    if t.rows.is_empty() {
+    let kept: Vec<&Row> = t.rows.iter().filter(|r| !is_empty_row(t, r)).collect();
+    let empty = t.rows.len() - kept.len();
+    if kept.is_empty() {
         out.push_str("<p class=\"none\">(none)</p>");
     } else {
         let _ = write!(
@@ -447,7 +484,7 @@ fn table_html(t: &Table, summary: &Summary, top: usize, id: &str) -> String {
             );
         }
         out.push_str("</tr></thead><tbody>");
-        for row in t.rows.iter().take(top) {
+        for row in kept.iter().take(top) {
             out.push_str("<tr>");
             for (cell, c) in row.cells.iter().zip(&t.columns) {
                 let class = match c.unit {
@@ -468,13 +505,19 @@ fn table_html(t: &Table, summary: &Summary, top: usize, id: &str) -> String {
             out.push_str("</tr>");
         }
         out.push_str("</tbody></table></div>");
-        if t.rows.len() > top {
+        if kept.len() > top {
             let _ = write!(
                 out,
                 "<p class=\"more\">{} more rows not shown (--top {top}; --json gives them all)</p>",
-                t.rows.len() - top
+                kept.len() - top
             );
         }
+    }
+    if empty > 0 {
+        let _ = write!(
+            out,
+            "<p class=\"more\">{empty} rows with nothing in them (every number 0) left out</p>"
+        );
     }
     for n in &t.notes {
         let _ = write!(out, "<p class=\"note\">{}</p>", escape(n));
@@ -727,6 +770,44 @@ mod tests {
             top: 50,
             top_asked: None,
         }
+    }
+
+    #[test]
+    fn the_findings_lead_and_empty_rows_are_left_out_and_counted() {
+        use crate::table::{col, Shown};
+        let summary = Summary {
+            events: 10,
+            ..Summary::default()
+        };
+        let mut findings = Table::new(
+            FINDINGS,
+            "Findings",
+            vec![
+                col("rank", "#", Unit::Count),
+                col("finding", "finding", Unit::Text),
+            ],
+        );
+        findings.shown = Shown::TextOnly;
+        findings.push(vec![Cell::Num(1), Cell::Text("queue grows".into())], None);
+        let mut counts = Table::new(
+            "counts",
+            "Counts",
+            vec![
+                col("to", "to", Unit::Pid),
+                col("count", "count", Unit::Count),
+            ],
+        );
+        for (to, n) in [("<0.1.0>", 3), ("<0.2.0>", 0), ("<9.3.0>", 0)] {
+            counts.push(vec![Cell::Text(to.into()), Cell::Num(n)], None);
+        }
+        let tables = [counts, findings];
+        let html = render(&input(&summary, &tables, &[])).expect("page");
+        let first = html.find("queue grows").expect("findings");
+        assert!(first < html.find("id=\"t-counts\"").expect("counts"));
+        assert!(first < html.find("<h2>Summary</h2>").expect("summary"));
+        assert!(html.contains("&lt;0.1.0&gt;"));
+        assert!(!html.contains("&lt;0.2.0&gt;"));
+        assert!(html.contains("2 rows with nothing in them (every number 0) left out"));
     }
 
     #[test]

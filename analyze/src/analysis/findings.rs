@@ -1,0 +1,1164 @@
+//! `findings`: what looks wrong, ranked, one numbered finding per line,
+//! each with its process, its claim and figures, and the command that
+//! shows the evidence. It reads the trace once, feeding `mailbox`,
+//! `memory` and `genserver` (per window of [`WINDOW_NS`], for trends) and
+//! its own small state for scheduling, GC and exceptions; then applies the
+//! rules of docs/findings.md. A cause that grows (a queue, latency, a
+//! heap, memory, the cost of a receive) ranks above steady activity (a
+//! scheduler hog, slow requests, GC pauses, a burst of exceptions), which
+//! ranks above nothing: a periodic CPU burst, a large flat heap or queue, a
+//! slow but rare call is no finding. Events lost by LTTng come first: every
+//! result is then incomplete. It says which findings it could not look for
+//! for lack of events.
+
+use std::fmt::Write as _;
+
+use super::{entry, Analysis, ByText, NoOptions, Registered};
+use crate::analysis::genserver::GenServer;
+use crate::analysis::mailbox::{rate_text, Mailbox, Traced};
+use crate::analysis::memory::{Memory, Series};
+use crate::event::{Event, Kind, Slot};
+use crate::identity::{split_qualified, Identity};
+use crate::table::{col, format_bytes, format_ns, Cell, Shown, Summary, Table, Unit};
+
+/// The windows latency is compared across (first and last with calls).
+pub const WINDOW_NS: i64 = 1_000_000_000;
+/// A series grows when it rose in each of this many parts of its span.
+pub const GROWTH_WINDOWS: u64 = 4;
+/// A queue that grows: at least this much per second...
+pub const QUEUE_MIN_GROWTH_PER_S: f64 = 10.0;
+/// ... and this many messages first to last.
+pub const QUEUE_MIN_RISE: u64 = 100;
+/// A receive that scans: a queue of at least this many...
+pub const SCAN_MIN_QUEUE: u64 = 1000;
+/// ... and CPU per message handled this many times higher at the longest
+/// queue than at the shortest.
+pub const SCAN_MIN_RATIO: f64 = 4.0;
+/// A scheduler hog: on a scheduler at least this share of the time traced...
+pub const HOG_MIN_SHARE: f64 = 0.5;
+/// ... or one slice at least this long.
+pub const HOG_LONG_SLICE_NS: u64 = 250_000_000;
+/// Slow requests: p99 at least this...
+pub const SLOW_P99_NS: u64 = 10_000_000;
+/// ... over at least this many calls.
+pub const SLOW_MIN_CALLS: u64 = 5;
+/// Latency that grows: calls in the first and the last window at least...
+pub const LATENCY_MIN_CALLS: u64 = 5;
+/// ... p50 at least this many times the first window's...
+pub const LATENCY_MIN_RATIO: f64 = 2.0;
+/// ... and at least this in the last window.
+pub const LATENCY_MIN_NS: u64 = 1_000_000;
+/// GC pauses: at least this share of the time traced...
+pub const GC_MIN_SHARE: f64 = 0.05;
+/// ... or one pause at least this long.
+pub const GC_LONG_PAUSE_NS: u64 = 100_000_000;
+/// A heap that grows: at least this many words after GC at the end...
+pub const HEAP_MIN_WORDS: u64 = 100_000;
+/// ... and at least this many times the first.
+pub const HEAP_MIN_RATIO: f64 = 2.0;
+/// Memory that grows: at least this many bytes first to last...
+pub const MEMORY_MIN_RISE: u64 = 1 << 20;
+/// ... and at least this many times the first.
+pub const MEMORY_MIN_RATIO: f64 = 1.2;
+/// A burst of exceptions: at least this many in one second...
+pub const BURST_MIN: u64 = 100;
+/// ... and this many times the location's mean per second over the trace.
+pub const BURST_MIN_RATIO: f64 = 3.0;
+/// Findings listed.
+pub const MAX_FINDINGS: usize = 20;
+/// Functions kept per process (where its time goes).
+const MAX_FUNCTIONS: usize = 32;
+
+/// What a cause that grows scores at least: a queue or latency that grows
+/// (what callers feel) from [`FELT`], a receive's cost per message from
+/// [`SCANS`], a heap or memory from [`GROWS`], each up to 19 more by its
+/// figure; steady activity scores between [`STEADY`] and [`GROWS`].
+const FELT: f64 = 140.0;
+const SCANS: f64 = 120.0;
+const GROWS: f64 = 100.0;
+const STEADY: f64 = 50.0;
+const LOST: f64 = 1000.0;
+
+/// The erlang:memory/0 categories a finding names (the others are sums of
+/// these or of the processes').
+const CATEGORIES: [&str; 5] = ["processes", "binary", "ets", "atom", "code"];
+
+impl Registered for Findings {
+    const NAME: &'static str = "findings";
+    const ABOUT: &'static str = "What looks wrong, ranked: growing queues, latency, heaps and memory, \
+                                 receives that scan, scheduler hogs, slow requests, GC, exceptions, lost events";
+    type Options = NoOptions;
+    fn new(_: NoOptions) -> Result<Findings, String> {
+        Ok(Findings::default())
+    }
+}
+
+/// One process's time on a scheduler.
+#[derive(Default)]
+struct Cpu {
+    since: Option<i64>,
+    total: u64,
+    slices: u64,
+    longest: u64,
+    longest_entry: Box<[u8]>,
+    /// Time per function it was in when scheduled out.
+    functions: ByText<u64>,
+    /// Stack samples per innermost function.
+    sampled: ByText<u64>,
+}
+
+/// One process's garbage collections.
+#[derive(Default)]
+struct Collections {
+    started: Option<i64>,
+    pauses: u64,
+    total: u64,
+    longest: u64,
+    /// Heap and old heap after each collection, in words.
+    heap: Series,
+}
+
+/// One code location's exceptions.
+#[derive(Default)]
+struct Raised {
+    count: u64,
+    class: Box<[u8]>,
+    first_ns: i64,
+    last_ns: i64,
+    /// The current second and its count, in two alignments half a
+    /// second apart: a burst shorter than half a second falls whole in
+    /// one of them.
+    second: [i64; 2],
+    in_second: [u64; 2],
+    burst: u64,
+    burst_at: i64,
+    burst_pid: Box<[u8]>,
+}
+
+/// A request's calls over the windows.
+#[derive(Default)]
+struct Requests {
+    count: u64,
+    total: u64,
+    p99_max: u64,
+    /// (window start, calls, p50, p99) of the first and last window with
+    /// [`LATENCY_MIN_CALLS`].
+    first: Option<(i64, u64, u64, u64)>,
+    last: Option<(i64, u64, u64, u64)>,
+}
+
+/// One finding.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Finding {
+    /// What kind (docs/findings.md).
+    pub kind: &'static str,
+    /// How it ranks (higher first).
+    pub score: f64,
+    /// The process, as the analyses see its pid.
+    pub pid: Option<String>,
+    /// Its node (as the analyses number them), when known.
+    pub node: Option<u32>,
+    /// What is wrong, with its figures.
+    pub claim: String,
+    /// The figures behind it.
+    pub figures: String,
+    /// The analysis that shows the evidence, and its options.
+    pub see: String,
+}
+
+impl Finding {
+    fn of(
+        kind: &'static str,
+        score: f64,
+        pid: Option<&[u8]>,
+        claim: String,
+        figures: String,
+        see: String,
+    ) -> Finding {
+        let pid = pid.map(|p| String::from_utf8_lossy(p).into_owned());
+        let node = pid.as_deref().and_then(|p| split_qualified(p.as_bytes()).1);
+        let see = match kind {
+            "lost_events" => see,
+            _ => format!("dyntrace-analyze {see}"),
+        };
+        Finding {
+            kind,
+            score,
+            pid,
+            node,
+            claim,
+            figures,
+            see,
+        }
+    }
+}
+
+/// The `findings` state.
+pub struct Findings {
+    mailbox: Mailbox,
+    memory: Memory,
+    calls: GenServer,
+    window_start: Option<i64>,
+    requests: hashbrown::HashMap<(String, String), Requests, rustc_hash::FxBuildHasher>,
+    cpu: ByText<Cpu>,
+    scheduling: Traced,
+    gc: ByText<Collections>,
+    collecting: Traced,
+    raised: ByText<Raised>,
+    /// Events per kind.
+    kinds: [u64; Kind::ALL.len()],
+    /// From `finish`: names and nodes of the processes found.
+    names: ByText<String>,
+    node_names: hashbrown::HashMap<u32, String, rustc_hash::FxBuildHasher>,
+}
+
+impl Default for Findings {
+    fn default() -> Findings {
+        Findings {
+            mailbox: Mailbox::default(),
+            memory: Memory::with_leak_windows(GROWTH_WINDOWS),
+            calls: GenServer::default(),
+            window_start: None,
+            requests: Default::default(),
+            cpu: ByText::default(),
+            scheduling: Traced::default(),
+            gc: ByText::default(),
+            collecting: Traced::default(),
+            raised: ByText::default(),
+            kinds: [0; Kind::ALL.len()],
+            names: ByText::default(),
+            node_names: Default::default(),
+        }
+    }
+}
+
+fn num(t: &Table, row: &crate::table::Row, key: &str) -> u64 {
+    match t.value(row, key) {
+        Some(Cell::Num(n)) => *n,
+        _ => 0,
+    }
+}
+
+fn text(t: &Table, row: &crate::table::Row, key: &str) -> String {
+    match t.value(row, key) {
+        Some(Cell::Text(s)) => s.clone(),
+        _ => String::new(),
+    }
+}
+
+/// The function most of `counts` is in, outside the loops of OTP's
+/// behaviours (where a server waits), and its share.
+fn top_function(counts: &ByText<u64>) -> Option<(String, f64)> {
+    let waiting = |f: &[u8]| {
+        f.starts_with(b"gen_server:loop")
+            || f.starts_with(b"gen_statem:loop")
+            || f.starts_with(b"proc_lib:")
+            || f.starts_with(b"gen:")
+            || f == b"undefined"
+    };
+    let all: u64 = counts.values().sum();
+    let (f, n) = counts
+        .iter()
+        .filter(|(f, _)| !waiting(f))
+        .max_by(|a, b| a.1.cmp(b.1).then_with(|| b.0.cmp(a.0)))?;
+    Some((
+        String::from_utf8_lossy(f).into_owned(),
+        *n as f64 / all.max(1) as f64,
+    ))
+}
+
+/// A growing cause's score: its kind's `base`, and up to 19 more by its
+/// figure.
+fn grows(base: f64, by: f64) -> f64 {
+    base + by.clamp(0.0, 19.0)
+}
+
+fn add_capped(counts: &mut ByText<u64>, key: &[u8], n: u64) {
+    if let Some(c) = counts.get_mut(key) {
+        *c += n;
+    } else if counts.len() < MAX_FUNCTIONS {
+        counts.insert(key.into(), n);
+    }
+}
+
+impl Findings {
+    /// Closes the window of `calls` that started at `start`.
+    fn roll(&mut self) {
+        let Some(start) = self.window_start else {
+            return;
+        };
+        for t in self.calls.tables(&Summary::default()) {
+            if t.key != "genserver" {
+                continue;
+            }
+            for row in &t.rows {
+                let key = (text(&t, row, "server"), text(&t, row, "request"));
+                let r = self.requests.entry(key).or_default();
+                let (count, p50, p99) = (
+                    num(&t, row, "count"),
+                    num(&t, row, "p50_ns"),
+                    num(&t, row, "p99_ns"),
+                );
+                r.count += count;
+                r.total = r.total.saturating_add(num(&t, row, "total_ns"));
+                r.p99_max = r.p99_max.max(p99);
+                if count >= LATENCY_MIN_CALLS {
+                    let w = Some((start, count, p50, p99));
+                    if r.first.is_none() {
+                        r.first = w;
+                    }
+                    r.last = w;
+                }
+            }
+        }
+        self.calls.next_window();
+    }
+
+    fn scheduled(&mut self, ev: &Event) {
+        self.scheduling.see(ev.ts_ns);
+        let p = entry(&mut self.cpu, ev.str(Slot::Pid), Cpu::default);
+        match ev.str(Slot::Type) {
+            b"in" | b"in_exiting" => p.since = Some(ev.ts_ns),
+            _ => {
+                if let Some(since) = p.since.take() {
+                    let ns = ev.ts_ns.saturating_sub(since).max(0) as u64;
+                    p.slices += 1;
+                    p.total = p.total.saturating_add(ns);
+                    let f = ev.str(Slot::Entry);
+                    if ns >= p.longest {
+                        p.longest = ns;
+                        if *p.longest_entry != *f {
+                            p.longest_entry = f.into();
+                        }
+                    }
+                    add_capped(&mut p.functions, f, ns);
+                }
+            }
+        }
+    }
+
+    fn sampled(&mut self, ev: &Event) {
+        if ev.str(Slot::Status) == b"waiting" {
+            return;
+        }
+        let stack = ev.str(Slot::Stack);
+        let top = stack.split(|&b| b == b';').next().unwrap_or_default();
+        if top.is_empty() {
+            return;
+        }
+        let p = entry(&mut self.cpu, ev.str(Slot::Pid), Cpu::default);
+        add_capped(&mut p.sampled, top, 1);
+    }
+
+    fn collection(&mut self, ev: &Event, end: bool) {
+        self.collecting.see(ev.ts_ns);
+        let p = entry(&mut self.gc, ev.str(Slot::Pid), Collections::default);
+        if !end {
+            p.started = Some(ev.ts_ns);
+            return;
+        }
+        if let Some(start) = p.started.take() {
+            let ns = ev.ts_ns.saturating_sub(start).max(0) as u64;
+            p.pauses += 1;
+            p.total = p.total.saturating_add(ns);
+            p.longest = p.longest.max(ns);
+        }
+        let words = ev.int(Slot::Heap).max(0) as u64 + ev.int(Slot::OldHeap).max(0) as u64;
+        p.heap.push(ev.ts_ns, words);
+    }
+
+    fn exception(&mut self, ev: &Event) {
+        let r = entry(&mut self.raised, ev.str(Slot::Entry), || Raised {
+            first_ns: ev.ts_ns,
+            second: [i64::MIN; 2],
+            class: ev.str(Slot::Class).into(),
+            ..Raised::default()
+        });
+        r.count += 1;
+        r.last_ns = ev.ts_ns;
+        for (i, offset) in [0, 500_000_000].into_iter().enumerate() {
+            let second = (ev.ts_ns - offset).div_euclid(1_000_000_000);
+            if second != r.second[i] {
+                r.second[i] = second;
+                r.in_second[i] = 0;
+            }
+            r.in_second[i] += 1;
+            if r.in_second[i] > r.burst {
+                r.burst = r.in_second[i];
+                r.burst_at = second * 1_000_000_000 + offset;
+                let pid = ev.str(Slot::Pid);
+                if *r.burst_pid != *pid {
+                    r.burst_pid = pid.into();
+                }
+            }
+        }
+    }
+
+    fn has(&self, kind: Kind) -> bool {
+        self.kinds[kind as usize] > 0
+    }
+
+    /// What could not be looked for, for lack of events.
+    pub fn skipped(&self) -> Vec<String> {
+        let mut lines = Vec::new();
+        let mut lack = |missing: bool, what: &str| {
+            if missing {
+                lines.push(what.to_string());
+            }
+        };
+        lack(
+            !self.has(Kind::MessageSend) && !self.has(Kind::MessageReceive),
+            "no message events: which messages fill a queue, slow requests and latency findings skipped",
+        );
+        lack(
+            !self.has(Kind::ProcessMemory),
+            "no process_memory samples: queue and process memory findings skipped",
+        );
+        lack(
+            !self.has(Kind::MemorySample),
+            "no memory_sample events: memory category findings skipped",
+        );
+        lack(
+            !self.has(Kind::ProcessScheduled),
+            "no scheduling events: CPU findings skipped",
+        );
+        lack(
+            !(self.has(Kind::GcMinorEnd) || self.has(Kind::GcMajorEnd)),
+            "no GC events: GC findings skipped",
+        );
+        lack(
+            !self.has(Kind::FunctionException),
+            "no function_exception events: exception findings skipped",
+        );
+        lines
+    }
+
+    /// The findings, highest score first (at most [`MAX_FINDINGS`]).
+    pub fn findings(&self, summary: &Summary) -> Vec<Finding> {
+        let origin = summary.first_ns;
+        let at = |ts: i64| format!("+{:.1} s", (ts - origin) as f64 / 1e9);
+        let span_s = (summary.last_ns - summary.first_ns).max(1) as f64 / 1e9;
+        let mut found = Vec::new();
+        let lost = summary.discarded + summary.discarded_reports_without_count;
+        if lost > 0 {
+            found.push(Finding::of(
+                "lost_events",
+                LOST,
+                None,
+                format!(
+                    "LTTng discarded {} events ({} reports without a count): every result below is incomplete",
+                    summary.discarded, summary.discarded_reports_without_count
+                ),
+                format!("{} events read", summary.events),
+                "docs/recording.md (larger or more sub-buffers, fewer flags)".into(),
+            ));
+        }
+
+        for (pid, r) in self.mailbox.receivers() {
+            let (Some(first), last) = (r.queue.first(), r.queue.last()) else {
+                continue;
+            };
+            let growth = r.growth_per_s();
+            if r.queue.grows_in_every_window(GROWTH_WINDOWS)
+                && last.1 >= first.1 + QUEUE_MIN_RISE
+                && growth >= QUEUE_MIN_GROWTH_PER_S
+            {
+                let kinds: Vec<String> = r
+                    .kind_rates()
+                    .into_iter()
+                    .filter(|k| k.accounts)
+                    .map(|k| format!("{} {} in", k.kind, rate_text(k.per_s)))
+                    .collect();
+                let why = match kinds.is_empty() {
+                    true => match r.count_in() {
+                        0 => "no message events say which messages".to_string(),
+                        _ => "no one kind of message accounts for it".to_string(),
+                    },
+                    false => format!("{}, not taken out", kinds.join(", ")),
+                };
+                found.push(Finding::of(
+                    "growing_queue",
+                    grows(FELT, 5.0 * growth.log10()),
+                    Some(pid),
+                    format!("message queue grows {growth:+.0}/s: {why}"),
+                    format!(
+                        "queue {} at {} -> {} at {} (peak {}), grew in each of {GROWTH_WINDOWS} windows; in {}",
+                        first.1,
+                        at(first.0),
+                        last.1,
+                        at(last.0),
+                        r.queue.peak(),
+                        rate_text(r.rate_in())
+                    ),
+                    format!("mailbox {}", self.select(pid)),
+                ));
+            }
+            let buckets = r.cpu_by_queue();
+            if let (true, Some((lo_q, lo)), Some((hi_q, hi))) = (
+                r.queue.peak() >= SCAN_MIN_QUEUE && buckets.len() >= 2,
+                buckets.first(),
+                buckets.last(),
+            ) {
+                let per = |b: &crate::analysis::mailbox::QueueBucket| b.cpu_ns / b.handled.max(1);
+                let ratio = per(hi) as f64 / per(lo).max(1) as f64;
+                if ratio >= SCAN_MIN_RATIO && *hi_q * 2 >= SCAN_MIN_QUEUE {
+                    found.push(Finding::of(
+                        "receive_scans_queue",
+                        grows(SCANS, 5.0 * ratio.log2()),
+                        Some(pid),
+                        format!(
+                            "receive scans a long queue: CPU per message handled {} at queue {lo_q}+ -> {} at queue {hi_q}+ ({ratio:.0}x)",
+                            format_ns(per(lo)),
+                            format_ns(per(hi))
+                        ),
+                        format!(
+                            "{} messages handled at queue {lo_q}+, {} at {hi_q}+; queue peak {}",
+                            lo.handled,
+                            hi.handled,
+                            r.queue.peak()
+                        ),
+                        format!("mailbox {}", self.select(pid)),
+                    ));
+                }
+            }
+        }
+
+        let sched_s = self.scheduling.seconds().unwrap_or(span_s);
+        for (pid, p) in &self.cpu {
+            let share = p.total as f64 / 1e9 / sched_s;
+            if p.slices == 0 || (share < HOG_MIN_SHARE && p.longest < HOG_LONG_SLICE_NS) {
+                continue;
+            }
+            let top = top_function(&p.functions)
+                .or_else(|| top_function(&p.sampled))
+                .map(|(f, s)| format!(", mostly in {f} ({:.0}%)", s * 100.0))
+                .unwrap_or_default();
+            found.push(Finding::of(
+                "scheduler_hog",
+                STEADY + 30.0 * share.min(1.0) + (p.longest as f64 / 5e7).min(10.0),
+                Some(pid),
+                format!(
+                    "on a scheduler {:.0}% of the time traced{top}",
+                    share * 100.0
+                ),
+                format!(
+                    "{} in {} slices over {:.1} s traced; longest slice {} (in {})",
+                    format_ns(p.total),
+                    p.slices,
+                    sched_s,
+                    format_ns(p.longest),
+                    String::from_utf8_lossy(&p.longest_entry)
+                ),
+                format!("sched --by-function {}", self.select(pid)),
+            ));
+        }
+
+        for ((server, request), r) in &self.requests {
+            if r.count >= SLOW_MIN_CALLS && r.p99_max >= SLOW_P99_NS {
+                let load = r.total as f64 / 1e9 / span_s;
+                let inside = self
+                    .cpu
+                    .get(server.as_bytes())
+                    .and_then(|p| top_function(&p.functions).or_else(|| top_function(&p.sampled)))
+                    .map(|(f, s)| format!("; the server's time goes to {f} ({:.0}%)", s * 100.0))
+                    .unwrap_or_default();
+                found.push(Finding::of(
+                    "slow_requests",
+                    STEADY + (40.0 * load).min(40.0),
+                    Some(server.as_bytes()),
+                    format!(
+                        "slow {request} requests: p99 up to {} over {} calls{inside}",
+                        format_ns(r.p99_max),
+                        r.count
+                    ),
+                    format!(
+                        "callers waited {} in all ({:.0}% of the {:.1} s traced)",
+                        format_ns(r.total),
+                        load * 100.0,
+                        span_s
+                    ),
+                    format!("genserver --slowest 10 {}", self.select(server.as_bytes())),
+                ));
+            }
+            if let (Some(first), Some(last)) = (r.first, r.last) {
+                let ratio = last.2 as f64 / first.2.max(1) as f64;
+                if last.0 > first.0 && ratio >= LATENCY_MIN_RATIO && last.2 >= LATENCY_MIN_NS {
+                    found.push(Finding::of(
+                        "growing_latency",
+                        grows(FELT, 5.0 * ratio.log2()),
+                        Some(server.as_bytes()),
+                        format!(
+                            "{request} latency grows: p50 {} -> {}, p99 {} -> {}",
+                            format_ns(first.2),
+                            format_ns(last.2),
+                            format_ns(first.3),
+                            format_ns(last.3)
+                        ),
+                        format!(
+                            "first window {} ({} calls), last window {} ({} calls), windows of {}",
+                            at(first.0),
+                            first.1,
+                            at(last.0),
+                            last.1,
+                            format_ns(WINDOW_NS as u64)
+                        ),
+                        format!("genserver --window 1s {}", self.select(server.as_bytes())),
+                    ));
+                }
+            }
+        }
+
+        let gc_s = self.collecting.seconds().unwrap_or(span_s);
+        for (pid, p) in &self.gc {
+            let (Some(first), last) = (p.heap.first(), p.heap.last()) else {
+                continue;
+            };
+            let pauses = format!(
+                "{} GC pauses, {} in all, longest {}",
+                p.pauses,
+                format_ns(p.total),
+                format_ns(p.longest)
+            );
+            let ratio = last.1 as f64 / first.1.max(1) as f64;
+            if p.heap.grows_in_every_window(GROWTH_WINDOWS)
+                && last.1 >= HEAP_MIN_WORDS
+                && ratio >= HEAP_MIN_RATIO
+            {
+                found.push(Finding::of(
+                    "growing_heap",
+                    grows(GROWS, 5.0 * ratio.log2()),
+                    Some(pid),
+                    format!(
+                        "heap after GC grows {} -> {} words ({:+.0} words/s)",
+                        first.1,
+                        last.1,
+                        p.heap.growth_per_s()
+                    ),
+                    format!(
+                        "{} at {}, {} at {}, grew in each of {GROWTH_WINDOWS} windows; {pauses}",
+                        first.1,
+                        at(first.0),
+                        last.1,
+                        at(last.0)
+                    ),
+                    format!("gc {}", self.select(pid)),
+                ));
+                continue;
+            }
+            let share = p.total as f64 / 1e9 / gc_s;
+            if share >= GC_MIN_SHARE || p.longest >= GC_LONG_PAUSE_NS {
+                found.push(Finding::of(
+                    "gc_pauses",
+                    STEADY + (100.0 * share).min(30.0),
+                    Some(pid),
+                    format!(
+                        "GC pauses {:.0}% of the time traced, longest {}",
+                        share * 100.0,
+                        format_ns(p.longest)
+                    ),
+                    pauses,
+                    format!("gc {}", self.select(pid)),
+                ));
+            }
+        }
+
+        for g in self.memory.growths() {
+            let (Some(first), last) = (g.series.first(), g.series.last()) else {
+                continue;
+            };
+            let wanted = match g.pid {
+                None => CATEGORIES.contains(&g.what),
+                Some(_) => g.what != "queue",
+            };
+            if !wanted
+                || !g.every_window
+                || last.1 < first.1 + MEMORY_MIN_RISE
+                || (last.1 as f64) < first.1 as f64 * MEMORY_MIN_RATIO
+            {
+                continue;
+            }
+            let growth = g.series.growth_per_s();
+            let what = match g.pid {
+                None => format!("memory category {}", g.what),
+                Some(_) => format!("process {}", g.what),
+            };
+            let see = match g.pid {
+                None => "memory".to_string(),
+                Some(pid) => format!("memory {}", self.select(pid)),
+            };
+            let before = found.len();
+            found.push(Finding::of(
+                "growing_memory",
+                grows(GROWS, 5.0 * (growth / 1024.0).max(1.0).log10()),
+                g.pid,
+                format!(
+                    "{what} grows {}/s: {} -> {}",
+                    format_bytes(growth),
+                    format_bytes(first.1 as f64),
+                    format_bytes(last.1 as f64)
+                ),
+                format!(
+                    "{} at {} -> {} at {}, grew in each of {GROWTH_WINDOWS} windows",
+                    format_bytes(first.1 as f64),
+                    at(first.0),
+                    format_bytes(last.1 as f64),
+                    at(last.0)
+                ),
+                see,
+            ));
+            if g.pid.is_none() {
+                found[before].node = Some(g.node);
+            }
+        }
+
+        for (location, r) in &self.raised {
+            let mean = r.count as f64 / span_s.max(1.0);
+            if r.burst >= BURST_MIN && r.burst as f64 >= BURST_MIN_RATIO * mean {
+                let pid = (!r.burst_pid.is_empty()).then_some(&r.burst_pid[..]);
+                found.push(Finding::of(
+                    "exception_burst",
+                    STEADY + (10.0 * (r.burst as f64).log10()).min(40.0),
+                    pid,
+                    format!(
+                        "burst of {} exceptions ({}) in one second in {}",
+                        r.burst,
+                        String::from_utf8_lossy(&r.class),
+                        String::from_utf8_lossy(location)
+                    ),
+                    format!(
+                        "the second from {}; {} in all from {} to {} ({:.1}/s over the trace)",
+                        at(r.burst_at),
+                        r.count,
+                        at(r.first_ns),
+                        at(r.last_ns),
+                        mean
+                    ),
+                    "exceptions".into(),
+                ));
+            }
+        }
+
+        found.sort_by(|a, b| {
+            b.score
+                .total_cmp(&a.score)
+                .then_with(|| a.kind.cmp(b.kind))
+                .then_with(|| a.pid.cmp(&b.pid))
+        });
+        found.truncate(MAX_FINDINGS);
+        found
+    }
+
+    /// `--name NAME` of a process the trace names, else `--pid PID`.
+    fn select(&self, pid: &[u8]) -> String {
+        match self.names.get(pid) {
+            Some(name) => format!("--name {name}"),
+            None => format!(
+                "--pid {}",
+                String::from_utf8_lossy(split_qualified(pid).0)
+            ),
+        }
+    }
+}
+
+impl Analysis for Findings {
+    fn needs_fields(&self, kind: Kind) -> bool {
+        self.mailbox.needs_fields(kind)
+            || self.memory.needs_fields(kind)
+            || self.calls.needs_fields(kind)
+            || matches!(
+                kind,
+                Kind::ProcessScheduled
+                    | Kind::StackSample
+                    | Kind::GcMinorStart
+                    | Kind::GcMinorEnd
+                    | Kind::GcMajorStart
+                    | Kind::GcMajorEnd
+                    | Kind::FunctionException
+            )
+    }
+
+    fn ignores_other_kinds(&self) -> bool {
+        true
+    }
+
+    fn on_event(&mut self, ev: &Event, who: &Identity) {
+        let Some(kind) = ev.kind() else {
+            return;
+        };
+        self.kinds[kind as usize] += 1;
+        match kind {
+            Kind::MessageSend | Kind::MessageReceive => {
+                let start = *self.window_start.get_or_insert(ev.ts_ns);
+                if ev.ts_ns >= start.saturating_add(WINDOW_NS) {
+                    self.roll();
+                    self.window_start = Some(start + (ev.ts_ns - start) / WINDOW_NS * WINDOW_NS);
+                }
+                self.calls.on_event(ev, who);
+                self.mailbox.on_event(ev, who);
+            }
+            Kind::ProcessScheduled => {
+                self.mailbox.on_event(ev, who);
+                self.scheduled(ev);
+            }
+            Kind::ProcessMemory => {
+                self.mailbox.on_event(ev, who);
+                self.memory.on_event(ev, who);
+            }
+            Kind::StackSample => self.sampled(ev),
+            Kind::GcMinorStart | Kind::GcMajorStart => self.collection(ev, false),
+            Kind::GcMinorEnd | Kind::GcMajorEnd => self.collection(ev, true),
+            Kind::FunctionException => self.exception(ev),
+            _ => self.memory.on_event(ev, who),
+        }
+    }
+
+    fn finish(&mut self, who: &Identity) {
+        self.roll();
+        self.window_start = None;
+        self.names.clear();
+        for f in self.findings(&Summary::default()) {
+            if let Some(pid) = f.pid {
+                let (bare, node) = split_qualified(pid.as_bytes());
+                if let Some(name) = who.name_of(node, bare) {
+                    let name = String::from_utf8_lossy(name).into_owned();
+                    self.names.insert(pid.as_bytes().into(), name);
+                }
+            }
+            if let Some(node) = f.node {
+                if let Some(name) = who.node_name(node) {
+                    let name = String::from_utf8_lossy(name).into_owned();
+                    self.node_names.insert(node, name);
+                }
+            }
+        }
+    }
+
+    fn tables(&self, summary: &Summary) -> Vec<Table> {
+        let found = self.findings(summary);
+        let only_node = match summary.nodes.as_slice() {
+            [one] => Some(one.clone()),
+            _ => None,
+        };
+        let node_of = |f: &Finding| -> Cell {
+            f.node
+                .and_then(|n| self.node_names.get(&n).cloned())
+                .or_else(|| only_node.clone())
+                .map_or(Cell::Null, Cell::Text)
+        };
+        let pid_cell = |f: &Finding| f.pid.clone().map_or(Cell::Null, Cell::Text);
+        let mut json = Table::new(
+            "findings",
+            "Findings",
+            vec![
+                col("rank", "#", Unit::Count),
+                col("kind", "kind", Unit::Text),
+                col("node", "node", Unit::Text),
+                col("process", "process", Unit::Pid),
+                col("claim", "claim", Unit::Text),
+                col("figures", "figures", Unit::Text),
+                col("see", "see", Unit::Text),
+            ],
+        );
+        json.shown = Shown::JsonOnly;
+        let mut lines = Table::new(
+            "findings_text",
+            "Findings (the likeliest share of the symptom first; docs/findings.md)",
+            vec![
+                col("rank", "#", Unit::Count),
+                col("process", "process", Unit::Pid),
+                col("finding", "finding", Unit::Text),
+                col("see", "see", Unit::Text),
+            ],
+        );
+        lines.shown = Shown::TextOnly;
+        for (i, f) in found.iter().enumerate() {
+            let rank = Cell::Num(i as u64 + 1);
+            json.push(
+                vec![
+                    rank.clone(),
+                    Cell::Text(f.kind.into()),
+                    node_of(f),
+                    pid_cell(f),
+                    Cell::Text(f.claim.clone()),
+                    Cell::Text(f.figures.clone()),
+                    Cell::Text(f.see.clone()),
+                ],
+                None,
+            );
+            let mut finding = f.claim.clone();
+            let _ = write!(finding, " ({})", f.figures);
+            lines.push(
+                vec![
+                    rank,
+                    pid_cell(f),
+                    Cell::Text(finding),
+                    Cell::Text(format!("see: {}", f.see)),
+                ],
+                None,
+            );
+        }
+        let mut skipped = Table::new(
+            "findings_skipped",
+            "Findings not looked for",
+            vec![col("reason", "reason", Unit::Text)],
+        );
+        skipped.shown = Shown::JsonOnly;
+        for line in self.skipped() {
+            skipped.push(vec![Cell::Text(line.clone())], None);
+            lines.notes.push(line);
+        }
+        if found.is_empty() {
+            lines
+                .notes
+                .insert(0, "nothing found by the rules of docs/findings.md".into());
+        }
+        vec![lines, json, skipped]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::testing::Script;
+
+    const MS: i64 = 1_000_000;
+    const S: i64 = 1_000_000_000;
+
+    fn process_memory(s: &mut Script, ts: i64, pid: &str, mem: i64, bin: i64, q: i64) {
+        s.named(
+            ts,
+            Kind::ProcessMemory,
+            &[("pid", pid), ("name", "")],
+            &[
+                ("memory", mem),
+                ("total_heap", mem / 8),
+                ("bin_vheap", bin),
+                ("message_queue_len", q),
+            ],
+        );
+    }
+
+    /// The findings of `s` over `span` ns, `discarded` events lost.
+    fn run(s: &Script, span: i64, discarded: u64) -> (Vec<Finding>, Findings) {
+        let mut f = Findings::default();
+        let who = s.feed(&mut f);
+        f.finish(&who);
+        let summary = Summary {
+            first_ns: 0,
+            last_ns: span,
+            discarded,
+            ..Summary::default()
+        };
+        (f.findings(&summary), f)
+    }
+
+    /// The rank (1 first) of the finding of `kind` about `pid`.
+    fn rank(found: &[Finding], kind: &str, pid: Option<&str>) -> Option<usize> {
+        found
+            .iter()
+            .position(|f| f.kind == kind && f.pid.as_deref() == pid)
+            .map(|i| i + 1)
+    }
+
+    #[test]
+    fn a_growing_queue_outranks_a_large_flat_one_and_names_its_messages() {
+        let mut s = Script::default();
+        s.snapshot(0, "<0.80.0>", "store");
+        let mut q = 0;
+        for ms in (0..4000).step_by(2) {
+            let t = ms * MS;
+            s.ev(t, Kind::MessageReceive, &["<0.80.0>", "{note,1}"]);
+            q += 1;
+            if ms % 100 == 0 {
+                process_memory(&mut s, t, "<0.80.0>", 10_000, 0, q);
+                process_memory(&mut s, t, "<0.81.0>", 10_000_000, 0, 200_000);
+            }
+        }
+        let (found, _) = run(&s, 4 * S, 0);
+        assert_eq!(rank(&found, "growing_queue", Some("<0.80.0>")), Some(1), "{found:?}");
+        assert!(found.iter().all(|f| f.pid.as_deref() != Some("<0.81.0>")), "{found:?}");
+        let f = &found[0];
+        assert_eq!(
+            f.claim,
+            "message queue grows +500/s: note 500/s in, not taken out"
+        );
+        assert_eq!(f.see, "dyntrace-analyze mailbox --name store");
+        assert!(f.figures.starts_with("queue 1 at +0.0 s -> 1951 at +3.9 s"), "{}", f.figures);
+    }
+
+    #[test]
+    fn a_receive_scanning_its_queue_costs_more_per_message_as_it_grows() {
+        let mut s = Script::default();
+        let mut t = 0;
+        for (q, per_msg) in [(10, 10_000), (2000, 100_000), (5000, 400_000)] {
+            for _ in 0..5 {
+                process_memory(&mut s, t, "<0.7.0>", 1000, 0, q);
+                // A steady worker beside it: cheap per message at any queue.
+                process_memory(&mut s, t, "<0.8.0>", 1000, 0, 5000);
+                for _ in 0..10 {
+                    for (pid, cost) in [("<0.7.0>", per_msg), ("<0.8.0>", 10_000)] {
+                        s.ev(t, Kind::MessageReceive, &[pid, "{req,1}"]);
+                        s.sched(t + 1, pid, "in");
+                        s.sched(t + 1 + cost, pid, "out");
+                    }
+                    t += 2 * MS;
+                }
+                t += 100 * MS;
+            }
+        }
+        process_memory(&mut s, t, "<0.7.0>", 1000, 0, 5000);
+        let (found, _) = run(&s, t, 0);
+        let r = rank(&found, "receive_scans_queue", Some("<0.7.0>"));
+        assert_eq!(r, Some(1), "{found:?}");
+        assert!(found[0].claim.contains("10.0 us at queue 8+ -> 400 us at queue 4096+ (40x)"));
+        assert_eq!(rank(&found, "receive_scans_queue", Some("<0.8.0>")), None);
+    }
+
+    #[test]
+    fn a_busy_process_is_a_hog_and_a_periodic_burst_is_not() {
+        let mut s = Script::default();
+        for ms in 0..4000 {
+            let t = ms * MS;
+            // Busy: on a scheduler 900 us of every ms.
+            s.sched(t, "<0.5.0>", "in");
+            s.ev(t + 900_000, Kind::ProcessScheduled, &["<0.5.0>", "m:spin/1", "out"]);
+            // A burst of 200 ms every second.
+            if ms % 1000 < 200 {
+                s.sched(t + 900_000, "<0.6.0>", "in");
+                s.sched(t + 999_000, "<0.6.0>", "out");
+            }
+        }
+        let (found, _) = run(&s, 4 * S, 0);
+        assert_eq!(rank(&found, "scheduler_hog", Some("<0.5.0>")), Some(1), "{found:?}");
+        assert!(found[0].claim.starts_with("on a scheduler 90% of the time traced, mostly in m:spin/1 (100%)"), "{}", found[0].claim);
+        assert_eq!(rank(&found, "scheduler_hog", Some("<0.6.0>")), None);
+    }
+
+    /// gen_server calls: `n` calls of `request` to `server` from caller
+    /// `caller`, one every `every` ns from `start`, each `latency(i)` long.
+    #[allow(clippy::too_many_arguments)]
+    fn calls(
+        s: &mut Script,
+        server: &str,
+        caller: &str,
+        request: &str,
+        start: i64,
+        every: i64,
+        n: i64,
+        latency: impl Fn(i64) -> i64,
+    ) {
+        for i in 0..n {
+            let t = start + i * every;
+            let r = format!("#Ref<0.1.{}.{i}>", server.len());
+            let call = format!("{{'$gen_call',{{{caller},[alias|{r}]}},{{{request},{i}}}}}");
+            s.ev(t, Kind::MessageSend, &[caller, server, &call]);
+            s.ev(t + 1, Kind::MessageReceive, &[server, &call]);
+            let reply = format!("{{[alias|{r}],ok}}");
+            let done = t + latency(i);
+            s.ev(done - 1, Kind::MessageSend, &[server, &r, &reply]);
+            s.ev(done, Kind::MessageReceive, &[caller, &reply]);
+        }
+    }
+
+    #[test]
+    fn slow_frequent_requests_outrank_a_slow_rare_call() {
+        let mut s = Script::default();
+        calls(&mut s, "<0.50.0>", "<0.60.0>", "buy", 0, 25 * MS, 160, |_| 15 * MS);
+        calls(&mut s, "<0.51.0>", "<0.61.0>", "audit", 100 * MS, S, 3, |_| 200 * MS);
+        for i in 0..160 {
+            let t = i * 25 * MS;
+            s.sched(t + 2, "<0.50.0>", "in");
+            s.ev(t + 14 * MS, Kind::ProcessScheduled, &["<0.50.0>", "shop:price/1", "out"]);
+        }
+        let (found, _) = run(&s, 4 * S, 0);
+        let buy = rank(&found, "slow_requests", Some("<0.50.0>")).expect("buy");
+        let audit = rank(&found, "slow_requests", Some("<0.51.0>")).unwrap_or(usize::MAX);
+        assert!(buy < audit && buy <= 3, "{found:?}");
+        let f = &found[buy - 1];
+        assert!(f.claim.starts_with("slow buy requests: p99 up to 15.0 ms over 160 calls; the server's time goes to shop:price/1 (100%)"), "{}", f.claim);
+    }
+
+    #[test]
+    fn latency_that_grows_outranks_latency_that_is_steady() {
+        let mut s = Script::default();
+        calls(&mut s, "<0.50.0>", "<0.60.0>", "lookup", 0, 20 * MS, 200, |i| (i + 1) * 50_000);
+        calls(&mut s, "<0.51.0>", "<0.61.0>", "steady", 0, 20 * MS, 200, |_| 5 * MS);
+        let (found, _) = run(&s, 4 * S, 0);
+        assert_eq!(rank(&found, "growing_latency", Some("<0.50.0>")), Some(1), "{found:?}");
+        assert_eq!(rank(&found, "growing_latency", Some("<0.51.0>")), None);
+        assert!(found[0].claim.starts_with("lookup latency grows: p50 1.25 ms -> 8.78 ms"), "{}", found[0].claim);
+    }
+
+    #[test]
+    fn a_heap_that_grows_is_found_and_a_large_flat_one_is_not() {
+        let mut s = Script::default();
+        for i in 0..40i64 {
+            let t = i * 100 * MS;
+            for (pid, heap) in [("<0.9.0>", 50_000 + i * 20_000), ("<0.10.0>", 5_000_000)] {
+                s.ev_int(t, Kind::GcMajorStart, pid, &[0, heap, 0]);
+                s.ev_int(t + 100_000, Kind::GcMajorEnd, pid, &[0, heap, 0]);
+            }
+        }
+        let (found, _) = run(&s, 4 * S, 0);
+        assert_eq!(rank(&found, "growing_heap", Some("<0.9.0>")), Some(1), "{found:?}");
+        assert!(found.iter().all(|f| f.pid.as_deref() != Some("<0.10.0>")), "{found:?}");
+    }
+
+    #[test]
+    fn gc_pauses_of_a_large_share_are_found() {
+        let mut s = Script::default();
+        for i in 0..10i64 {
+            let t = i * 100 * MS;
+            s.ev_int(t, Kind::GcMajorStart, "<0.9.0>", &[0, 1000, 0]);
+            s.ev_int(t + 10 * MS, Kind::GcMajorEnd, "<0.9.0>", &[0, 1000, 0]);
+        }
+        let (found, _) = run(&s, S, 0);
+        assert_eq!(rank(&found, "gc_pauses", Some("<0.9.0>")), Some(1), "{found:?}");
+    }
+
+    #[test]
+    fn growing_binaries_are_found_and_flat_ones_are_not() {
+        let mut s = Script::default();
+        for i in 0..40i64 {
+            let t = i * 100 * MS;
+            process_memory(&mut s, t, "<0.20.0>", 10_000, i * 1_000_000, 0);
+            process_memory(&mut s, t, "<0.21.0>", 10_000, 50_000_000, 0);
+        }
+        let (found, _) = run(&s, 4 * S, 0);
+        assert_eq!(rank(&found, "growing_memory", Some("<0.20.0>")), Some(1), "{found:?}");
+        assert!(found[0].claim.starts_with("process binary heap grows"), "{}", found[0].claim);
+        assert!(found.iter().all(|f| f.pid.as_deref() != Some("<0.21.0>")), "{found:?}");
+    }
+
+    #[test]
+    fn a_burst_of_exceptions_is_found_and_steady_ones_are_not() {
+        let mut s = Script::default();
+        // Across a second's boundary: whole in the half-second alignment.
+        for i in 0..2000 {
+            s.exception(S - 100 * MS + i * 100_000, "<0.30.0>", "m:fail/1");
+        }
+        for i in 0..8 {
+            s.exception(i * 500 * MS, "<0.31.0>", "m:grumble/1");
+        }
+        let (found, _) = run(&s, 4 * S, 0);
+        assert_eq!(rank(&found, "exception_burst", Some("<0.30.0>")), Some(1), "{found:?}");
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert!(found[0].claim.contains("2000 exceptions (error) in one second in m:fail/1"));
+    }
+
+    #[test]
+    fn lost_events_come_first_and_missing_events_are_said() {
+        let mut s = Script::default();
+        s.exception(0, "<0.30.0>", "m:fail/1");
+        let (found, f) = run(&s, S, 12);
+        assert_eq!(found[0].kind, "lost_events");
+        assert!(found[0].claim.starts_with("LTTng discarded 12 events"));
+        let skipped = f.skipped();
+        assert!(skipped.contains(&"no scheduling events: CPU findings skipped".to_string()));
+        assert!(!skipped.iter().any(|l| l.contains("exception")), "{skipped:?}");
+        let tables = f.tables(&Summary::default());
+        let json = tables.iter().find(|t| t.key == "findings").unwrap();
+        let keys: Vec<&str> = json.columns.iter().map(|c| c.key).collect();
+        assert_eq!(keys, ["rank", "kind", "node", "process", "claim", "figures", "see"]);
+    }
+}

@@ -1,0 +1,846 @@
+//! `mailbox`: what arrives in each process's message queue and whether it
+//! is taken out. Per receiver: messages in by kind (a tuple's first
+//! element, an atom, else the term's shape; a gen_server cast or call by
+//! its request's kind, `cast note`, `call get`) from `message_receive` (a
+//! message was queued) or, where only sends were traced, from
+//! `message_send`; by sender from `message_send`; the queue length over
+//! time from the memory sampler's `process_memory` samples and its growth
+//! per second; each kind's arrival rate beside that growth, marking the
+//! kinds whose arrivals account for it; and, from scheduling slices, the
+//! CPU spent per message handled by queue length (a `receive` that scans a
+//! long queue spends more per message as the queue grows).
+//!
+//! Rates are over the time the receiver was traced: the runs of its
+//! message events at most [`TRACED_GAP_NS`] apart (a trace that follows a
+//! process only in windows counts only those), each run widened by the
+//! mean gap inside runs. Kinds and senders are capped per receiver
+//! ([`MAX_KINDS`], [`MAX_SENDERS`]), the rest summed as `(other)`: memory
+//! is bounded by the number of processes.
+
+use super::{entry, Analysis, ByText, NoOptions, Registered};
+use crate::analysis::memory::{uint, Series};
+use crate::event::{Kind, Slot, Event};
+use crate::identity::Identity;
+use crate::table::{col, Cell, Summary, Table, Unit};
+
+/// Kinds counted per receiver; the rest are summed as `(other)`.
+pub const MAX_KINDS: usize = 64;
+/// Senders counted per receiver; the rest are summed as `(other)`.
+pub const MAX_SENDERS: usize = 64;
+/// Message events of one receiver further apart than this are in two runs
+/// of tracing: the gap between them is not counted as traced time.
+pub const TRACED_GAP_NS: i64 = 1_000_000_000;
+/// A queue at least this long shows its CPU per message by queue length.
+pub const LONG_QUEUE: u64 = 100;
+/// What is beyond the caps.
+pub const OTHER: &str = "(other)";
+/// A kind's text is cut to this many bytes.
+const MAX_KIND_BYTES: usize = 60;
+/// Queue-length buckets (powers of two).
+const QUEUE_BUCKETS: usize = 40;
+
+impl Registered for Mailbox {
+    const NAME: &'static str = "mailbox";
+    const ABOUT: &'static str = "Per receiver: messages in by kind and sender, the queue over time \
+                                 and its growth beside each kind's arrivals, CPU per message by queue length";
+    type Options = NoOptions;
+    fn new(_: NoOptions) -> Result<Mailbox, String> {
+        Ok(Mailbox::default())
+    }
+}
+
+/// When a receiver's events were seen: runs of events at most
+/// [`TRACED_GAP_NS`] apart.
+#[derive(Default, Clone, Debug)]
+pub struct Traced {
+    count: u64,
+    runs: u64,
+    closed_ns: i64,
+    run_start: i64,
+    last: i64,
+}
+
+impl Traced {
+    /// An event at `ts`.
+    pub fn see(&mut self, ts: i64) {
+        if self.count == 0 || ts - self.last > TRACED_GAP_NS {
+            if self.count > 0 {
+                self.closed_ns += self.last - self.run_start;
+            }
+            self.runs += 1;
+            self.run_start = ts;
+        }
+        self.last = ts.max(self.last);
+        self.count += 1;
+    }
+
+    /// Events seen.
+    pub fn count(&self) -> u64 {
+        self.count
+    }
+
+    /// The time traced in seconds: the runs' spans, each widened by the
+    /// mean gap between events inside runs (so `count / seconds` is the
+    /// rate inside runs). None when no run holds two events.
+    pub fn seconds(&self) -> Option<f64> {
+        let span = self.closed_ns + (self.last - self.run_start);
+        let inner = self.count.saturating_sub(self.runs);
+        if inner == 0 || span <= 0 {
+            return None;
+        }
+        Some(span as f64 * self.count as f64 / inner as f64 / 1e9)
+    }
+
+    /// `n` events per traced second.
+    pub fn rate(&self, n: u64) -> Option<f64> {
+        self.seconds().map(|s| n as f64 / s)
+    }
+}
+
+/// Counts per text, at most `max` texts; the rest summed.
+#[derive(Default)]
+pub struct Capped {
+    counts: ByText<u64>,
+    other: u64,
+}
+
+impl Capped {
+    fn add(&mut self, key: &[u8], max: usize) {
+        if let Some(c) = self.counts.get_mut(key) {
+            *c += 1;
+        } else if self.counts.len() < max {
+            self.counts.insert(key.into(), 1);
+        } else {
+            self.other += 1;
+        }
+    }
+
+    /// The texts, most first, then `(other)` when anything was beyond the
+    /// cap.
+    pub fn sorted(&self) -> Vec<(String, u64)> {
+        let mut v: Vec<(String, u64)> = self
+            .counts
+            .iter()
+            .map(|(k, n)| (String::from_utf8_lossy(k).into_owned(), *n))
+            .collect();
+        v.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        if self.other > 0 {
+            v.push((OTHER.to_string(), self.other));
+        }
+        v
+    }
+}
+
+/// CPU and messages handled while the queue was in one length bucket.
+#[derive(Default, Clone, Copy, Debug, PartialEq)]
+pub struct QueueBucket {
+    /// Sample intervals that started in the bucket.
+    pub intervals: u64,
+    /// Messages taken out (in, less the queue's growth).
+    pub handled: u64,
+    /// Time on a scheduler.
+    pub cpu_ns: u64,
+}
+
+/// One receiver.
+#[derive(Default)]
+pub struct Receiver {
+    kinds: Capped,
+    kinds_sent: Capped,
+    senders: Capped,
+    received: Traced,
+    sent: Traced,
+    /// The queue length from `process_memory`.
+    pub queue: Series,
+    on_cpu_since: Option<i64>,
+    cpu_ns: u64,
+    scheduled: bool,
+    received_since: u64,
+    last_sample: Option<(i64, u64)>,
+    by_queue: Vec<QueueBucket>,
+}
+
+/// A kind's arrivals beside the queue's growth.
+#[derive(Debug, Clone, PartialEq)]
+pub struct KindRate {
+    /// The kind.
+    pub kind: String,
+    /// Messages of the kind.
+    pub count: u64,
+    /// Per traced second.
+    pub per_s: Option<f64>,
+    /// Whether its arrivals account for the queue's growth.
+    pub accounts: bool,
+}
+
+/// The low bound of queue bucket `i`.
+pub fn bucket_floor(i: usize) -> u64 {
+    match i {
+        0 => 0,
+        i => 1u64 << (i - 1),
+    }
+}
+
+fn bucket_of(q: u64) -> usize {
+    ((64 - q.leading_zeros()) as usize).min(QUEUE_BUCKETS - 1)
+}
+
+impl Receiver {
+    /// Where its arrivals are counted: its `message_receive` events when
+    /// it had any, else the sends to it.
+    pub fn arrivals(&self) -> (&Capped, &Traced) {
+        match self.received.count > 0 {
+            true => (&self.kinds, &self.received),
+            false => (&self.kinds_sent, &self.sent),
+        }
+    }
+
+    /// Messages in.
+    pub fn count_in(&self) -> u64 {
+        self.arrivals().1.count
+    }
+
+    /// Messages in per traced second.
+    pub fn rate_in(&self) -> Option<f64> {
+        let (_, t) = self.arrivals();
+        t.rate(t.count)
+    }
+
+    /// Whether any `process_memory` sample gave its queue.
+    pub fn has_queue(&self) -> bool {
+        self.queue.first().is_some()
+    }
+
+    /// The queue's growth per second, first sample to last.
+    pub fn growth_per_s(&self) -> f64 {
+        self.queue.growth_per_s()
+    }
+
+    /// Each kind's arrivals, most first, marking those that account for
+    /// the queue's growth: each kind arriving at half the growth or more,
+    /// else the most frequent ones until their sum reaches it.
+    pub fn kind_rates(&self) -> Vec<KindRate> {
+        let (kinds, traced) = self.arrivals();
+        let mut rates: Vec<KindRate> = kinds
+            .sorted()
+            .into_iter()
+            .map(|(kind, count)| KindRate {
+                per_s: traced.rate(count),
+                kind,
+                count,
+                accounts: false,
+            })
+            .collect();
+        let growth = self.growth_per_s();
+        if growth < 1.0 || self.queue.last().1 <= self.queue.first().map_or(0, |f| f.1) {
+            return rates;
+        }
+        let mut any = false;
+        for r in rates.iter_mut() {
+            if r.per_s.is_some_and(|p| p >= growth / 2.0) {
+                r.accounts = true;
+                any = true;
+            }
+        }
+        if !any {
+            let mut sum = 0.0;
+            for r in rates.iter_mut() {
+                if sum >= growth {
+                    break;
+                }
+                if let Some(p) = r.per_s {
+                    sum += p;
+                    r.accounts = true;
+                }
+            }
+        }
+        rates
+    }
+
+    /// CPU per message handled by queue length: (bucket's low bound, its
+    /// figures), buckets with messages handled, shortest queue first.
+    pub fn cpu_by_queue(&self) -> Vec<(u64, QueueBucket)> {
+        self.by_queue
+            .iter()
+            .enumerate()
+            .filter(|(_, b)| b.handled > 0)
+            .map(|(i, b)| (bucket_floor(i), *b))
+            .collect()
+    }
+
+    /// The senders, most first.
+    pub fn senders(&self) -> Vec<(String, u64)> {
+        self.senders.sorted()
+    }
+
+    /// Sends to it seen.
+    pub fn sends_seen(&self) -> u64 {
+        self.sent.count
+    }
+
+    fn sample(&mut self, ts: i64, q: u64) {
+        self.queue.push(ts, q);
+        if let Some((t0, q0)) = self.last_sample {
+            if self.scheduled && self.received_since > 0 && ts > t0 {
+                let handled = self.received_since as i64 - (q as i64 - q0 as i64);
+                if handled > 0 {
+                    if self.by_queue.is_empty() {
+                        self.by_queue = vec![QueueBucket::default(); QUEUE_BUCKETS];
+                    }
+                    let b = &mut self.by_queue[bucket_of(q0.max(q))];
+                    b.intervals += 1;
+                    b.handled += handled as u64;
+                    b.cpu_ns = b.cpu_ns.saturating_add(self.cpu_ns);
+                }
+            }
+        }
+        self.last_sample = Some((ts, q));
+        self.cpu_ns = 0;
+        self.scheduled = false;
+        self.received_since = 0;
+    }
+}
+
+/// A message's kind: a tuple's first element (a gen_server cast's or
+/// call's request's kind, `cast note`, `call get`), an atom, else the
+/// term's shape (`integer`, `list`, `binary`, `map`, `pid`, `tuple`...).
+pub fn kind_of(message: &[u8]) -> String {
+    let mut kind = kind_text(message.trim_ascii());
+    if kind.len() > MAX_KIND_BYTES {
+        let mut cut = MAX_KIND_BYTES;
+        while !kind.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        kind.truncate(cut);
+    }
+    kind
+}
+
+fn kind_text(t: &[u8]) -> String {
+    if let Some(inner) = t.strip_prefix(b"{").and_then(|r| r.strip_suffix(b"}")) {
+        let parts = elements(inner, 3);
+        let first = parts.first().map(|p| p.trim_ascii()).unwrap_or_default();
+        return match (first, parts.len()) {
+            (b"'$gen_cast'", 2) => format!("cast {}", kind_text(parts[1].trim_ascii())),
+            (b"'$gen_call'", 3) => format!("call {}", kind_text(parts[2].trim_ascii())),
+            (a, _) if is_atom(a) => String::from_utf8_lossy(a).into_owned(),
+            _ if first.is_empty() => "{}".into(),
+            _ => "tuple".into(),
+        };
+    }
+    if is_atom(t) {
+        return String::from_utf8_lossy(t).into_owned();
+    }
+    let shape = match t {
+        [] => "empty",
+        [b'<', b'<', ..] => "binary",
+        [b'<', ..] => "pid",
+        [b'[', ..] | [b'"', ..] => "list",
+        [b'#', b'{', ..] => "map",
+        _ if t.starts_with(b"#Ref") => "reference",
+        _ if t.starts_with(b"#Port") => "port",
+        _ if t.starts_with(b"#Fun") => "fun",
+        [b'-' | b'0'..=b'9', ..] if t.iter().any(|&b| b == b'.' || b == b'e') => "float",
+        [b'-' | b'0'..=b'9', ..] => "integer",
+        _ => "term",
+    };
+    shape.into()
+}
+
+fn is_atom(t: &[u8]) -> bool {
+    match t {
+        [b'a'..=b'z', rest @ ..] => rest
+            .iter()
+            .all(|b| b.is_ascii_alphanumeric() || *b == b'_' || *b == b'@'),
+        [b'\'', .., b'\''] => t.len() >= 2,
+        _ => false,
+    }
+}
+
+/// The first `max` top-level elements of a tuple's or list's inside (the
+/// last holds the rest).
+fn elements(inner: &[u8], max: usize) -> Vec<&[u8]> {
+    let mut parts = Vec::new();
+    let (mut depth, mut start, mut quote, mut i) = (0i32, 0, None, 0);
+    while i < inner.len() {
+        let b = inner[i];
+        match quote {
+            Some(_) if b == b'\\' => i += 1,
+            Some(q) if b == q => quote = None,
+            Some(_) => {}
+            None => match b {
+                b'"' | b'\'' => quote = Some(b),
+                b'{' | b'[' | b'(' | b'<' => depth += 1,
+                // `=>` of a map is no closing bracket.
+                b'>' if i > 0 && inner[i - 1] == b'=' => {}
+                b'}' | b']' | b')' | b'>' => depth -= 1,
+                b',' if depth == 0 && parts.len() + 1 < max => {
+                    parts.push(&inner[start..i]);
+                    start = i + 1;
+                }
+                _ => {}
+            },
+        }
+        i += 1;
+    }
+    parts.push(&inner[start..]);
+    parts
+}
+
+/// The `mailbox` state machine.
+#[derive(Default)]
+pub struct Mailbox {
+    receivers: ByText<Receiver>,
+    samples: u64,
+    scheduling: u64,
+    /// Sends to a target that is no pid the trace explains.
+    unresolved: u64,
+}
+
+impl Mailbox {
+    /// The receivers by pid text (as the analyses see it), in no order.
+    pub fn receivers(&self) -> impl Iterator<Item = (&[u8], &Receiver)> {
+        self.receivers.iter().map(|(k, r)| (&k[..], r))
+    }
+
+    /// Whether any `process_memory` sample was read.
+    pub fn has_samples(&self) -> bool {
+        self.samples > 0
+    }
+
+    /// Whether any scheduling event was read.
+    pub fn has_scheduling(&self) -> bool {
+        self.scheduling > 0
+    }
+
+    /// The receivers, the fastest-growing queue first, then most in.
+    fn ordered(&self) -> Vec<(&[u8], &Receiver)> {
+        let mut v: Vec<(&[u8], &Receiver)> = self.receivers().collect();
+        v.sort_by(|a, b| {
+            b.1.growth_per_s()
+                .total_cmp(&a.1.growth_per_s())
+                .then(b.1.count_in().cmp(&a.1.count_in()))
+                .then(a.0.cmp(b.0))
+        });
+        v
+    }
+}
+
+fn per_s_cell(rate: Option<f64>) -> Cell {
+    match rate {
+        Some(r) => Cell::Num(r.round() as u64),
+        None => Cell::Null,
+    }
+}
+
+/// "524/s" (or "?/s" when the rate is unknown).
+pub fn rate_text(rate: Option<f64>) -> String {
+    match rate {
+        Some(r) if r < 10.0 => format!("{r:.1}/s"),
+        Some(r) => format!("{r:.0}/s"),
+        None => "?/s".into(),
+    }
+}
+
+impl Analysis for Mailbox {
+    fn needs_fields(&self, kind: Kind) -> bool {
+        matches!(
+            kind,
+            Kind::MessageSend | Kind::MessageReceive | Kind::ProcessMemory | Kind::ProcessScheduled
+        )
+    }
+
+    fn ignores_other_kinds(&self) -> bool {
+        true
+    }
+
+    fn on_event(&mut self, ev: &Event, _who: &Identity) {
+        match ev.kind() {
+            Some(Kind::MessageReceive) => {
+                let r = entry(&mut self.receivers, ev.str(Slot::To), Receiver::default);
+                r.kinds.add(kind_of(ev.str(Slot::Message)).as_bytes(), MAX_KINDS);
+                r.received.see(ev.ts_ns);
+                r.received_since += 1;
+            }
+            Some(Kind::MessageSend) => {
+                let to = ev.str(Slot::To);
+                if !to.starts_with(b"<") {
+                    // A name, alias or port the trace does not resolve.
+                    self.unresolved += 1;
+                    return;
+                }
+                let r = entry(&mut self.receivers, to, Receiver::default);
+                r.kinds_sent
+                    .add(kind_of(ev.str(Slot::Message)).as_bytes(), MAX_KINDS);
+                r.senders.add(ev.str(Slot::From), MAX_SENDERS);
+                r.sent.see(ev.ts_ns);
+            }
+            Some(Kind::ProcessMemory) => {
+                self.samples += 1;
+                let r = entry(&mut self.receivers, ev.str(Slot::Pid), Receiver::default);
+                r.sample(ev.ts_ns, uint(ev, "message_queue_len"));
+            }
+            Some(Kind::ProcessScheduled) => {
+                self.scheduling += 1;
+                let Some(r) = self.receivers.get_mut(ev.str(Slot::Pid)) else {
+                    return;
+                };
+                match ev.str(Slot::Type) {
+                    b"in" | b"in_exiting" => r.on_cpu_since = Some(ev.ts_ns),
+                    _ => {
+                        if let Some(since) = r.on_cpu_since.take() {
+                            r.cpu_ns = r
+                                .cpu_ns
+                                .saturating_add(ev.ts_ns.saturating_sub(since).max(0) as u64);
+                            r.scheduled = true;
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn tables(&self, _summary: &Summary) -> Vec<Table> {
+        let ordered = self.ordered();
+        let mut per = Table::new(
+            "mailbox",
+            "Mailboxes per receiver (fastest-growing queue first; rates over the time traced)",
+            vec![
+                col("receiver", "receiver", Unit::Pid),
+                col("in", "in", Unit::Count),
+                col("in_per_s", "in/s", Unit::Count),
+                col("traced_ns", "traced", Unit::Ns),
+                col("queue_first", "queue first", Unit::Count),
+                col("queue_last", "queue last", Unit::Count),
+                col("queue_peak", "queue peak", Unit::Count),
+                col("queue_growth_per_s", "queue/s", Unit::Count),
+                col("queue_trend", "queue over time", Unit::Text),
+                col("top_kind", "most in", Unit::Text),
+            ],
+        );
+        let mut kinds = Table::new(
+            "mailbox_kinds",
+            "Messages in per receiver and kind (a tuple's first element, an atom, else the shape)",
+            vec![
+                col("receiver", "receiver", Unit::Pid),
+                col("kind", "kind", Unit::Text),
+                col("count", "in", Unit::Count),
+                col("per_s", "in/s", Unit::Count),
+                col("note", "beside the queue", Unit::Text),
+            ],
+        );
+        let mut senders = Table::new(
+            "mailbox_senders",
+            "Messages in per receiver and sender (from message_send)",
+            vec![
+                col("receiver", "receiver", Unit::Pid),
+                col("sender", "sender", Unit::Pid),
+                col("count", "sent", Unit::Count),
+                col("per_s", "sent/s", Unit::Count),
+            ],
+        );
+        let mut cpu = Table::new(
+            "mailbox_cpu",
+            format!(
+                "CPU per message handled by queue length (queues of {LONG_QUEUE} or more; \
+                 handled = in less the queue's growth between samples)"
+            ),
+            vec![
+                col("receiver", "receiver", Unit::Pid),
+                col("queue_from", "queue from", Unit::Count),
+                col("intervals", "intervals", Unit::Count),
+                col("handled", "handled", Unit::Count),
+                col("cpu_ns", "cpu", Unit::Ns),
+                col("cpu_per_message_ns", "cpu/message", Unit::Ns),
+            ],
+        );
+        for (pid, r) in &ordered {
+            let (_, traced) = r.arrivals();
+            let rates = r.kind_rates();
+            let q = |v: Option<u64>| v.map_or(Cell::Null, Cell::Num);
+            let has_q = r.has_queue();
+            per.push(
+                vec![
+                    Cell::bytes(pid),
+                    Cell::Num(r.count_in()),
+                    per_s_cell(r.rate_in()),
+                    traced
+                        .seconds()
+                        .map_or(Cell::Null, |s| Cell::Num((s * 1e9) as u64)),
+                    q(r.queue.first().map(|f| f.1)),
+                    q(has_q.then(|| r.queue.last().1)),
+                    q(has_q.then(|| r.queue.peak())),
+                    match has_q {
+                        true => Cell::Int(r.growth_per_s().round() as i64),
+                        false => Cell::Null,
+                    },
+                    Cell::Text(match has_q {
+                        true => r.queue.sparkline(),
+                        false => String::new(),
+                    }),
+                    Cell::Text(rates.first().map(|k| k.kind.clone()).unwrap_or_default()),
+                ],
+                None,
+            );
+            let growth = r.growth_per_s();
+            for k in &rates {
+                let note = match k.accounts {
+                    true => format!(
+                        "{} {} in, queue {:+.0}/s: not taken out",
+                        k.kind,
+                        rate_text(k.per_s),
+                        growth
+                    ),
+                    false => String::new(),
+                };
+                kinds.push(
+                    vec![
+                        Cell::bytes(pid),
+                        Cell::Text(k.kind.clone()),
+                        Cell::Num(k.count),
+                        per_s_cell(k.per_s),
+                        Cell::Text(note),
+                    ],
+                    None,
+                );
+            }
+            for (sender, n) in r.senders() {
+                senders.push(
+                    vec![
+                        Cell::bytes(pid),
+                        Cell::Text(sender),
+                        Cell::Num(n),
+                        per_s_cell(r.sent.rate(n)),
+                    ],
+                    None,
+                );
+            }
+            if r.queue.peak() >= LONG_QUEUE {
+                for (from, b) in r.cpu_by_queue() {
+                    cpu.push(
+                        vec![
+                            Cell::bytes(pid),
+                            Cell::Num(from),
+                            Cell::Num(b.intervals),
+                            Cell::Num(b.handled),
+                            Cell::Num(b.cpu_ns),
+                            Cell::Num(b.cpu_ns / b.handled.max(1)),
+                        ],
+                        None,
+                    );
+                }
+            }
+        }
+        if self.receivers.values().all(|r| r.count_in() == 0) {
+            per.notes.push(
+                "no message events: trace messages ('receive' and send) to count what arrives"
+                    .into(),
+            );
+        }
+        if self.unresolved > 0 {
+            senders.notes.push(format!(
+                "{} sends to a name, alias or port the trace does not resolve to a process: not counted",
+                self.unresolved
+            ));
+        }
+        if self.samples == 0 {
+            per.notes.push(
+                "no process_memory samples: queue lengths come from the memory sampler (dyntrace:memory/1)"
+                    .into(),
+            );
+        }
+        if self.receivers.values().all(|r| r.sent.count == 0) {
+            senders
+                .notes
+                .push("no message_send events: senders need sends traced".into());
+        }
+        if self.scheduling == 0 {
+            cpu.notes.push(
+                "no scheduling events: CPU per message needs process_scheduled (the scheduling flag)"
+                    .into(),
+            );
+        }
+        vec![per, kinds, senders, cpu]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::testing::Script;
+
+    const MS: i64 = 1_000_000;
+    const S: i64 = 1_000_000_000;
+
+    fn queue(s: &mut Script, ts: i64, pid: &str, q: i64) {
+        s.named(
+            ts,
+            Kind::ProcessMemory,
+            &[("pid", pid), ("name", "")],
+            &[
+                ("memory", 1000),
+                ("total_heap", 100),
+                ("bin_vheap", 0),
+                ("message_queue_len", q),
+            ],
+        );
+    }
+
+    fn table<'t>(tables: &'t [Table], key: &str) -> &'t Table {
+        tables.iter().find(|t| t.key == key).unwrap()
+    }
+
+    fn text(t: &Table, row: usize, key: &str) -> String {
+        match t.value(&t.rows[row], key) {
+            Some(Cell::Text(s)) => s.clone(),
+            other => format!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn kinds_of_messages() {
+        assert_eq!(kind_of(b"{note,1,<0.5.0>}"), "note");
+        assert_eq!(kind_of(b"{'$gen_cast',{note,7}}"), "cast note");
+        assert_eq!(
+            kind_of(b"{'$gen_call',{<0.9.0>,[alias|#Ref<0.1.2.3>]},{get,k}}"),
+            "call get"
+        );
+        assert_eq!(kind_of(b"tick"), "tick");
+        assert_eq!(kind_of(b"'EXIT'"), "'EXIT'");
+        assert_eq!(kind_of(b"{{a,b},c}"), "tuple");
+        assert_eq!(kind_of(b"{}"), "{}");
+        assert_eq!(kind_of(b"42"), "integer");
+        assert_eq!(kind_of(b"-1.5"), "float");
+        assert_eq!(kind_of(b"<<1,2>>"), "binary");
+        assert_eq!(kind_of(b"<0.1.0>"), "pid");
+        assert_eq!(kind_of(b"[1,2]"), "list");
+        assert_eq!(kind_of(b"#{a => 1}"), "map");
+        assert_eq!(kind_of(b"{'$gen_cast',#{a => {x,y}}}"), "cast map");
+        assert_eq!(kind_of(b"#Ref<0.1.2.3>"), "reference");
+    }
+
+    /// A receiver gets `note` at 500/s and `get` at 50/s for 2 s, takes
+    /// out only `get`: the queue grows by 500/s and `note` accounts for it.
+    #[test]
+    fn the_kind_that_makes_the_queue_grow_is_marked() {
+        let mut s = Script::default();
+        s.snapshot(0, "<0.80.0>", "store");
+        let mut q = 0;
+        for ms in 0..2000 {
+            let t = ms * MS;
+            if ms % 2 == 0 {
+                s.ev(t, Kind::MessageSend, &["<0.90.0>", "<0.80.0>", "{note,1}"]);
+                s.ev(t, Kind::MessageReceive, &["<0.80.0>", "{note,1}"]);
+                q += 1;
+            }
+            if ms % 20 == 0 {
+                s.ev(t, Kind::MessageSend, &["<0.91.0>", "<0.80.0>", "{get,k}"]);
+                s.ev(t, Kind::MessageReceive, &["<0.80.0>", "{get,k}"]);
+            }
+            if ms % 100 == 0 {
+                queue(&mut s, t, "<0.80.0>", q);
+                queue(&mut s, t, "<0.81.0>", 5000);
+            }
+        }
+        let mut m = Mailbox::default();
+        s.feed(&mut m);
+        let tables = m.tables(&Summary::default());
+        let per = table(&tables, "mailbox");
+        assert_eq!(per.value(&per.rows[0], "receiver"), Some(&Cell::Text("<0.80.0>".into())));
+        assert_eq!(per.value(&per.rows[0], "in"), Some(&Cell::Num(1100)));
+        assert_eq!(per.value(&per.rows[0], "in_per_s"), Some(&Cell::Num(550)));
+        assert_eq!(per.value(&per.rows[0], "queue_growth_per_s"), Some(&Cell::Int(500)));
+        assert_eq!(text(per, 0, "top_kind"), "note");
+        // The large flat queue: no growth, nothing in.
+        assert_eq!(per.value(&per.rows[1], "queue_growth_per_s"), Some(&Cell::Int(0)));
+        let kinds = table(&tables, "mailbox_kinds");
+        assert_eq!(text(kinds, 0, "kind"), "note");
+        assert_eq!(kinds.value(&kinds.rows[0], "per_s"), Some(&Cell::Num(500)));
+        assert_eq!(text(kinds, 0, "note"), "note 500/s in, queue +500/s: not taken out");
+        assert_eq!(text(kinds, 1, "kind"), "get");
+        assert_eq!(text(kinds, 1, "note"), "");
+        let senders = table(&tables, "mailbox_senders");
+        assert_eq!(text(senders, 0, "sender"), "<0.90.0>");
+        assert_eq!(senders.value(&senders.rows[0], "count"), Some(&Cell::Num(1000)));
+    }
+
+    /// Traced in two windows of 500 ms, 10 s apart: rates count those
+    /// windows, not the 10 s between.
+    #[test]
+    fn rates_are_over_the_time_traced() {
+        let mut s = Script::default();
+        for start in [0, 10 * S] {
+            for i in 0..100 {
+                s.ev(start + i * 5 * MS, Kind::MessageReceive, &["<0.7.0>", "x"]);
+            }
+        }
+        let mut m = Mailbox::default();
+        s.feed(&mut m);
+        let tables = m.tables(&Summary::default());
+        let per = table(&tables, "mailbox");
+        assert_eq!(per.value(&per.rows[0], "in_per_s"), Some(&Cell::Num(200)));
+        assert_eq!(per.value(&per.rows[0], "traced_ns"), Some(&Cell::Num(1_000_000_000)));
+        // Only receives: no sender, and said so.
+        assert!(table(&tables, "mailbox_senders").rows.is_empty());
+        assert!(!per.notes.is_empty());
+    }
+
+    #[test]
+    fn kinds_beyond_the_cap_are_other() {
+        let mut s = Script::default();
+        for i in 0..MAX_KINDS + 10 {
+            s.ev(i as i64 * MS, Kind::MessageReceive, &["<0.7.0>", &format!("{{k{i},1}}")]);
+        }
+        let mut m = Mailbox::default();
+        s.feed(&mut m);
+        let tables = m.tables(&Summary::default());
+        let kinds = table(&tables, "mailbox_kinds");
+        assert_eq!(kinds.rows.len(), MAX_KINDS + 1);
+        let last = kinds.rows.len() - 1;
+        assert_eq!(text(kinds, last, "kind"), OTHER);
+        assert_eq!(kinds.value(&kinds.rows[last], "count"), Some(&Cell::Num(10)));
+    }
+
+    /// Each message takes 10 us to handle at a queue of 10, 1 ms at a
+    /// queue of 5000 (a receive scanning the queue).
+    #[test]
+    fn cpu_per_message_by_queue_length() {
+        let mut s = Script::default();
+        let mut t = 0;
+        for (q, per_msg) in [(10, 10_000), (5000, 1_000_000)] {
+            for _ in 0..5 {
+                queue(&mut s, t, "<0.7.0>", q);
+                for _ in 0..10 {
+                    s.ev(t, Kind::MessageReceive, &["<0.7.0>", "{req,1}"]);
+                    s.sched(t + 1, "<0.7.0>", "in");
+                    s.sched(t + 1 + per_msg, "<0.7.0>", "out");
+                    t += 2 * MS;
+                }
+                t += 100 * MS;
+            }
+        }
+        queue(&mut s, t, "<0.7.0>", 5000);
+        let mut m = Mailbox::default();
+        s.feed(&mut m);
+        let tables = m.tables(&Summary::default());
+        let cpu = table(&tables, "mailbox_cpu");
+        let per: Vec<(Cell, Cell)> = cpu
+            .rows
+            .iter()
+            .map(|r| {
+                (
+                    cpu.value(r, "queue_from").cloned().unwrap(),
+                    cpu.value(r, "cpu_per_message_ns").cloned().unwrap(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            per,
+            [
+                (Cell::Num(8), Cell::Num(10_000)),
+                (Cell::Num(4096), Cell::Num(1_000_000))
+            ]
+        );
+    }
+}

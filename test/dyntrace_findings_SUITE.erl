@@ -1,0 +1,361 @@
+%%% `dyntrace-analyze findings' on planted faults of real workloads, in
+%%% this node, recorded with `dyntrace:record/2': one case per kind of
+%%% finding, each planted cause beside a harmless red herring (a large but
+%%% flat queue, heap or binary, a periodic CPU burst, a slow but rare call,
+%%% steady exceptions). `findings' must rank the cause in its top 3 and
+%%% above anything it says of the red herring. Every case records with the
+%%% one plan of triage_plan/0.
+-module(dyntrace_findings_SUITE).
+-behaviour(gen_server).
+
+-include_lib("common_test/include/ct.hrl").
+-include_lib("stdlib/include/assert.hrl").
+
+-export([all/0, suite/0, init_per_suite/1, end_per_suite/1,
+         init_per_testcase/2, end_per_testcase/2]).
+-export([t_growing_queue/1,
+         t_receive_scans_queue/1,
+         t_scheduler_hog/1,
+         t_slow_requests/1,
+         t_growing_latency/1,
+         t_growing_heap/1,
+         t_growing_memory/1,
+         t_exception_burst/1]).
+%% The planted servers (gen_server callbacks) and the traced functions.
+-export([init/1, handle_call/3, handle_cast/2, fail/1, grumble/1, price/1]).
+
+-define(RECORD_MS, 4000).
+%% The workloads' registered names, killed after each case.
+-define(NAMES, [store, archive, feeder, junker, scanner, ticker, spinner, shop, audit, buyer,
+                auditor, ledger, steady, ledger_caller, steady_caller, hoarder, big,
+                bin_keeper, bin_holder, flaky, grumpy]).
+
+suite() ->
+    [{timetrap, {minutes, 2}}].
+
+all() ->
+    [t_growing_queue,
+     t_receive_scans_queue,
+     t_scheduler_hog,
+     t_slow_requests,
+     t_growing_latency,
+     t_growing_heap,
+     t_growing_memory,
+     t_exception_burst].
+
+init_per_suite(Config) ->
+    ok = lttng_session:traced_node(),
+    [{analyze, analyze_cmd:exe()} | Config].
+
+end_per_suite(_Config) ->
+    ok.
+
+init_per_testcase(Case, Config) ->
+    ok = lttng_session:delete_traces(Case),
+    Config.
+
+end_per_testcase(_Case, _Config) ->
+    ok = dyntrace:clear(),
+    stop_workload(),
+    ok.
+
+%%%===================================================================
+%%% The plan
+%%%===================================================================
+
+%% What every case records: messages, scheduling, process events and GC of
+%% every process, the memory sampler (top processes by memory and queue),
+%% and the exceptions of the two functions that raise.
+triage_plan() ->
+    [{trace, all, [messages, scheduling, procs, gc]},
+     {calls, [{?MODULE, fail, 1}, {?MODULE, grumble, 1}], #{exception => true}},
+     {memory, #{interval => 200, top => 20}}].
+
+%%%===================================================================
+%%% Cases
+%%%===================================================================
+
+%% `store' takes only `get' out of its queue while `note' arrives at
+%% ~400/s; `archive' holds 50,000 messages it never reads, flat.
+t_growing_queue(Config) ->
+    start(archive, fun() -> receive wake_up -> ok end end),
+    [archive ! {old, I} || I <- lists:seq(1, 50000)],
+    start(store, fun store/0),
+    start(feeder, fun() -> feed(0) end),
+    [F | _] = Findings = planted(t_growing_queue, Config),
+    ?assertEqual(<<"growing_queue">>, maps:get(<<"kind">>, F)),
+    assert_ranked({<<"growing_queue">>, <<"store">>}, <<"archive">>, Findings),
+    [Queue] = [Q || #{<<"kind">> := <<"growing_queue">>, <<"name">> := <<"store">>} = Q
+                        <- Findings],
+    %% Which messages make it grow, and where to look.
+    ?assertNotEqual(nomatch, string:find(maps:get(<<"claim">>, Queue), "note")),
+    ?assertEqual(<<"dyntrace-analyze mailbox --name store">>, maps:get(<<"see">>, Queue)),
+    %% The evidence: `note' arrives at about the queue's growth, not taken
+    %% out; `get' is.
+    Mailbox = analyze_cmd:json(?config(analyze, Config),
+                               ["mailbox", "--json", "--name", "store", last_trace()]),
+    Kinds = [K || #{<<"name">> := <<"store">>} = K <- maps:get(<<"mailbox_kinds">>, Mailbox)],
+    [Note] = [K || #{<<"kind">> := <<"note">>} = K <- Kinds],
+    [Get] = [K || #{<<"kind">> := <<"get">>} = K <- Kinds],
+    ?assertNotEqual(nomatch, string:find(maps:get(<<"note">>, Note), "not taken out")),
+    ?assertEqual(<<>>, maps:get(<<"note">>, Get)),
+    ?assert(maps:get(<<"count">>, Note) > 5 * maps:get(<<"count">>, Get)).
+
+%% `scanner' takes `req' out of a queue that fills with `junk' (from the
+%% second second on, ~5000/s): each receive scans the whole queue.
+%% `ticker' burns 100 ms of CPU every second.
+t_receive_scans_queue(Config) ->
+    start(ticker, fun() -> tick() end),
+    start(scanner, fun scan/0),
+    start(feeder, fun request/0),
+    %% The junk from the second second on: the first requests find the
+    %% queue empty.
+    start(junker, fun() -> timer:sleep(1000), junk(0) end),
+    Findings = planted(t_receive_scans_queue, Config),
+    assert_ranked({<<"receive_scans_queue">>, <<"scanner">>}, <<"ticker">>, Findings).
+
+%% `spinner' never stops running; `ticker' burns 100 ms every second.
+t_scheduler_hog(Config) ->
+    start(ticker, fun() -> tick() end),
+    start(spinner, fun() -> spin(0) end),
+    Findings = planted(t_scheduler_hog, Config),
+    assert_ranked({<<"scheduler_hog">>, <<"spinner">>}, <<"ticker">>, Findings),
+    [Hog] = [H || #{<<"kind">> := <<"scheduler_hog">>, <<"name">> := <<"spinner">>} = H
+                      <- Findings],
+    ?assertNotEqual(nomatch, string:find(maps:get(<<"claim">>, Hog), "spin/1")).
+
+%% `shop' spends 12 ms of CPU in price_until/2 per `buy', called every 25 ms;
+%% `audit' takes 200 ms, called three times.
+t_slow_requests(Config) ->
+    {ok, _} = gen_server:start({local, shop}, ?MODULE, shop, []),
+    {ok, _} = gen_server:start({local, audit}, ?MODULE, audit, []),
+    start(buyer, fun() -> call_every(shop, buy, 25, 0) end),
+    start(auditor, fun() -> [begin timer:sleep(1000), gen_server:call(audit, {audit, I}) end
+                             || I <- [1, 2, 3]] end),
+    Findings = planted(t_slow_requests, Config),
+    assert_ranked({<<"slow_requests">>, <<"shop">>}, <<"audit">>, Findings),
+    [Slow] = [S || #{<<"kind">> := <<"slow_requests">>, <<"name">> := <<"shop">>} = S
+                       <- Findings],
+    %% Where the server's time goes.
+    ?assertNotEqual(nomatch, string:find(maps:get(<<"claim">>, Slow), "price_until/2")).
+
+%% `ledger' looks a key up in a list that grows by 4000 per call;
+%% `steady' answers each call in 3 ms, always.
+t_growing_latency(Config) ->
+    {ok, _} = gen_server:start({local, ledger}, ?MODULE, ledger, []),
+    {ok, _} = gen_server:start({local, steady}, ?MODULE, steady, []),
+    start(ledger_caller, fun() -> call_every(ledger, lookup, 10, 0) end),
+    start(steady_caller, fun() -> call_every(steady, nap, 10, 0) end),
+    Findings = planted(t_growing_latency, Config),
+    assert_ranked({<<"growing_latency">>, <<"ledger">>}, <<"steady">>, Findings).
+
+%% `hoarder' keeps 2000 more tuples every 10 ms; `big' holds a list of
+%% 500,000 and makes a little garbage now and then.
+t_growing_heap(Config) ->
+    start(big, fun() -> big(lists:seq(1, 500000)) end),
+    start(hoarder, fun() -> hoard([]) end),
+    Findings = planted(t_growing_heap, Config),
+    assert_ranked({<<"growing_heap">>, <<"hoarder">>}, <<"big">>, Findings).
+
+%% `bin_keeper' keeps a new 64 KiB binary every 10 ms; `bin_holder' holds
+%% 32 MiB of binaries, flat.
+t_growing_memory(Config) ->
+    start(bin_holder, fun() -> hold([binary:copy(<<I>>, 1 bsl 20) || I <- lists:seq(1, 32)]) end),
+    start(bin_keeper, fun() -> keep([]) end),
+    Findings = planted(t_growing_memory, Config),
+    assert_ranked({<<"growing_memory">>, <<"bin_keeper">>}, <<"bin_holder">>, Findings).
+
+%% `flaky' raises 3000 times in a burst; `grumpy' raises twice a second.
+t_exception_burst(Config) ->
+    start(grumpy, fun() -> grumble_every(500) end),
+    start(flaky, fun() ->
+                         timer:sleep(1500),
+                         [raised(fun ?MODULE:fail/1, I) || I <- lists:seq(1, 3000)],
+                         receive stop -> ok end
+                 end),
+    Findings = planted(t_exception_burst, Config),
+    assert_ranked({<<"exception_burst">>, <<"flaky">>}, <<"grumpy">>, Findings).
+
+%%%===================================================================
+%%% Recording and checking
+%%%===================================================================
+
+%% Records the workload started with the plan, stops it, and answers the
+%% findings (JSON), the text logged.
+planted(Case, Config) ->
+    Dir = filename:join(os:getenv("DYNTRACE_TRACE_DIR", "/tmp/dyntrace-test-traces"),
+                        lists:concat([Case, "_", os:getpid(), "_",
+                                      erlang:unique_integer([positive])])),
+    {ok, Trace} = dyntrace:record(triage_plan(), #{duration => ?RECORD_MS, dir => Dir}),
+    put(last_trace, Trace),
+    stop_workload(),
+    Exe = ?config(analyze, Config),
+    {0, Text, _} = analyze_cmd:run(Exe, ["findings", Trace]),
+    ct:log("~s", [Text]),
+    maps:get(<<"findings">>, analyze_cmd:json(Exe, ["findings", "--json", Trace])).
+
+last_trace() ->
+    get(last_trace).
+
+%% The finding `Kind' of the process named `Name' ranks in the top 3, and
+%% above every finding about the red herring `Herring'.
+assert_ranked({Kind, Name}, Herring, Findings) ->
+    Cause = rank(fun(F) -> maps:get(<<"kind">>, F) =:= Kind
+                               andalso maps:get(<<"name">>, F) =:= Name end, Findings),
+    Other = rank(fun(F) -> maps:get(<<"name">>, F) =:= Herring end, Findings),
+    ?assert(Cause =< 3, {Kind, Name, Findings}),
+    ?assert(Cause < Other, {Kind, Name, Herring, Findings}).
+
+rank(Pred, Findings) ->
+    case [maps:get(<<"rank">>, F) || F <- Findings, Pred(F)] of
+        [R | _] -> R;
+        [] -> infinity
+    end.
+
+start(Name, Fun) ->
+    Pid = spawn(Fun),
+    true = register(Name, Pid),
+    Pid.
+
+stop_workload() ->
+    [exit(P, kill) || Name <- ?NAMES, P <- [whereis(Name)], is_pid(P)],
+    ok.
+
+%%%===================================================================
+%%% The workloads
+%%%===================================================================
+
+store() ->
+    receive {get, From} -> From ! {got, self()} end,
+    store().
+
+%% A note every 2 ms, a get every 20 ms.
+feed(I) ->
+    store ! {note, I},
+    case I rem 10 of
+        0 -> store ! {get, self()}, receive {got, _} -> ok end;
+        _ -> ok
+    end,
+    timer:sleep(2),
+    feed(I + 1).
+
+scan() ->
+    receive {req, From} -> From ! {done, self()} end,
+    scan().
+
+%% A request every ms or so, each awaited.
+request() ->
+    scanner ! {req, self()},
+    receive {done, _} -> ok end,
+    timer:sleep(1),
+    request().
+
+%% 10 junk messages every ms or so, whatever the scanner does.
+junk(I) ->
+    [scanner ! {junk, I, J} || J <- lists:seq(1, 10)],
+    timer:sleep(1),
+    junk(I + 1).
+
+%% 100 ms of CPU every second.
+tick() ->
+    burn(100),
+    timer:sleep(900),
+    tick().
+
+spin(N) ->
+    spin(N + 1).
+
+burn(Ms) ->
+    Until = erlang:monotonic_time(millisecond) + Ms,
+    burn_until(Until).
+
+burn_until(Until) ->
+    case erlang:monotonic_time(millisecond) < Until of
+        true -> _ = lists:sum(lists:seq(1, 100)), burn_until(Until);
+        false -> ok
+    end.
+
+call_every(Server, Request, Ms, I) ->
+    _ = gen_server:call(Server, {Request, I}, infinity),
+    timer:sleep(Ms),
+    call_every(Server, Request, Ms, I + 1).
+
+hoard(Kept) ->
+    timer:sleep(10),
+    hoard([{kept, I, self()} || I <- lists:seq(1, 2000)] ++ Kept).
+
+big(List) ->
+    timer:sleep(50),
+    _ = lists:seq(1, 1000),
+    big(List).
+
+keep(Bins) ->
+    timer:sleep(10),
+    keep([binary:copy(<<(length(Bins) rem 256)>>, 65536) | Bins]).
+
+hold(Bins) ->
+    receive stop -> Bins end.
+
+grumble_every(Ms) ->
+    raised(fun ?MODULE:grumble/1, Ms),
+    timer:sleep(Ms),
+    grumble_every(Ms).
+
+%% Calls `Fun(Arg)', which raises.
+raised(Fun, Arg) ->
+    try Fun(Arg) of
+        _ -> ok
+    catch
+        error:_ -> ok
+    end.
+
+%% @doc Raises (traced with exception => true).
+-spec fail(integer()) -> no_return().
+fail(I) ->
+    error({planted, I}).
+
+%% @doc Raises (traced with exception => true).
+-spec grumble(integer()) -> no_return().
+grumble(I) ->
+    error({grumpy, I}).
+
+%% @doc Burns `Ms' of CPU in price_until/2: where `shop' spends its time.
+-spec price(pos_integer()) -> ok.
+price(Ms) ->
+    price_until(erlang:monotonic_time(millisecond) + Ms, 0).
+
+price_until(Until, N) ->
+    case N rem 1000 =:= 0 andalso erlang:monotonic_time(millisecond) >= Until of
+        true -> ok;
+        false -> price_until(Until, N + 1)
+    end.
+
+%%%===================================================================
+%%% The planted servers
+%%%===================================================================
+
+%% @doc gen_server: a planted server of kind `Kind'.
+-spec init(atom()) -> {ok, term()}.
+init(ledger) ->
+    {ok, {ledger, []}};
+init(Kind) ->
+    {ok, Kind}.
+
+%% @doc gen_server: `shop' prices for 12 ms, `audit' for 200 ms, `ledger'
+%% scans its list (which grows by 4000 per call), `steady' naps 3 ms.
+-spec handle_call(term(), gen_server:from(), term()) -> {reply, term(), term()}.
+handle_call({buy, _}, _From, shop) ->
+    {reply, price(12), shop};
+handle_call({audit, _}, _From, audit) ->
+    {reply, burn(200), audit};
+handle_call({lookup, I}, _From, {ledger, List}) ->
+    Found = lists:member({absent, I}, List),
+    {reply, Found, {ledger, lists:duplicate(4000, {entry, I}) ++ List}};
+handle_call({nap, _}, _From, steady) ->
+    timer:sleep(3),
+    {reply, ok, steady}.
+
+%% @doc gen_server: no casts.
+-spec handle_cast(term(), term()) -> {noreply, term()}.
+handle_cast(_, State) ->
+    {noreply, State}.
