@@ -1,5 +1,6 @@
-//! Compiles the C shim over libbabeltrace2 (c_src/bt_reader.c), links the
-//! system library found by pkg-config, and generates the analyser's event
+//! Compiles the C shim over libbabeltrace2 (c_src/bt_reader.c) and links
+//! the system library found by pkg-config (with the `babeltrace2`
+//! feature, the default), and generates the analyser's event
 //! and field lists from ../native/events.table (the one definition of every
 //! event), so that an event added there is known here without a hand-kept
 //! copy.
@@ -8,6 +9,10 @@ use std::path::PathBuf;
 
 fn main() {
     generate_events();
+    // Without the `babeltrace2` feature the analyser links no C library.
+    if std::env::var_os("CARGO_FEATURE_BABELTRACE2").is_none() {
+        return;
+    }
     let lib = pkg_config::Config::new()
         .atleast_version("2.0")
         .probe("babeltrace2")
