@@ -690,6 +690,11 @@ impl Reader {
     /// `wanted` names (the others with their time only). Fails with a
     /// one-line message naming the input.
     pub fn open(source: &Source, wanted: Wanted) -> Result<Reader, String> {
+        Reader::open_with(source, wanted, decoder())
+    }
+
+    /// As [`Reader::open`], trace files decoded by `chosen`.
+    pub fn open_with(source: &Source, wanted: Wanted, chosen: Decoder) -> Result<Reader, String> {
         match source {
             // Live: every event is handed on (the run reorders them).
             #[cfg(feature = "babeltrace2")]
@@ -724,7 +729,7 @@ impl Reader {
                     let groups = partition(&checked, decoders());
                     crate::ctf::open(&checked, groups, wanted)
                 };
-                let fallback = match decoder() {
+                let fallback = match chosen {
                     Decoder::Builtin => match builtin() {
                         Ok(merge) => {
                             return Ok(Reader {

@@ -12,6 +12,8 @@
 mod decode;
 mod map;
 mod stream;
+#[cfg(test)]
+mod tests;
 pub mod tsdl;
 
 use std::path::{Path, PathBuf};

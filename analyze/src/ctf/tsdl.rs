@@ -482,7 +482,9 @@ impl Parser {
                         return Ok(ty.clone());
                     }
                 }
-                Err(format!("metadata: unknown type `{}`", words.join(" ")))
+                // The last name is the declarator's.
+                let ty = &words[..words.len().saturating_sub(1).max(1).min(words.len())];
+                Err(format!("metadata: unknown type `{}`", ty.join(" ")))
             }
         }
     }
