@@ -140,6 +140,71 @@ impl Code {
     }
 }
 
+/// The event headers LTTng writes, read without walking their classes:
+/// `id:5` then a 27-bit timestamp (compact), or `id:16` then a 32-bit one
+/// (large); the id of all ones says an extended header follows, a 32-bit
+/// id and a 64-bit timestamp. Both little-endian.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Header {
+    /// `id` bits, timestamp bits.
+    Lttng(u32, u32),
+    /// Any other: read by its class.
+    Other,
+}
+
+impl Header {
+    /// What `code` is, looked at once per stream class.
+    pub fn of(code: &Code, names: &Names) -> Header {
+        let name = |n: &u32| names.names[*n as usize].as_str();
+        let int = |c: &Code, size: u32, align: u32, clock: bool| {
+            matches!(c, Code::Int(i) if i.size == size && i.align == align && i.clock == clock
+                     && i.little && !i.signed)
+        };
+        let Code::Struct(members, _) = code else {
+            return Header::Other;
+        };
+        let [(id_name, Code::Enum(id, maps)), (_, Code::Variant(tag, options))] =
+            members.as_slice()
+        else {
+            return Header::Other;
+        };
+        let (bits, ts_bits, ts_align) = match (id.size, id.align) {
+            (5, 1) => (5, 27, 1),
+            (16, 8) => (16, 32, 8),
+            _ => return Header::Other,
+        };
+        let all = (1i64 << bits) - 1;
+        let maps = &names.enums[*maps as usize];
+        let labels_ok = maps.len() == 2
+            && maps
+                .iter()
+                .any(|m| name(&m.0) == "compact" && m.1 == 0 && m.2 == all - 1)
+            && maps
+                .iter()
+                .any(|m| name(&m.0) == "extended" && m.1 == all && m.2 == all);
+        if name(id_name) != "id"
+            || tag != id_name
+            || !id.little
+            || id.signed
+            || id.clock
+            || !labels_ok
+        {
+            return Header::Other;
+        }
+        let option = |label: &str| options.iter().find(|(n, _)| name(n) == label).map(|o| &o.1);
+        let compact_ok = matches!(option("compact"), Some(Code::Struct(m, _))
+            if m.len() == 1 && name(&m[0].0) == "timestamp" && int(&m[0].1, ts_bits, ts_align, true));
+        let extended_ok = matches!(option("extended"), Some(Code::Struct(m, _))
+            if m.len() == 2 && name(&m[0].0) == "id" && int(&m[0].1, 32, 8, false)
+                && name(&m[1].0) == "timestamp" && int(&m[1].1, 64, 8, true));
+        if options.len() == 2 && compact_ok && extended_ok {
+            Header::Lttng(bits, ts_bits)
+        } else {
+            Header::Other
+        }
+    }
+}
+
 /// A read field's value, as the analyses take it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Val {
@@ -161,6 +226,33 @@ pub struct Cursor<'p> {
     pub clock: u64,
 }
 
+/// Bytes of a string searched eight at a time before a vector search.
+const SHORT: usize = 32;
+
+/// The position of the first NUL byte of `text`. Most strings are short
+/// (pids, function names): eight bytes at a time finds their end before
+/// a vector search would be set up.
+#[inline(always)]
+fn nul(text: &[u8]) -> Option<usize> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    let mut at = 0;
+    while at < SHORT {
+        let Some(chunk) = text.get(at..at + 8) else {
+            return text[at..].iter().position(|&b| b == 0).map(|p| at + p);
+        };
+        let w = u64::from_le_bytes(chunk.try_into().expect("8 bytes"));
+        // A byte's high bit set here where that byte is zero (the lowest
+        // such flag is exact).
+        let zero = w.wrapping_sub(ONES) & !w & HIGHS;
+        if zero != 0 {
+            return Some(at + zero.trailing_zeros() as usize / 8);
+        }
+        at += 8;
+    }
+    memchr::memchr(0, &text[at..]).map(|p| at + p)
+}
+
 /// Why a field cannot be read.
 pub type Error = String;
 
@@ -169,14 +261,16 @@ fn past_end() -> Error {
 }
 
 impl Cursor<'_> {
-    #[inline]
+    /// Moves to the next multiple of `bits` (a power of two: the
+    /// metadata's alignments are checked so).
+    #[inline(always)]
     fn align(&mut self, bits: u32) {
-        let a = u64::from(bits.max(1));
-        self.pos = self.pos.div_ceil(a) * a;
+        let a = u64::from(bits.max(1)) - 1;
+        self.pos = (self.pos + a) & !a;
     }
 
     /// Reads `size` bits of an unsigned integer at the position.
-    #[inline]
+    #[inline(always)]
     pub fn bits(&mut self, size: u32, little: bool) -> Result<u64, Error> {
         let size64 = u64::from(size);
         if self.pos + size64 > self.end {
@@ -185,33 +279,17 @@ impl Cursor<'_> {
         let byte = (self.pos / 8) as usize;
         let shift = (self.pos % 8) as u32;
         self.pos += size64;
-        if shift == 0 {
-            let b = self.buf;
-            match (size, little) {
-                (8, _) => return Ok(u64::from(b[byte])),
-                (16, true) => return Ok(u64::from(u16::from_le_bytes([b[byte], b[byte + 1]]))),
-                (32, true) => {
-                    return Ok(u64::from(u32::from_le_bytes(
-                        b[byte..byte + 4].try_into().expect("4 bytes"),
-                    )))
-                }
-                (64, true) => {
-                    return Ok(u64::from_le_bytes(
-                        b[byte..byte + 8].try_into().expect("8 bytes"),
-                    ))
-                }
-                (16, false) => return Ok(u64::from(u16::from_be_bytes([b[byte], b[byte + 1]]))),
-                (32, false) => {
-                    return Ok(u64::from(u32::from_be_bytes(
-                        b[byte..byte + 4].try_into().expect("4 bytes"),
-                    )))
-                }
-                (64, false) => {
-                    return Ok(u64::from_be_bytes(
-                        b[byte..byte + 8].try_into().expect("8 bytes"),
-                    ))
-                }
-                _ => {}
+        let mask = if size == 64 {
+            u64::MAX
+        } else {
+            (1u64 << size) - 1
+        };
+        // One load for every little-endian field of 8 bytes or less that
+        // starts 8 bytes before the packet's end (nearly all of them).
+        if little && shift + size <= 64 {
+            if let Some(word) = self.buf.get(byte..byte + 8) {
+                let word = u64::from_le_bytes(word.try_into().expect("8 bytes"));
+                return Ok((word >> shift) & mask);
             }
         }
         let n = (shift + size).div_ceil(8) as usize;
@@ -224,11 +302,7 @@ impl Cursor<'_> {
                 b << (8 * (n - 1 - i))
             };
         }
-        let mask = if size == 64 {
-            u128::from(u64::MAX)
-        } else {
-            (1u128 << size) - 1
-        };
+        let mask = u128::from(mask);
         let v = if little {
             (word >> shift) & mask
         } else {
@@ -239,7 +313,7 @@ impl Cursor<'_> {
 
     /// Reads an integer: its bits, and the value as babeltrace2 gives it
     /// (sign-extended when signed).
-    #[inline]
+    #[inline(always)]
     pub fn int(&mut self, i: IntCode) -> Result<(u64, i64), Error> {
         self.align(i.align);
         let raw = self.bits(i.size, i.little)?;
@@ -271,13 +345,32 @@ impl Cursor<'_> {
         self.clock = (clock & !mask) | raw;
     }
 
+    /// Reads an LTTng event header (see [`Header`]): the event's id.
+    #[inline]
+    pub fn lttng_header(&mut self, bits: u32, ts_bits: u32) -> Result<u64, Error> {
+        self.align(8);
+        let id = self.bits(bits, true)?;
+        if id != (1 << bits) - 1 {
+            self.align(if ts_bits == 27 { 1 } else { 8 });
+            let ts = self.bits(ts_bits, true)?;
+            self.tick(ts, ts_bits);
+            return Ok(id);
+        }
+        self.align(8);
+        let id = self.bits(32, true)?;
+        let ts = self.bits(64, true)?;
+        self.tick(ts, 64);
+        Ok(id)
+    }
+
     /// Reads a null-terminated string: its start and length.
     #[inline]
     pub fn string(&mut self) -> Result<(u32, u32), Error> {
         self.align(8);
         let start = (self.pos / 8) as usize;
         let end = (self.end / 8) as usize;
-        let Some(len) = memchr::memchr(0, &self.buf[start..end]) else {
+        let text = &self.buf[start..end];
+        let Some(len) = nul(text) else {
             return Err(past_end());
         };
         self.pos += (len as u64 + 1) * 8;
@@ -312,7 +405,18 @@ impl Cursor<'_> {
             Code::Struct(members, align) => {
                 self.align(*align);
                 for (n, c) in members {
-                    self.read(c, *n, names)?;
+                    match c {
+                        Code::Str => {
+                            self.string()?;
+                        }
+                        Code::Int(i) => {
+                            let (raw, _) = self.int(*i)?;
+                            self.ints.push((*n, raw, u32::MAX));
+                        }
+                        _ => {
+                            self.read(c, *n, names)?;
+                        }
+                    }
                 }
                 Ok(Val::Other)
             }
@@ -458,6 +562,18 @@ mod tests {
         };
         assert_eq!(c.int(i), Ok((0xffff_fffe, -2)));
         assert!(c.int(i).is_err());
+    }
+
+    #[test]
+    fn a_string_ends_at_its_first_nul() {
+        for len in 0..80 {
+            let mut text: Vec<u8> = (0..len).map(|i| b'a' + (i % 26) as u8).collect();
+            text.push(0);
+            text.extend_from_slice(b"after\0");
+            assert_eq!(nul(&text), Some(len as usize), "{len}");
+            assert_eq!(nul(&text[..len as usize]), None);
+        }
+        assert_eq!(nul(b"\x80\x01\0"), Some(2));
     }
 
     #[test]

@@ -5,7 +5,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use super::decode::{Code, Cursor, Names, Val};
+use super::decode::{Code, Cursor, Header, Names, Val};
 use super::map::Map;
 use super::tsdl::Metadata;
 use crate::event::EventClass;
@@ -18,6 +18,8 @@ struct StreamCode {
     id: u64,
     packet_context: Option<Code>,
     event_header: Option<Code>,
+    /// How its event header is read.
+    header: Header,
     event_context: Option<Code>,
     /// Position of `vpid` among the event context's members.
     vpid: Option<usize>,
@@ -84,12 +86,16 @@ impl Trace {
                     .event_context
                     .as_ref()
                     .map(|t| names.compile(t, little, true)),
+                header: Header::Other,
                 vpid: None,
                 by_id: Vec::new(),
             })
             .collect();
         let vpid = names.intern("vpid");
         for s in &mut streams {
+            if let Some(h) = &s.event_header {
+                s.header = Header::of(h, &names);
+            }
             if let Some(Code::Struct(members, _)) = &s.event_context {
                 s.vpid = members
                     .iter()
@@ -323,10 +329,14 @@ impl Stream {
         };
         let offset = self.at;
         let bad = |e: String| format!("packet at byte {offset}: {e}");
-        if let Some(h) = &s.event_header {
-            c.read(h, u32::MAX, &t.names).map_err(bad)?;
-        }
-        let id = c.last(t.n_id).unwrap_or(0);
+        let id = match (s.header, &s.event_header) {
+            (Header::Lttng(bits, ts_bits), _) => c.lttng_header(bits, ts_bits).map_err(bad)?,
+            (Header::Other, Some(h)) => {
+                c.read(h, u32::MAX, &t.names).map_err(bad)?;
+                c.last(t.n_id).unwrap_or(0)
+            }
+            (Header::Other, None) => 0,
+        };
         let class = s
             .by_id
             .get(id as usize)

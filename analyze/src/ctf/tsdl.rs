@@ -345,9 +345,13 @@ impl Parser {
                 if !matches!(size, 32 | 64) {
                     return Err(format!("metadata: a {size}-bit floating point type"));
                 }
+                let align = num("align").unwrap_or(8);
+                if !align.is_power_of_two() {
+                    return Err(format!("metadata: floating point alignment {align}"));
+                }
                 Ok(Type::Float {
                     size,
-                    align: num("align").unwrap_or(8),
+                    align,
                     order: order_of(&attrs)?,
                 })
             }
@@ -369,6 +373,9 @@ impl Parser {
                         self.expect("(")?;
                         align = self.number()? as u32;
                         self.expect(")")?;
+                        if !align.is_power_of_two() {
+                            return Err(format!("metadata: struct alignment {align}"));
+                        }
                     }
                     let ty = Type::Struct(members, align);
                     if let Some(n) = &name {
