@@ -21,8 +21,9 @@ cargo clippy --release --quiet -p dyntrace-analyze --no-default-features --all-t
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 status=0
-echo "==> cargo test (Rust unit tests, no VM)"
+echo "==> cargo test (Rust unit tests, no VM; the analyser's also without C libraries)"
 cargo test --release --quiet --workspace 2>&1 | tee -a "$log" || status=$?
+cargo test --release --quiet -p dyntrace-analyze --no-default-features 2>&1 | tee -a "$log" || status=$?
 if [ $# -gt 0 ]; then
     echo "==> rebar3 ct $*"
     scripts/isolated.sh rebar3 ct "$@" 2>&1 | tee -a "$log" || status=$?
