@@ -238,3 +238,21 @@ fn a_trace_it_cannot_read_says_why() {
     assert!(err.contains("unknown type `mystery_t`"), "{err}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A trace the built-in reader refuses (here an event id above the ones
+/// it binds) is read by libbabeltrace2 instead, with the same events.
+#[cfg(feature = "babeltrace2")]
+#[test]
+fn a_trace_it_cannot_read_goes_to_libbabeltrace2() {
+    let dir = scratch("fallback");
+    write_trace(&dir);
+    let text = METADATA.to_string()
+        + "event {\n\tname = \"another_provider:rare\";\n\tid = 70000;\n\tstream_id = 0;\n\
+           \tfields := struct { uint8_t _n; };\n};\n";
+    std::fs::write(dir.join("metadata"), text).unwrap();
+    assert!(super::compile(&dir).is_err());
+    let fell_back = read(&dir, Decoder::Builtin);
+    assert_eq!(fell_back.0.len(), 7);
+    assert_eq!(fell_back, read(&dir, Decoder::Babeltrace2));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
