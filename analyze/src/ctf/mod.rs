@@ -36,7 +36,10 @@ pub fn compile(dir: &Path) -> Result<Trace, String> {
 }
 
 /// Opens the streams of `checked` (trace directories with their streams'
-/// readable packets) in `parts` parts, each decoded on a thread of its own.
+/// readable packets) in the parts `groups` makes of them (per part: each
+/// trace's index in `checked` and the streams of it the part reads), each
+/// part decoded on a thread of its own. Fails, before any event is read,
+/// when a trace's metadata is not one this reader compiles.
 pub fn open(
     checked: &[(PathBuf, Vec<StreamCheck>)],
     groups: Vec<Vec<(usize, Vec<&StreamCheck>)>>,
