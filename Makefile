@@ -40,6 +40,7 @@ lint:
 	./scripts/module-graph.sh >/dev/null
 	cargo fmt --all -- --check
 	cargo clippy --release --workspace --all-targets -- -D warnings
+	cargo clippy --release -p dyntrace-analyze --no-default-features --all-targets -- -D warnings
 	cargo test --release --workspace
 
 clean:

@@ -1,13 +1,20 @@
-//! Compiles the C shim over libbabeltrace2 (c_src/bt_reader.c), links the
-//! system library found by pkg-config, and generates the analyser's event
+//! Compiles the C shim over libbabeltrace2 (c_src/bt_reader.c) and links
+//! the system library found by pkg-config (with the `babeltrace2`
+//! feature, the default), and generates the analyser's event
 //! and field lists from ../native/events.table (the one definition of every
 //! event), so that an event added there is known here without a hand-kept
 //! copy.
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
+use dyntrace_events::camel;
+
 fn main() {
     generate_events();
+    // Without the `babeltrace2` feature the analyser links no C library.
+    if std::env::var_os("CARGO_FEATURE_BABELTRACE2").is_none() {
+        return;
+    }
     let lib = pkg_config::Config::new()
         .atleast_version("2.0")
         .probe("babeltrace2")
@@ -28,68 +35,34 @@ fn main() {
     println!("cargo:rerun-if-changed=c_src/bt_reader.h");
 }
 
-/// `process_spawn` -> `ProcessSpawn`, `i4s4` -> `I4s4`.
-fn camel(name: &str) -> String {
-    name.split('_')
-        .map(|w| {
-            let mut c = w.chars();
-            c.next()
-                .map(|f| f.to_ascii_uppercase().to_string() + c.as_str())
-                .unwrap_or_default()
-        })
-        .collect()
-}
-
 /// Writes `$OUT_DIR/events.rs`: the `kinds!` (one per row, in order, with
 /// its field names) and `slots!` (every field name of every row) calls that
-/// src/event.rs includes. A row the generator cannot read fails the build
-/// with the line.
+/// src/event.rs includes. The table is read and checked by the
+/// `dyntrace-events` crate, as the NIF's build reads it: a bad row fails
+/// the build with the line.
 fn generate_events() {
     let table = PathBuf::from("../native/events.table");
     println!("cargo:rerun-if-changed={}", table.display());
-    let text = std::fs::read_to_string(&table).unwrap_or_else(|e| {
-        panic!(
-            "{}: {e} (the analyser's events come from it)",
-            table.display()
-        )
-    });
+    let events = dyntrace_events::read(&table)
+        .unwrap_or_else(|e| panic!("{e} (the analyser's events come from it)"));
     let mut kinds = String::new();
-    let mut slots: Vec<String> = Vec::new();
-    for (n, line) in text.lines().enumerate() {
-        let line = line.trim();
-        if line.is_empty() || line.starts_with('#') {
-            continue;
-        }
-        let parts: Vec<&str> = line.split('|').map(str::trim).collect();
-        let bad = |why: &str| -> ! { panic!("{}:{}: {why}: `{line}`", table.display(), n + 1) };
-        if parts.len() < 2 {
-            bad("a row is `name | field:type ... | tags`");
-        }
-        let name = parts[0];
-        if name.is_empty()
-            || !name
-                .bytes()
-                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
-        {
-            bad("an event name is [a-z0-9_]");
-        }
-        let mut fields = Vec::new();
-        for f in parts[1].split_whitespace() {
-            let Some((field, ty)) = f.split_once(':') else {
-                bad("a field is name:type")
-            };
-            if !matches!(ty, "string" | "u32" | "u64" | "i64") {
-                bad("a field's type is string, u32, u64 or i64");
-            }
-            fields.push(format!("{field:?}"));
-            if !slots.iter().any(|s| s == field) {
-                slots.push(field.to_string());
+    let mut slots: Vec<&str> = Vec::new();
+    for event in &events {
+        let fields: Vec<String> = event
+            .fields
+            .iter()
+            .map(|f| format!("{:?}", f.name))
+            .collect();
+        for f in &event.fields {
+            if !slots.contains(&f.name.as_str()) {
+                slots.push(&f.name);
             }
         }
         let _ = writeln!(
             kinds,
-            "    {} => {name:?} [{}],",
-            camel(name),
+            "    {} => {:?} [{}],",
+            camel(&event.name),
+            event.name,
             fields.join(", ")
         );
     }

@@ -1,42 +1,22 @@
-//! Build-time reader of `events.table` and the code made from it: the
-//! LTTng-UST tracepoint definitions and C emitters, and the Rust event
-//! ids, routes, field lists and typed emitters. It also checks the Erlang
+//! The code made at build time from `events.table` (read and checked by
+//! the `dyntrace-events` crate, which the analyser's build reads it with
+//! too): the LTTng-UST tracepoint definitions and C emitters, and the Rust
+//! event ids, routes, field lists and typed emitters. It also checks the Erlang
 //! `event_name()` type against the table. Any mismatch stops the build.
 
 use std::fmt::Write as _;
 use std::path::Path;
 
-/// The erl_tracer classes (trace flags) a tag may belong to.
-const CLASSES: [&str; 8] = [
-    "procs",
-    "ports",
-    "running_procs",
-    "running_ports",
-    "call",
-    "send",
-    "receive",
-    "garbage_collection",
-];
+use dyntrace_events::{camel, Event, FieldType};
 
-#[derive(Clone, Copy, PartialEq)]
-enum FieldType {
-    String,
-    U32,
-    U64,
-    I64,
+/// What a field's type is in the generated C and Rust.
+trait Generated {
+    fn c_type(self) -> &'static str;
+    fn rust_variant(self) -> &'static str;
+    fn rust_types(self) -> (&'static str, &'static str);
 }
 
-impl FieldType {
-    fn parse(text: &str) -> Option<Self> {
-        match text {
-            "string" => Some(FieldType::String),
-            "u32" => Some(FieldType::U32),
-            "u64" => Some(FieldType::U64),
-            "i64" => Some(FieldType::I64),
-            _ => None,
-        }
-    }
-
+impl Generated for FieldType {
     /// The C argument type, as OTP's own LTTng backend declares it.
     fn c_type(self) -> &'static str {
         match self {
@@ -67,23 +47,10 @@ impl FieldType {
     }
 }
 
-struct Field {
-    name: String,
-    kind: FieldType,
-}
-
-struct Event {
-    name: String,
-    fields: Vec<Field>,
-    tags: Vec<(String, String)>,
-}
-
 /// Reads the table, checks the Erlang module against it and writes the
 /// generated files into `out_dir`.
 pub fn generate(table: &Path, erlang_module: &Path, out_dir: &Path) -> Result<(), String> {
-    let text = std::fs::read_to_string(table)
-        .map_err(|why| format!("cannot read {}: {why}", table.display()))?;
-    let events = parse(&text).map_err(|why| format!("{}: {why}", table.display()))?;
+    let events = dyntrace_events::read(table)?;
     check_erlang_type(&events, erlang_module)?;
     let write = |name: &str, text: String| {
         std::fs::write(out_dir.join(name), text)
@@ -94,95 +61,6 @@ pub fn generate(table: &Path, erlang_module: &Path, out_dir: &Path) -> Result<()
     write("event_table.rs", event_table_rs(&events))?;
     write("event_dispatch.rs", event_dispatch_rs(&events))?;
     write("event_emitters.rs", event_emitters_rs(&events))
-}
-
-fn parse(text: &str) -> Result<Vec<Event>, String> {
-    let mut events: Vec<Event> = Vec::new();
-    for (index, line) in text.lines().enumerate() {
-        let line = line.trim();
-        if line.is_empty() || line.starts_with('#') {
-            continue;
-        }
-        let at = |why: String| format!("line {}: {why}", index + 1);
-        let columns: Vec<&str> = line.split('|').map(str::trim).collect();
-        let [name, fields, tags] = columns[..] else {
-            return Err(at("a row is `name | field:type ... | class:tag ...`".into()));
-        };
-        if !is_identifier(name) {
-            return Err(at(format!("event name {name:?} is not [a-z][a-z0-9_]*")));
-        }
-        if events.iter().any(|e| e.name == name) {
-            return Err(at(format!("event {name} is defined twice")));
-        }
-        let mut event = Event {
-            name: name.to_string(),
-            fields: Vec::new(),
-            tags: Vec::new(),
-        };
-        for field in fields.split_whitespace() {
-            let (field_name, kind) = field
-                .split_once(':')
-                .ok_or_else(|| at(format!("field {field:?} is not name:type")))?;
-            let kind = FieldType::parse(kind).ok_or_else(|| {
-                at(format!(
-                    "field {field_name}: type {kind:?} is not string, u32, u64 or i64"
-                ))
-            })?;
-            if !is_identifier(field_name) || event.fields.iter().any(|f| f.name == field_name) {
-                return Err(at(format!(
-                    "field name {field_name:?} is invalid or repeated"
-                )));
-            }
-            event.fields.push(Field {
-                name: field_name.to_string(),
-                kind,
-            });
-        }
-        if event.fields.is_empty() {
-            return Err(at(format!("event {name} needs a field")));
-        }
-        for tag in tags.split_whitespace() {
-            let (class, tag) = tag
-                .split_once(':')
-                .ok_or_else(|| at(format!("tag {tag:?} is not class:tag")))?;
-            if !CLASSES.contains(&class) {
-                return Err(at(format!("class {class:?} is not one of {CLASSES:?}")));
-            }
-            let taken = events
-                .iter()
-                .chain(std::iter::once(&event))
-                .any(|e| e.tags.iter().any(|(c, t)| c == class && t == tag));
-            if taken {
-                return Err(at(format!("tag {class}:{tag} already goes to an event")));
-            }
-            event.tags.push((class.to_string(), tag.to_string()));
-        }
-        events.push(event);
-    }
-    if events.is_empty() {
-        return Err("no events".into());
-    }
-    Ok(events)
-}
-
-fn is_identifier(text: &str) -> bool {
-    text.starts_with(|c: char| c.is_ascii_lowercase())
-        && text
-            .chars()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
-}
-
-/// `process_spawn` -> `ProcessSpawn`.
-fn camel(name: &str) -> String {
-    name.split('_')
-        .map(|word| {
-            let mut chars = word.chars();
-            chars
-                .next()
-                .map(|first| first.to_ascii_uppercase().to_string() + chars.as_str())
-                .unwrap_or_default()
-        })
-        .collect()
 }
 
 /// A field name as a Rust identifier (`type` is a keyword).

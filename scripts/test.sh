@@ -1,6 +1,7 @@
 #!/bin/bash
 # Runs every test: lints (the NIF's module graph free of cycles, cargo fmt,
-# clippy -D warnings, Erlang compiled with warnings_as_errors), the Rust unit tests (cargo test), then each
+# clippy -D warnings, the analyser built without C libraries, Erlang
+# compiled with warnings_as_errors), the Rust unit tests (cargo test), then each
 # Common Test suite against an LTTng
 # session daemon of its own (scripts/isolated.sh), so that no other
 # recording session on the machine can disturb it. Ends with an
@@ -9,16 +10,20 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/setup.sh
 
-echo "==> module graph of native/src (no cycle), cargo fmt --check, cargo clippy -D warnings"
+echo "==> module graph of native/src (no cycle), cargo fmt --check, cargo clippy -D warnings, pure-Rust analyser"
 ./scripts/module-graph.sh >/dev/null
 cargo fmt --all -- --check
 cargo clippy --release --quiet --workspace --all-targets -- -D warnings
+# The analyser alone, as `cargo install --path analyze --no-default-features`
+# builds it on a machine without libbabeltrace2: no C library linked.
+cargo clippy --release --quiet -p dyntrace-analyze --no-default-features --all-targets -- -D warnings
 
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 status=0
-echo "==> cargo test (Rust unit tests, no VM)"
+echo "==> cargo test (Rust unit tests, no VM; the analyser's also without C libraries)"
 cargo test --release --quiet --workspace 2>&1 | tee -a "$log" || status=$?
+cargo test --release --quiet -p dyntrace-analyze --no-default-features 2>&1 | tee -a "$log" || status=$?
 if [ $# -gt 0 ]; then
     echo "==> rebar3 ct $*"
     scripts/isolated.sh rebar3 ct "$@" 2>&1 | tee -a "$log" || status=$?

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use crate::reader::{find_traces, Source};
+use crate::reader::{find_traces, use_decoder, Decoder, Source};
 use crate::run::{Filter, When};
 
 /// The options common to every analysis subcommand.
@@ -43,6 +43,10 @@ pub struct Common {
     /// window_start_ns; text follows each row's p99 (or total) per window
     #[arg(long, value_parser = parse_window)]
     pub window: Option<u64>,
+    /// Which CTF reader decodes trace files: the built-in one, or
+    /// libbabeltrace2 (the reference; lttng-live always uses it)
+    #[arg(long, value_enum, default_value = "builtin")]
+    pub reader: Decoder,
 }
 
 /// Parses `12`, `12ns`, `3us`, `1.5ms`, `2s`, `1m` into nanoseconds.
@@ -174,8 +178,9 @@ fn parse_window(text: &str) -> Result<u64, String> {
 }
 
 impl Common {
-    /// Where the events come from.
+    /// Where the events come from (and which reader decodes them).
     pub fn source(&self) -> Result<Source, String> {
+        use_decoder(self.reader);
         let urls: Vec<String> = self
             .traces
             .iter()

@@ -1,7 +1,7 @@
 //! dyntrace-analyze: answers from dyntrace's LTTng traces.
 //!
-//! Layers, each its own module: [`reader`] (libbabeltrace2: traces or a
-//! live relay, muxed into one timeline), [`event`] (the contract's events,
+//! Layers, each its own module: [`reader`] (traces or a live relay, muxed
+//! into one timeline; [`ctf`], the built-in CTF reader, or libbabeltrace2), [`event`] (the contract's events,
 //! fields resolved by name once per class), [`identity`] (names, nodes,
 //! aliases: who is who, for every analysis), [`run`] (the event loop: time
 //! window, selection, live reordering, `--window`), [`analysis`] (one state
@@ -14,6 +14,7 @@
 
 pub mod analysis;
 pub mod cli;
+pub mod ctf;
 pub mod damage;
 pub mod event;
 pub mod identity;

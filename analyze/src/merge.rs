@@ -1,29 +1,38 @@
 //! Decoding on several cores: each part of the streams is read by a
-//! libbabeltrace2 graph of its own on a thread of its own (decoding is
-//! most of a read's work), which copies our provider's events into
-//! batches; the reader's thread merges the batches by timestamp (ties in
+//! decoder of its own (a libbabeltrace2 graph, or the built-in CTF
+//! reader's streams) on a thread of its own (decoding is most of a read's
+//! work), which copies our provider's events into batches; the reader's thread merges the batches by timestamp (ties in
 //! part order) and hands the events to the analyses in that one order.
 //! Each part sends through a queue of a few batches, so memory stays
 //! bounded whatever the trace's length.
 
 use std::collections::HashMap;
+#[cfg(feature = "babeltrace2")]
 use std::ffi::{c_char, c_int, c_void, CStr};
-use std::path::{Path, PathBuf};
+#[cfg(feature = "babeltrace2")]
+use std::path::Path;
+use std::path::PathBuf;
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::thread::JoinHandle;
 
-use crate::event::{Counted, Event, EventClass, Field, Wanted, MAX_FIELDS};
-use crate::message::{message_shape, Shape};
-use crate::reader::{class_of, Callbacks, Discarded, Graph, RawEvent, Step};
+#[cfg(feature = "babeltrace2")]
+use crate::event::Wanted;
+use crate::event::{Counted, Event, EventClass, Field, MAX_FIELDS};
+#[cfg(feature = "babeltrace2")]
+use crate::message::message_shape;
+use crate::message::Shape;
+#[cfg(feature = "babeltrace2")]
+use crate::reader::{class_of, Callbacks, Graph, RawEvent};
+use crate::reader::{Discarded, Step};
 
 /// Events per batch: each batch handed over may wake a sleeping thread,
 /// which costs as much as copying a few hundred events.
-const BATCH: usize = 4096;
+pub(crate) const BATCH: usize = 4096;
 /// Text bytes per batch: a batch is full at [`BATCH`] events or this much
 /// text, whichever comes first, so that the batches in flight stay a few
 /// MiB however long the fields (events only counted leave the batches to
 /// the ones with fields).
-const BATCH_BYTES: usize = 192 << 10;
+pub(crate) const BATCH_BYTES: usize = 192 << 10;
 /// Batches a part may have decoded ahead of the merge: enough to ride out
 /// the other threads being scheduled out for a few time slices on a busy
 /// machine (the merge waits for the slowest part), a few MiB per part.
@@ -35,7 +44,7 @@ const STEP: usize = 1 << 16;
 
 /// A copied field: a range of the batch's bytes, or an integer.
 #[derive(Clone, Copy)]
-enum Copied {
+pub(crate) enum Copied {
     Str(u32, u32),
     Int(i64),
     Other,
@@ -43,39 +52,58 @@ enum Copied {
 
 /// A copied event: its fields are `fields[first..first + n]`.
 #[derive(Clone, Copy)]
-struct CopiedEvent {
-    ts_ns: i64,
+pub(crate) struct CopiedEvent {
+    pub(crate) ts_ns: i64,
     /// CPU numbers and pids fit (-1 stands for unknown, as for the shim).
-    cpu: i32,
-    vpid: i32,
-    class: u32,
-    trace: u32,
-    first: u32,
-    n: u32,
+    pub(crate) cpu: i32,
+    pub(crate) vpid: i32,
+    pub(crate) class: u32,
+    pub(crate) trace: u32,
+    pub(crate) first: u32,
+    pub(crate) n: u32,
     /// Its message's shape, found here rather than by the merge's thread.
-    shape: Shape,
+    pub(crate) shape: Shape,
 }
 
 /// What a part sends: classes and traces first seen, then events.
 #[derive(Default)]
-struct Batch {
-    classes: Vec<(u32, EventClass)>,
+pub(crate) struct Batch {
+    pub(crate) classes: Vec<(u32, EventClass)>,
     /// A trace's first event: its index in the part and its directory.
-    traces: Vec<(u32, PathBuf)>,
-    events: Vec<CopiedEvent>,
-    fields: Vec<Copied>,
-    bytes: Vec<u8>,
+    pub(crate) traces: Vec<(u32, PathBuf)>,
+    pub(crate) events: Vec<CopiedEvent>,
+    pub(crate) fields: Vec<Copied>,
+    pub(crate) bytes: Vec<u8>,
     /// The part's discarded counts so far.
-    discarded: Discarded,
+    pub(crate) discarded: Discarded,
     /// With the part's end: the events it counted rather than sent, per
     /// class index of the part, and the first and last one's time.
-    counted: Option<(Vec<u64>, i64, i64)>,
+    pub(crate) counted: Option<(Vec<u64>, i64, i64)>,
     /// The part's end: read to the end, or its error.
-    end: Option<Result<(), String>>,
+    pub(crate) end: Option<Result<(), String>>,
 }
 
 impl Batch {
-    fn clear(&mut self) {
+    /// Adds `event` with a copy of `fields` (its `first` and `n` are set
+    /// here).
+    pub(crate) fn push(&mut self, mut event: CopiedEvent, fields: &[Field]) {
+        event.first = self.fields.len() as u32;
+        event.n = fields.len() as u32;
+        self.events.push(event);
+        for f in fields {
+            self.fields.push(match *f {
+                Field::Str(s) => {
+                    let at = self.bytes.len() as u32;
+                    self.bytes.extend_from_slice(s);
+                    Copied::Str(at, s.len() as u32)
+                }
+                Field::Int(v) => Copied::Int(v),
+                Field::Other => Copied::Other,
+            });
+        }
+    }
+
+    pub(crate) fn clear(&mut self) {
         self.classes.clear();
         self.traces.clear();
         self.events.clear();
@@ -86,6 +114,7 @@ impl Batch {
     }
 }
 
+#[cfg(feature = "babeltrace2")]
 /// A part's state in its thread, which the shim's callbacks write into.
 struct Collector {
     /// The part's classes, per class index.
@@ -96,12 +125,14 @@ struct Collector {
     renamed: Vec<(PathBuf, PathBuf)>,
 }
 
+#[cfg(feature = "babeltrace2")]
 const COPYING: Callbacks = Callbacks {
     on_class: copy_class,
     on_event: copy_event,
     on_trace: copy_trace,
 };
 
+#[cfg(feature = "babeltrace2")]
 unsafe extern "C" fn copy_class(
     ctx: *mut c_void,
     index: u32,
@@ -123,6 +154,7 @@ unsafe extern "C" fn copy_class(
     reading as c_int
 }
 
+#[cfg(feature = "babeltrace2")]
 unsafe extern "C" fn copy_event(ctx: *mut c_void, raw: *const RawEvent) {
     // SAFETY: ctx is the part's `Collector`; `raw` and its fields are
     // valid until this function returns.
@@ -136,30 +168,22 @@ unsafe extern "C" fn copy_event(ctx: *mut c_void, raw: *const RawEvent) {
     // SAFETY: `raw` is the shim's event of this callback.
     let n = unsafe { raw.fields(&mut fields) };
     let shape = message_shape(class, &fields[..n]);
-    let b = &mut c.batch;
-    b.events.push(CopiedEvent {
-        ts_ns: raw.ts_ns,
-        cpu: i32::try_from(raw.cpu).unwrap_or(-1),
-        vpid: i32::try_from(raw.vpid).unwrap_or(-1),
-        class: raw.class_index,
-        trace: raw.trace,
-        first: b.fields.len() as u32,
-        n: n as u32,
-        shape,
-    });
-    for f in &fields[..n] {
-        b.fields.push(match *f {
-            Field::Str(s) => {
-                let at = b.bytes.len() as u32;
-                b.bytes.extend_from_slice(s);
-                Copied::Str(at, s.len() as u32)
-            }
-            Field::Int(v) => Copied::Int(v),
-            Field::Other => Copied::Other,
-        });
-    }
+    c.batch.push(
+        CopiedEvent {
+            ts_ns: raw.ts_ns,
+            cpu: i32::try_from(raw.cpu).unwrap_or(-1),
+            vpid: i32::try_from(raw.vpid).unwrap_or(-1),
+            class: raw.class_index,
+            trace: raw.trace,
+            first: 0,
+            n: 0,
+            shape,
+        },
+        &fields[..n],
+    );
 }
 
+#[cfg(feature = "babeltrace2")]
 unsafe extern "C" fn copy_trace(ctx: *mut c_void, index: u32, stream: *const c_char) {
     // SAFETY: ctx is the part's `Collector`; `stream` is NUL-terminated.
     let c = unsafe { &mut *(ctx as *mut Collector) };
@@ -176,6 +200,7 @@ unsafe extern "C" fn copy_trace(ctx: *mut c_void, index: u32, stream: *const c_c
     c.batch.traces.push((index, dir));
 }
 
+#[cfg(feature = "babeltrace2")]
 /// Runs one part's graph to its end, sending full batches; stops early
 /// when the merge is gone. Gives the graph back to be freed by the
 /// thread that made it.
@@ -283,10 +308,16 @@ impl Lane {
     }
 }
 
+/// One part's decoder, run on a thread of its own: it sends full batches
+/// (the last with its end) and takes read ones back for reuse, and gives
+/// back what is to be freed on the merge's thread.
+pub(crate) type Part = Box<dyn FnOnce(SyncSender<Batch>, Receiver<Batch>) -> Box<dyn Send> + Send>;
+
 /// Parts decoded on threads of their own, merged by timestamp.
 pub struct Merge {
     lanes: Vec<Lane>,
-    threads: Vec<JoinHandle<Graph>>,
+    /// Each gives back what its decoder leaves to free on this thread.
+    threads: Vec<JoinHandle<Box<dyn Send>>>,
     /// Merged trace indexes by directory, in order of first event.
     traces: HashMap<PathBuf, u32>,
     started: bool,
@@ -296,6 +327,7 @@ impl Merge {
     /// Builds one graph per part (each a list of trace directories) on
     /// this thread, and starts decoding each on a thread of its own.
     /// `renamed` maps each view to the trace it stands for.
+    #[cfg(feature = "babeltrace2")]
     pub fn open(
         parts: &[Vec<String>],
         renamed: Vec<(PathBuf, PathBuf)>,
@@ -305,19 +337,33 @@ impl Merge {
             .iter()
             .map(|inputs| Graph::open(inputs, false, &COPYING))
             .collect::<Result<Vec<_>, _>>()?;
+        let parts: Vec<Part> = graphs
+            .into_iter()
+            .map(|graph| {
+                let renamed = renamed.clone();
+                let part: Part = Box::new(move |send, spare| {
+                    Box::new(decode(graph, renamed, wanted, send, spare)) as Box<dyn Send>
+                });
+                part
+            })
+            .collect();
+        Merge::spawn(parts)
+    }
+
+    /// Starts each part on a thread of its own.
+    pub(crate) fn spawn(parts: Vec<Part>) -> Result<Merge, String> {
         let mut merge = Merge {
             lanes: Vec::new(),
             threads: Vec::new(),
             traces: HashMap::new(),
             started: false,
         };
-        for (i, graph) in graphs.into_iter().enumerate() {
+        for (i, part) in parts.into_iter().enumerate() {
             let (send, recv) = sync_channel(QUEUE);
             let (spare_send, spare_recv) = sync_channel(SPARE);
-            let renamed = renamed.clone();
             let thread = std::thread::Builder::new()
                 .name(format!("decode-{i}"))
-                .spawn(move || decode(graph, renamed, wanted, send, spare_recv))
+                .spawn(move || part(send, spare_recv))
                 .map_err(|e| format!("cannot start a decoding thread: {e}"))?;
             merge.threads.push(thread);
             merge.lanes.push(Lane {

@@ -1,6 +1,10 @@
-//! Reading CTF traces through libbabeltrace2, the reference CTF reader.
+//! Reading CTF traces: finding them, checking their streams against
+//! LTTng's indexes, and decoding them with the built-in reader
+//! ([`crate::ctf`], the default) or libbabeltrace2, the reference CTF
+//! reader (`--reader babeltrace2`, lttng-live, and a trace the built-in
+//! reader cannot read; only in a build with the `babeltrace2` feature).
 //!
-//! The graph (sources -> a sink with a port per stream, merging them by
+//! The libbabeltrace2 graph (sources -> a sink with a port per stream, merging them by
 //! timestamp; live: sources -> `filter.utils.muxer` -> a simple sink) lives
 //! in a small C shim (`c_src/bt_reader.c`): libbabeltrace2's API is a few
 //! hundred functions, status enums and reference-counted handles, and the
@@ -9,14 +13,20 @@
 //! structs. The events of all inputs come in timestamp order; those of a
 //! class whose fields nobody reads come with their time only.
 
+#[cfg(feature = "babeltrace2")]
 use std::ffi::{c_char, c_int, c_void, CStr, CString};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU8, Ordering};
 
 use crate::damage::{check_stream, parse_index, DamagedStream, StreamCheck};
-use crate::event::{Counted, Event, EventClass, Field, Wanted, MAX_FIELDS};
+use crate::event::{Counted, Event, EventClass, Wanted};
+#[cfg(feature = "babeltrace2")]
+use crate::event::{Field, MAX_FIELDS};
 use crate::merge::Merge;
+#[cfg(feature = "babeltrace2")]
 use crate::message::message_shape;
 
+#[cfg(feature = "babeltrace2")]
 #[repr(C)]
 struct RawField {
     str_ptr: *const c_char,
@@ -25,6 +35,7 @@ struct RawField {
     kind: i32,
 }
 
+#[cfg(feature = "babeltrace2")]
 #[repr(C)]
 pub(crate) struct RawEvent {
     pub(crate) class_index: u32,
@@ -36,6 +47,7 @@ pub(crate) struct RawEvent {
     pub(crate) vpid: i64,
 }
 
+#[cfg(feature = "babeltrace2")]
 impl RawEvent {
     /// The payload fields, into `out`; how many.
     ///
@@ -63,16 +75,21 @@ impl RawEvent {
     }
 }
 
+#[cfg(feature = "babeltrace2")]
 #[repr(C)]
 struct RawReader {
     _opaque: [u8; 0],
 }
 
+#[cfg(feature = "babeltrace2")]
 pub(crate) type ClassCb =
     unsafe extern "C" fn(*mut c_void, u32, *const c_char, u32, *const *const c_char) -> c_int;
+#[cfg(feature = "babeltrace2")]
 pub(crate) type EventCb = unsafe extern "C" fn(*mut c_void, *const RawEvent);
+#[cfg(feature = "babeltrace2")]
 pub(crate) type TraceCb = unsafe extern "C" fn(*mut c_void, u32, *const c_char);
 
+#[cfg(feature = "babeltrace2")]
 extern "C" {
     fn dt_reader_new() -> *mut RawReader;
     fn dt_reader_open(
@@ -99,10 +116,15 @@ extern "C" {
     fn dt_reader_free(r: *mut RawReader);
 }
 
+#[cfg(feature = "babeltrace2")]
 const FIELD_STRING: i32 = 1;
+#[cfg(feature = "babeltrace2")]
 const FIELD_INTEGER: i32 = 2;
+#[cfg(feature = "babeltrace2")]
 const RUN_OK: c_int = 0;
+#[cfg(feature = "babeltrace2")]
 const RUN_AGAIN: c_int = 1;
+#[cfg(feature = "babeltrace2")]
 const RUN_END: c_int = 2;
 
 /// Where events come from: trace directories, or lttng-live URLs.
@@ -135,6 +157,7 @@ pub struct Discarded {
     pub reports_without_count: u64,
 }
 
+#[cfg(feature = "babeltrace2")]
 /// Per-reader state the C callbacks write into: the event classes seen so
 /// far (indexed as the shim numbers them) and the user's event handler.
 struct Sink<'h> {
@@ -144,14 +167,18 @@ struct Sink<'h> {
     panicked: bool,
 }
 
-/// A babeltrace2 graph over one [`Source`].
+/// The events of one [`Source`], in timestamp order.
 pub struct Reader {
     inner: Inner,
+    /// The classes a graph reads fields of (the built-in reader's parts
+    /// know their own).
+    #[cfg(feature = "babeltrace2")]
     wanted: Wanted,
     label: String,
     damaged: Vec<DamagedStream>,
     /// Temporary trace directories given to libbabeltrace2 in place of
     /// damaged traces, with the directory each stands for.
+    #[cfg(feature = "babeltrace2")]
     views: Vec<View>,
 }
 
@@ -327,6 +354,7 @@ fn check_trace(dir: &Path) -> Result<(Vec<StreamCheck>, Vec<DamagedStream>), Str
     Ok((checks, missing))
 }
 
+#[cfg(feature = "babeltrace2")]
 /// A temporary trace directory: the metadata and the chosen streams
 /// (links to whole files, copies of just the readable packets of the
 /// others), removed when dropped. While it lives, its run holds an
@@ -339,6 +367,7 @@ struct View {
     lock: Option<std::fs::File>,
 }
 
+#[cfg(feature = "babeltrace2")]
 impl Drop for View {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.dir);
@@ -348,15 +377,18 @@ impl Drop for View {
     }
 }
 
+#[cfg(feature = "babeltrace2")]
 /// Views are named `dyntrace-analyze-PID-NANOS-N` in the temporary directory.
 const VIEW_PREFIX: &str = "dyntrace-analyze-";
 
+#[cfg(feature = "babeltrace2")]
 fn lock_path(dir: &Path) -> PathBuf {
     let mut name = dir.as_os_str().to_owned();
     name.push(".lock");
     PathBuf::from(name)
 }
 
+#[cfg(feature = "babeltrace2")]
 /// Removes the views of runs that were killed before they could: those
 /// whose lock no process holds. A view without a lock file is being made
 /// (the lock comes first) or was left by an older build: it is removed
@@ -388,6 +420,7 @@ fn remove_stale_views() {
     }
 }
 
+#[cfg(feature = "babeltrace2")]
 /// A new, locked view directory of a name no other run has.
 fn new_view_dir() -> Result<(PathBuf, std::fs::File), String> {
     static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
@@ -427,6 +460,7 @@ fn new_view_dir() -> Result<(PathBuf, std::fs::File), String> {
     }
 }
 
+#[cfg(feature = "babeltrace2")]
 impl View {
     fn new(original: &Path, streams: &[&StreamCheck]) -> Result<View, String> {
         let (dir, lock) = new_view_dir()?;
@@ -463,6 +497,7 @@ impl View {
     }
 }
 
+#[cfg(feature = "babeltrace2")]
 /// Writes the byte ranges `packets` of `from` one after the other into `to`.
 fn copy_packets(from: &Path, packets: &[(u64, u64)], to: &Path) -> std::io::Result<()> {
     use std::io::{Read, Seek};
@@ -475,17 +510,20 @@ fn copy_packets(from: &Path, packets: &[(u64, u64)], to: &Path) -> std::io::Resu
     Ok(())
 }
 
+#[cfg(feature = "babeltrace2")]
 /// One libbabeltrace2 graph built by the shim, freed when dropped.
 pub(crate) struct Graph {
     raw: *mut RawReader,
 }
 
+#[cfg(feature = "babeltrace2")]
 // SAFETY: a graph is built and freed on the thread that opens the reader;
 // in between it is run by one thread at a time (the one owning it), and
 // it shares no mutable objects with another graph (each finds its own
 // plugin objects).
 unsafe impl Send for Graph {}
 
+#[cfg(feature = "babeltrace2")]
 /// The callbacks a graph delivers to: `ctx` is the context set for a run.
 pub(crate) struct Callbacks {
     pub(crate) on_class: ClassCb,
@@ -493,6 +531,7 @@ pub(crate) struct Callbacks {
     pub(crate) on_trace: TraceCb,
 }
 
+#[cfg(feature = "babeltrace2")]
 impl Graph {
     /// Builds a graph over `inputs` (trace directories, or live URLs).
     pub(crate) fn open(
@@ -593,9 +632,11 @@ impl Graph {
     }
 }
 
+#[cfg(feature = "babeltrace2")]
 /// Classes a graph numbers at most (the shim's `CLASS_SLOTS / 2`).
 const MAX_CLASSES: usize = 2048;
 
+#[cfg(feature = "babeltrace2")]
 impl Drop for Graph {
     fn drop(&mut self) {
         // SAFETY: `raw` came from dt_reader_new and is freed once, here.
@@ -603,6 +644,7 @@ impl Drop for Graph {
     }
 }
 
+#[cfg(feature = "babeltrace2")]
 const DIRECT: Callbacks = Callbacks {
     on_class,
     on_event,
@@ -610,11 +652,37 @@ const DIRECT: Callbacks = Callbacks {
 };
 
 /// How the events are read: one graph run on the caller's thread, or
-/// several graphs over parts of the streams, each on a thread of its own,
-/// merged by timestamp.
+/// several decoders over parts of the streams (libbabeltrace2 graphs or
+/// the built-in reader's), each on a thread of its own, merged by
+/// timestamp.
 enum Inner {
+    #[cfg(feature = "babeltrace2")]
     Direct(Graph),
     Parallel(Merge),
+}
+
+/// Which decoder reads trace files.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Decoder {
+    /// The built-in CTF 1.8 reader (traces it cannot read go to
+    /// libbabeltrace2 when the build has it).
+    Builtin,
+    /// libbabeltrace2, the reference CTF reader.
+    Babeltrace2,
+}
+
+static DECODER: AtomicU8 = AtomicU8::new(0);
+
+/// Chooses the decoder of trace files for the readers opened after.
+pub fn use_decoder(decoder: Decoder) {
+    DECODER.store(decoder as u8, Ordering::Relaxed);
+}
+
+fn decoder() -> Decoder {
+    match DECODER.load(Ordering::Relaxed) {
+        0 => Decoder::Builtin,
+        _ => Decoder::Babeltrace2,
+    }
 }
 
 impl Reader {
@@ -622,8 +690,14 @@ impl Reader {
     /// `wanted` names (the others with their time only). Fails with a
     /// one-line message naming the input.
     pub fn open(source: &Source, wanted: Wanted) -> Result<Reader, String> {
+        Reader::open_with(source, wanted, decoder())
+    }
+
+    /// As [`Reader::open`], trace files decoded by `chosen`.
+    pub fn open_with(source: &Source, wanted: Wanted, chosen: Decoder) -> Result<Reader, String> {
         match source {
             // Live: every event is handed on (the run reorders them).
+            #[cfg(feature = "babeltrace2")]
             Source::Live(urls) => Ok(Reader {
                 inner: Inner::Direct(Graph::open(urls, true, &DIRECT)?),
                 wanted: wanted.without_counting(),
@@ -631,6 +705,11 @@ impl Reader {
                 damaged: Vec::new(),
                 views: Vec::new(),
             }),
+            #[cfg(not(feature = "babeltrace2"))]
+            Source::Live(urls) => Err(format!(
+                "{}: reading lttng-live needs libbabeltrace2 (this build has none)",
+                urls.join(", ")
+            )),
             Source::Traces(dirs) => {
                 let dirs = distinct_traces(dirs);
                 let label = dirs
@@ -646,37 +725,95 @@ impl Reader {
                     damaged.extend(missing);
                     checked.push((dir, checks));
                 }
-                // Parts need views of their streams: without a place for
-                // them, one graph reads every trace.
-                let (mut inputs, views) = match parts(&checked, decoders()) {
-                    Ok(split) => split,
-                    Err(_) => parts(&checked, 1)?,
+                let builtin = || {
+                    let groups = partition(&checked, decoders());
+                    crate::ctf::open(&checked, groups, wanted)
                 };
-                let renamed: Vec<(PathBuf, PathBuf)> = views
-                    .iter()
-                    .map(|v| (v.dir.clone(), v.original.clone()))
-                    .collect();
-                let opened = if inputs.len() <= 1 {
-                    let inputs = inputs.pop().unwrap_or_default();
-                    Graph::open(&inputs, false, &DIRECT).map(Inner::Direct)
-                } else {
-                    Merge::open(&inputs, renamed, wanted).map(Inner::Parallel)
+                let fallback = match chosen {
+                    Decoder::Builtin => match builtin() {
+                        Ok(merge) => {
+                            return Ok(Reader {
+                                inner: Inner::Parallel(merge),
+                                #[cfg(feature = "babeltrace2")]
+                                wanted,
+                                label,
+                                damaged,
+                                #[cfg(feature = "babeltrace2")]
+                                views: Vec::new(),
+                            })
+                        }
+                        Err(e) => e,
+                    },
+                    Decoder::Babeltrace2 => String::new(),
                 };
-                let inner = opened.map_err(|e| message(&label, &views, &e))?;
-                let reader = Reader {
-                    inner,
-                    wanted,
-                    label,
-                    damaged,
-                    views,
-                };
-                Ok(reader)
+                Reader::open_babeltrace2(checked, damaged, label, wanted, fallback)
             }
         }
     }
 
+    /// The trace files through libbabeltrace2; `why` is the built-in
+    /// reader's reason not to read them (empty when not asked to).
+    #[cfg(feature = "babeltrace2")]
+    fn open_babeltrace2(
+        checked: Vec<(PathBuf, Vec<StreamCheck>)>,
+        damaged: Vec<DamagedStream>,
+        label: String,
+        wanted: Wanted,
+        why: String,
+    ) -> Result<Reader, String> {
+        if !why.is_empty() {
+            eprintln!("dyntrace-analyze: {why}; reading it with libbabeltrace2");
+        }
+        // Parts need views of their streams: without a place for
+        // them, one graph reads every trace.
+        let (mut inputs, views) = match parts(&checked, decoders()) {
+            Ok(split) => split,
+            Err(_) => parts(&checked, 1)?,
+        };
+        let renamed: Vec<(PathBuf, PathBuf)> = views
+            .iter()
+            .map(|v| (v.dir.clone(), v.original.clone()))
+            .collect();
+        let opened = if inputs.len() <= 1 {
+            let inputs = inputs.pop().unwrap_or_default();
+            Graph::open(&inputs, false, &DIRECT).map(Inner::Direct)
+        } else {
+            Merge::open(&inputs, renamed, wanted).map(Inner::Parallel)
+        };
+        let inner = opened.map_err(|e| message(&label, &views, &e))?;
+        Ok(Reader {
+            inner,
+            wanted,
+            label,
+            damaged,
+            views,
+        })
+    }
+
+    #[cfg(not(feature = "babeltrace2"))]
+    fn open_babeltrace2(
+        _checked: Vec<(PathBuf, Vec<StreamCheck>)>,
+        _damaged: Vec<DamagedStream>,
+        label: String,
+        _wanted: Wanted,
+        why: String,
+    ) -> Result<Reader, String> {
+        if why.is_empty() {
+            return Err(format!(
+                "{label}: --reader babeltrace2 needs libbabeltrace2 (this build has none)"
+            ));
+        }
+        Err(why)
+    }
+
+    #[cfg(feature = "babeltrace2")]
     fn message(&self, error: &str) -> String {
         message(&self.label, &self.views, error)
+    }
+
+    #[cfg(not(feature = "babeltrace2"))]
+    fn message(&self, error: &str) -> String {
+        format!("{}: {error}", self.label)
     }
 
     /// Streams whose recorded packets cannot all be read (their readable
@@ -686,13 +823,17 @@ impl Reader {
     }
 
     /// Reads on, delivering some events to `handler`.
+    #[cfg_attr(not(feature = "babeltrace2"), allow(clippy::ptr_arg))]
     pub fn step(
         &mut self,
         classes: &mut Vec<EventClass>,
         handler: &mut dyn FnMut(&Event),
     ) -> Result<Step, String> {
         let mut panicked = false;
+        // Only a graph on this thread numbers its classes in `classes`.
+        let _ = &classes;
         let step = match &mut self.inner {
+            #[cfg(feature = "babeltrace2")]
             Inner::Direct(graph) => {
                 let mut sink = Sink {
                     classes: std::mem::take(classes),
@@ -729,18 +870,21 @@ impl Reader {
     pub fn counted(&self, classes: &[EventClass]) -> Counted {
         let mut counted = Counted::default();
         match &self.inner {
+            #[cfg(feature = "babeltrace2")]
             Inner::Direct(graph) => {
                 let (counts, first, last) = graph.counted();
                 counted.add(classes, &counts, first, last);
             }
             Inner::Parallel(merge) => merge.counted(&mut counted),
         }
+        let _ = classes;
         counted
     }
 
     /// Discarded events reported so far.
     pub fn discarded(&self) -> Discarded {
         match &self.inner {
+            #[cfg(feature = "babeltrace2")]
             Inner::Direct(graph) => graph.discarded(),
             Inner::Parallel(merge) => merge.discarded(),
         }
@@ -749,11 +893,13 @@ impl Reader {
 
 /// An error of the shim as the user reads it: naming the input, and the
 /// user's trace directories rather than the views standing in for them.
+#[cfg(feature = "babeltrace2")]
 fn message(label: &str, views: &[View], error: &str) -> String {
     let text = format!("{label}: {error}");
     views.iter().fold(text, |t, v| v.unmap(&t))
 }
 
+#[cfg(feature = "babeltrace2")]
 /// The trace directories each graph reads (each trace itself where the
 /// graph reads all its streams and they are whole, else a view), and the
 /// views.
@@ -792,7 +938,7 @@ const MAX_DECODERS: usize = 4;
 /// Splits the readable streams of the traces into at most `n` groups of
 /// about equal bytes; each group is, per trace, the streams it reads.
 #[allow(clippy::type_complexity)]
-fn partition(
+pub(crate) fn partition(
     checked: &[(PathBuf, Vec<StreamCheck>)],
     n: usize,
 ) -> Vec<Vec<(usize, Vec<&StreamCheck>)>> {
@@ -838,6 +984,7 @@ fn partition(
         .collect()
 }
 
+#[cfg(feature = "babeltrace2")]
 /// An event class as the shim describes it.
 ///
 /// # Safety
@@ -857,6 +1004,7 @@ pub(crate) unsafe fn class_of(
     EventClass::new(&text(name), names)
 }
 
+#[cfg(feature = "babeltrace2")]
 unsafe extern "C" fn on_class(
     ctx: *mut c_void,
     index: u32,
@@ -877,6 +1025,7 @@ unsafe extern "C" fn on_class(
     reading as c_int
 }
 
+#[cfg(feature = "babeltrace2")]
 unsafe extern "C" fn on_event(ctx: *mut c_void, raw: *const RawEvent) {
     // SAFETY: ctx is the `Sink` of the current run; `raw` and its fields and
     // strings are valid until this function returns.
@@ -905,6 +1054,7 @@ unsafe extern "C" fn on_event(ctx: *mut c_void, raw: *const RawEvent) {
     }
 }
 
+#[cfg(feature = "babeltrace2")]
 unsafe extern "C" fn on_trace_ignored(_ctx: *mut c_void, _index: u32, _stream: *const c_char) {}
 
 #[cfg(test)]
