@@ -12,6 +12,7 @@
 
 -export([all/0, suite/0, init_per_suite/1, end_per_suite/1, end_per_testcase/2]).
 -export([t_registered_server_by_name/1,
+         t_name_before_tracing/1,
          t_snapshot_names/1,
          t_genserver_slowest/1,
          t_selections/1,
@@ -34,6 +35,7 @@ suite() ->
 
 all() ->
     [t_registered_server_by_name,
+     t_name_before_tracing,
      t_snapshot_names,
      t_genserver_slowest,
      t_selections,
@@ -202,6 +204,57 @@ t_registered_server_by_name(Config) ->
     ?assertMatch(#{<<"count">> := ?CALLS}, maps:get(pid_bin(Caller), ByTo)),
     ?assertMatch(#{<<"name">> := <<"shop_audit">>}, maps:get(pid_bin(Server), ByTo)),
     ?assertEqual(0, maps:get(<<"aliases_evicted">>, Latency)),
+    lttng_session:destroy(S).
+
+%% A gen_server registered before tracing began, called 20,000 times by a
+%% traced caller; the trace names it only halfway, when it registers again
+%% (10,000 calls in). `--name' selects the process, not the time after
+%% the event naming it: `genserver --name' pairs all 20,000 calls, as
+%% `--pid' does, with every event `--pid' keeps, and the JSON says the
+%% name's earliest evidence is later than the process's first event.
+t_name_before_tracing(Config) ->
+    Half = 10000,
+    {ok, Server} = gen_server:start({local, shop_early}, ?MODULE, [], []),
+    S = lttng_session:create(t_early, [process_register, message_send, message_receive,
+                                       process_scheduled],
+                             #{subbuf_size => 8 bsl 20, num_subbuf => 4}),
+    ok = lttng_session:track_self(S),
+    ok = lttng_session:start(S),
+    ok = lttng_session:wait_enabled([process_register, message_send]),
+    1 = erlang:trace(Server, true, [procs, send, 'receive', running, {tracer, dyntrace, []}]),
+    Calls = fun() -> [I = gen_server:call(shop_early, {get, I}) || I <- lists:seq(1, Half)] end,
+    {_, _Caller} = traced([send, 'receive', running],
+                          fun() ->
+                                  Calls(),
+                                  true = unregister(shop_early),
+                                  true = register(shop_early, Server),
+                                  Calls()
+                          end),
+    ok = gen_server:stop(Server),
+    lttng_session:stop(S),
+    Row = fun(Out) ->
+                  ?assertEqual(0, maps:get(<<"discarded">>, Out)),
+                  [R] = [R || R <- maps:get(<<"genserver">>, Out),
+                              maps:get(<<"server">>, R) =:= pid_bin(Server)],
+                  R
+          end,
+    ByPid = analyze_ok(Config, ["genserver", "--json", "--pid", pid_to_list(Server), dir(S)]),
+    ByName = analyze_ok(Config, ["genserver", "--json", "--name", "shop_early", dir(S)]),
+    All = 2 * Half,
+    [?assertMatch(#{<<"count">> := All, <<"unmatched">> := 0}, Row(Out)) || Out <- [ByPid, ByName]],
+    ?assert(maps:get(<<"events">>, ByName) >= maps:get(<<"events">>, ByPid)),
+    [Later] = maps:get(<<"named_later">>, ByName),
+    ?assertMatch(#{<<"name">> := <<"shop_early">>}, Later),
+    ?assertEqual(pid_bin(Server), maps:get(<<"pid">>, Later)),
+    ?assert(maps:get(<<"named_ns">>, Later) > maps:get(<<"first_ns">>, Later)),
+    %% The selection starts with the first call (sent to the name).
+    ?assert(maps:get(<<"first_ns">>, ByName) =< maps:get(<<"first_ns">>, Later)),
+    ?assert(maps:get(<<"named_ns">>, Later) - maps:get(<<"first_ns">>, ByName)
+            > (maps:get(<<"last_ns">>, ByName) - maps:get(<<"first_ns">>, ByName)) div 4),
+    ?assertEqual([], maps:get(<<"named_later">>, ByPid)),
+    {0, Text, <<>>} = analyze(Config, ["genserver", "--name", "shop_early", dir(S)]),
+    ?assertNotEqual(nomatch, string:find(Text, "shop_early " ++ pid_to_list(Server)
+                                         ++ " is named by the trace only at +"), Text),
     lttng_session:destroy(S).
 
 %% The process_name snapshot names processes the trace never saw register:

@@ -18,6 +18,7 @@ pub mod event;
 pub mod identity;
 pub mod merge;
 pub mod message;
+pub mod names;
 pub mod reader;
 pub mod report;
 pub mod run;

@@ -192,6 +192,9 @@ pub struct Summary {
     /// Events read per event name (in the contract's order), of those
     /// present.
     pub event_counts: Vec<(&'static str, u64)>,
+    /// Processes selected by `--name` whose earliest naming event comes
+    /// after their first event (they are selected from their first).
+    pub named_later: Vec<crate::names::NamedLater>,
 }
 
 impl Summary {
@@ -211,6 +214,15 @@ impl Summary {
                  (same pids merged): record with LTTng's vpid context \
                  (lttng add-context -u -t vpid -s SESSION, before lttng start)",
                 nodes.join(", ")
+            ));
+        }
+        for n in &self.named_later {
+            lines.push(format!(
+                "{} {} is named by the trace only at +{}: selected from its first event at +{}",
+                n.name,
+                n.pid,
+                format_ns((n.named_ns - self.first_ns).max(0) as u64),
+                format_ns((n.first_ns - self.first_ns).max(0) as u64),
             ));
         }
         if let Some(sel) = &self.empty_selection {
@@ -725,6 +737,19 @@ pub fn render_json(summary: &Summary, tables: &[Table]) -> Value {
             .collect::<Vec<_>>()),
     );
     top.insert("empty_selection".into(), json!(summary.empty_selection));
+    top.insert(
+        "named_later".into(),
+        Value::Array(
+            summary
+                .named_later
+                .iter()
+                .map(|n| {
+                    json!({"name": n.name, "pid": n.pid, "first_ns": n.first_ns,
+                           "named_ns": n.named_ns})
+                })
+                .collect(),
+        ),
+    );
     let mut columns = Map::new();
     for t in tables.iter().filter(|t| t.shown != Shown::TextOnly) {
         let keys = json_keys(t);
