@@ -19,11 +19,12 @@
          t_window/1,
          t_sched_by_function/1,
          t_two_nodes_one_session/1,
+         t_one_label_everywhere/1,
          t_remote_call_delivery/1,
          t_short_lived_node_names/1]).
 %% The traced workloads (some run in peer nodes).
 -export([server_start/1, server_enter/1, init/1, handle_call/3, handle_cast/2,
-         spin/1, fast_path/1, gc_worker/1, remote_server/1, remote_calls/3,
+         spin/1, fast_path/1, gc_worker/1, labelled_worker/1, remote_server/1, remote_calls/3,
          short_lived/0]).
 
 -define(CALLS, 20).
@@ -42,6 +43,7 @@ all() ->
      t_window,
      t_sched_by_function,
      t_two_nodes_one_session,
+     t_one_label_everywhere,
      t_remote_call_delivery,
      t_short_lived_node_names].
 
@@ -108,23 +110,38 @@ spin_until(Until, N) ->
 fast_path(N) ->
     N + 1.
 
+%% @doc In a node: a process registered as `worker' (traced before it
+%% registers) that collects garbage `Times' times and writes two
+%% `process_memory' rows of itself; waits for it, has the node write its
+%% names, and answers the worker's pid as this node writes it.
+labelled_worker(Times) ->
+    pid_to_list(worker(worker, Times, true)).
+
 %% @doc In a node: a process registered as `Name' (traced before it
 %% registers) that collects garbage `Times' times; waits for it, then has
 %% the node write its names.
 gc_worker({Name, Times}) ->
+    _ = worker(Name, Times, false),
+    ok.
+
+%% The workers of gc_worker/1 and labelled_worker/1 (`Memory': the
+%% process_memory rows too); the worker's pid.
+worker(Name, Times, Memory) ->
     Parent = self(),
     Pid = spawn(fun() ->
                         receive go -> ok end,
                         true = register(Name, self()),
                         [true = erlang:garbage_collect() || _ <- lists:seq(1, Times)],
+                        _ = [ok = dyntrace:emit_process_memory(self(), Name, M, M, 0, 0)
+                             || Memory, M <- [1000, 5000]],
                         Parent ! {done, self()}
                 end),
     1 = erlang:trace(Pid, true, [procs, garbage_collection, {tracer, dyntrace, []}]),
     Pid ! go,
-    receive {done, Pid} -> ok after 10000 -> error(gc_worker) end,
+    receive {done, Pid} -> ok after 10000 -> error({worker, Name}) end,
     ok = dyntrace:announce_nodes(),
     timer:sleep(100),
-    ok.
+    Pid.
 
 %% @doc In a node that has not loaded dyntrace: a process registered as
 %% `early_worker' before dyntrace loads, then dyntrace loaded, and once the
@@ -362,7 +379,7 @@ t_selections(Config) ->
 %% A traced process makes 50 calls, sleeps 500 ms, and makes 50 more:
 %% `calls --window 200ms' gives the calls' row once per window that had
 %% calls (two windows, 50 each, their starts 200 ms apart at least), and
-%% the text follows each row's p99 per window.
+%% the text gives each window's count, p50 and p99 on a line of its own.
 t_window(Config) ->
     S = start_session(t_window, [function_call, function_return]),
     Spec = [{'_', [], [{return_trace}]}],
@@ -379,7 +396,9 @@ t_window(Config) ->
     ?assert(W2 - W1 >= 400000000),
     ?assertEqual(0, (W2 - W1) rem 200000000),
     {0, Text, <<>>} = analyze(Config, ["calls", "--window", "200ms", dir(S)]),
-    ?assertNotEqual(nomatch, string:find(Text, "p99 per window of 200 ms"), Text),
+    ?assertNotEqual(nomatch, string:find(Text, "count, p50 and p99 per window of 200 ms"), Text),
+    ?assertMatch({match, _}, re:run(Text, "dyntrace_identity_SUITE:fast_path/1 +\\+0 ns +50 +[0-9.]+ [nu]s +[0-9.]+ [nu]s"), Text),
+    ?assertMatch({match, _}, re:run(Text, "\n +\\+[4-9][0-9]{2} ms +50 +[0-9.]+ [nu]s +[0-9.]+ [nu]s\n"), Text),
     lttng_session:destroy(S).
 
 %% A process spins for 60 ms (preempted again and again inside its loop),
@@ -433,6 +452,41 @@ t_two_nodes_one_session(Config) ->
                                                               maps:get(<<"kind">>, R) =:= <<"major">>]))
          || N <- Names],
         lttng_session:destroy(Apart)
+    after
+        [peer:stop(P) || {P, _} <- Peers]
+    end.
+
+%% Two nodes recorded into one session (vpid context), each with a worker
+%% registered as `worker': `gc' and `memory' write each worker
+%% the one way, `worker <0.N.0> on NODE', in text, and as its pid, name
+%% and node in JSON; the suffix that tells pids apart inside the analyser
+%% (`@0') is nowhere.
+t_one_label_everywhere(Config) ->
+    Peers = [start_peer(N) || N <- [lbl_a, lbl_b]],
+    try
+        Events = [node_name, process_register, gc_major_start, gc_major_end,
+                  process_memory],
+        S = lttng_session:create(t_label, Events),
+        lttng_session:cmd_ok("lttng add-context -u -s " ++ maps:get(name, S) ++ " -t vpid"),
+        ok = lttng_session:start(S),
+        [ok = peer:call(P, lttng_session, wait_enabled, [Events]) || {P, _} <- Peers],
+        Workers = [{atom_to_list(Node), peer:call(P, ?MODULE, labelled_worker, [3])}
+                   || {P, Node} <- Peers],
+        lttng_session:stop(S),
+        [begin
+             {0, Text, <<>>} = analyze(Config, [Cmd, dir(S)]),
+             ?assertEqual(nomatch, binary:match(Text, <<">@">>), Text),
+             [?assertNotEqual(nomatch, string:find(Text, "worker " ++ Pid ++ " on " ++ Node), {Cmd, Text})
+              || {Node, Pid} <- Workers],
+             Json = analyze_ok(Config, [Cmd, "--json", dir(S)]),
+             Rows = [R || {Key, Rs} <- maps:to_list(Json), is_list(Rs),
+                          lists:member(Key, [<<"gc">>, <<"process_memory">>]), R <- Rs],
+             ?assertNotEqual([], Rows, Json),
+             Seen = lists:usort([{binary_to_list(maps:get(<<"node">>, R)), binary_to_list(maps:get(<<"pid">>, R))}
+                                 || R <- Rows, maps:get(<<"name">>, R, null) =:= <<"worker">>]),
+             ?assertEqual(lists:sort(Workers), Seen, {Cmd, Json})
+         end || Cmd <- ["gc", "memory"]],
+        lttng_session:destroy(S)
     after
         [peer:stop(P) || {P, _} <- Peers]
     end.

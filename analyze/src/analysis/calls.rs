@@ -225,7 +225,7 @@ impl Analysis for Calls {
     /// The slow calls over time: each at its start, its duration on a
     /// log scale (the slowest of each stretch of time when there are more
     /// than the page draws).
-    fn report(&self, page: &mut crate::report::Page, _who: &Identity) -> Result<(), String> {
+    fn report(&self, page: &mut crate::report::Page, who: &Identity) -> Result<(), String> {
         use crate::report::{duration_axis, svg, MAX_POINTS};
         let threshold = crate::table::format_ns(self.slower_than_ns.unwrap_or(0));
         if self.slow.is_empty() {
@@ -242,7 +242,7 @@ impl Analysis for Calls {
                 title: format!(
                     "{} {} took {} at +{:.6} s",
                     String::from_utf8_lossy(self.slow_entry(c)),
-                    String::from_utf8_lossy(&c.pid),
+                    who.label(&c.pid),
                     crate::table::format_ns(c.duration_ns),
                     page.seconds(c.start_ns)
                 ),
