@@ -21,10 +21,11 @@
          t_two_nodes_one_session/1,
          t_one_label_everywhere/1,
          t_remote_call_delivery/1,
+         t_one_host_delivery/1,
          t_short_lived_node_names/1]).
 %% The traced workloads (some run in peer nodes).
 -export([server_start/1, server_enter/1, init/1, handle_call/3, handle_cast/2,
-         spin/1, fast_path/1, gc_worker/1, labelled_worker/1, remote_server/1, remote_calls/3,
+         spin/1, fast_path/1, gc_worker/1, labelled_worker/1, sink_start/0, traced_send/2, remote_server/1, remote_calls/3,
          short_lived/0]).
 
 -define(CALLS, 20).
@@ -45,6 +46,7 @@ all() ->
      t_two_nodes_one_session,
      t_one_label_everywhere,
      t_remote_call_delivery,
+     t_one_host_delivery,
      t_short_lived_node_names].
 
 init_per_suite(Config) ->
@@ -170,6 +172,18 @@ remote_server(Name) ->
     Pid = server_start(Name),
     unlink(Pid),
     Pid.
+
+%% @doc In a node: a process that takes every message, its receives
+%% traced.
+sink_start() ->
+    Pid = spawn(fun Loop() -> receive _ -> Loop() end end),
+    1 = erlang:trace(Pid, true, ['receive', {tracer, dyntrace, []}]),
+    Pid.
+
+%% @doc In a node: `Msg' sent to `To' by a process whose sends are traced.
+traced_send(To, Msg) ->
+    {Msg, _} = traced([send], fun() -> To ! Msg end),
+    ok.
 
 %% @doc In a node of the cluster: a traced process calling `{Name, Node}'
 %% `N' times; the node then writes its names.
@@ -517,6 +531,58 @@ t_remote_call_delivery(Config) ->
         ?assertEqual([], [R || {_, <<"(unresolved)">>, _, _, _} = R <- Rows])
     after
         dyntrace_cluster:stop(C)
+    end.
+
+%% Two nodes of this host (one clock) recorded into one session (vpid
+%% context): n1 calls the server registered as `shop' on n2 2,000 times.
+%% `delivery' pairs every call and reply, and no receive is timestamped
+%% before its send: no skew warning, `skewed' 0, one clock. Then a process
+%% of n1 whose sends are not traced sends `{hello,1}' to a traced receiver
+%% on n2, and later a traced one sends the same text: the first receive has
+%% no send in the trace and is counted so; before, it was paired with the
+%% later send of the other copy, a receive "before its send" blamed on the
+%% hosts' clocks.
+t_one_host_delivery(Config) ->
+    Calls = 2000,
+    Peers = [{_, N1}, {_, N2}] = [start_peer(N) || N <- [oh_a, oh_b]],
+    [{P1, _}, {P2, _}] = Peers,
+    try
+        Events = [node_name, process_register, message_send, message_receive],
+        S = lttng_session:create(t_one_host, Events, #{subbuf_size => 4 bsl 20, num_subbuf => 4}),
+        lttng_session:cmd_ok("lttng add-context -u -s " ++ maps:get(name, S) ++ " -t vpid"),
+        ok = lttng_session:start(S),
+        [ok = peer:call(P, lttng_session, wait_enabled, [Events]) || P <- [P1, P2]],
+        true = peer:call(P1, net_kernel, connect_node, [N2]),
+        _ = peer:call(P2, ?MODULE, remote_server, [shop]),
+        _ = peer:call(P1, ?MODULE, remote_calls, [shop, N2, Calls], 60000),
+        Sink = peer:call(P2, ?MODULE, sink_start, []),
+        {hello, 1} = peer:call(P1, erlang, send, [Sink, {hello, 1}]),
+        timer:sleep(50),
+        ok = peer:call(P1, ?MODULE, traced_send, [Sink, {hello, 1}]),
+        timer:sleep(50),
+        ok = peer:call(P2, dyntrace, announce_nodes, []),
+        timer:sleep(200),
+        lttng_session:stop(S),
+        Out = analyze_ok(Config, ["delivery", "--json", dir(S)]),
+        ?assertEqual(0, maps:get(<<"discarded">>, Out)),
+        Rows = [{maps:get(<<"from">>, R), maps:get(<<"to">>, R), maps:get(<<"count">>, R),
+                 maps:get(<<"unmatched">>, R)}
+                || R <- maps:get(<<"delivery">>, Out)],
+        [B1, B2] = [atom_to_binary(N) || N <- [N1, N2]],
+        ?assert(lists:member({B1, B2, Calls + 1, 0}, Rows), Rows),
+        ?assert(lists:member({B2, B1, Calls, 0}, Rows), Rows),
+        [Counts] = maps:get(<<"delivery_summary">>, Out),
+        %% {hello,1} of the untraced sender, and `go' of the untraced
+        %% processes that start the server and the caller.
+        ?assertMatch(#{<<"skewed">> := 0, <<"without_send">> := 3, <<"one_clock">> := <<"true">>},
+                     Counts, Out),
+        ?assertEqual([0, 0], [maps:get(<<"skewed">>, R) || R <- maps:get(<<"delivery_clocks">>, Out)]),
+        {0, Text, <<>>} = analyze(Config, ["delivery", dir(S)]),
+        ?assertEqual(nomatch, string:find(Text, "clock"), Text),
+        ?assertNotEqual(nomatch, string:find(Text, "3 receives of messages whose send the trace does not hold"), Text),
+        lttng_session:destroy(S)
+    after
+        [peer:stop(P) || {P, _} <- Peers]
     end.
 
 %% Two nodes that live less than a second each: the names they write at load

@@ -127,6 +127,9 @@ pub struct Identity {
     /// Whether any event carried the `vpid` context: pids are then told
     /// apart per node.
     pub keyed_by_vpid: bool,
+    /// Whether every trace of the input says it was recorded on one host
+    /// with one clock (None: not known, e.g. live).
+    pub one_clock: Option<bool>,
 }
 
 /// Whether the event is a load-time identity row rather than something the

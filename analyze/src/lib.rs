@@ -13,6 +13,7 @@
 
 pub mod analysis;
 pub mod cli;
+pub mod clocks;
 pub mod damage;
 pub mod event;
 pub mod identity;

@@ -642,6 +642,10 @@ pub fn run_with_trend(
         failed: None,
         scratch: Vec::new(),
     };
+    feed.who.one_clock = match source {
+        Source::Traces(dirs) => crate::clocks::one_clock(dirs),
+        Source::Live(_) => None,
+    };
     let mut reorder = live.then(|| Reorder::new(LIVE_REORDER_NS));
     let mut last_tick = Instant::now();
     loop {
