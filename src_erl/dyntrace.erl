@@ -284,8 +284,10 @@ trace(Procs, Events, Opts) ->
 %% `all'). `Opts' as {@link trace/3} plus `return', `exception', `scope'
 %% (`global', the default, or `local'), `procs', `force' (a pattern on every
 %% module, or on every function of an erts, kernel or stdlib module, is
-%% refused without it).
-%% Answers how many functions matched.
+%% refused without it), `exclude' (`[{M, F, Arity | '_'}]': functions the
+%% patterns match that are left out, e.g. one hot helper of a module; they
+%% show in {@link status/0}'s patterns with `false').
+%% Answers how many functions matched (those excluded not counted).
 -spec calls(dyntrace_ctl:call_spec() | [dyntrace_ctl:call_spec()],
             dyntrace_ctl:calls_opts()) -> dyntrace_ctl:result().
 calls(Spec, Opts) ->

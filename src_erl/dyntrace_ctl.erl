@@ -85,7 +85,8 @@
                         exception => boolean(),
                         scope => local | global,
                         procs => procs(),
-                        force => boolean()}.
+                        force => boolean(),
+                        exclude => [mfa_pattern()]}.
 -type match_fun() :: fun(([term()]) -> term()).
 -type call_spec() :: {module() | '_', atom(), arity() | '_' | ets:match_spec()
                                               | match_fun()}.
@@ -95,7 +96,7 @@
                           kind := kind(),
                           procs := [pid() | port() | procs_spec()],
                           flags := [atom()],
-                          patterns := [{mfa_pattern(), ets:match_spec() | true,
+                          patterns := [{mfa_pattern(), ets:match_spec() | true | false,
                                         [local | global]}],
                           events_left := non_neg_integer() | infinity,
                           ms_left := non_neg_integer() | infinity,
@@ -125,7 +126,7 @@
                procs = [] :: [pid() | port() | procs_spec()],
                events = [] :: [dyntrace:event_name()],
                flags = [] :: [atom()],
-               patterns = [] :: [{mfa_pattern(), ets:match_spec() | true,
+               patterns = [] :: [{mfa_pattern(), ets:match_spec() | true | false,
                                   [local | global]}],
                tracer_state = [] :: dyntrace:tracer_state(),
                duration = infinity :: millisecs() | infinity}).
@@ -748,8 +749,11 @@ set(Session, #plan{procs = Procs, flags = Flags, patterns = Patterns,
                    tracer_state = State}) ->
     Tracees = lists:sum([set_flags(Session, P, Flags, State) || P <- Procs]),
     _ = [leave_out_own(Session, Flags, State) || P <- Procs, not is_pid(P), not is_port(P)],
-    Functions = lists:sum([set_pattern(Session, MFA, MS, PF)
-                           || {MFA, MS, PF} <- Patterns]),
+    %% An exclusion takes its functions out of the count.
+    Functions = lists:sum([case MS of
+                               false -> -set_pattern(Session, MFA, MS, PF);
+                               _ -> set_pattern(Session, MFA, MS, PF)
+                           end || {MFA, MS, PF} <- Patterns]),
     case Patterns of
         [] -> Tracees;
         _ -> Functions
@@ -979,7 +983,7 @@ trace_plan(Procs, Events, Opts, Shared) ->
 -spec calls_plan(term(), term(), map()) -> plan().
 calls_plan(Spec, Opts, Shared) ->
     Defaults = #{return => false, exception => false, scope => global,
-                 procs => all, force => false},
+                 procs => all, force => false, exclude => []},
     #{limits := Limits} = O = validate_opts(Opts, Defaults),
     Specs = case is_list(Spec) of
                 true -> Spec;
@@ -994,7 +998,10 @@ calls_plan(Spec, Opts, Shared) ->
           events = [function_call] ++ [function_return || Return]
               ++ [function_exception || Exception],
           flags = [call],
-          patterns = [validate_call_spec(S, Actions, O) || S <- Specs],
+          %% Exclusions come after the patterns: set in this order, they
+          %% take their functions out again.
+          patterns = [validate_call_spec(S, Actions, O) || S <- Specs]
+              ++ [{MFA, false, [maps:get(scope, O)]} || MFA <- maps:get(exclude, O)],
           tracer_state = tracer_state(maps:merge(Shared, Limits)),
           duration = maps:get(duration, Limits, infinity)}.
 
@@ -1024,6 +1031,9 @@ validate_opt(exception, B) when is_boolean(B) -> B;
 validate_opt(force, B) when is_boolean(B) -> B;
 validate_opt(scope, S) when S =:= local; S =:= global -> S;
 validate_opt(procs, P) -> P;
+validate_opt(exclude, L) when is_list(L) ->
+    is_proper_list(L) orelse error({badarg, {exclude, L}}),
+    [validate_exclude(MFA) || MFA <- L];
 validate_opt(Key, Value) -> error({badarg, {Key, Value}}).
 
 tracer_state(Limits) ->
@@ -1105,6 +1115,17 @@ validate_call_spec({M, F, A} = Spec, Actions, #{force := Force, scope := Scope})
     {MFA, match_spec(A, Actions, Spec), [Scope]};
 validate_call_spec(Spec, _, _) ->
     error({badarg, {call_spec, Spec}}).
+
+%% An `exclude' pattern: `{M, F, Arity | '_'}' as a call spec names
+%% functions, without a match spec.
+validate_exclude({M, F, A} = MFA) when is_atom(M), is_atom(F),
+                                       (A =:= '_' orelse (is_integer(A) andalso A >= 0
+                                                          andalso A =< 255)),
+                                       (F =/= '_' orelse A =:= '_'),
+                                       (M =/= '_' orelse F =:= '_') ->
+    MFA;
+validate_exclude(Other) ->
+    error({badarg, {exclude, Other}}).
 
 arity_of(A, _) when is_integer(A), A >= 0, A =< 255 -> A;
 arity_of(A, _) when is_integer(A) -> error({badarg, {arity, A}});

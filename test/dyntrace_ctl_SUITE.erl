@@ -9,7 +9,7 @@
 -include_lib("common_test/include/ct.hrl").
 -include_lib("stdlib/include/assert.hrl").
 
--export([all/0, suite/0, init_per_suite/1, end_per_suite/1,
+-export([t_calls_exclude/1, all/0, suite/0, init_per_suite/1, end_per_suite/1,
          init_per_testcase/2, end_per_testcase/2]).
 -export([t_trace_messages/1,
          t_trace_flags_from_events/1,
@@ -43,6 +43,7 @@ all() ->
      t_calls,
      t_calls_match_fun,
      t_calls_exception,
+     t_calls_exclude,
      t_max_events,
      t_max_events_concurrent,
      t_max_events_with_payload,
@@ -151,6 +152,37 @@ t_calls(_Config) ->
     ?assertEqual([{function_call, text(A), Entry}, {function_return, text(A), Entry}],
                  [{N, lttng_session:field("pid", E), lttng_session:field("entry", E)}
                   || #{name := N} = E <- Events]),
+    lttng_session:destroy(S).
+
+%% `{M, '_', '_'}' over a module with one hot helper (called 200,000
+%% times), the helper excluded: every call of the other functions is
+%% recorded, none of the helper's, nothing discarded; the answer counts the
+%% functions left, and status/0 shows the exclusion.
+t_calls_exclude(_Config) ->
+    Events = [function_call, function_return],
+    S = lttng_session:create(t_calls_exclude, Events, #{subbuf_size => 1 bsl 20, num_subbuf => 4}),
+    ok = lttng_session:track_self(S),
+    ok = lttng_session:start(S),
+    ok = lttng_session:wait_enabled(Events),
+    A = actor(),
+    Mod = dyntrace_test_mod,
+    Functions = length(Mod:module_info(functions)),
+    Hot = {Mod, helper, '_'},
+    ?assertEqual({ok, Functions - 1},
+                 dyntrace:calls({Mod, '_', '_'}, #{scope => local, return => true, procs => [A],
+                                                   exclude => [Hot]})),
+    #{traces := [#{patterns := Patterns}]} = dyntrace:status(),
+    ?assert(lists:member({Hot, false, [local]}, Patterns), Patterns),
+    Steps = 100,
+    run(A, fun() -> Mod:hot_run(Steps, 2000) end),
+    Calls = [lttng_session:field("entry", E) || #{name := function_call} = E <- read(S, A)],
+    Count = fun(Entry) -> length([C || C <- Calls, C =:= Entry]) end,
+    ?assertEqual({1, Steps, 0},
+                 {Count(<<"dyntrace_test_mod:hot_run/2">>), Count(<<"dyntrace_test_mod:step/2">>),
+                  Count(<<"dyntrace_test_mod:helper/1">>)}),
+    {0, Listed} = lttng_session:cmd("lttng list " ++ maps:get(name, S)),
+    ?assertMatch({match, _}, re:run(Listed, "Discarded events: 0\n")),
+    ?assertEqual(nomatch, re:run(Listed, "Discarded events: [1-9]")),
     lttng_session:destroy(S).
 
 %% A fun made in the shell becomes the match spec: only the calls whose
