@@ -185,7 +185,7 @@ t_calls_exclude(_Config) ->
 %% module whose helper is called 200,000 times: the helper's pattern is
 %% removed while it runs, one call_guard event names it and the limit,
 %% status/0 lists it as guarded, every call of the other functions is
-%% recorded, and nothing is discarded.
+%% recorded, nothing is discarded, and `calls' says so.
 t_calls_guard(_Config) ->
     Events = [function_call, function_return, call_guard],
     S = start_session(t_calls_guard, Events, #{subbuf_size => 1 bsl 20, num_subbuf => 4}),
@@ -212,6 +212,11 @@ t_calls_guard(_Config) ->
     Hot = Count(<<"dyntrace_test_mod:helper/1">>),
     ?assert(Hot > 0 andalso Hot < Steps * 4000, Hot),
     ok = nothing_discarded(S),
+    %% The analyser says which function the guard took out, and when.
+    {0, Text, _} = analyze_cmd:run(analyze_cmd:exe(), ["calls", maps:get(dir, S)]),
+    ?assertMatch({match, _}, re:run(Text, "the rate guard removed dyntrace_test_mod:helper/1's "
+                                    "pattern at \\+[0-9.]+ s \\(more than 1000 calls per 100 ms\\)"),
+                 Text),
     lttng_session:destroy(S).
 
 %% A fun made in the shell becomes the match spec: only the calls whose
