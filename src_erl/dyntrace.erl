@@ -86,6 +86,7 @@
          user_probe_enabled/1]).
 
 %%% PRIVATE EXPORTS (NIFs: the samplers' and snapshots' event writers) %%%
+-export([emit_call_guard/3]).
 -export([emit_process_name/2, emit_stack_sample/4, emit_memory_sample/1,
          emit_allocator_sample/7, emit_process_memory/6, emit_carrier/8]).
 
@@ -167,7 +168,8 @@
                     | user_trace_s1 | user_trace_i4s4 | user_trace_n
                     | process_name | stack_sample | memory_sample
                     | allocator_sample | process_memory
-                    | carrier_create | carrier_destroy.
+                    | carrier_create | carrier_destroy
+                    | call_guard.
 %% `event_name()' lists the events of native/events.table in its order:
 %% the NIF's build fails when they differ.
 -type field_type() :: string | u32 | u64 | i64.
@@ -284,8 +286,10 @@ trace(Procs, Events, Opts) ->
 %% `all'). `Opts' as {@link trace/3} plus `return', `exception', `scope'
 %% (`global', the default, or `local'), `procs', `force' (a pattern on every
 %% module, or on every function of an erts, kernel or stdlib module, is
-%% refused without it).
-%% Answers how many functions matched.
+%% refused without it), `exclude' (`[{M, F, Arity | '_'}]': functions the
+%% patterns match that are left out, e.g. one hot helper of a module; they
+%% show in {@link status/0}'s patterns with `false').
+%% Answers how many functions matched (those excluded not counted).
 -spec calls(dyntrace_ctl:call_spec() | [dyntrace_ctl:call_spec()],
             dyntrace_ctl:calls_opts()) -> dyntrace_ctl:result().
 calls(Spec, Opts) ->
@@ -944,6 +948,13 @@ emit_user_trace(_Label, _Pid, _Tag, _Ints, _Strings) ->
 %%% SAMPLED EVENTS (NIFs). Each answers `ok', raises `badarg' on arguments
 %%% of the wrong type and writes nothing when its event is not enabled.
 %%%===================================================================
+
+%% @doc Writes `call_guard': the function `{M, F, Arity}' whose trace
+%% pattern the calls' rate guard removed, and the guard's limit (`Calls'
+%% per `Ms' milliseconds). Not for users: written by the guard.
+-spec emit_call_guard(mfa(), non_neg_integer(), non_neg_integer()) -> ok.
+emit_call_guard(_MFA, _Calls, _Ms) ->
+    erlang:nif_error(nif_not_loaded).
 
 %% @doc Writes `process_name': `Pid' and its registered name or initial
 %% call. Not for users: written by the processes snapshot.

@@ -86,7 +86,9 @@
                         exception => boolean(),
                         scope => local | global,
                         procs => procs(),
-                        force => boolean()}.
+                        force => boolean(),
+                        exclude => [mfa_pattern()],
+                        max_rate => dyntrace_guard:rate()}.
 -type match_fun() :: fun(([term()]) -> term()).
 -type call_spec() :: {module() | '_', atom(), arity() | '_' | ets:match_spec()
                                               | match_fun()}.
@@ -96,11 +98,12 @@
                           kind := kind(),
                           procs := [pid() | port() | procs_spec()],
                           flags := [atom()],
-                          patterns := [{mfa_pattern(), ets:match_spec() | true,
+                          patterns := [{mfa_pattern(), ets:match_spec() | true | false,
                                         [local | global]}],
                           events_left := non_neg_integer() | infinity,
                           ms_left := non_neg_integer() | infinity,
-                          recording => pos_integer()}.
+                          recording => pos_integer(),
+                          guarded => [mfa()]}.
 -type status() :: #{traces := [trace_status()],
                     recordings := [dyntrace_record:status()],
                     sessions := boolean(),
@@ -126,10 +129,13 @@
                procs = [] :: [pid() | port() | procs_spec()],
                events = [] :: [dyntrace:event_name()],
                flags = [] :: [atom()],
-               patterns = [] :: [{mfa_pattern(), ets:match_spec() | true,
+               patterns = [] :: [{mfa_pattern(), ets:match_spec() | true | false,
                                   [local | global]}],
                tracer_state = [] :: dyntrace:tracer_state(),
-               duration = infinity :: millisecs() | infinity}).
+               duration = infinity :: millisecs() | infinity,
+               %% calls: the rate guard asked for, and once set, its state.
+               max_rate :: dyntrace_guard:rate() | undefined,
+               guard :: dyntrace_guard:guard() | undefined}).
 
 %% One entry of status(): a call (its plan), a sampler (its sampler plan),
 %% a recording (its own plan), or what the runtime showed traced by dyntrace
@@ -364,6 +370,8 @@ handle_info({'DOWN', Ref, process, _, Reason}, #{monitors := Monitors} = State) 
         error ->
             {noreply, State}
     end;
+handle_info({guard, Id}, State) ->
+    {noreply, safely(fun() -> guard_poll(Id), State end, State)};
 handle_info(_Msg, State) ->
     {noreply, State}.
 
@@ -447,7 +455,9 @@ start(#plan{} = Plan, Owner, State) ->
                        deadline = deadline(Plan#plan.duration), owner = Owner},
             put(T),
             try set(Session, Plan) of
-                Matched -> {{ok, Matched}, arm(T, State)}
+                Matched ->
+                    ok = guard(T),
+                    {{ok, Matched}, arm(T, State)}
             catch
                 Class:Reason ->
                     undo(T, entries() -- [T]),
@@ -698,6 +708,78 @@ new_id() ->
 deadline(infinity) -> infinity;
 deadline(Ms) -> erlang:monotonic_time(millisecond) + Ms.
 
+%%%===================================================================
+%%% THE RATE GUARD (dyntrace_guard)
+%%%===================================================================
+
+%% A calls entry with `max_rate': a call_count pattern on every function
+%% its patterns match, the guard's state in its plan, and the first look
+%% armed. Answers `State' (the looks are timers of their own, re-armed by
+%% each look while the entry lasts).
+guard(#trace{plan = #plan{kind = calls, max_rate = {_, _} = Rate} = P, session = S} = T) ->
+    Functions = guarded_functions(P#plan.patterns),
+    _ = [set_pattern(S, MFA, true, [call_count]) || MFA <- Functions],
+    G = dyntrace_guard:new(Rate, Functions),
+    put(T#trace{plan = P#plan{guard = G}}),
+    _ = erlang:send_after(dyntrace_guard:interval(G), self(), {guard, T#trace.id}),
+    ok;
+guard(#trace{}) ->
+    ok.
+
+%% The functions of loaded modules that the local patterns match and no
+%% exclusion takes out (a pattern on every module is not guarded). A
+%% global pattern is not guarded: the runtime turns a function's global
+%% trace off when a call_count pattern is set on it.
+guarded_functions(Patterns) ->
+    Matches = fun({M, F, A}, {PM, PF, PA}) ->
+                      (PM =:= '_' orelse PM =:= M) andalso (PF =:= '_' orelse PF =:= F)
+                          andalso (PA =:= '_' orelse PA =:= A)
+              end,
+    Excluded = [E || {E, false, _} <- Patterns],
+    lists:usort([MFA || {{M, _, _} = Pat, MS, [local]} <- Patterns, MS =/= false, M =/= '_',
+                        erlang:module_loaded(M),
+                        {F, A} <- M:module_info(functions),
+                        MFA <- [{M, F, A}],
+                        Matches(MFA, Pat),
+                        not lists:any(fun(E) -> Matches(MFA, E) end, Excluded)]).
+
+%% One look: a function called faster than the rate loses its trace
+%% pattern now, and one call_guard event names it.
+guard_poll(Id) ->
+    case lookup(Id) of
+        #trace{plan = #plan{guard = #{} = G, patterns = Patterns} = P, session = S} = T ->
+            {G1, Over} = dyntrace_guard:poll(G, fun(MFA) -> call_count(S, MFA) end),
+            Scopes = lists:usort([Scope || {_, MS, [Scope]} <- Patterns, MS =/= false]),
+            {Calls, Ms} = dyntrace_guard:rate(G1),
+            _ = [begin
+                     _ = [set_pattern(S, MFA, false, [Scope]) || Scope <- Scopes],
+                     _ = set_pattern(S, MFA, false, [call_count]),
+                     dyntrace:emit_call_guard(MFA, Calls, Ms)
+                 end || MFA <- Over],
+            Removed = [{MFA, false, [Scope]} || MFA <- Over, Scope <- Scopes],
+            put(T#trace{plan = P#plan{guard = G1, patterns = Patterns ++ Removed}}),
+            _ = erlang:send_after(dyntrace_guard:interval(G1), self(), {guard, Id}),
+            ok;
+        _ ->
+            ok
+    end.
+
+call_count(legacy, MFA) ->
+    call_count_of(erlang:trace_info(MFA, call_count));
+call_count(Session, MFA) ->
+    call_count_of(trace:info(Session, MFA, call_count)).
+
+call_count_of({call_count, N}) when is_integer(N) -> N;
+call_count_of(_) -> undefined.
+
+%% The guard's call_count patterns, undone with its entry.
+unguard(Session, #plan{guard = #{} = G}) ->
+    _ = [unpattern(Session, MFA, [call_count])
+         || MFA <- dyntrace_guard:functions(G) ++ dyntrace_guard:removed(G)],
+    ok;
+unguard(_, _) ->
+    ok.
+
 %% A timer for an entry with a deadline (a passed one fires at once).
 arm(#trace{kind = recording}, State) ->
     State;
@@ -725,18 +807,23 @@ monitor_entry(Id, Pid, #{monitors := Monitors} = State) ->
 %%%===================================================================
 
 describe(#trace{id = Id, kind = Kind, plan = #plan{} = P, owner = Owner} = T) ->
-    with_owner(Owner, #{id => Id,
-                        kind => Kind,
-                        procs => P#plan.procs,
-                        flags => P#plan.flags,
-                        patterns => P#plan.patterns,
-                        events_left => events_left(P#plan.tracer_state),
-                        ms_left => ms_left(T)});
+    with_owner(Owner, maps:merge(#{id => Id,
+                                   kind => Kind,
+                                   procs => P#plan.procs,
+                                   flags => P#plan.flags,
+                                   patterns => P#plan.patterns,
+                                   events_left => events_left(P#plan.tracer_state),
+                                   ms_left => ms_left(T)},
+                                 guarded(P#plan.guard)));
 describe(#trace{id = Id, kind = Kind, plan = #{procs := Procs}, session = {sampler, _, Counters},
                 owner = Owner} = T) ->
     with_owner(Owner, maps:merge(#{id => Id, kind => Kind, procs => Procs, flags => [],
                                    patterns => [], ms_left => ms_left(T)},
                                  dyntrace_sampler:describe(Counters))).
+
+%% The functions the rate guard took out, when the entry has a guard.
+guarded(undefined) -> #{};
+guarded(G) -> #{guarded => dyntrace_guard:removed(G)}.
 
 with_owner(undefined, Map) -> Map;
 with_owner(Owner, Map) -> Map#{recording => Owner}.
@@ -782,8 +869,11 @@ set(Session, #plan{procs = Procs, flags = Flags, patterns = Patterns,
                    tracer_state = State}) ->
     Tracees = lists:sum([set_flags(Session, P, Flags, State) || P <- Procs]),
     _ = [leave_out_own(Session, Flags, State) || P <- Procs, not is_pid(P), not is_port(P)],
-    Functions = lists:sum([set_pattern(Session, MFA, MS, PF)
-                           || {MFA, MS, PF} <- Patterns]),
+    %% An exclusion takes its functions out of the count.
+    Functions = lists:sum([case MS of
+                               false -> -set_pattern(Session, MFA, MS, PF);
+                               _ -> set_pattern(Session, MFA, MS, PF)
+                           end || {MFA, MS, PF} <- Patterns]),
     case Patterns of
         [] -> Tracees;
         _ -> Functions
@@ -854,6 +944,7 @@ undo1(#trace{session = legacy, plan = Plan}, Others) ->
     #plan{procs = Procs, flags = Flags, patterns = Patterns, tracer_state = State} = Plan,
     Tracer = {tracer, {dyntrace, State}},
     _ = [unpattern(legacy, MFA, PF) || {MFA, _, PF} <- Patterns],
+    ok = unguard(legacy, Plan),
     _ = [untrace(T, Flags) || P <- Procs, T <- tracees(P), trace_info(T, tracer) =:= Tracer],
     reapply(touched(Plan, [T || #trace{session = legacy, kind = K,
                                        plan = #plan{tracer_state = St}} = T <- Others,
@@ -866,6 +957,7 @@ undo1(#trace{session = Session, plan = Plan}, Others) ->
         Sharing ->
             #plan{procs = Procs, flags = Flags, patterns = Patterns} = Plan,
             _ = [unpattern(Session, MFA, PF) || {MFA, _, PF} <- Patterns],
+            ok = unguard(Session, Plan),
             _ = [untrace(Session, Kind, Spec, Flags)
                  || P <- Procs, {Kind, Spec} <- session_specs(P)],
             reapply(touched(Plan, Sharing))
@@ -1024,7 +1116,7 @@ trace_plan(Procs, Events, Opts, Shared) ->
 -spec calls_plan(term(), term(), map()) -> plan().
 calls_plan(Spec, Opts, Shared) ->
     Defaults = #{return => false, exception => false, scope => global,
-                 procs => all, force => false},
+                 procs => all, force => false, exclude => [], max_rate => undefined},
     #{limits := Limits} = O = validate_opts(Opts, Defaults),
     Specs = case is_list(Spec) of
                 true -> Spec;
@@ -1037,11 +1129,16 @@ calls_plan(Spec, Opts, Shared) ->
     #plan{kind = calls,
           procs = validate_procs(maps:get(procs, O)),
           events = [function_call] ++ [function_return || Return]
-              ++ [function_exception || Exception],
+              ++ [function_exception || Exception]
+              ++ [call_guard || maps:get(max_rate, O) =/= undefined],
           flags = [call],
-          patterns = [validate_call_spec(S, Actions, O) || S <- Specs],
+          %% Exclusions come after the patterns: set in this order, they
+          %% take their functions out again.
+          patterns = [validate_call_spec(S, Actions, O) || S <- Specs]
+              ++ [{MFA, false, [maps:get(scope, O)]} || MFA <- maps:get(exclude, O)],
           tracer_state = tracer_state(maps:merge(Shared, Limits)),
-          duration = maps:get(duration, Limits, infinity)}.
+          duration = maps:get(duration, Limits, infinity),
+          max_rate = maps:get(max_rate, O)}.
 
 %% `Defaults' with `Opts' over them, the limits every call takes under key
 %% `limits'. A key that is neither a limit nor in `Defaults' is refused.
@@ -1069,6 +1166,10 @@ validate_opt(exception, B) when is_boolean(B) -> B;
 validate_opt(force, B) when is_boolean(B) -> B;
 validate_opt(scope, S) when S =:= local; S =:= global -> S;
 validate_opt(procs, P) -> P;
+validate_opt(max_rate, Rate) -> dyntrace_guard:validate(Rate);
+validate_opt(exclude, L) when is_list(L) ->
+    is_proper_list(L) orelse error({badarg, {exclude, L}}),
+    [validate_exclude(MFA) || MFA <- L];
 validate_opt(Key, Value) -> error({badarg, {Key, Value}}).
 
 tracer_state(Limits) ->
@@ -1150,6 +1251,17 @@ validate_call_spec({M, F, A} = Spec, Actions, #{force := Force, scope := Scope})
     {MFA, match_spec(A, Actions, Spec), [Scope]};
 validate_call_spec(Spec, _, _) ->
     error({badarg, {call_spec, Spec}}).
+
+%% An `exclude' pattern: `{M, F, Arity | '_'}' as a call spec names
+%% functions, without a match spec.
+validate_exclude({M, F, A} = MFA) when is_atom(M), is_atom(F),
+                                       (A =:= '_' orelse (is_integer(A) andalso A >= 0
+                                                          andalso A =< 255)),
+                                       (F =/= '_' orelse A =:= '_'),
+                                       (M =/= '_' orelse F =:= '_') ->
+    MFA;
+validate_exclude(Other) ->
+    error({badarg, {exclude, Other}}).
 
 arity_of(A, _) when is_integer(A), A >= 0, A =< 255 -> A;
 arity_of(A, _) when is_integer(A) -> error({badarg, {arity, A}});

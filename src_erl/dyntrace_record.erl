@@ -107,6 +107,10 @@
                     caller := node() | none}.
 -export_type([item/0, opts/0, handle/0, status/0, plan/0]).
 
+%% The calls' rate guard a recording sets unless a calls item sets its
+%% own: a function called more than 20,000 times a second loses its
+%% pattern (dyntrace_guard).
+-define(MAX_RATE, {20000, 1000}).
 -define(DEFAULT_MS, 10000).
 %% The events that name the node and its processes in every recording.
 -define(NAMES, [node_name, process_name]).
@@ -282,7 +286,9 @@ part({calls, Spec}, Shared, Max) ->
     part({calls, Spec, #{}}, Shared, Max);
 part({calls, Spec, Opts} = Item, Shared, _Max) ->
     own_limits(Opts, Item),
-    dyntrace_ctl:calls_plan(Spec, Opts, Shared);
+    %% A hot function never floods the recording: the rate guard is on
+    %% unless the item sets its own.
+    dyntrace_ctl:calls_plan(Spec, maps:merge(#{max_rate => ?MAX_RATE}, Opts), Shared);
 part({sample, Procs}, Shared, Max) ->
     part({sample, Procs, #{}}, Shared, Max);
 part({sample, Procs, Opts} = Item, _Shared, Max) ->

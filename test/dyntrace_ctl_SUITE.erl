@@ -9,7 +9,7 @@
 -include_lib("common_test/include/ct.hrl").
 -include_lib("stdlib/include/assert.hrl").
 
--export([all/0, suite/0, init_per_suite/1, end_per_suite/1,
+-export([t_calls_exclude/1, t_calls_guard/1, all/0, suite/0, init_per_suite/1, end_per_suite/1,
          init_per_testcase/2, end_per_testcase/2]).
 -export([t_trace_messages/1,
          t_trace_flags_from_events/1,
@@ -44,6 +44,8 @@ all() ->
      t_calls,
      t_calls_match_fun,
      t_calls_exception,
+     t_calls_exclude,
+     t_calls_guard,
      t_max_events,
      t_max_events_concurrent,
      t_max_events_with_payload,
@@ -195,6 +197,70 @@ t_calls(_Config) ->
     ?assertEqual([{function_call, text(A), Entry}, {function_return, text(A), Entry}],
                  [{N, lttng_session:field("pid", E), lttng_session:field("entry", E)}
                   || #{name := N} = E <- Events]),
+    lttng_session:destroy(S).
+
+%% `{M, '_', '_'}' over a module with one hot helper (called 200,000
+%% times), the helper excluded: every call of the other functions is
+%% recorded, none of the helper's, nothing discarded; the answer counts the
+%% functions left, and status/0 shows the exclusion.
+t_calls_exclude(_Config) ->
+    Events = [function_call, function_return],
+    S = start_session(t_calls_exclude, Events, #{subbuf_size => 1 bsl 20, num_subbuf => 4}),
+    A = actor(),
+    Mod = dyntrace_test_mod,
+    Functions = length(Mod:module_info(functions)),
+    Hot = {Mod, helper, '_'},
+    ?assertEqual({ok, Functions - 1},
+                 dyntrace:calls({Mod, '_', '_'}, #{scope => local, return => true, procs => [A],
+                                                   exclude => [Hot]})),
+    #{traces := [#{patterns := Patterns}]} = dyntrace:status(),
+    ?assert(lists:member({Hot, false, [local]}, Patterns), Patterns),
+    Steps = 100,
+    run(A, fun() -> Mod:hot_run(Steps, 2000) end),
+    Calls = [lttng_session:field("entry", E) || #{name := function_call} = E <- read(S, A)],
+    Count = fun(Entry) -> length([C || C <- Calls, C =:= Entry]) end,
+    ?assertEqual({1, Steps, 0},
+                 {Count(<<"dyntrace_test_mod:hot_run/2">>), Count(<<"dyntrace_test_mod:step/2">>),
+                  Count(<<"dyntrace_test_mod:helper/1">>)}),
+    ok = nothing_discarded(S),
+    lttng_session:destroy(S).
+
+%% The rate guard: `{M, '_', '_'}' with `max_rate => {1000, 100}' over a
+%% module whose helper is called 200,000 times: the helper's pattern is
+%% removed while it runs, one call_guard event names it and the limit,
+%% status/0 lists it as guarded, every call of the other functions is
+%% recorded, nothing is discarded, and `calls' says so.
+t_calls_guard(_Config) ->
+    Events = [function_call, function_return, call_guard],
+    S = start_session(t_calls_guard, Events, #{subbuf_size => 1 bsl 20, num_subbuf => 4}),
+    A = actor(),
+    Mod = dyntrace_test_mod,
+    {ok, _} = dyntrace:calls({Mod, '_', '_'}, #{scope => local, return => true, procs => [A],
+                                                max_rate => {1000, 100}}),
+    Steps = 50,
+    run(A, fun() -> Mod:hot_run(Steps, 4000) end),
+    #{traces := [#{guarded := Guarded, patterns := Patterns}]} = dyntrace:status(),
+    ?assertEqual([{Mod, helper, 1}], Guarded),
+    ?assert(lists:member({{Mod, helper, 1}, false, [local]}, Patterns), Patterns),
+    lttng_session:stop(S),
+    All = lttng_session:read(S),
+    [Guard] = lttng_session:select(call_guard, All),
+    ?assertEqual({<<"dyntrace_test_mod:helper/1">>, 1000, 100},
+                 {lttng_session:field("entry", Guard), lttng_session:field("calls", Guard),
+                  lttng_session:field("ms", Guard)}),
+    Calls = [lttng_session:field("entry", E) || E <- lttng_session:select(function_call, All),
+                                                lttng_session:field("pid", E) =:= text(A)],
+    Count = fun(Entry) -> length([C || C <- Calls, C =:= Entry]) end,
+    ?assertEqual({1, Steps}, {Count(<<"dyntrace_test_mod:hot_run/2">>),
+                              Count(<<"dyntrace_test_mod:step/2">>)}),
+    Hot = Count(<<"dyntrace_test_mod:helper/1">>),
+    ?assert(Hot > 0 andalso Hot < Steps * 4000, Hot),
+    ok = nothing_discarded(S),
+    %% The analyser says which function the guard took out, and when.
+    {0, Text, _} = analyze_cmd:run(analyze_cmd:exe(), ["calls", maps:get(dir, S)]),
+    ?assertMatch({match, _}, re:run(Text, "the rate guard removed dyntrace_test_mod:helper/1's "
+                                    "pattern at \\+[0-9.]+ s \\(more than 1000 calls per 100 ms\\)"),
+                 Text),
     lttng_session:destroy(S).
 
 %% A fun made in the shell becomes the match spec: only the calls whose
@@ -465,11 +531,22 @@ t_sessions(_Config) ->
 %%%===================================================================
 
 start_session(Case, Events) ->
-    S = lttng_session:create(Case, Events),
+    start_session(Case, Events, #{}).
+
+%% As start_session/2, with lttng_session:create/3's channel options.
+start_session(Case, Events, Opts) ->
+    S = lttng_session:create(Case, Events, Opts),
     ok = lttng_session:track_self(S),
     ok = lttng_session:start(S),
     ok = lttng_session:wait_enabled(Events),
     S.
+
+%% The session's channel discarded no event.
+nothing_discarded(S) ->
+    {0, Listed} = lttng_session:cmd("lttng list " ++ maps:get(name, S)),
+    ?assertMatch({match, _}, re:run(Listed, "Discarded events: 0\n")),
+    ?assertEqual(nomatch, re:run(Listed, "Discarded events: [1-9]")),
+    ok.
 
 %% The events of the session that concern the given tracees.
 read(S, Tracees) when is_list(Tracees) ->

@@ -12,17 +12,20 @@
 
 -export([all/0, suite/0, init_per_suite/1, end_per_suite/1, end_per_testcase/2]).
 -export([t_registered_server_by_name/1,
+         t_name_before_tracing/1,
          t_snapshot_names/1,
          t_genserver_slowest/1,
          t_selections/1,
          t_window/1,
          t_sched_by_function/1,
          t_two_nodes_one_session/1,
+         t_one_label_everywhere/1,
          t_remote_call_delivery/1,
+         t_one_host_delivery/1,
          t_short_lived_node_names/1]).
 %% The traced workloads (some run in peer nodes).
 -export([server_start/1, server_enter/1, init/1, handle_call/3, handle_cast/2,
-         spin/1, fast_path/1, gc_worker/1, remote_server/1, remote_calls/3,
+         spin/1, fast_path/1, gc_worker/1, labelled_worker/1, sink_start/0, traced_send/2, remote_server/1, remote_calls/3,
          short_lived/0]).
 
 -define(CALLS, 20).
@@ -34,13 +37,16 @@ suite() ->
 
 all() ->
     [t_registered_server_by_name,
+     t_name_before_tracing,
      t_snapshot_names,
      t_genserver_slowest,
      t_selections,
      t_window,
      t_sched_by_function,
      t_two_nodes_one_session,
+     t_one_label_everywhere,
      t_remote_call_delivery,
+     t_one_host_delivery,
      t_short_lived_node_names].
 
 init_per_suite(Config) ->
@@ -106,23 +112,38 @@ spin_until(Until, N) ->
 fast_path(N) ->
     N + 1.
 
+%% @doc In a node: a process registered as `worker' (traced before it
+%% registers) that collects garbage `Times' times and writes two
+%% `process_memory' rows of itself; waits for it, has the node write its
+%% names, and answers the worker's pid as this node writes it.
+labelled_worker(Times) ->
+    pid_to_list(worker(worker, Times, true)).
+
 %% @doc In a node: a process registered as `Name' (traced before it
 %% registers) that collects garbage `Times' times; waits for it, then has
 %% the node write its names.
 gc_worker({Name, Times}) ->
+    _ = worker(Name, Times, false),
+    ok.
+
+%% The workers of gc_worker/1 and labelled_worker/1 (`Memory': the
+%% process_memory rows too); the worker's pid.
+worker(Name, Times, Memory) ->
     Parent = self(),
     Pid = spawn(fun() ->
                         receive go -> ok end,
                         true = register(Name, self()),
                         [true = erlang:garbage_collect() || _ <- lists:seq(1, Times)],
+                        _ = [ok = dyntrace:emit_process_memory(self(), Name, M, M, 0, 0)
+                             || Memory, M <- [1000, 5000]],
                         Parent ! {done, self()}
                 end),
     1 = erlang:trace(Pid, true, [procs, garbage_collection, {tracer, dyntrace, []}]),
     Pid ! go,
-    receive {done, Pid} -> ok after 10000 -> error(gc_worker) end,
+    receive {done, Pid} -> ok after 10000 -> error({worker, Name}) end,
     ok = dyntrace:announce_nodes(),
     timer:sleep(100),
-    ok.
+    Pid.
 
 %% @doc In a node that has not loaded dyntrace: a process registered as
 %% `early_worker' before dyntrace loads, then dyntrace loaded, and once the
@@ -151,6 +172,18 @@ remote_server(Name) ->
     Pid = server_start(Name),
     unlink(Pid),
     Pid.
+
+%% @doc In a node: a process that takes every message, its receives
+%% traced.
+sink_start() ->
+    Pid = spawn(fun Loop() -> receive _ -> Loop() end end),
+    1 = erlang:trace(Pid, true, ['receive', {tracer, dyntrace, []}]),
+    Pid.
+
+%% @doc In a node: `Msg' sent to `To' by a process whose sends are traced.
+traced_send(To, Msg) ->
+    {Msg, _} = traced([send], fun() -> To ! Msg end),
+    ok.
 
 %% @doc In a node of the cluster: a traced process calling `{Name, Node}'
 %% `N' times; the node then writes its names.
@@ -202,6 +235,57 @@ t_registered_server_by_name(Config) ->
     ?assertMatch(#{<<"count">> := ?CALLS}, maps:get(pid_bin(Caller), ByTo)),
     ?assertMatch(#{<<"name">> := <<"shop_audit">>}, maps:get(pid_bin(Server), ByTo)),
     ?assertEqual(0, maps:get(<<"aliases_evicted">>, Latency)),
+    lttng_session:destroy(S).
+
+%% A gen_server registered before tracing began, called 20,000 times by a
+%% traced caller; the trace names it only halfway, when it registers again
+%% (10,000 calls in). `--name' selects the process, not the time after
+%% the event naming it: `genserver --name' pairs all 20,000 calls, as
+%% `--pid' does, with every event `--pid' keeps, and the JSON says the
+%% name's earliest evidence is later than the process's first event.
+t_name_before_tracing(Config) ->
+    Half = 10000,
+    {ok, Server} = gen_server:start({local, shop_early}, ?MODULE, [], []),
+    S = lttng_session:create(t_early, [process_register, message_send, message_receive,
+                                       process_scheduled],
+                             #{subbuf_size => 8 bsl 20, num_subbuf => 4}),
+    ok = lttng_session:track_self(S),
+    ok = lttng_session:start(S),
+    ok = lttng_session:wait_enabled([process_register, message_send]),
+    1 = erlang:trace(Server, true, [procs, send, 'receive', running, {tracer, dyntrace, []}]),
+    Calls = fun() -> [I = gen_server:call(shop_early, {get, I}) || I <- lists:seq(1, Half)] end,
+    {_, _Caller} = traced([send, 'receive', running],
+                          fun() ->
+                                  Calls(),
+                                  true = unregister(shop_early),
+                                  true = register(shop_early, Server),
+                                  Calls()
+                          end),
+    ok = gen_server:stop(Server),
+    lttng_session:stop(S),
+    Row = fun(Out) ->
+                  ?assertEqual(0, maps:get(<<"discarded">>, Out)),
+                  [R] = [R || R <- maps:get(<<"genserver">>, Out),
+                              maps:get(<<"server">>, R) =:= pid_bin(Server)],
+                  R
+          end,
+    ByPid = analyze_ok(Config, ["genserver", "--json", "--pid", pid_to_list(Server), dir(S)]),
+    ByName = analyze_ok(Config, ["genserver", "--json", "--name", "shop_early", dir(S)]),
+    All = 2 * Half,
+    [?assertMatch(#{<<"count">> := All, <<"unmatched">> := 0}, Row(Out)) || Out <- [ByPid, ByName]],
+    ?assert(maps:get(<<"events">>, ByName) >= maps:get(<<"events">>, ByPid)),
+    [Later] = maps:get(<<"named_later">>, ByName),
+    ?assertMatch(#{<<"name">> := <<"shop_early">>}, Later),
+    ?assertEqual(pid_bin(Server), maps:get(<<"pid">>, Later)),
+    ?assert(maps:get(<<"named_ns">>, Later) > maps:get(<<"first_ns">>, Later)),
+    %% The selection starts with the first call (sent to the name).
+    ?assert(maps:get(<<"first_ns">>, ByName) =< maps:get(<<"first_ns">>, Later)),
+    ?assert(maps:get(<<"named_ns">>, Later) - maps:get(<<"first_ns">>, ByName)
+            > (maps:get(<<"last_ns">>, ByName) - maps:get(<<"first_ns">>, ByName)) div 4),
+    ?assertEqual([], maps:get(<<"named_later">>, ByPid)),
+    {0, Text, <<>>} = analyze(Config, ["genserver", "--name", "shop_early", dir(S)]),
+    ?assertNotEqual(nomatch, string:find(Text, "shop_early " ++ pid_to_list(Server)
+                                         ++ " is named by the trace only at +"), Text),
     lttng_session:destroy(S).
 
 %% The process_name snapshot names processes the trace never saw register:
@@ -309,7 +393,7 @@ t_selections(Config) ->
 %% A traced process makes 50 calls, sleeps 500 ms, and makes 50 more:
 %% `calls --window 200ms' gives the calls' row once per window that had
 %% calls (two windows, 50 each, their starts 200 ms apart at least), and
-%% the text follows each row's p99 per window.
+%% the text gives each window's count, p50 and p99 on a line of its own.
 t_window(Config) ->
     S = start_session(t_window, [function_call, function_return]),
     Spec = [{'_', [], [{return_trace}]}],
@@ -326,7 +410,9 @@ t_window(Config) ->
     ?assert(W2 - W1 >= 400000000),
     ?assertEqual(0, (W2 - W1) rem 200000000),
     {0, Text, <<>>} = analyze(Config, ["calls", "--window", "200ms", dir(S)]),
-    ?assertNotEqual(nomatch, string:find(Text, "p99 per window of 200 ms"), Text),
+    ?assertNotEqual(nomatch, string:find(Text, "count, p50 and p99 per window of 200 ms"), Text),
+    ?assertMatch({match, _}, re:run(Text, "dyntrace_identity_SUITE:fast_path/1 +\\+0 ns +50 +[0-9.]+ [nu]s +[0-9.]+ [nu]s"), Text),
+    ?assertMatch({match, _}, re:run(Text, "\n +\\+[4-9][0-9]{2} ms +50 +[0-9.]+ [nu]s +[0-9.]+ [nu]s\n"), Text),
     lttng_session:destroy(S).
 
 %% A process spins for 60 ms (preempted again and again inside its loop),
@@ -384,6 +470,41 @@ t_two_nodes_one_session(Config) ->
         [peer:stop(P) || {P, _} <- Peers]
     end.
 
+%% Two nodes recorded into one session (vpid context), each with a worker
+%% registered as `worker': `gc' and `memory' write each worker
+%% the one way, `worker <0.N.0> on NODE', in text, and as its pid, name
+%% and node in JSON; the suffix that tells pids apart inside the analyser
+%% (`@0') is nowhere.
+t_one_label_everywhere(Config) ->
+    Peers = [start_peer(N) || N <- [lbl_a, lbl_b]],
+    try
+        Events = [node_name, process_register, gc_major_start, gc_major_end,
+                  process_memory],
+        S = lttng_session:create(t_label, Events),
+        lttng_session:cmd_ok("lttng add-context -u -s " ++ maps:get(name, S) ++ " -t vpid"),
+        ok = lttng_session:start(S),
+        [ok = peer:call(P, lttng_session, wait_enabled, [Events]) || {P, _} <- Peers],
+        Workers = [{atom_to_list(Node), peer:call(P, ?MODULE, labelled_worker, [3])}
+                   || {P, Node} <- Peers],
+        lttng_session:stop(S),
+        [begin
+             {0, Text, <<>>} = analyze(Config, [Cmd, dir(S)]),
+             ?assertEqual(nomatch, binary:match(Text, <<">@">>), Text),
+             [?assertNotEqual(nomatch, string:find(Text, "worker " ++ Pid ++ " on " ++ Node), {Cmd, Text})
+              || {Node, Pid} <- Workers],
+             Json = analyze_ok(Config, [Cmd, "--json", dir(S)]),
+             Rows = [R || {Key, Rs} <- maps:to_list(Json), is_list(Rs),
+                          lists:member(Key, [<<"gc">>, <<"process_memory">>]), R <- Rs],
+             ?assertNotEqual([], Rows, Json),
+             Seen = lists:usort([{binary_to_list(maps:get(<<"node">>, R)), binary_to_list(maps:get(<<"pid">>, R))}
+                                 || R <- Rows, maps:get(<<"name">>, R, null) =:= <<"worker">>]),
+             ?assertEqual(lists:sort(Workers), Seen, {Cmd, Json})
+         end || Cmd <- ["gc", "memory"]],
+        lttng_session:destroy(S)
+    after
+        [peer:stop(P) || {P, _} <- Peers]
+    end.
+
 %% Two nodes of a cluster (each on a host of its own): n1 calls the server
 %% registered as `shop' on n2 by `{shop, Node}' 20 times. `delivery' pairs
 %% the calls (n1 -> n2) and their replies to the callers' aliases
@@ -410,6 +531,58 @@ t_remote_call_delivery(Config) ->
         ?assertEqual([], [R || {_, <<"(unresolved)">>, _, _, _} = R <- Rows])
     after
         dyntrace_cluster:stop(C)
+    end.
+
+%% Two nodes of this host (one clock) recorded into one session (vpid
+%% context): n1 calls the server registered as `shop' on n2 2,000 times.
+%% `delivery' pairs every call and reply, and no receive is timestamped
+%% before its send: no skew warning, `skewed' 0, one clock. Then a process
+%% of n1 whose sends are not traced sends `{hello,1}' to a traced receiver
+%% on n2, and later a traced one sends the same text: the first receive has
+%% no send in the trace and is counted so; before, it was paired with the
+%% later send of the other copy, a receive "before its send" blamed on the
+%% hosts' clocks.
+t_one_host_delivery(Config) ->
+    Calls = 2000,
+    Peers = [{_, N1}, {_, N2}] = [start_peer(N) || N <- [oh_a, oh_b]],
+    [{P1, _}, {P2, _}] = Peers,
+    try
+        Events = [node_name, process_register, message_send, message_receive],
+        S = lttng_session:create(t_one_host, Events, #{subbuf_size => 4 bsl 20, num_subbuf => 4}),
+        lttng_session:cmd_ok("lttng add-context -u -s " ++ maps:get(name, S) ++ " -t vpid"),
+        ok = lttng_session:start(S),
+        [ok = peer:call(P, lttng_session, wait_enabled, [Events]) || P <- [P1, P2]],
+        true = peer:call(P1, net_kernel, connect_node, [N2]),
+        _ = peer:call(P2, ?MODULE, remote_server, [shop]),
+        _ = peer:call(P1, ?MODULE, remote_calls, [shop, N2, Calls], 60000),
+        Sink = peer:call(P2, ?MODULE, sink_start, []),
+        {hello, 1} = peer:call(P1, erlang, send, [Sink, {hello, 1}]),
+        timer:sleep(50),
+        ok = peer:call(P1, ?MODULE, traced_send, [Sink, {hello, 1}]),
+        timer:sleep(50),
+        ok = peer:call(P2, dyntrace, announce_nodes, []),
+        timer:sleep(200),
+        lttng_session:stop(S),
+        Out = analyze_ok(Config, ["delivery", "--json", dir(S)]),
+        ?assertEqual(0, maps:get(<<"discarded">>, Out)),
+        Rows = [{maps:get(<<"from">>, R), maps:get(<<"to">>, R), maps:get(<<"count">>, R),
+                 maps:get(<<"unmatched">>, R)}
+                || R <- maps:get(<<"delivery">>, Out)],
+        [B1, B2] = [atom_to_binary(N) || N <- [N1, N2]],
+        ?assert(lists:member({B1, B2, Calls + 1, 0}, Rows), Rows),
+        ?assert(lists:member({B2, B1, Calls, 0}, Rows), Rows),
+        [Counts] = maps:get(<<"delivery_summary">>, Out),
+        %% {hello,1} of the untraced sender, and `go' of the untraced
+        %% processes that start the server and the caller.
+        ?assertMatch(#{<<"skewed">> := 0, <<"without_send">> := 3, <<"one_clock">> := <<"true">>},
+                     Counts, Out),
+        ?assertEqual([0, 0], [maps:get(<<"skewed">>, R) || R <- maps:get(<<"delivery_clocks">>, Out)]),
+        {0, Text, <<>>} = analyze(Config, ["delivery", dir(S)]),
+        ?assertEqual(nomatch, string:find(Text, "clock"), Text),
+        ?assertNotEqual(nomatch, string:find(Text, "3 receives of messages whose send the trace does not hold"), Text),
+        lttng_session:destroy(S)
+    after
+        [peer:stop(P) || {P, _} <- Peers]
     end.
 
 %% Two nodes that live less than a second each: the names they write at load

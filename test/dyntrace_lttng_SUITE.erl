@@ -167,7 +167,8 @@ t_readme_events(_Config) ->
                       [[{N, instance, u32}]
                        ++ [{N, F, u64} || F <- [size, mbc_carriers, mbcs_size, sbc_carriers,
                                                sbcs_size]]
-                       || N <- [carrier_create, carrier_destroy]]),
+                       || N <- [carrier_create, carrier_destroy]])
+                 ++ [{call_guard, F, u64} || F <- [calls, ms]],
                  Integers).
 
 gc_size_field(Event) ->

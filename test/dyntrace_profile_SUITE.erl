@@ -211,7 +211,7 @@ t_traced_agrees_with_otp_profiler(Config) ->
     Heavy = [L || L <- binary:split(Stacks, <<"\n">>, [global, trim_all]),
                   binary:match(L, <<";", (fn(<<"heavy/1">>))/binary, " ">>) =/= nomatch],
     ?assertMatch([_], Heavy),
-    [<<"dyntrace_profile_server (", _/binary>> | _] = binary:split(hd(Heavy), <<";">>, [global]),
+    [<<"dyntrace_profile_server <", _/binary>> | _] = binary:split(hd(Heavy), <<";">>, [global]),
     {Svg, _} = xmerl_scan:file(Flame, [{fetch_fun, fun(_, St) -> {ok, not_fetched, St} end}]),
     ?assertEqual(svg, Svg#xmlElement.name),
     {ok, SvgText} = file:read_file(Flame),

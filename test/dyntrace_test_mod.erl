@@ -6,7 +6,7 @@
 
 -export([work/1, outer/1, fail/1, unmute/0, mute/0,
          a_function_whose_code_location_is_longer_than_the_smallest_byte_limit/0,
-         grow_and_collect/1,
+         grow_and_collect/1, hot_run/2,
          actor/0, run/2, stop/1, stop/2, wait/1]).
 
 %% @doc A traced function: `{acc, [1..N]}'.
@@ -23,6 +23,19 @@ outer(N) ->
 fail(error) -> erlang:error({failed, error});
 fail(throw) -> erlang:throw({failed, throw});
 fail(exit) -> erlang:exit({failed, exit}).
+
+%% @doc `Steps' calls of `step/2', each calling the hot helper `helper/1'
+%% `Helpers' times (a module with one hot function); `{steps, Steps}'.
+hot_run(Steps, Helpers) ->
+    _ = [step(I, Helpers) || I <- lists:seq(1, Steps)],
+    {steps, Steps}.
+
+step(I, Helpers) ->
+    lists:foreach(fun helper/1, lists:seq(1, Helpers)),
+    I.
+
+helper(N) ->
+    N + 1.
 
 %% @doc A code location longer than 64 bytes, which is never cut.
 a_function_whose_code_location_is_longer_than_the_smallest_byte_limit() ->

@@ -127,6 +127,9 @@ pub struct Identity {
     /// Whether any event carried the `vpid` context: pids are then told
     /// apart per node.
     pub keyed_by_vpid: bool,
+    /// Whether every trace of the input says it was recorded on one host
+    /// with one clock (None: not known, e.g. live).
+    pub one_clock: Option<bool>,
 }
 
 /// Whether the event is a load-time identity row rather than something the
@@ -163,6 +166,23 @@ pub fn unquoted(name: &[u8]) -> &[u8] {
     name.strip_prefix(b"'")
         .and_then(|n| n.strip_suffix(b"'"))
         .unwrap_or(name)
+}
+
+/// The one way a process is written, in every command's text, the report,
+/// notes and flame graph roots: `store <0.86.0>`, `store <0.86.0> on
+/// n1@host` when the results carry nodes, or the pid alone. The suffix
+/// that tells pids apart per node inside the analyser (`@2`) is never
+/// part of it: `pid` is the pid as its node writes it.
+pub fn label_text(pid: &str, name: Option<&str>, node: Option<&str>) -> String {
+    let mut text = match name {
+        Some(n) => format!("{n} {pid}"),
+        None => pid.to_string(),
+    };
+    if let Some(node) = node {
+        text.push_str(" on ");
+        text.push_str(node);
+    }
+    text
 }
 
 /// A pid text told apart per node (`<0.82.0>@2`, see
@@ -568,7 +588,9 @@ impl Identity {
     }
 
     /// Puts names (and nodes) beside the pids of every [`Unit::Pid`]
-    /// column.
+    /// column: a pid text (told apart per node or not) becomes a
+    /// [`Cell::Proc`]; a [`Cell::Proc`] an analysis made keeps its own name
+    /// where the trace names the process no other way.
     pub fn annotate(&self, tables: &mut [Table]) {
         let with_node = self.shows_nodes();
         for t in tables.iter_mut() {
@@ -580,9 +602,14 @@ impl Identity {
             }
             for row in t.rows.iter_mut() {
                 for &i in &pid_cols {
-                    if let Cell::Text(text) = &row.cells[i] {
-                        row.cells[i] = self.process_cell(text.as_bytes(), with_node);
-                    }
+                    let cell = match &row.cells[i] {
+                        Cell::Text(text) => self.process_cell(text.as_bytes(), None, with_node),
+                        Cell::Proc { pid, name, .. } => {
+                            self.process_cell(pid.as_bytes(), name.as_deref(), with_node)
+                        }
+                        _ => continue,
+                    };
+                    row.cells[i] = cell;
                 }
             }
             t.with_nodes = with_node;
@@ -590,13 +617,17 @@ impl Identity {
     }
 
     /// A pid text (told apart per node or not) as a [`Unit::Pid`] cell:
-    /// the pid, its name, and its node when `with_node`.
-    fn process_cell(&self, text: &[u8], with_node: bool) -> Cell {
+    /// the pid, its name (the trace's, else `own`), and its node when
+    /// `with_node`.
+    fn process_cell(&self, text: &[u8], own: Option<&str>, with_node: bool) -> Cell {
         let (pid, node) = split_qualified(text);
         let lossy = |s: &[u8]| String::from_utf8_lossy(s).into_owned();
         Cell::Proc {
             pid: lossy(pid),
-            name: self.name_of(node, pid).map(lossy),
+            name: self
+                .name_of(node, pid)
+                .map(lossy)
+                .or_else(|| own.filter(|n| !n.is_empty()).map(String::from)),
             node: node
                 .filter(|_| with_node)
                 .and_then(|n| self.node_name(n))
@@ -604,19 +635,18 @@ impl Identity {
         }
     }
 
-    /// A process as a flame graph's root names it: `name (pid)`, `name
-    /// (pid on node)` when results carry nodes, or the pid alone.
+    /// A process as every output writes it ([`label_text`]), from a pid
+    /// text as the analyses see it (told apart per node or not).
     pub fn label(&self, text: &[u8]) -> String {
-        let Cell::Proc { pid, name, node } = self.process_cell(text, self.shows_nodes()) else {
-            return String::from_utf8_lossy(text).into_owned();
-        };
-        let pid = match node {
-            Some(node) => format!("{pid} on {node}"),
-            None => pid,
-        };
-        match name {
-            Some(name) => format!("{name} ({pid})"),
-            None => pid,
+        self.label_named(text, None)
+    }
+
+    /// [`Identity::label`], with the name an event itself gave the process
+    /// (`process_memory`'s) where the trace names it no other way.
+    pub fn label_named(&self, text: &[u8], own: Option<&str>) -> String {
+        match self.process_cell(text, own, self.shows_nodes()) {
+            Cell::Proc { pid, name, node } => label_text(&pid, name.as_deref(), node.as_deref()),
+            _ => String::from_utf8_lossy(text).into_owned(),
         }
     }
 

@@ -14,12 +14,14 @@
 
 pub mod analysis;
 pub mod cli;
+pub mod clocks;
 pub mod ctf;
 pub mod damage;
 pub mod event;
 pub mod identity;
 pub mod merge;
 pub mod message;
+pub mod names;
 pub mod reader;
 pub mod report;
 pub mod run;

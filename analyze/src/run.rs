@@ -13,6 +13,7 @@ use crate::analysis::Analysis;
 use crate::event::{Counted, Event, EventClass, Field, Kind, Slot, Wanted, PROVIDER};
 use crate::identity::{is_identity_row, Identity, PID_SLOTS};
 use crate::message::Shape;
+use crate::names::Named;
 use crate::reader::{Reader, Source, Step};
 use crate::table::{windowed, Summary, Table};
 
@@ -90,17 +91,37 @@ impl Filter {
         !(self.pids.is_empty() && self.names.is_empty())
     }
 
-    /// Whether a process text (as node `node` writes it) is selected.
-    fn is_selected(&self, who: &Identity, node: u32, text: &[u8]) -> bool {
-        !text.is_empty()
-            && (self.pids.iter().any(|p| p[..] == *text)
-                || self
-                    .names
-                    .iter()
-                    .any(|n| n[..] == *text || who.has_name(node, text, n)))
+    /// Whether a process text (as node `node` writes it, at `ts`) is
+    /// selected: by pid, or by a name it carries at any time in the trace
+    /// (`named`, from a first pass), or has carried so far (live).
+    fn is_selected(
+        &self,
+        who: &Identity,
+        named: &mut Option<Named>,
+        node: u32,
+        text: &[u8],
+        ts: i64,
+    ) -> bool {
+        if text.is_empty() {
+            return false;
+        }
+        if self.pids.iter().any(|p| p[..] == *text) || self.names.iter().any(|n| n[..] == *text) {
+            return true;
+        }
+        match named {
+            Some(named) => named.carries(who.origin(node), text, ts),
+            None => self.names.iter().any(|n| who.has_name(node, text, n)),
+        }
     }
 
-    fn keeps(&self, ev: &Event, node: u32, who: &Identity, calls: &mut SelectedCalls) -> bool {
+    fn keeps(
+        &self,
+        ev: &Event,
+        node: u32,
+        who: &Identity,
+        named: &mut Option<Named>,
+        calls: &mut SelectedCalls,
+    ) -> bool {
         if !self.selects_processes() {
             return true;
         }
@@ -111,14 +132,17 @@ impl Filter {
                 }
             }
         }
-        let named = PID_SLOTS
-            .iter()
-            .any(|&s| self.is_selected(who, node, ev.str(s)));
+        let ts = ev.ts_ns;
+        // Every slot is looked at (not only up to the first selected one):
+        // a selected process's first event is noted wherever it shows.
+        let in_slots = PID_SLOTS.iter().fold(false, |any, &s| {
+            self.is_selected(who, named, node, ev.str(s), ts) | any
+        });
         let to = ev.str(Slot::To);
-        let target = named
+        let target = in_slots
             || who
                 .resolve(node, to)
-                .is_some_and(|pid| self.is_selected(who, node, &pid));
+                .is_some_and(|pid| self.is_selected(who, named, node, &pid, ts));
         if target && ev.kind() == Some(Kind::MessageSend) {
             // A call to a selected server: its reply's receive is the
             // caller's side of it.
@@ -287,6 +311,9 @@ struct Feed<'f> {
     who: Identity,
     wanted: Wanted,
     calls: SelectedCalls,
+    /// With `--name` over traces: the processes that ever carried a
+    /// selected name (a first pass).
+    named: Option<Named>,
     summary: Summary,
     /// The first event recorded (not an identity row): `--from`/`--to`
     /// count from it.
@@ -383,7 +410,8 @@ impl Feed<'_> {
             self.past_window = true;
             return false;
         }
-        self.filter.keeps(ev, node, &self.who, &mut self.calls)
+        self.filter
+            .keeps(ev, node, &self.who, &mut self.named, &mut self.calls)
     }
 
     fn dispatch(&mut self, ev: &Event, node: u32) {
@@ -443,6 +471,7 @@ impl Feed<'_> {
             .filter(|k| self.kinds[**k as usize] > 0)
             .map(|k| (k.name(), self.kinds[*k as usize]))
             .collect();
+        self.summary.named_later = self.named.as_ref().map_or_else(Vec::new, Named::later);
         self.summary.empty_selection =
             (self.matched == 0 && self.ours_seen > 0 && !self.filter.is_empty())
                 .then(|| self.filter.describe());
@@ -575,6 +604,12 @@ pub fn run_with_trend(
         filter,
         window_ns.is_some() || trend.is_some(),
     );
+    // A name holds for its process's whole life: read which processes
+    // carry the names before the events (a live session is read once).
+    let named = match source {
+        Source::Traces(_) if !filter.names.is_empty() => Some(Named::scan(source, &filter.names)?),
+        _ => None,
+    };
     let mut reader = Reader::open(source, wanted)?;
     let live = matches!(source, Source::Live(_));
     let mut classes: Vec<EventClass> = Vec::new();
@@ -593,6 +628,7 @@ pub fn run_with_trend(
         kinds: [0; Kind::ALL.len()],
         who: Identity::default(),
         calls: SelectedCalls::default(),
+        named,
         summary: Summary {
             damaged: reader.damaged().to_vec(),
             ..Summary::default()
@@ -605,6 +641,10 @@ pub fn run_with_trend(
         progress: progress_bar(),
         failed: None,
         scratch: Vec::new(),
+    };
+    feed.who.one_clock = match source {
+        Source::Traces(dirs) => crate::clocks::one_clock(dirs),
+        Source::Live(_) => None,
     };
     let mut reorder = live.then(|| Reorder::new(LIVE_REORDER_NS));
     let mut last_tick = Instant::now();

@@ -192,6 +192,9 @@ pub struct Summary {
     /// Events read per event name (in the contract's order), of those
     /// present.
     pub event_counts: Vec<(&'static str, u64)>,
+    /// Processes selected by `--name` whose earliest naming event comes
+    /// after their first event (they are selected from their first).
+    pub named_later: Vec<crate::names::NamedLater>,
 }
 
 impl Summary {
@@ -211,6 +214,15 @@ impl Summary {
                  (same pids merged): record with LTTng's vpid context \
                  (lttng add-context -u -t vpid -s SESSION, before lttng start)",
                 nodes.join(", ")
+            ));
+        }
+        for n in &self.named_later {
+            lines.push(format!(
+                "{} {} is named by the trace only at +{}: selected from its first event at +{}",
+                n.name,
+                n.pid,
+                format_ns((n.named_ns - self.first_ns).max(0) as u64),
+                format_ns((n.first_ns - self.first_ns).max(0) as u64),
             ));
         }
         if let Some(sel) = &self.empty_selection {
@@ -261,14 +273,7 @@ pub fn text_of(cell: &Cell, unit: Unit, origin_ns: i64) -> String {
     match (cell, unit) {
         (Cell::Text(s), _) => s.clone(),
         (Cell::Proc { pid, name, node }, _) => {
-            let mut text = match name {
-                Some(n) => format!("{n} {pid}"),
-                None => pid.clone(),
-            };
-            if let Some(node) = node {
-                let _ = write!(text, " on {node}");
-            }
-            text
+            crate::identity::label_text(pid, name.as_deref(), node.as_deref())
         }
         (Cell::Num(n), Unit::Ns) => format_ns(*n),
         (Cell::Num(n), Unit::Words) => format!("{n} w"),
@@ -467,9 +472,9 @@ pub fn sparkline(values: &[Option<u64>]) -> String {
 
 /// Tables per window of trace time (`--window`) as one set: for machines,
 /// each table's rows of every window with `window_start_ns` first; for
-/// people, one row per row key (its text cells) with the metric of
-/// [`window_metric`] per window, as a column per window where that fits
-/// the terminal, else as a sparkline and its largest value.
+/// people, per row key (its text cells) one line per window with its
+/// count, p50 and p99 there, and the metric of [`window_metric`] across
+/// the windows as a sparkline.
 pub fn windowed(parts: &[(i64, Vec<Table>)], width_ns: u64, origin_ns: i64) -> Vec<Table> {
     let mut keys: Vec<&'static str> = Vec::new();
     for (_, tables) in parts {
@@ -535,8 +540,12 @@ pub fn windowed(parts: &[(i64, Vec<Table>)], width_ns: u64, origin_ns: i64) -> V
     out
 }
 
-/// The text view of a long windowed table (see [`windowed`]); None when it
-/// has no column to follow.
+/// The text view of a long windowed table (see [`windowed`]): per row key
+/// (its text cells), one line per window that had the row, with the
+/// row's count, p50 and p99 there (those the table has; else the column
+/// [`window_metric`] follows), and on the key's first line the followed
+/// column across every window as a sparkline. None when it has no column
+/// to follow.
 fn pivot(
     long: &Table,
     parts: &[(i64, Vec<Table>)],
@@ -547,22 +556,36 @@ fn pivot(
         columns: long.columns[1..].to_vec(),
         ..Table::new(long.key, "", Vec::new())
     })? + 1;
+    let find = |key: &str| (1..long.columns.len()).find(|&i| long.columns[i].key == key);
+    let mut shown: Vec<usize> = Vec::new();
+    for i in [find("count"), find("p50_ns"), Some(metric)]
+        .into_iter()
+        .flatten()
+    {
+        if !shown.contains(&i) {
+            shown.push(i);
+        }
+    }
     let key_cols: Vec<usize> = (1..long.columns.len())
         .filter(|&i| matches!(long.columns[i].unit, Unit::Text | Unit::Pid))
         .collect();
     let starts: Vec<i64> = parts.iter().map(|p| p.0).collect();
+    // Per row key: its rows' indices, and the followed value per window.
     let mut row_keys: Vec<Vec<Cell>> = Vec::new();
+    let mut rows_of: Vec<Vec<usize>> = Vec::new();
     let mut values: Vec<Vec<Option<u64>>> = Vec::new();
-    for r in &long.rows {
+    for (ri, r) in long.rows.iter().enumerate() {
         let k: Vec<Cell> = key_cols.iter().map(|&i| r.cells[i].clone()).collect();
         let at = match row_keys.iter().position(|x| *x == k) {
             Some(at) => at,
             None => {
                 row_keys.push(k);
+                rows_of.push(Vec::new());
                 values.push(vec![None; starts.len()]);
                 row_keys.len() - 1
             }
         };
+        rows_of[at].push(ri);
         let w = match r.cells[0] {
             Cell::Int(s) => starts.iter().position(|&x| x == s).unwrap_or(0),
             _ => 0,
@@ -572,32 +595,15 @@ fn pivot(
         }
     }
     let m = long.columns[metric];
-    let key_width: usize = key_cols
-        .iter()
-        .map(|&i| {
-            long.rows
-                .iter()
-                .map(|r| text_of(&r.cells[i], Unit::Text, 0).chars().count())
-                .max()
-                .unwrap_or(0)
-                + 2
-        })
-        .sum();
-    let per_window = 10;
-    let wide = key_width + per_window * starts.len() <= terminal_width();
     let mut columns: Vec<Column> = key_cols.iter().map(|&i| long.columns[i]).collect();
+    columns.push(col("window", "window", Unit::Text));
+    columns.extend(shown.iter().map(|&i| long.columns[i]));
+    columns.push(col("sparkline", "", Unit::Text));
     let mut headings: Vec<String> = columns.iter().map(|c| c.title.to_string()).collect();
-    if wide {
-        for &s in &starts {
-            columns.push(col("window", "", m.unit));
-            headings.push(format!("+{}", format_ns((s - origin_ns).max(0) as u64)));
-        }
-    } else {
-        columns.push(col("sparkline", "", Unit::Text));
-        headings.push(format!("{} per window", m.title));
-        columns.push(col("max", "", m.unit));
-        headings.push(format!("max {}", m.title));
+    if let Some(last) = headings.last_mut() {
+        *last = format!("{} over the windows", m.title);
     }
+    let titles: Vec<&str> = shown.iter().map(|&i| long.columns[i].title).collect();
     let mut t = Table::new(
         long.key,
         format!(
@@ -606,7 +612,11 @@ fn pivot(
                 .split(" (per window")
                 .next()
                 .unwrap_or(&long.title),
-            m.title,
+            match titles.as_slice() {
+                [one] => one.to_string(),
+                [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
+                [] => String::new(),
+            },
             format_ns(width_ns),
             starts.len()
         ),
@@ -615,18 +625,28 @@ fn pivot(
     t.shown = Shown::TextOnly;
     t.headings = Some(headings);
     t.notes = long.notes.clone();
-    for (k, vs) in row_keys.into_iter().zip(values) {
-        let mut cells = k;
-        if wide {
-            cells.extend(vs.iter().map(|v| match v {
-                Some(v) => Cell::Num(*v),
-                None => Cell::Text("-".into()),
+    for ((k, rows), vs) in row_keys.into_iter().zip(rows_of).zip(values) {
+        for (n, &ri) in rows.iter().enumerate() {
+            let r = &long.rows[ri];
+            let mut cells: Vec<Cell> = match n {
+                0 => k.clone(),
+                _ => vec![Cell::Text(String::new()); k.len()],
+            };
+            let start = match r.cells[0] {
+                Cell::Int(s) => s,
+                _ => origin_ns,
+            };
+            cells.push(Cell::Text(format!(
+                "+{}",
+                format_ns((start - origin_ns).max(0) as u64)
+            )));
+            cells.extend(shown.iter().map(|&i| r.cells[i].clone()));
+            cells.push(Cell::Text(match n {
+                0 => sparkline(&vs),
+                _ => String::new(),
             }));
-        } else {
-            cells.push(Cell::Text(sparkline(&vs)));
-            cells.push(Cell::Num(vs.iter().flatten().copied().max().unwrap_or(0)));
+            t.push(cells, None);
         }
-        t.push(cells, None);
     }
     Some(t)
 }
@@ -733,6 +753,19 @@ pub fn render_json(summary: &Summary, tables: &[Table]) -> Value {
             .collect::<Vec<_>>()),
     );
     top.insert("empty_selection".into(), json!(summary.empty_selection));
+    top.insert(
+        "named_later".into(),
+        Value::Array(
+            summary
+                .named_later
+                .iter()
+                .map(|n| {
+                    json!({"name": n.name, "pid": n.pid, "first_ns": n.first_ns,
+                           "named_ns": n.named_ns})
+                })
+                .collect(),
+        ),
+    );
     let mut columns = Map::new();
     for t in tables.iter().filter(|t| t.shown != Shown::TextOnly) {
         let keys = json_keys(t);
@@ -822,21 +855,27 @@ mod tests {
             vec![
                 col("pid", "pid", Unit::Text),
                 col("count", "count", Unit::Count),
+                col("p50_ns", "p50", Unit::Ns),
                 col("p99_ns", "p99", Unit::Ns),
             ],
         );
         for (pid, p99) in rows {
             t.push(
-                vec![Cell::Text(pid.to_string()), Cell::Num(1), Cell::Num(*p99)],
+                vec![
+                    Cell::Text(pid.to_string()),
+                    Cell::Num(p99 / 5 + 1),
+                    Cell::Num(p99 / 2),
+                    Cell::Num(*p99),
+                ],
                 None,
             );
         }
         vec![t]
     }
 
-    /// Per window: JSON rows carry their window's start; text follows each
-    /// row's p99 across the windows, a column each while they fit, else
-    /// as a sparkline.
+    /// Per window: JSON rows carry their window's start; text gives each
+    /// row's count, p50 and p99 in every window that had it, one line
+    /// each, and the p99 across the windows as a sparkline.
     #[test]
     fn windows_give_rows_per_window_and_a_line_per_row() {
         let parts = vec![
@@ -851,14 +890,31 @@ mod tests {
         assert_eq!(rows[2]["pid"], "<0.1.0>");
         assert_eq!(rows[2]["p99_ns"], 80);
         let text = render_text(&Summary::default(), &tables, false);
-        assert!(text.contains("+0 ns"), "{text}");
-        assert!(text.contains("<0.1.0>  10 ns    80 ns"), "{text}");
-        assert!(text.contains("<0.2.0>   5 ns        -"), "{text}");
+        assert!(
+            text.contains("GC: count, p50 and p99 per window of 100 ns (2 windows)"),
+            "{text}"
+        );
+        assert!(
+            text.contains("  pid      window   count    p50    p99  p99 over the windows"),
+            "{text}"
+        );
+        assert!(
+            text.contains("  <0.1.0>  +0 ns        3   5 ns  10 ns  ▂█"),
+            "{text}"
+        );
+        assert!(
+            text.contains("           +100 ns     17  40 ns  80 ns\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("  <0.2.0>  +0 ns        2   2 ns   5 ns  █"),
+            "{text}"
+        );
         let many: Vec<(i64, Vec<Table>)> = (0..40)
             .map(|w| (w * 100, per_process(&[("<0.1.0>", w as u64)])))
             .collect();
         let text = render_text(&Summary::default(), &windowed(&many, 100, 0), false);
-        assert!(text.contains("p99 per window"), "{text}");
+        assert!(text.contains("+3.90 us"), "{text}");
         assert!(text.contains("▁▁▁▂▂▂▂▂▂▃"), "{text}");
         assert_eq!(sparkline(&[Some(0), None, Some(7), Some(3)]), "▁ █▄");
     }

@@ -82,6 +82,20 @@ fn emit_process_name<'a>(env: Env<'a>, pid: Term<'a>, name: Term<'a>) -> NifResu
     Ok(ok())
 }
 
+/// Writes `call_guard`: `{M, F, Arity}`, the function whose trace pattern
+/// the rate guard removed, and the guard's limit (`Calls` per `Ms`).
+#[rustler::nif]
+fn emit_call_guard<'a>(env: Env<'a>, mfa: Term<'a>, calls: u64, ms: u64) -> NifResult<Atom> {
+    if mfa.is_atom() {
+        return Err(rustler::Error::BadArg);
+    }
+    let mut entry = name_text(env, mfa, false)?;
+    if lttng::is_enabled(EventId::CallGuard) {
+        emit::call_guard(Text::terminate(&mut entry), calls, ms);
+    }
+    Ok(ok())
+}
+
 /// Writes `stack_sample`: `Pid`, `Status` (an atom) and `Stack` as
 /// `process_info(Pid, current_stacktrace)` gives it, innermost frame
 /// first, written `M:F/A;M:F/A...` within `MaxTermBytes` (64..65536).

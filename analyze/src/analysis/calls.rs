@@ -73,6 +73,8 @@ pub struct CallsOptions {
 
 /// What `report` plots calls at least this long by default.
 const REPORT_SLOWER_THAN_NS: u64 = 1_000_000;
+/// `call_guard` events kept (one per function the guard removed).
+const MAX_GUARDED: usize = 100;
 
 impl Registered for Calls {
     const NAME: &'static str = "calls";
@@ -98,6 +100,9 @@ pub struct Calls {
     slow_total: u64,
     return_to_skipped: u64,
     return_to: bool,
+    /// The functions whose pattern the calls' rate guard removed
+    /// (`call_guard`): entry, time, calls, ms.
+    guarded: Vec<(String, i64, i64, i64)>,
 }
 
 impl Calls {
@@ -114,6 +119,7 @@ impl Calls {
             slow_total: 0,
             return_to_skipped: 0,
             return_to,
+            guarded: Vec::new(),
         }
     }
 
@@ -205,7 +211,7 @@ impl Calls {
 
 impl Analysis for Calls {
     fn needs_fields(&self, kind: Kind) -> bool {
-        matches!(kind, Kind::FunctionCall | Kind::FunctionReturn | Kind::FunctionException | Kind::ProcessExit)
+        matches!(kind, Kind::FunctionCall | Kind::FunctionReturn | Kind::FunctionException | Kind::ProcessExit | Kind::CallGuard)
     }
 
     fn ignores_other_kinds(&self) -> bool {
@@ -218,6 +224,12 @@ impl Analysis for Calls {
             Some(Kind::FunctionReturn) => self.ret(ev, false),
             Some(Kind::FunctionException) => self.ret(ev, true),
             Some(Kind::ProcessExit) => self.exit(ev),
+            Some(Kind::CallGuard) if self.guarded.len() < MAX_GUARDED => self.guarded.push((
+                String::from_utf8_lossy(ev.str(Slot::Entry)).into_owned(),
+                ev.ts_ns,
+                ev.int(Slot::Calls),
+                ev.int(Slot::Ms),
+            )),
             _ => {}
         }
     }
@@ -225,7 +237,7 @@ impl Analysis for Calls {
     /// The slow calls over time: each at its start, its duration on a
     /// log scale (the slowest of each stretch of time when there are more
     /// than the page draws).
-    fn report(&self, page: &mut crate::report::Page, _who: &Identity) -> Result<(), String> {
+    fn report(&self, page: &mut crate::report::Page, who: &Identity) -> Result<(), String> {
         use crate::report::{duration_axis, svg, MAX_POINTS};
         let threshold = crate::table::format_ns(self.slower_than_ns.unwrap_or(0));
         if self.slow.is_empty() {
@@ -242,7 +254,7 @@ impl Analysis for Calls {
                 title: format!(
                     "{} {} took {} at +{:.6} s",
                     String::from_utf8_lossy(self.slow_entry(c)),
-                    String::from_utf8_lossy(&c.pid),
+                    who.label(&c.pid),
                     crate::table::format_ns(c.duration_ns),
                     page.seconds(c.start_ns)
                 ),
@@ -284,7 +296,7 @@ impl Analysis for Calls {
         self.return_to_skipped = 0;
     }
 
-    fn tables(&self, _summary: &Summary) -> Vec<Table> {
+    fn tables(&self, summary: &Summary) -> Vec<Table> {
         let mut open = vec![0u64; self.entries.len()];
         for p in self.procs.values() {
             for f in p.stack.frames() {
@@ -329,6 +341,13 @@ impl Analysis for Calls {
             t.notes.push(format!(
                 "{} return_to events skipped (not returns)",
                 self.return_to_skipped
+            ));
+        }
+        for (entry, ts, calls, ms) in &self.guarded {
+            t.notes.push(format!(
+                "the rate guard removed {entry}'s pattern at {} (more than {calls} calls per {ms} ms): \
+                 its calls after that are not in the trace",
+                crate::table::text_of(&Cell::Int(*ts), Unit::Timestamp, summary.first_ns)
             ));
         }
         let mut tables = vec![t];

@@ -104,6 +104,10 @@ pub struct Pair {
     pub latency: Durations,
     /// Sends dropped or never received.
     pub unmatched: u64,
+    /// Receives timestamped before their send.
+    pub skewed: u64,
+    /// The least receive time minus send time (ns, may be negative).
+    pub least_ns: Option<i64>,
 }
 
 impl Registered for Delivery {
@@ -141,9 +145,15 @@ pub struct Delivery {
     /// Receives read before their send (live sources deliver each host's
     /// events a little apart), paired when the send came.
     pub early_receives: u64,
-    /// Receives timestamped before their send: the hosts' clocks differ
-    /// (recorded as 0 ns).
+    /// Receives timestamped before their send (recorded as 0 ns): the
+    /// hosts' clocks differ, or (one clock) the runtime wrote the receive
+    /// first.
     pub skewed: u64,
+    /// Receives no recorded send was paired with: dropped from the early
+    /// ones kept ([`MAX_EARLY`]).
+    pub early_dropped: u64,
+    /// Whether the input's traces say they share one host and clock.
+    one_clock: bool,
     /// Sends and receives dropped because their node was not named within
     /// [`NAMES_WAIT_NS`], by the end of the input, or while
     /// [`MAX_UNRESOLVED`] others waited.
@@ -256,6 +266,8 @@ impl Delivery {
         self.pairs.entry((from, to)).or_insert_with(|| Pair {
             latency: Durations::new(3),
             unmatched: 0,
+            skewed: 0,
+            least_ns: None,
         })
     }
 
@@ -331,6 +343,7 @@ impl Delivery {
                         serial,
                     },
                     key,
+                    who.one_clock == Some(true),
                 );
             }
             Unresolved::Receive {
@@ -358,8 +371,19 @@ impl Delivery {
         Ok(())
     }
 
-    fn paired_send(&mut self, from: NodeNameId, ts: i64, to: Process, key: TextKey) {
-        if let Some(early) = self.early.get_mut(&to) {
+    fn paired_send(
+        &mut self,
+        from: NodeNameId,
+        ts: i64,
+        to: Process,
+        key: TextKey,
+        one_clock: bool,
+    ) {
+        // On one clock, read in timestamp order, a receive kept before
+        // this send is another copy of the same text (its own send not
+        // recorded: an untraced sender): pairing them would make a
+        // negative time of two messages.
+        if let Some(early) = self.early.get_mut(&to).filter(|_| !one_clock) {
             if let Some(i) = early.iter().position(|r| r.key == key) {
                 let r = early.remove(i).expect("position is in range");
                 self.early_receives += 1;
@@ -399,18 +423,21 @@ impl Delivery {
     }
 
     fn record(&mut self, from: NodeNameId, to: NodeNameId, ns: i64) {
+        let pair = self.pair(from, to);
         if ns < 0 {
+            pair.skewed += 1;
             self.skewed += 1;
         }
-        self.pair(from, to)
-            .latency
-            .record(u64::try_from(ns).unwrap_or(0));
+        let pair = self.pair(from, to);
+        pair.least_ns = Some(pair.least_ns.map_or(ns, |l| l.min(ns)));
+        pair.latency.record(u64::try_from(ns).unwrap_or(0));
     }
 
     fn keep_early(&mut self, to: Process, r: Receive) {
         let queue = self.early.entry(to).or_default();
         if queue.len() >= MAX_EARLY {
             queue.pop_front();
+            self.early_dropped += 1;
         }
         queue.push_back(r);
     }
@@ -431,6 +458,7 @@ impl Analysis for Delivery {
 
     fn on_event(&mut self, ev: &Event, who: &Identity) {
         self.sync_names(who);
+        self.one_clock = who.one_clock == Some(true);
         match ev.kind() {
             // The identity layer has learnt the names: what waited for
             // them may go on.
@@ -534,11 +562,44 @@ impl Analysis for Delivery {
                 self.ambiguous
             ));
         }
-        if self.skewed > 0 {
+        let without_send = self.receives_without_send();
+        if without_send > 0 {
             table.notes.push(format!(
-                "{} receives are timestamped before their send (counted as 0 ns): the hosts' clocks differ",
-                self.skewed
+                "{without_send} receives of messages whose send the trace does not hold \
+                 (a sender not traced, or its events lost): not paired"
             ));
+        }
+        let clocks = self.clocks();
+        for c in clocks.iter().filter(|c| c.skewed > 0) {
+            table.notes.push(match (self.one_clock, c.offset_ns) {
+                (true, _) => format!(
+                    "{} -> {}: {} receives are timestamped before their send on one clock \
+                     (counted as 0 ns): the runtime wrote the receive's event first",
+                    c.from, c.to, c.skewed
+                ),
+                (false, Some(off)) => format!(
+                    "{} -> {}: {} receives are timestamped before their send (counted as 0 ns): \
+                     the hosts' clocks differ, {}'s by about {}{} against {}'s \
+                     (from the fastest delivery each way)",
+                    c.from,
+                    c.to,
+                    c.skewed,
+                    c.to,
+                    if off < 0 { "-" } else { "+" },
+                    crate::table::format_ns(off.unsigned_abs()),
+                    c.from
+                ),
+                (false, None) => format!(
+                    "{} -> {}: {} receives are timestamped before their send (counted as 0 ns): \
+                     the hosts' clocks differ, {}'s by at least -{} against {}'s",
+                    c.from,
+                    c.to,
+                    c.skewed,
+                    c.to,
+                    crate::table::format_ns(c.least_ns.unwrap_or(0).unsigned_abs()),
+                    c.from
+                ),
+            });
         }
         let mut summary = Table::new(
             "delivery_summary",
@@ -550,6 +611,8 @@ impl Analysis for Delivery {
                 col("ambiguous", "ambiguous", Unit::Count),
                 col("early_receives", "early receives", Unit::Count),
                 col("skewed", "skewed", Unit::Count),
+                col("without_send", "receives without send", Unit::Count),
+                col("one_clock", "one clock", Unit::Text),
             ],
         );
         summary.shown = crate::table::Shown::JsonOnly;
@@ -561,10 +624,79 @@ impl Analysis for Delivery {
                 Cell::Num(self.ambiguous),
                 Cell::Num(self.early_receives),
                 Cell::Num(self.skewed),
+                Cell::Num(without_send),
+                Cell::Text(self.one_clock.to_string()),
             ],
             None,
         );
-        vec![table, summary]
+        let mut skew = Table::new(
+            "delivery_clocks",
+            "Receives before their send, per pair of nodes",
+            vec![
+                col("from", "from", Unit::Text),
+                col("to", "to", Unit::Text),
+                col("skewed", "skewed", Unit::Count),
+                col("least_ns", "least", Unit::Value),
+                col("offset_ns", "offset", Unit::Value),
+            ],
+        );
+        skew.shown = crate::table::Shown::JsonOnly;
+        for c in clocks {
+            skew.push(
+                vec![
+                    Cell::Text(c.from),
+                    Cell::Text(c.to),
+                    Cell::Num(c.skewed),
+                    c.least_ns.map_or(Cell::Null, Cell::Int),
+                    c.offset_ns.map_or(Cell::Null, Cell::Int),
+                ],
+                None,
+            );
+        }
+        vec![table, summary, skew]
+    }
+}
+
+/// One pair of nodes' clocks as the deliveries show them.
+struct PairClock {
+    from: String,
+    to: String,
+    skewed: u64,
+    least_ns: Option<i64>,
+    /// The receiving node's clock against the sender's, estimated from the
+    /// fastest delivery each way (half their difference); None unless
+    /// both ways were paired.
+    offset_ns: Option<i64>,
+}
+
+impl Delivery {
+    /// Receives no send was paired with: those still kept and those
+    /// dropped from the kept ones.
+    fn receives_without_send(&self) -> u64 {
+        self.early_dropped + self.early.values().map(|q| q.len() as u64).sum::<u64>()
+    }
+
+    /// Per pair of distinct nodes, in name order: receives before their
+    /// send, the least delivery time, and the clocks' offset estimated.
+    fn clocks(&self) -> Vec<PairClock> {
+        let mut rows: Vec<PairClock> = self
+            .pairs
+            .iter()
+            .filter(|((from, to), _)| from != to)
+            .map(|(&(from, to), p)| {
+                let back = self.pairs.get(&(to, from)).and_then(|b| b.least_ns);
+                let name = |id| String::from_utf8_lossy(unquoted(self.node_name_of(id))).into_owned();
+                PairClock {
+                    from: name(from),
+                    to: name(to),
+                    skewed: p.skewed,
+                    least_ns: p.least_ns,
+                    offset_ns: p.least_ns.zip(back).map(|(there, back)| (there - back) / 2),
+                }
+            })
+            .collect();
+        rows.sort_by(|a, b| (&a.from, &a.to).cmp(&(&b.from, &b.to)));
+        rows
     }
 }
 
@@ -854,6 +986,48 @@ mod tests {
         assert_eq!(row(d, N2, N2), (1, 0, 20));
         assert_eq!(row(d, N1, N2), (1, 0, 195));
         assert_eq!(d.ambiguous, 1);
+    }
+
+    /// Across hosts, receives before their send name their pair of nodes
+    /// and the offset estimated from the fastest delivery each way; on one
+    /// clock, a receive is never paired with a later send (another copy of
+    /// its text), and it counts as a receive without a send.
+    #[test]
+    fn skew_names_the_pair_and_one_clock_has_none() {
+        let mut s = cluster();
+        // n2's clock 300 ns behind n1's; 100 ns on the wire each way.
+        send(&mut s, 0, 1_000, "<3002.90.0>", "ping");
+        receive(&mut s, 1, 800, "<0.90.0>", "ping");
+        send(&mut s, 1, 2_000, "<8707.5.0>", "pong");
+        receive(&mut s, 0, 2_400, "<0.5.0>", "pong");
+        let mut f = Fed::new();
+        let d = f.feed(&s);
+        assert_eq!(d.skewed, 1);
+        let t = &d.tables(&Summary::default())[0];
+        assert!(
+            t.notes
+                .iter()
+                .any(|n| n.contains("n1@10.99.0.11 -> n2@10.99.0.12: 1 receives are timestamped before their send")
+                    && n.contains("n2@10.99.0.12's by about -300 ns against n1@10.99.0.11's")),
+            "{:?}",
+            t.notes
+        );
+        let clocks = &d.tables(&Summary::default())[2];
+        assert_eq!(
+            clocks.value(&clocks.rows[0], "offset_ns"),
+            Some(&Cell::Int(-300))
+        );
+        // One clock: an untraced sender's copy received first stays
+        // unpaired; the later send takes its own receive.
+        let mut s = cluster();
+        receive(&mut s, 1, 500, "<0.90.0>", "hello");
+        send(&mut s, 0, 1_000, "<3002.90.0>", "hello");
+        receive(&mut s, 1, 1_100, "<0.90.0>", "hello");
+        let mut f = Fed::new();
+        f.who.one_clock = Some(true);
+        let d = f.feed(&s);
+        assert_eq!((d.skewed, d.receives_without_send()), (0, 1));
+        assert_eq!(row(d, N1, N2), (1, 0, 100));
     }
 
     /// Live, a host's events read late are put back in timestamp order.

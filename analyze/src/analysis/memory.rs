@@ -160,6 +160,8 @@ struct Process {
     node: u32,
     pid: Box<[u8]>,
     name: Box<[u8]>,
+    /// As every output writes it, once the run has finished.
+    label: Option<String>,
     memory: Series,
     bin_vheap: Series,
     queue: Series,
@@ -356,11 +358,25 @@ impl Memory {
     }
 }
 
+/// A process as every output writes it (its label from the identity
+/// layer once the run has finished).
 fn proc_label(p: &Process) -> String {
-    let pid = String::from_utf8_lossy(&p.pid);
-    match p.name.is_empty() {
-        true => pid.into_owned(),
-        false => format!("{pid} ({})", String::from_utf8_lossy(&p.name)),
+    p.label.clone().unwrap_or_else(|| {
+        let pid = String::from_utf8_lossy(crate::identity::split_qualified(&p.pid).0);
+        let name = String::from_utf8_lossy(&p.name);
+        crate::identity::label_text(&pid, (!name.is_empty()).then_some(&*name), None)
+    })
+}
+
+/// A process as a [`Unit::Pid`] cell (the pid as the analyses see it):
+/// the identity layer puts its node, and its name where the trace names
+/// it otherwise.
+fn proc_cell(p: &Process) -> Cell {
+    let own = (!p.name.is_empty()).then(|| String::from_utf8_lossy(&p.name).into_owned());
+    Cell::Proc {
+        pid: String::from_utf8_lossy(&p.pid).into_owned(),
+        name: own,
+        node: None,
     }
 }
 
@@ -375,6 +391,13 @@ impl Analysis for Memory {
 
     fn ignores_other_kinds(&self) -> bool {
         true
+    }
+
+    fn finish(&mut self, who: &Identity) {
+        for p in self.procs.iter_mut() {
+            let own = (!p.name.is_empty()).then(|| String::from_utf8_lossy(&p.name).into_owned());
+            p.label = Some(who.label_named(&p.pid, own.as_deref()));
+        }
     }
 
     fn on_event(&mut self, ev: &Event, who: &Identity) {
@@ -522,9 +545,7 @@ impl Analysis for Memory {
             "process_memory",
             "Process memory (bytes; growth first to last, worst first)",
             vec![
-                col("pid", "pid", Unit::Text),
-                col("name", "name", Unit::Text),
-                col("node", "node", Unit::Text),
+                col("pid", "pid", Unit::Pid),
                 col("first", "first", Unit::Bytes),
                 col("last", "last", Unit::Bytes),
                 col("growth_per_s", "growth/s", Unit::Bytes),
@@ -545,9 +566,7 @@ impl Analysis for Memory {
         for p in &order {
             procs.push(
                 vec![
-                    Cell::bytes(&p.pid),
-                    Cell::bytes(&p.name),
-                    Cell::Text(self.node(p.node)),
+                    proc_cell(p),
                     Cell::Num(p.memory.first_value()),
                     Cell::Num(p.memory.last.1),
                     growth_cell(p.memory.growth_per_s()),
@@ -581,7 +600,7 @@ impl Analysis for Memory {
                 key,
                 format!("Process {what} growth (top {TEXT_ROWS}, worst first)"),
                 vec![
-                    col("process", "process", Unit::Text),
+                    col("process", "process", Unit::Pid),
                     col("first", "first", unit),
                     col("last", "last", unit),
                     col("growth_per_s", "growth/s", unit),
@@ -600,7 +619,7 @@ impl Analysis for Memory {
                 let s = pick(p);
                 t.push(
                     vec![
-                        Cell::Text(proc_label(p)),
+                        proc_cell(p),
                         Cell::Num(s.first_value()),
                         Cell::Num(s.last.1),
                         growth_cell(s.growth_per_s()),
@@ -742,17 +761,26 @@ mod tests {
         let t = rows(&tables, "process_memory");
         assert_eq!(t.rows.len(), 3);
         let first = &t.rows[0];
-        assert_eq!(t.value(first, "pid"), Some(&Cell::Text("<0.11.0>".into())));
-        assert_eq!(t.value(first, "name"), Some(&Cell::Text("hoarder".into())));
+        let hoarder = Cell::Proc {
+            pid: "<0.11.0>".into(),
+            name: Some("hoarder".into()),
+            node: None,
+        };
+        assert_eq!(t.value(first, "pid"), Some(&hoarder));
         assert_eq!(t.value(first, "growth_per_s"), Some(&Cell::Int(500)));
         assert_eq!(t.value(first, "bin_last"), Some(&Cell::Num(16000)));
         let queue = rows(&tables, "process_queue_text");
-        assert_eq!(queue.rows[0].cells[0], Cell::Text("<0.12.0>".into()));
+        let unnamed = Cell::Proc {
+            pid: "<0.12.0>".into(),
+            name: None,
+            node: None,
+        };
+        assert_eq!(queue.rows[0].cells[0], unnamed);
         assert_eq!(queue.rows[0].cells[2], Cell::Num(28));
         let notes = &rows(&tables, "memory_text").notes;
         assert!(notes
             .iter()
-            .any(|n| n.contains("<0.11.0> (hoarder) binary heap")));
+            .any(|n| n.contains("hoarder <0.11.0> binary heap")));
         assert!(notes.iter().any(|n| n.contains("<0.12.0> queue")));
         assert!(!notes.iter().any(|n| n.contains("<0.10.0>")));
     }

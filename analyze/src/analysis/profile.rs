@@ -372,7 +372,7 @@ impl Profile {
     }
 
     /// The collapsed stacks flame graph tools read (`proc;M:F/A;... n`,
-    /// the process as `name (pid)` when `who` names it): self time in
+    /// the process as every output labels it, `name <pid>`): self time in
     /// microseconds when calls were traced, else sample counts.
     pub fn folded(&self, who: &Identity) -> String {
         let mut roots: FxHashMap<u32, String> = FxHashMap::default();
@@ -740,7 +740,7 @@ mod tests {
         assert_eq!(t.value(&t.rows[0], "pid"), Some(&proc("<0.1.0>", Some("srv"))));
         assert_eq!(
             p.folded(&who),
-            "srv (<0.1.0>);m:handle/1 140\nsrv (<0.1.0>);m:handle/1;m:work/1 60\n"
+            "srv <0.1.0>;m:handle/1 140\nsrv <0.1.0>;m:handle/1;m:work/1 60\n"
         );
     }
 
@@ -822,8 +822,8 @@ mod tests {
         assert_eq!(t.value(&t.rows[0], "share"), Some(&Cell::Float(70.0)));
         assert_eq!(
             p.folded(&who),
-            "checkout (<0.1.0>);gen:loop/3 1\ncheckout (<0.1.0>);gen:loop/3;m:handle/1;m:burn/1 7\n\
-             checkout (<0.1.0>);gen:loop/3;m:handle/1;m:light/1 2\n"
+            "checkout <0.1.0>;gen:loop/3 1\ncheckout <0.1.0>;gen:loop/3;m:handle/1;m:burn/1 7\n\
+             checkout <0.1.0>;gen:loop/3;m:handle/1;m:light/1 2\n"
         );
         let svg = flame_svg(&p.folded(&who), "profile", p.count_name(), 0.1).expect("drawn");
         assert!(svg.contains("m:burn/1"));
@@ -867,7 +867,7 @@ mod tests {
         );
         assert_eq!(
             p.folded(&who),
-            "pool:worker/1 (<0.7.0>);pool:work/1 5\npool:worker/1 (<0.8.0>);pool:work/1 6\n"
+            "pool:worker/1 <0.7.0>;pool:work/1 5\npool:worker/1 <0.8.0>;pool:work/1 6\n"
         );
     }
 
