@@ -45,6 +45,7 @@ registry! {
     profile::Profile,
     memory::Memory,
     exceptions::Exceptions,
+    export::Export,
 }
 
 /// A streaming analysis.
