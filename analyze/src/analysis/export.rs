@@ -13,7 +13,9 @@
 //! - A flow (`bind_id`, `flow_out` on the send, `flow_in` on its queued
 //!   copy) per message whose `message_receive` was seen, paired as
 //!   `delivery` pairs them: the oldest pending send of the same text to the
-//!   same process.
+//!   same process. On a node whose name the trace does not give (one
+//!   without distribution), its own messages are paired by their pids and
+//!   texts as written.
 //! - Counters: each process's queue length and memory from
 //!   `process_memory`, the node's memory from `memory_sample`.
 //!
@@ -23,6 +25,7 @@
 //! few hundred megabytes at most.
 
 use std::collections::VecDeque;
+use std::hash::Hasher;
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::PathBuf;
@@ -30,10 +33,10 @@ use std::path::PathBuf;
 use rustc_hash::FxHashMap;
 
 use super::callstack::{CallStack, Frame, Functions, Popped};
-use super::delivery::{text_key, TextKey, MAX_PENDING};
+use super::delivery::{text_key, TextKey, COMPARED_BYTES, MAX_PENDING};
 use super::{entry, Analysis, ByText, Registered};
 use crate::event::{Event, Kind, Slot};
-use crate::identity::{split_qualified, Identity, Process};
+use crate::identity::{parse_pid, split_qualified, Identity, Process};
 use crate::table::{col, Cell, Summary, Table, Unit};
 
 /// Timeline events written by default before the file is closed (about
@@ -105,10 +108,28 @@ struct Track {
     gc: [Option<i64>; 2],
 }
 
+/// A message's receiver: the process every node means, or, while its
+/// node is unnamed (a node without distribution names none), the pid as
+/// that node writes it.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+enum Receiver {
+    Named(Process),
+    Local { node: u32, number: u64, serial: u64 },
+}
+
+/// A message's text as matched: renumbered as `delivery` matches it, or,
+/// while a channel in it is unnamed, its first bytes as written (then
+/// only a message of the same node can match it).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Text {
+    Renumbered(TextKey),
+    Written(u64, usize),
+}
+
 /// A send waiting for its queued copy.
 struct Pending {
     ts: i64,
-    key: TextKey,
+    key: Text,
     node: u32,
     tid: u32,
     id: u64,
@@ -131,7 +152,7 @@ pub struct Export {
     tracks: ByText<Track>,
     nodes: Vec<u32>,
     functions: Functions,
-    pending: FxHashMap<Process, VecDeque<Pending>>,
+    pending: FxHashMap<Receiver, VecDeque<Pending>>,
     next_flow: u64,
     written: Written,
     line: String,
@@ -315,14 +336,11 @@ impl Export {
     fn send(&mut self, ev: &Event, who: &Identity) {
         let t = self.track(ev.node, ev.str(Slot::From));
         let (node, tid) = (t.node, t.tid);
-        let (to, _) = split_qualified(ev.str(Slot::To));
-        let (Some(to), Some(key)) = (
-            who.process(ev.node, to),
-            text_key(who, ev.node, ev.str(Slot::Message)),
-        ) else {
+        let Some(to) = receiver(who, ev.node, ev.str(Slot::To)) else {
             self.written.sends_unpaired += 1;
             return;
         };
+        let key = text(who, ev.node, ev.str(Slot::Message));
         let id = self.next_flow;
         self.next_flow += 1;
         let queue = self.pending.entry(to).or_default();
@@ -342,16 +360,13 @@ impl Export {
     fn receive(&mut self, ev: &Event, who: &Identity) {
         let t = self.track(ev.node, ev.str(Slot::To));
         let (node, tid) = (t.node, t.tid);
-        let (to, _) = split_qualified(ev.str(Slot::To));
         let message = ev.str(Slot::Message);
-        let found = who
-            .process(ev.node, to)
-            .zip(text_key(who, ev.node, message))
-            .and_then(|(to, key)| {
-                let queue = self.pending.get_mut(&to)?;
-                let k = queue.iter().position(|p| p.key == key)?;
-                queue.remove(k)
-            });
+        let key = text(who, ev.node, message);
+        let found = receiver(who, ev.node, ev.str(Slot::To)).and_then(|to| {
+            let queue = self.pending.get_mut(&to)?;
+            let k = queue.iter().position(|p| p.key == key)?;
+            queue.remove(k)
+        });
         let Some(send) = found else {
             self.written.receives_unpaired += 1;
             return;
@@ -433,6 +448,36 @@ impl Export {
             out.failed.get_or_insert(format!("{}: {e}", out.path.display()));
         }
     }
+}
+
+/// The receiver a pid text (as node `node` writes it) stands for; None
+/// when it is no pid, or another node's while the names are unknown.
+fn receiver(who: &Identity, node: u32, to: &[u8]) -> Option<Receiver> {
+    let (pid, _) = split_qualified(to);
+    if let Some(p) = who.process(node, pid) {
+        return Some(Receiver::Named(p));
+    }
+    match parse_pid(pid)? {
+        (0, number, serial) => Some(Receiver::Local {
+            node,
+            number,
+            serial,
+        }),
+        _ => None,
+    }
+}
+
+/// A message's text as matched.
+fn text(who: &Identity, node: u32, message: &[u8]) -> Text {
+    text_key(who, node, message).map_or_else(
+        || {
+            let start = &message[..message.len().min(COMPARED_BYTES)];
+            let mut h = rustc_hash::FxHasher::default();
+            h.write(start);
+            Text::Written(h.finish(), start.len())
+        },
+        Text::Renumbered,
+    )
 }
 
 /// A JSON string of bytes (UTF-8 by the contract; anything else replaced).
@@ -602,9 +647,10 @@ mod tests {
     use crate::analysis::testing::Script;
     use serde_json::Value;
 
-    fn export_of(s: &Script, max_events: u64) -> (Export, Value, Result<(), String>) {
+    /// `s` exported to a file of the test's own (`test` names it).
+    fn export_of(s: &Script, test: &str, max_events: u64) -> (Export, Value, Result<(), String>) {
         let path = std::env::temp_dir().join(format!(
-            "dyntrace_export_test_{}_{max_events}.json",
+            "dyntrace_export_{test}_{}.json",
             std::process::id()
         ));
         let mut a = Export::new(ExportOptions {
@@ -627,9 +673,11 @@ mod tests {
 
     /// A node, two processes: one scheduled, calling and collecting, the
     /// other queued a message and sampled.
-    fn workload() -> Script {
+    fn workload(node: Option<&str>) -> Script {
         let mut s = Script::default();
-        s.ev_node(0, "n1@h", 0, "n1@h");
+        if let Some(n) = node {
+            s.ev_node(0, n, 0, n);
+        }
         s.snapshot(0, "<0.5.0>", "shop");
         s.sched(1000, "<0.5.0>", "in");
         s.call(1500, "<0.5.0>", "m:outer/0");
@@ -648,7 +696,7 @@ mod tests {
 
     #[test]
     fn tracks_slices_calls_gcs_flows_and_counters() {
-        let (a, v, written) = export_of(&workload(), DEFAULT_MAX_EVENTS);
+        let (a, v, written) = export_of(&workload(Some("n1@h")), "tracks", DEFAULT_MAX_EVENTS);
         assert_eq!(written, Ok(()));
         let w = a.written();
         assert_eq!(
@@ -684,8 +732,15 @@ mod tests {
     }
 
     #[test]
+    fn a_node_without_a_name_pairs_its_own_messages() {
+        let (a, _, _) = export_of(&workload(None), "unnamed", DEFAULT_MAX_EVENTS);
+        let w = a.written();
+        assert_eq!((w.flows, w.sends_unpaired, w.receives_unpaired), (1, 0, 1));
+    }
+
+    #[test]
     fn past_max_events_the_file_closes_and_the_command_fails() {
-        let (a, v, written) = export_of(&workload(), 3);
+        let (a, v, written) = export_of(&workload(Some("n1@h")), "guard", 3);
         assert_eq!(events(&v, "X").len() + events(&v, "C").len(), 3);
         assert_eq!(a.written().left_out, 4);
         let e = written.unwrap_err();
