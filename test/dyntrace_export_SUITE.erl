@@ -290,11 +290,10 @@ speedscope(Config, File) ->
                                   filename:basename(File), "\", \"",
                                   base64:encode(Bin), "\");\n"]),
     Url = "file://" ++ ?config(app, Config) ++ "#localProfilePath=" ++ Script ++ "&view=sandwich",
-    {0, Dom, Stderr} = chromium(Config, ["--virtual-time-budget=10000", "--dump-dom", Url]),
+    {0, Dom, Stderr} = headless:chromium(?config(chromium, Config),
+                                         ["--virtual-time-budget=10000", "--dump-dom", Url]),
     ct:log("~s: ~b bytes of DOM~n~s", [File, byte_size(Dom), Dom]),
-    Console = [L || L <- binary:split(Stderr, <<"\n">>, [global]),
-                    binary:match(L, <<":CONSOLE">>) =/= nomatch,
-                    binary:match(L, <<"source: chrome://">>) =:= nomatch],
+    Console = headless:console(Stderr),
     ct:log("console:~n~s", [lists:join("\n", Console)]),
     %% Chromium logs every console message alike (errors and uncaught
     %% exceptions too, at INFO): all but the app's own notes and the
@@ -306,28 +305,6 @@ speedscope(Config, File) ->
     ?assertNotEqual([], [L || L <- Console, binary:match(L, <<"\"Importing as ">>) =/= nomatch]),
     ?assertEqual(nomatch, binary:match(Dom, <<"Something went wrong">>)),
     Dom.
-
-%% Runs chromium headless with `Args' (as root, on a closed network: no
-%% sandbox, no background connections), a fresh profile each time, for a
-%% minute at most: `{Status, Stdout, Stderr}'.
-chromium(Config, Args) ->
-    Profile = filename:join(base_dir(), io_lib:format("chromium_~s_~b",
-                                                     [os:getpid(), erlang:unique_integer([positive])])),
-    Err = Profile ++ ".stderr",
-    ok = filelib:ensure_dir(Err),
-    Flags = ["--headless", "--no-sandbox", "--disable-gpu", "--enable-unsafe-swiftshader",
-             "--disable-quic", "--no-first-run", "--disable-background-networking",
-             "--disable-component-update", "--disable-sync",
-             "--user-data-dir=" ++ Profile, "--enable-logging=stderr", "--v=0"],
-    Port = open_port({spawn_executable, "/bin/sh"},
-                     [{args, ["-c", "exec timeout 60 \"$0\" \"$@\" 2>" ++ Err,
-                              ?config(chromium, Config)
-                              | Flags ++ [lists:flatten(A) || A <- Args]]},
-                      exit_status, binary, hide]),
-    {Status, Out} = analyze_cmd:collect(Port),
-    {ok, Stderr} = file:read_file(Err),
-    lttng_session:cmd_ok("rm -rf '" ++ Profile ++ "' '" ++ Err ++ "'"),
-    {Status, Out, Stderr}.
 
 start_distribution() ->
     %% `epmd -daemon' returns before the daemon listens: wait for it.
