@@ -199,10 +199,9 @@ impl Export {
         self.written
     }
 
-    /// Microseconds since the first event, to the nanosecond.
+    /// Microseconds since the first event.
     fn us(&self, ts: i64) -> String {
-        let ns = ts.saturating_sub(self.origin.unwrap_or(ts)).max(0);
-        format!("{}.{:03}", ns / 1000, ns % 1000)
+        micros(ts.saturating_sub(self.origin.unwrap_or(ts)))
     }
 
     /// Writes `self.line` (one event object) unless past the bound.
@@ -243,10 +242,7 @@ impl Export {
     /// A complete event on `tid` (the process's track; `tid + 1` is its
     /// scheduler track).
     fn complete(&mut self, node: u32, tid: u32, cat: &str, name: &[u8], start: i64, end: i64) {
-        let (ts, dur) = (self.us(start), {
-            let ns = end.saturating_sub(start).max(0);
-            format!("{}.{:03}", ns / 1000, ns % 1000)
-        });
+        let (ts, dur) = (self.us(start), micros(end.saturating_sub(start)));
         self.line.clear();
         self.line.push_str(&format!(
             "{{\"ph\":\"X\",\"cat\":\"{cat}\",\"name\":{},\"pid\":{node},\"tid\":{tid},\"ts\":{ts},\"dur\":{dur}}}",
@@ -478,6 +474,13 @@ fn text(who: &Identity, node: u32, message: &[u8]) -> Text {
         },
         Text::Renumbered,
     )
+}
+
+/// Nanoseconds (none below 0) as the format's microseconds, to the
+/// nanosecond.
+fn micros(ns: i64) -> String {
+    let ns = ns.max(0);
+    format!("{}.{:03}", ns / 1000, ns % 1000)
 }
 
 /// A JSON string of bytes (UTF-8 by the contract; anything else replaced).
