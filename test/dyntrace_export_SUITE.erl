@@ -22,6 +22,7 @@
 -export([all/0, suite/0, init_per_suite/1, end_per_suite/1]).
 -export([t_timeline_holds_what_the_analyses_count/1,
          t_timeline_names_every_track/1,
+         t_each_track_nests/1,
          t_size_guard_asks_for_a_selection/1,
          t_speedscope_draws_the_profile/1,
          t_speedscope_draws_the_timeline/1]).
@@ -42,6 +43,7 @@ suite() ->
 all() ->
     [t_timeline_holds_what_the_analyses_count,
      t_timeline_names_every_track,
+     t_each_track_nests,
      t_size_guard_asks_for_a_selection,
      t_speedscope_draws_the_profile,
      t_speedscope_draws_the_timeline].
@@ -150,6 +152,34 @@ t_timeline_names_every_track(Config) ->
     ?assertEqual([Label, <<Label/binary, " scheduled">>], Named),
     Nodes = [N || #{<<"name">> := <<"process_name">>, <<"args">> := #{<<"name">> := N}} <- Meta],
     ?assertEqual([atom_to_binary(node())], Nodes).
+
+%% On each track, a complete event that starts inside another ends inside
+%% it too: the viewers drop (Perfetto) or misdraw (speedscope) the rest.
+t_each_track_nests(Config) ->
+    Ns = fun(Us) -> round(Us * 1000) end,
+    Tracks = lists:foldl(
+               fun(#{<<"ph">> := <<"X">>, <<"pid">> := P, <<"tid">> := T, <<"ts">> := Ts,
+                     <<"dur">> := D}, Acc) ->
+                       maps:update_with({P, T}, fun(L) -> [{Ns(Ts), -Ns(Ts + D)} | L] end,
+                                        [{Ns(Ts), -Ns(Ts + D)}], Acc);
+                  (_, Acc) -> Acc
+               end, #{}, events(Config)),
+    ?assert(map_size(Tracks) >= 3, Tracks),
+    Misnested = [{Track, Bad} || {Track, Spans} <- maps:to_list(Tracks),
+                                 Bad <- [misnested(lists:sort(Spans), [])], Bad =/= []],
+    ?assertEqual([], Misnested).
+
+%% The spans (start, -end; sorted: outer before inner at one start) that
+%% end past the innermost span open where they start.
+misnested([], _Open) ->
+    [];
+misnested([{Start, NegEnd} | Rest], Open) ->
+    End = -NegEnd,
+    Still = lists:dropwhile(fun(E) -> E =< Start end, Open),
+    case Still of
+        [Outer | _] when End > Outer -> [{Start, End, Outer} | misnested(Rest, Still)];
+        _ -> misnested(Rest, [End | Still])
+    end.
 
 %% Past --max-events: the file ends there, still whole JSON, and the
 %% command fails with one line asking for a selection.
