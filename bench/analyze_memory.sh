@@ -3,7 +3,7 @@
 # records a trace of CALLS (default 1,000,000) gen_server calls, every
 # reply sent to a fresh alias (bench/genserver_workload.erl), with a
 # session daemon of its own, then measures the peak RSS of `latency`,
-# `genserver`, `delivery` and `report` on it (/usr/bin/time -v). Prints a
+# `genserver`, `delivery`, `report` and `export --timeline` on it (/usr/bin/time -v). Prints a
 # Markdown section for BENCHMARKS.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -32,10 +32,16 @@ discarded=$("$ANALYZE" rates --json "$TRACE" | grep -o '"discarded":[0-9]*' | cu
 calls=$("$ANALYZE" genserver --json "$TRACE" | python3 -c \
     'import json,sys; print(sum(r["count"] for r in json.load(sys.stdin)["genserver"]))')
 rows=""
-for a in latency genserver delivery report; do
+for a in latency genserver delivery report export; do
     if [ "$a" = report ]; then
         set -- $(rss "$a" "$ANALYZE" report "$OUT/report-genserver" "$TRACE")
         cmd="dyntrace-analyze report OUTDIR TRACE"
+    elif [ "$a" = export ]; then
+        # Every event written: the timeline is a few hundred bytes per message.
+        set -- $(rss "$a" "$ANALYZE" export --timeline "$OUT/timeline.json" \
+                     --max-events 1000000000 "$TRACE")
+        rm -f "$OUT/timeline.json"
+        cmd="dyntrace-analyze export --timeline FILE --max-events 1000000000 TRACE"
     else
         set -- $(rss "$a" "$ANALYZE" "$a" --json "$TRACE")
         cmd="dyntrace-analyze $a --json TRACE"

@@ -1,7 +1,8 @@
 #!/bin/bash
 # Installs what dyntrace needs on Debian 12 (as root; rabbitmq-server and
 # python3-pika: the real service the RabbitMQ suite traces; chromium, headless,
-# loads the analyser's report page in its tests), starts an LTTng
+# loads the analyser's report page in its tests, and npm's speedscope app
+# the profiles and timelines `dyntrace-analyze` exports), starts an LTTng
 # session daemon when none answers, and builds the NIF and the analyser.
 # Idempotent: a second run installs nothing and only rebuilds what changed.
 set -euo pipefail
@@ -21,6 +22,19 @@ if [ ${#missing[@]} -gt 0 ]; then
     export DEBIAN_FRONTEND=noninteractive
     apt-get update -qq
     apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# speedscope's static app (dyntrace_export_SUITE opens the exported
+# profile and timeline in it), pinned: the suite reads its page.
+command -v npm >/dev/null 2>&1 || {
+    echo "==> installing: nodejs npm"
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends nodejs npm >/dev/null
+}
+SPEEDSCOPE=speedscope@1.25.0
+if ! npm ls -g --depth=0 "$SPEEDSCOPE" >/dev/null 2>&1; then
+    echo "==> installing: $SPEEDSCOPE (npm, global)"
+    npm install -g --no-audit --no-fund "$SPEEDSCOPE" >/dev/null
 fi
 
 # rustler 0.39 needs Rust >= 1.91; Debian 12's own rustc is older.

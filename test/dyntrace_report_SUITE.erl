@@ -242,25 +242,9 @@ handle_cast(_, State) ->
 %%% The browser
 %%%===================================================================
 
-%% Runs chromium headless with `Args' (as root, on a closed network: no
-%% sandbox, no background connections), a fresh profile each time:
-%% `{Status, Stdout, Stderr}'.
+%% Runs chromium headless with `Args': `{Status, Stdout, Stderr}'.
 chromium(Config, Args) ->
-    Profile = filename:join(base_dir(), io_lib:format("chromium_~s_~b",
-                                                     [os:getpid(), erlang:unique_integer([positive])])),
-    Err = Profile ++ ".stderr",
-    ok = filelib:ensure_dir(Err),
-    Flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-             "--disable-background-networking", "--disable-component-update", "--disable-sync",
-             "--user-data-dir=" ++ Profile, "--enable-logging=stderr", "--v=0"],
-    Port = open_port({spawn_executable, "/bin/sh"},
-                     [{args, ["-c", "exec \"$0\" \"$@\" 2>" ++ Err, ?config(chromium, Config)
-                              | Flags ++ [lists:flatten(A) || A <- Args]]},
-                      exit_status, binary, hide]),
-    {Status, Out} = analyze_cmd:collect(Port),
-    {ok, Stderr} = file:read_file(Err),
-    lttng_session:cmd_ok("rm -rf '" ++ Profile ++ "' '" ++ Err ++ "'"),
-    {Status, Out, Stderr}.
+    headless:chromium(?config(chromium, Config), Args).
 
 %% The page's DOM once loaded (its script run), with `Query'.
 dump_dom(Config, Query) ->
@@ -272,15 +256,9 @@ dump_dom(Config, Query) ->
 url(Config, Query) ->
     "file://" ++ filename:join(?config(out, Config), "index.html") ++ Query.
 
-%% Chromium logs every console message and uncaught error as CONSOLE,
-%% its own pages' too (on a loaded machine its new-tab components report
-%% a "slow network" from chrome://resources): the page's are those whose
-%% source is not one of chromium's own.
+%% The page logs nothing on the console.
 no_console(Stderr) ->
-    Lines = [L || L <- binary:split(Stderr, <<"\n">>, [global]),
-                  binary:match(L, <<":CONSOLE">>) =/= nomatch,
-                  binary:match(L, <<"source: chrome://">>) =:= nomatch],
-    ?assertEqual([], Lines).
+    ?assertEqual([], headless:console(Stderr)).
 
 page(Config) ->
     {ok, Page} = file:read_file(filename:join(?config(out, Config), "index.html")),

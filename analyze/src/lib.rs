@@ -10,7 +10,8 @@
 //! [`message`] (gen_server's calls and replies in message texts),
 //! [`table`] (results as tables: text, JSON, histograms) and [`report`] (one
 //! self-contained web page of every analysis); [`schema`] describes the
-//! versioned JSON that [`table`] writes (docs/json.md).
+//! versioned JSON that [`table`] writes (docs/json.md); [`speedscope`] writes
+//! speedscope's file format.
 
 pub mod analysis;
 pub mod cli;
@@ -26,5 +27,6 @@ pub mod reader;
 pub mod report;
 pub mod run;
 pub mod schema;
+pub mod speedscope;
 pub mod stats;
 pub mod table;

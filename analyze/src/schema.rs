@@ -77,7 +77,10 @@ mod tests {
 
     /// Each schema version and the fingerprint of its description. A new
     /// version is a new line; a line is never edited.
-    const VERSIONS: &[(&str, u64)] = &[("dyntrace-analyze/1", 0x29a9_9373_8ded_150a)];
+    const VERSIONS: &[(&str, u64)] = &[
+        ("dyntrace-analyze/1", 0x29a9_9373_8ded_150a),
+        ("dyntrace-analyze/2", 0x8c80_9c53_27b3_052f),
+    ];
 
     /// FNV-1a over the description: stable across builds and platforms.
     fn fingerprint(text: &str) -> u64 {

@@ -59,8 +59,9 @@ pub const COMPARED_BYTES: usize = 48;
 /// The `to` of the rows of sends whose receiver the trace does not say.
 const UNRESOLVED: &str = "(unresolved)";
 
+/// A message's text as matched: its renumbered start, hashed.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
-struct TextKey {
+pub(crate) struct TextKey {
     hash: u64,
     len: u32,
 }
@@ -714,7 +715,7 @@ fn kept(message: &[u8]) -> Box<[u8]> {
 /// The message's identity for matching: its first [`COMPARED_BYTES`] with
 /// every pid renumbered as the identity layer names its node. None while a
 /// channel in it is unnamed.
-fn text_key(who: &Identity, node: u32, message: &[u8]) -> Option<TextKey> {
+pub(crate) fn text_key(who: &Identity, node: u32, message: &[u8]) -> Option<TextKey> {
     let mut buf = [0; COMPARED_BYTES];
     let (masked, read_all) = who.renumbered(node, message, &mut buf)?;
     let whole = read_all && !message.ends_with(b"...");

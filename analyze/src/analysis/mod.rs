@@ -47,6 +47,7 @@ registry! {
     memory::Memory,
     exceptions::Exceptions,
     mailbox::Mailbox,
+    export::Export,
 }
 
 /// A streaming analysis.

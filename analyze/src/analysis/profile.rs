@@ -56,6 +56,9 @@ pub struct ProfileOptions {
     /// Write an interactive flame graph (SVG) to FILE
     #[arg(long, value_name = "FILE")]
     pub flame: Option<PathBuf>,
+    /// Write speedscope's file format (one profile per process) to FILE
+    #[arg(long, value_name = "FILE")]
+    pub speedscope: Option<PathBuf>,
 }
 
 impl Registered for Profile {
@@ -594,6 +597,11 @@ impl Analysis for Profile {
                 FILE_MIN_WIDTH,
             )?;
             std::fs::write(path, svg).map_err(|e| format!("{}: {e}", path.display()))?;
+        }
+        if let Some(path) = &self.options.speedscope {
+            let unit = if self.traced { "microseconds" } else { "none" };
+            let file = crate::speedscope::from_folded(&stacks, "dyntrace-analyze profile", unit)?;
+            std::fs::write(path, file).map_err(|e| format!("{}: {e}", path.display()))?;
         }
         Ok(())
     }
