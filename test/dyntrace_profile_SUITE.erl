@@ -37,8 +37,6 @@
 -define(MIN_PLANTED, 1500).
 %% Standard errors a sampled share may stray from the planted one.
 -define(Z, 4.5).
-%% The sampled case's pause before each request, on the runtime's timer.
--define(PACE_MS, 1).
 %% Requests after which the sampled case gives up waiting for its samples.
 -define(MAX_SAMPLED_REQUESTS, 50000).
 
@@ -307,20 +305,13 @@ start_sampler(emit, Pid, N) ->
     Sampler = spawn(fun() -> Loop(N) end),
     fun() -> not is_process_alive(Sampler) end.
 
-%% Requests, 50 at a time, until `Taken()'; how many. Stops the server.
-%% Each starts on a timer (?PACE_MS after the one before ended), as
-%% periodic work does: a sampler that reads stacks on the timer's grid sees
-%% such work at the same points every time (it did: tally/1 got 4-5% of
-%% the planted samples, not 10%).
+%% Requests, 50 at a time and back to back, until `Taken()'; how many.
+%% Stops the server.
 requests_until(Pid, Taken) ->
     requests_until(Pid, Taken, 0).
 
 requests_until(Pid, Taken, Done) when Done < ?MAX_SAMPLED_REQUESTS ->
-    [begin
-         receive after ?PACE_MS -> ok end,
-         Pid ! {req, self()},
-         receive {done, _} -> ok end
-     end || _ <- lists:seq(1, 50)],
+    [begin Pid ! {req, self()}, receive {done, _} -> ok end end || _ <- lists:seq(1, 50)],
     case Taken() of
         true -> requests(Pid, 0), Done + 50;
         false -> requests_until(Pid, Taken, Done + 50)

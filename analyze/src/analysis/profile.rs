@@ -544,6 +544,12 @@ impl Profile {
                 .into(),
         );
         t.notes.push(
+            "the interval counts chance only: a running process is read when it next handles its \
+             signals, and work that timers start was read up to 6 points off its share on a \
+             loaded machine (docs/profile.md says when to trust a sampled share)"
+                .into(),
+        );
+        t.notes.push(
             "running: sampled with status running; waiting: any other status (runnable, waiting, \
              garbage_collecting, ...)"
                 .into(),
@@ -872,7 +878,7 @@ mod tests {
         s.feed(&mut p);
         let t = p.tables(&Summary::default()).remove(0);
         assert_eq!(num(&t, "gen:loop/3", "samples"), 10);
-        assert!(t.notes[2].starts_with("1 samples with no frame in gen"));
+        assert!(t.notes[3].starts_with("1 samples with no frame in gen"));
     }
 
     /// Processes that share a name (workers of one initial call) keep
