@@ -21,7 +21,8 @@
 %%%   requests) follows that tick too, and a sampler on it read such work at
 %%%   the same points every time (a planted 70/20/10% split read as
 %%%   64/31/4%); the part of the wait below a tick is slept on a dirty I/O
-%%%   scheduler (`dyntrace:sampler_sleep/1');
+%%%   scheduler (`dyntrace:sampler_sleep/1'); what bias is left, and when
+%%%   to trust a sampled share: docs/profile.md;
 %%% - it runs at high priority, so that it samples on time when its
 %%%   targets keep every scheduler busy, and does little each time;
 %%% - a target that ended is dropped and counted; a sampler whose named
