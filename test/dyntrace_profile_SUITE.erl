@@ -29,12 +29,14 @@
 %% OTP's profiler: runs, and requests per run.
 -define(REF_RUNS, 5).
 -define(REF_REQUESTS, 40).
-%% Samples the sampled case takes of the server (in its planted functions
-%% while it works, in server/0 while it waits for a request).
--define(SAMPLES, 4000).
-%% Samples in the planted functions it needs at least: the standard error
-%% of a 70% share is then at most sqrt(0.7 * 0.3 / 1500), 1.2 points.
--define(MIN_PLANTED, 1500).
+%% Samples the sampled case takes of the server: in its planted functions
+%% while it works, in server/0 while it waits for the next request (on a
+%% loaded machine up to two thirds of them: the client waits for a
+%% scheduler).
+-define(SAMPLES, 8000).
+%% Samples in the planted functions it needs at least: the bound on a 70%
+%% share is then at most 4.5 * sqrt(0.7 * 0.3 / 1000), 6.5 points.
+-define(MIN_PLANTED, 1000).
 %% Standard errors a sampled share may stray from the planted one.
 -define(Z, 4.5).
 %% Requests after which the sampled case gives up waiting for its samples.
