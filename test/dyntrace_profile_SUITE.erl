@@ -26,6 +26,8 @@
 -define(PART, 100000).
 -define(REQUESTS, 100).
 -define(DEPTH, 30000).
+%% Servers the traced case traces, one after the other.
+-define(TRACED_RUNS, 3).
 %% OTP's profiler: runs, and requests per run.
 -define(REF_RUNS, 5).
 -define(REF_REQUESTS, 40).
@@ -208,20 +210,25 @@ fn(Name) ->
 %%% Cases
 %%%===================================================================
 
-%% Traced calls (return_trace on the module) and scheduling: the top two
-%% functions by self on-CPU time are heavy/1 and light/1, in that order,
-%% each within 10 points of the share OTP's profiler measures; the folded
-%% stacks and the flame graph name the planted function.
+%% Traced calls (return_trace on the module) and scheduling, of three
+%% servers one after the other: the top two functions by self on-CPU time
+%% (the median of the servers' shares) are heavy/1 and light/1, in that
+%% order, each within 10 points of the share OTP's profiler measures; the
+%% folded stacks and the flame graph name the planted function. (One run
+%% under load read light/1 26% against the profiler's 15%.)
 t_traced_agrees_with_otp_profiler(Config) ->
     Expected = otp_profiler_shares(),
     Events = [function_call, function_return, function_exception,
               process_scheduled, process_register],
     S = start_session(t_profile, Events),
-    Pid = spawn_server(),
-    1 = erlang:trace(Pid, true, [call, running, procs, {tracer, dyntrace, []}]),
     _ = erlang:trace_pattern({?MODULE, '_', '_'}, [{'_', [], [{return_trace}]}], [local]),
-    Pid ! go,
-    requests(Pid),
+    Pids = [begin
+                Pid = spawn_server(),
+                1 = erlang:trace(Pid, true, [call, running, procs, {tracer, dyntrace, []}]),
+                Pid ! go,
+                requests(Pid),
+                pid_bin(Pid)
+            end || _ <- lists:seq(1, ?TRACED_RUNS)],
     lttng_session:stop(S),
     Folded = filename:join(dir(S), "profile.folded"),
     Flame = filename:join(dir(S), "profile.svg"),
@@ -229,18 +236,25 @@ t_traced_agrees_with_otp_profiler(Config) ->
                             ["profile", "--json", "--top", "50", "--name", atom_to_list(?SERVER),
                              "--folded", Folded, "--flame", Flame, dir(S)]),
     Rows = maps:get(<<"profile">>, Json),
-    ?assertEqual([pid_bin(Pid)], lists:usort([maps:get(<<"pid">>, R) || R <- Rows])),
+    ?assertEqual(lists:sort(Pids), lists:usort([maps:get(<<"pid">>, R) || R <- Rows])),
     ?assertEqual([atom_to_binary(?SERVER)], lists:usort([maps:get(<<"name">>, R) || R <- Rows])),
-    assert_agrees(Expected, [{maps:get(<<"function">>, R), maps:get(<<"oncpu_ns">>, R)} || R <- Rows]),
-    Handle = maps:get(fn(<<"handle/1">>), by(<<"function">>, Rows)),
-    ?assertEqual({?REQUESTS, 0, 0}, {maps:get(<<"calls">>, Handle), maps:get(<<"open">>, Handle),
-                                     maps:get(<<"unmatched">>, Handle)}),
-    %% Folded stacks: the server's label, then its path to heavy/1.
+    %% Each server's shares, and their median: the OS taking the core away
+    %% during one run charges the function running then (the profiler's
+    %% shares are a median for the same reason).
+    PerPid = [shares([{maps:get(<<"function">>, R), maps:get(<<"oncpu_ns">>, R)}
+                      || R <- Rows, maps:get(<<"pid">>, R) =:= P]) || P <- Pids],
+    ct:log("each server's on-CPU shares: ~p", [PerPid]),
+    assert_agrees(Expected, [{F, median([maps:get(F, Sh, 0.0) || Sh <- PerPid])}
+                             || F <- maps:keys(hd(PerPid))]),
+    [?assertEqual({?REQUESTS, 0, 0}, {maps:get(<<"calls">>, R), maps:get(<<"open">>, R),
+                                      maps:get(<<"unmatched">>, R)})
+     || R <- Rows, maps:get(<<"function">>, R) =:= fn(<<"handle/1">>)],
+    %% Folded stacks: each server's label, then its path to heavy/1.
     {ok, Stacks} = file:read_file(Folded),
     Heavy = [L || L <- binary:split(Stacks, <<"\n">>, [global, trim_all]),
                   binary:match(L, <<";", (fn(<<"heavy/1">>))/binary, " ">>) =/= nomatch],
-    ?assertMatch([_], Heavy),
-    [<<"dyntrace_profile_server (", _/binary>> | _] = binary:split(hd(Heavy), <<";">>, [global]),
+    ?assertEqual(?TRACED_RUNS, length(Heavy)),
+    [<<"dyntrace_profile_server (", _/binary>> = hd(binary:split(L, <<";">>)) || L <- Heavy],
     {Svg, _} = xmerl_scan:file(Flame, [{fetch_fun, fun(_, St) -> {ok, not_fetched, St} end}]),
     ?assertEqual(svg, Svg#xmlElement.name),
     {ok, SvgText} = file:read_file(Flame),
@@ -401,7 +415,11 @@ t_open_and_unmatched_counted(Config) ->
     Before = start_session(t_open_before, [function_call, function_return]),
     Pid ! start,
     ok = wait_in(Pid, {?MODULE, mid, 0}),
-    S = start_session(t_open, [function_call, function_return]),
+    %% process_name is enabled by this session alone: once the node sees it
+    %% enabled, this session records (the call events, enabled by the
+    %% earlier session already, would not tell; one run under load went on
+    %% before it did and recorded nothing).
+    S = start_session(t_open, [function_call, function_return, process_name]),
     Pid ! go,
     ok = wait_in(Pid, {?MODULE, stuck, 0}),
     lttng_session:stop(S),
