@@ -87,7 +87,7 @@
 
 %%% PRIVATE EXPORTS (NIFs: the samplers' and snapshots' event writers) %%%
 -export([emit_call_guard/3]).
--export([emit_process_name/2, emit_stack_sample/4, emit_memory_sample/1,
+-export([emit_process_name/2, emit_stack_sample/4, sampler_sleep/1, emit_memory_sample/1,
          emit_allocator_sample/7, emit_process_memory/6, emit_carrier/8]).
 
 %%% THE FRONT DOOR (dyntrace_ctl does the work) %%%
@@ -968,6 +968,13 @@ emit_process_name(_Pid, _Name) ->
 %% stack sampler.
 -spec emit_stack_sample(pid(), atom(), [stack_frame()], max_term_bytes()) -> ok.
 emit_stack_sample(_Pid, _Status, _Stack, _MaxTermBytes) ->
+    erlang:nif_error(nif_not_loaded).
+
+%% @doc Sleeps `Microseconds' (0..1,000,000) on a dirty I/O scheduler:
+%% the stack sampler's wait below the runtime's 1 ms timer tick. Not for
+%% users.
+-spec sampler_sleep(0..1000000) -> ok.
+sampler_sleep(_Microseconds) ->
     erlang:nif_error(nif_not_loaded).
 
 %% @doc Writes `memory_sample' from `erlang:memory()''s answer (a category

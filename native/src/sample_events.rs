@@ -141,6 +141,23 @@ fn emit_stack_sample<'a>(
     Ok(ok())
 }
 
+/// The longest `sampler_sleep/1` takes, in microseconds.
+const MAX_SLEEP_US: u64 = 1_000_000;
+
+/// Sleeps `Microseconds` (0..1,000,000) on a dirty I/O scheduler and
+/// answers `ok`: the stack sampler's wait below the runtime's 1 ms timer
+/// tick, so that its samples fall at random instants, not on the timer
+/// grid that timer-driven work also follows (docs/profile.md).
+#[rustler::nif(schedule = "DirtyIo")]
+fn sampler_sleep(microseconds: Term) -> NifResult<Atom> {
+    let us: u64 = microseconds.decode()?;
+    if us > MAX_SLEEP_US {
+        return Err(rustler::Error::BadArg);
+    }
+    std::thread::sleep(std::time::Duration::from_micros(us));
+    Ok(ok())
+}
+
 /// A stack frame, `{M, F, Arity | Args, Location}`, as a code location.
 fn frame_location<'a>(env: Env<'a>, frame: Term<'a>) -> Option<Location<'a>> {
     // SAFETY: the slice lives no longer than this call's terms.
