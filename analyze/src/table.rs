@@ -717,7 +717,7 @@ fn json_extra(cell: &Cell, extra: Extra) -> Value {
 /// The version of the JSON every command writes (its `schema` key). A
 /// changed key or column is a new version; `schema::tests` holds each
 /// version's columns to a fingerprint (docs/json.md).
-pub const SCHEMA: &str = "dyntrace-analyze/2";
+pub const SCHEMA: &str = "dyntrace-analyze/1";
 
 /// Renders the machine interface: the summary's keys, then one list of row
 /// objects per table, and `columns` describing each list's keys.
