@@ -192,9 +192,9 @@ t_exception_burst(Config) ->
 %% latency grows. One `record(triage, #{nodes => [A, B]})' records both;
 %% `findings' names A's store in its top 3.
 t_two_nodes(Config) ->
-    ok = alive(),
-    {PA, A} = start_peer(findings_a),
-    {PB, B} = start_peer(findings_b),
+    ok = dyntrace_peers:alive(findings_suite),
+    {PA, A} = dyntrace_peers:start(findings_a, ?MODULE),
+    {PB, B} = dyntrace_peers:start(findings_b, ?MODULE),
     try
         _ = erpc:call(A, ?MODULE, start_store, []),
         _ = erpc:call(B, ?MODULE, start_asker, [A]),
@@ -268,28 +268,6 @@ rank(Pred, Findings) ->
         [R | _] -> R;
         [] -> infinity
     end.
-
-%% This node distributed (a suite's node is not, by default).
-alive() ->
-    case is_alive() of
-        true ->
-            ok;
-        false ->
-            %% `epmd -daemon' returns before the daemon listens.
-            _ = os:cmd("epmd -daemon"),
-            lttng_session:wait_until(fun() -> element(1, lttng_session:cmd("epmd -names")) =:= 0 end,
-                                     50),
-            {ok, _} = net_kernel:start([findings_suite, shortnames]),
-            ok
-    end.
-
-start_peer(Name) ->
-    Paths = lists:usort([filename:dirname(code:which(M))
-                         || M <- [dyntrace, lttng_session, ?MODULE, analyze_cmd]]),
-    {ok, P, Node} = peer:start(#{name => peer:random_name(Name),
-                                 args => lists:append([["-pa", D] || D <- Paths])}),
-    {module, dyntrace} = erpc:call(Node, code, ensure_loaded, [dyntrace]),
-    {P, Node}.
 
 %% @doc In a peer node: `store', which polls its queue for `get', and its
 %% feeder (ended with the node).
