@@ -2,7 +2,7 @@
 # Records the checkout hunt of docs/profile.md (scripts/profile_hunt.erl:
 # examples/checkout_demo.erl traced, then sampled with dyntrace:sample/2)
 # with a session daemon of its own, and prints what dyntrace-analyze makes
-# of both traces: the outputs docs/profile.md shows. Usage:
+# of the traces: the outputs the README and docs/profile.md show. Usage:
 # scripts/profile-hunt.sh [DIR] (default _build/profile-hunt; its traces are
 # replaced).
 set -euo pipefail
@@ -20,6 +20,7 @@ run() {
     "$A" "$@"
     echo
 }
+run findings "$DIR/hunt-triage"
 run genserver "$DIR/hunt"
 run genserver --slowest 3 "$DIR/hunt"
 run profile --name checkout --folded "$DIR/checkout.folded" --flame "$DIR/checkout.svg" "$DIR/hunt"

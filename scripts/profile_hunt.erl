@@ -1,11 +1,12 @@
-%%% @doc The checkout hunt of docs/profile.md, recorded for real: the
-%%% service of examples/checkout_demo.erl under the same load, traced
-%%% (messages, scheduling, registrations, the module's calls with their
-%%% returns) into `Dir/hunt', then sampled (`{sample, [checkout], ...}':
-%%% the `checkout' server every millisecond) into `Dir/hunt-sampled', each
-%%% by one dyntrace:record/2 call. scripts/profile-hunt.sh runs it with a
-%%% session daemon of its own and prints what dyntrace-analyze makes of
-%%% both traces: the README's latency hunt and docs/profile.md.
+%%% @doc The checkout hunt of the README and docs/profile.md, recorded
+%%% for real: the service of examples/checkout_demo.erl under the same
+%%% load, traced (messages, scheduling, registrations, the module's calls
+%%% with their returns) into `Dir/hunt', sampled (`{sample, [checkout],
+%%% ...}': the `checkout' server every millisecond) into
+%%% `Dir/hunt-sampled', and recorded with `triage' (where the README's hunt
+%%% starts) into `Dir/hunt-triage', each by one dyntrace:record/2 call.
+%%% scripts/profile-hunt.sh runs it with a session daemon of its own and
+%%% prints what dyntrace-analyze makes of the traces.
 -module(profile_hunt).
 
 -export([main/1]).
@@ -27,6 +28,7 @@ main([Dir]) ->
     ok = checkout_demo:start(),
     record(filename:join(Dir, "hunt-sampled"),
            [{sample, [checkout], #{interval => 1}}]),
+    record(filename:join(Dir, "hunt-triage"), triage),
     halt(0).
 
 %% Records the load into `Dir': one record/2 call for `What', the servers

@@ -119,9 +119,9 @@ t_triage_options(_Config) ->
 %% distribution), the node that cannot be reached named in the answer;
 %% babeltrace2 and dyntrace-analyze read the directory as one timeline.
 t_nodes(_Config) ->
-    ok = alive(),
-    {PA, A} = start_peer(triage_a),
-    {PB, B} = start_peer(triage_b),
+    ok = dyntrace_peers:alive(triage_suite),
+    {PA, A} = dyntrace_peers:start(triage_a, ?MODULE),
+    {PB, B} = dyntrace_peers:start(triage_b, ?MODULE),
     try
         ok = erpc:call(B, application, set_env, [dyntrace, host, "elsewhere"]),
         StoreA = erpc:call(A, ?MODULE, start_fed_store, [store_a]),
@@ -237,29 +237,6 @@ start_garbage() ->
 %%%===================================================================
 %%% Helpers
 %%%===================================================================
-
-%% This node distributed (a suite's node is not, by default).
-alive() ->
-    case is_alive() of
-        true ->
-            ok;
-        false ->
-            %% `epmd -daemon' returns before the daemon listens.
-            _ = os:cmd("epmd -daemon"),
-            lttng_session:wait_until(fun() -> element(1, lttng_session:cmd("epmd -names")) =:= 0 end,
-                                     50),
-            {ok, _} = net_kernel:start([triage_suite, shortnames]),
-            ok
-    end.
-
-start_peer(Name) ->
-    Paths = lists:usort([filename:dirname(code:which(M))
-                         || M <- [dyntrace, lttng_session, ?MODULE, analyze_cmd]]),
-    %% Over distribution (record/2 reaches the nodes so): erpc, not peer:call.
-    {ok, P, Node} = peer:start(#{name => peer:random_name(Name),
-                                 args => lists:append([["-pa", D] || D <- Paths])}),
-    {module, dyntrace} = erpc:call(Node, code, ensure_loaded, [dyntrace]),
-    {P, Node}.
 
 %% Per process, its focus windows: `{Start, End}' (nanoseconds; a window
 %% the recording's end cut short ends at `infinity').

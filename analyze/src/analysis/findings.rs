@@ -38,6 +38,9 @@ pub const SCAN_MIN_RATIO: f64 = 4.0;
 pub const HOG_MIN_SHARE: f64 = 0.5;
 /// ... or one slice at least this long.
 pub const HOG_LONG_SLICE_NS: u64 = 250_000_000;
+/// Stack samples of a process that make its share of samples running or
+/// runnable count as its share of the time.
+pub const HOG_MIN_SAMPLES: u64 = 10;
 /// Slow requests: p99 at least this...
 pub const SLOW_P99_NS: u64 = 10_000_000;
 /// ... over at least this many calls.
@@ -105,6 +108,9 @@ struct Cpu {
     functions: ByText<u64>,
     /// Stack samples per innermost function.
     sampled: ByText<u64>,
+    /// Stack samples, and those not waiting (running or runnable).
+    samples: u64,
+    active: u64,
 }
 
 /// One process's garbage collections.
@@ -134,6 +140,20 @@ struct Raised {
     burst_at: i64,
     burst_pid: Box<[u8]>,
 }
+
+/// One process's focus windows: triage traces its messages, scheduling
+/// and GC only between a `dyntrace_focus start` and a `dyntrace_focus end`
+/// mark.
+#[derive(Default)]
+struct Focused {
+    open: Option<i64>,
+    /// The closed windows' time.
+    total: u64,
+}
+
+/// The marks that bracket a focus window.
+const FOCUS_START: &[u8] = b"dyntrace_focus start";
+const FOCUS_END: &[u8] = b"dyntrace_focus end";
 
 /// A request's calls over the windows.
 #[derive(Default)]
@@ -205,6 +225,10 @@ pub struct Findings {
     gc: ByText<Collections>,
     collecting: Traced,
     raised: ByText<Raised>,
+    /// Each process's focus windows (triage's `dyntrace_focus` marks).
+    focus: ByText<Focused>,
+    /// The last event's time.
+    last_ns: i64,
     /// Events per kind.
     kinds: [u64; Kind::ALL.len()],
     /// From `finish`: names and nodes of the processes found.
@@ -225,6 +249,8 @@ impl Default for Findings {
             gc: ByText::default(),
             collecting: Traced::default(),
             raised: ByText::default(),
+            focus: ByText::default(),
+            last_ns: i64::MIN,
             kinds: [0; Kind::ALL.len()],
             names: ByText::default(),
             node_names: Default::default(),
@@ -232,22 +258,6 @@ impl Default for Findings {
     }
 }
 
-fn num(t: &Table, row: &crate::table::Row, key: &str) -> u64 {
-    match t.value(row, key) {
-        Some(Cell::Num(n)) => *n,
-        _ => 0,
-    }
-}
-
-fn text(t: &Table, row: &crate::table::Row, key: &str) -> String {
-    match t.value(row, key) {
-        Some(Cell::Text(s)) => s.clone(),
-        _ => String::new(),
-    }
-}
-
-/// The function most of `counts` is in, outside the loops of OTP's
-/// behaviours (where a server waits), and its share.
 fn top_function(counts: &ByText<u64>) -> Option<(String, f64)> {
     let waiting = |f: &[u8]| {
         f.starts_with(b"gen_server:loop")
@@ -287,28 +297,32 @@ impl Findings {
         let Some(start) = self.window_start else {
             return;
         };
-        for t in self.calls.tables(&Summary::default()) {
-            if t.key != "genserver" {
+        // The callers' latency, else (callers not traced, as in triage's
+        // windows) the server's share.
+        for (server, request, caller, server_share) in self.calls.requests() {
+            let d = match caller.count() {
+                0 => server_share,
+                _ => caller,
+            };
+            let count = d.count();
+            if count == 0 {
                 continue;
             }
-            for row in &t.rows {
-                let key = (text(&t, row, "server"), text(&t, row, "request"));
-                let r = self.requests.entry(key).or_default();
-                let (count, p50, p99) = (
-                    num(&t, row, "count"),
-                    num(&t, row, "p50_ns"),
-                    num(&t, row, "p99_ns"),
-                );
-                r.count += count;
-                r.total = r.total.saturating_add(num(&t, row, "total_ns"));
-                r.p99_max = r.p99_max.max(p99);
-                if count >= LATENCY_MIN_CALLS {
-                    let w = Some((start, count, p50, p99));
-                    if r.first.is_none() {
-                        r.first = w;
-                    }
-                    r.last = w;
+            let key = (
+                String::from_utf8_lossy(server).into_owned(),
+                String::from_utf8_lossy(request).into_owned(),
+            );
+            let r = self.requests.entry(key).or_default();
+            let (p50, p99) = (d.quantile(0.5), d.quantile(0.99));
+            r.count += count;
+            r.total = r.total.saturating_add(d.total());
+            r.p99_max = r.p99_max.max(p99);
+            if count >= LATENCY_MIN_CALLS {
+                let w = Some((start, count, p50, p99));
+                if r.first.is_none() {
+                    r.first = w;
                 }
+                r.last = w;
             }
         }
         self.calls.next_window();
@@ -338,15 +352,17 @@ impl Findings {
     }
 
     fn sampled(&mut self, ev: &Event) {
+        let p = entry(&mut self.cpu, ev.str(Slot::Pid), Cpu::default);
+        p.samples += 1;
         if ev.str(Slot::Status) == b"waiting" {
             return;
         }
+        p.active += 1;
         let stack = ev.str(Slot::Stack);
         let top = stack.split(|&b| b == b';').next().unwrap_or_default();
         if top.is_empty() {
             return;
         }
-        let p = entry(&mut self.cpu, ev.str(Slot::Pid), Cpu::default);
         add_capped(&mut p.sampled, top, 1);
     }
 
@@ -392,6 +408,33 @@ impl Findings {
                 }
             }
         }
+    }
+
+    fn mark(&mut self, ev: &Event) {
+        let text = ev.str(Slot::Message);
+        let start = text.starts_with(FOCUS_START);
+        if !start && !text.starts_with(FOCUS_END) {
+            return;
+        }
+        let f = entry(&mut self.focus, ev.str(Slot::Pid), Focused::default);
+        if let Some(since) = f.open.take() {
+            f.total = f.total.saturating_add(ev.ts_ns.saturating_sub(since).max(0) as u64);
+        }
+        if start {
+            f.open = Some(ev.ts_ns);
+        }
+    }
+
+    /// The seconds a process was in focus windows (a window the trace's
+    /// end cut short ends with the trace), None when it had none: then
+    /// it was traced throughout, or not at all.
+    fn focused_s(&self, pid: &[u8]) -> Option<f64> {
+        let f = self.focus.get(pid)?;
+        let open = f
+            .open
+            .map_or(0, |since| self.last_ns.saturating_sub(since).max(0) as u64);
+        let ns = f.total.saturating_add(open);
+        (ns > 0).then_some(ns as f64 / 1e9)
     }
 
     fn has(&self, kind: Kind) -> bool {
@@ -525,8 +568,17 @@ impl Findings {
 
         let sched_s = self.scheduling.seconds().unwrap_or(span_s);
         for (pid, p) in &self.cpu {
-            let share = p.total as f64 / 1e9 / sched_s;
-            if p.slices == 0 || (share < HOG_MIN_SHARE && p.longest < HOG_LONG_SLICE_NS) {
+            let traced_s = self.focused_s(pid).unwrap_or(sched_s);
+            // Where scheduling was traced in windows only (triage), the
+            // stack samples' share of running or runnable says it too.
+            let sampled = match p.samples >= HOG_MIN_SAMPLES {
+                true => p.active as f64 / p.samples as f64,
+                false => 0.0,
+            };
+            let share = (p.total as f64 / 1e9 / traced_s).max(sampled);
+            if (p.slices == 0 && sampled == 0.0)
+                || (share < HOG_MIN_SHARE && p.longest < HOG_LONG_SLICE_NS)
+            {
                 continue;
             }
             let top = top_function(&p.functions)
@@ -542,12 +594,14 @@ impl Findings {
                     share * 100.0
                 ),
                 format!(
-                    "{} in {} slices over {:.1} s traced; longest slice {} (in {})",
+                    "{} in {} slices over {:.1} s traced; longest slice {} (in {}); {} of {} stack samples running or runnable",
                     format_ns(p.total),
                     p.slices,
-                    sched_s,
+                    traced_s,
                     format_ns(p.longest),
-                    String::from_utf8_lossy(&p.longest_entry)
+                    String::from_utf8_lossy(&p.longest_entry),
+                    p.active,
+                    p.samples
                 ),
                 format!("sched --by-function {}", self.select(pid)),
             ));
@@ -609,6 +663,7 @@ impl Findings {
         }
 
         let gc_s = self.collecting.seconds().unwrap_or(span_s);
+        let mut heaps: Vec<&[u8]> = Vec::new();
         for (pid, p) in &self.gc {
             let (Some(first), last) = (p.heap.first(), p.heap.last()) else {
                 continue;
@@ -643,9 +698,10 @@ impl Findings {
                     ),
                     format!("gc {}", self.select(pid)),
                 ));
+                heaps.push(pid);
                 continue;
             }
-            let share = p.total as f64 / 1e9 / gc_s;
+            let share = p.total as f64 / 1e9 / self.focused_s(pid).unwrap_or(gc_s);
             if share >= GC_MIN_SHARE || p.longest >= GC_LONG_PAUSE_NS {
                 found.push(Finding::of(
                     "gc_pauses",
@@ -662,13 +718,54 @@ impl Findings {
             }
         }
 
+        // Where GC was traced only in windows (triage), the memory
+        // sampler's total heap tells whether a heap grows.
+        for (pid, heap) in self.memory.heaps() {
+            let (Some(first), last) = (heap.first(), heap.last()) else {
+                continue;
+            };
+            let ratio = last.1 as f64 / first.1.max(1) as f64;
+            // The heap's block grows in steps: it grew in each half of the
+            // span, and is at its peak at the end.
+            if heaps.contains(&pid)
+                || !heap.grows_in_every_window(2)
+                || last.1 < heap.peak()
+                || last.1 < HEAP_MIN_WORDS * 8
+                || ratio < HEAP_MIN_RATIO
+            {
+                continue;
+            }
+            found.push(Finding::of(
+                "growing_heap",
+                grows(GROWS, 5.0 * ratio.log2()),
+                Some(pid),
+                format!(
+                    "heap grows {} -> {} ({}/s)",
+                    format_bytes(first.1 as f64),
+                    format_bytes(last.1 as f64),
+                    format_bytes(heap.growth_per_s())
+                ),
+                format!(
+                    "total heap {} at {}, {} at {} (memory sampler), grew in each half, at its peak at the end",
+                    format_bytes(first.1 as f64),
+                    at(first.0),
+                    format_bytes(last.1 as f64),
+                    at(last.0)
+                ),
+                format!("memory {}", self.select(pid)),
+            ));
+            heaps.push(pid);
+        }
+
         for g in self.memory.growths() {
             let (Some(first), last) = (g.series.first(), g.series.last()) else {
                 continue;
             };
+            // A process whose heap grows: its memory grows with it, said
+            // once, as a growing heap.
             let wanted = match g.pid {
                 None => CATEGORIES.contains(&g.what),
-                Some(_) => g.what != "queue",
+                Some(pid) => g.what != "queue" && !(g.what == "memory" && heaps.contains(&pid)),
             };
             if !wanted
                 || !g.every_window
@@ -774,6 +871,7 @@ impl Analysis for Findings {
                     | Kind::GcMajorStart
                     | Kind::GcMajorEnd
                     | Kind::FunctionException
+                    | Kind::UserTraceS1
             )
     }
 
@@ -786,6 +884,7 @@ impl Analysis for Findings {
             return;
         };
         self.kinds[kind as usize] += 1;
+        self.last_ns = self.last_ns.max(ev.ts_ns);
         match kind {
             Kind::MessageSend | Kind::MessageReceive => {
                 let start = *self.window_start.get_or_insert(ev.ts_ns);
@@ -808,6 +907,7 @@ impl Analysis for Findings {
             Kind::GcMinorStart | Kind::GcMajorStart => self.collection(ev, false),
             Kind::GcMinorEnd | Kind::GcMajorEnd => self.collection(ev, true),
             Kind::FunctionException => self.exception(ev),
+            Kind::UserTraceS1 => self.mark(ev),
             _ => self.memory.on_event(ev, who),
         }
     }

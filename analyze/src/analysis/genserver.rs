@@ -127,6 +127,10 @@ pub struct GenServer {
     rows: Vec<Row>,
     row_ids: hashbrown::HashMap<RowKey, usize, rustc_hash::FxBuildHasher>,
     pending: FxHashMap<ShortText, Pending>,
+    /// Calls the server was seen to receive without their send (the
+    /// caller not traced, as in a triage window): (row, received), until
+    /// the server's reply.
+    server_only: FxHashMap<ShortText, (usize, i64)>,
     slowest: usize,
     slow: BinaryHeap<Reverse<Slow>>,
 }
@@ -157,6 +161,14 @@ impl GenServer {
             slowest,
             ..GenServer::default()
         }
+    }
+
+    /// Each server and request: the caller's latencies and the server's
+    /// share (which alone has figures where the callers were not traced).
+    pub fn requests(&self) -> impl Iterator<Item = (&[u8], &[u8], &Durations, &Durations)> {
+        self.rows
+            .iter()
+            .map(|r| (&r.server[..], &r.request[..], &r.caller, &r.server_share))
     }
 
     fn row(&mut self, server: &[u8], request: &[u8]) -> usize {
@@ -214,7 +226,10 @@ impl GenServer {
                 _ => self.rows[row].unmatched += 1,
             }
         } else if let Some(key) = ev.reply() {
-            if let Some(p) = self.pending.get_mut(key) {
+            if let Some((row, received)) = self.server_only.remove(key) {
+                let ns = ev.ts_ns.saturating_sub(received).max(0) as u64;
+                self.rows[row].server_share.record(ns);
+            } else if let Some(p) = self.pending.get_mut(key) {
                 if let Some(received) = p.server_received_ns {
                     let ns = ev.ts_ns.saturating_sub(received).max(0) as u64;
                     self.rows[p.row].server_share.record(ns);
@@ -225,9 +240,17 @@ impl GenServer {
     }
 
     fn receive(&mut self, ev: &Event) {
-        if let Some(key) = ev.call().and_then(|c| c.reference) {
+        if let Some(Call {
+            reference: Some(key),
+            request,
+            ..
+        }) = ev.call()
+        {
             if let Some(p) = self.pending.get_mut(key) {
                 p.server_received_ns.get_or_insert(ev.ts_ns);
+            } else if self.server_only.len() < MAX_PENDING {
+                let row = self.row(ev.str(Slot::To), request_name(request));
+                self.server_only.insert(ShortText::new(key), (row, ev.ts_ns));
             }
         } else if let Some(key) = ev.reply() {
             if let Some(p) = self.pending.remove(key) {
@@ -346,7 +369,7 @@ impl Analysis for GenServer {
         for i in order {
             let r = &self.rows[i];
             // Nothing of it in this --window.
-            if r.caller.count() == 0 && r.unmatched + waiting[i] == 0 {
+            if r.caller.count() == 0 && r.server_share.count() == 0 && r.unmatched + waiting[i] == 0 {
                 continue;
             }
             let s = &r.server_share;

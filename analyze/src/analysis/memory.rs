@@ -163,6 +163,8 @@ struct Process {
     /// As every output writes it, once the run has finished.
     label: Option<String>,
     memory: Series,
+    /// Total heap (heap and old heap of the process), in bytes.
+    heap: Series,
     bin_vheap: Series,
     queue: Series,
 }
@@ -271,6 +273,7 @@ impl Memory {
             p.name = name.into();
         }
         p.memory.push(ev.ts_ns, uint(ev, "memory"));
+        p.heap.push(ev.ts_ns, uint(ev, "total_heap"));
         p.bin_vheap.push(ev.ts_ns, uint(ev, "bin_vheap"));
         p.queue.push(ev.ts_ns, uint(ev, "message_queue_len"));
     }
@@ -323,6 +326,12 @@ pub struct Growth<'a> {
 }
 
 impl Memory {
+    /// Each process's sampled total heap (bytes): its pid as the analyses
+    /// see it, and the series.
+    pub fn heaps(&self) -> impl Iterator<Item = (&[u8], &Series)> {
+        self.procs.iter().map(|p| (&p.pid[..], &p.heap))
+    }
+
     /// Every series: the categories and allocators, then each process's.
     pub fn growths(&self) -> Vec<Growth<'_>> {
         let w = self.leak_windows;
