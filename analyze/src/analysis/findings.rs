@@ -17,6 +17,7 @@ use super::{entry, Analysis, ByText, NoOptions, Registered};
 use crate::analysis::genserver::GenServer;
 use crate::analysis::mailbox::{rate_text, Mailbox, Traced};
 use crate::analysis::memory::{Memory, Series};
+use crate::analysis::profile::wilson;
 use crate::event::{Event, Kind, Slot};
 use crate::identity::{split_qualified, Identity};
 use crate::table::{col, format_bytes, format_ns, Cell, Shown, Summary, Table, Unit};
@@ -570,9 +571,12 @@ impl Findings {
         for (pid, p) in &self.cpu {
             let traced_s = self.focused_s(pid).unwrap_or(sched_s);
             // Where scheduling was traced in windows only (triage), the
-            // stack samples' share of running or runnable says it too.
+            // stack samples' share of running or runnable says it too: the
+            // low end of its 95% interval, so that a few samples never
+            // make a hog.
+            let (low, high) = wilson(p.active, p.samples);
             let sampled = match p.samples >= HOG_MIN_SAMPLES {
-                true => p.active as f64 / p.samples as f64,
+                true => low,
                 false => 0.0,
             };
             let share = (p.total as f64 / 1e9 / traced_s).max(sampled);
@@ -594,14 +598,16 @@ impl Findings {
                     share * 100.0
                 ),
                 format!(
-                    "{} in {} slices over {:.1} s traced; longest slice {} (in {}); {} of {} stack samples running or runnable",
+                    "{} in {} slices over {:.1} s traced; longest slice {} (in {}); {} of {} stack samples running or runnable (95% {:.0}-{:.0}%)",
                     format_ns(p.total),
                     p.slices,
                     traced_s,
                     format_ns(p.longest),
                     String::from_utf8_lossy(&p.longest_entry),
                     p.active,
-                    p.samples
+                    p.samples,
+                    low * 100.0,
+                    high * 100.0
                 ),
                 format!("sched --by-function {}", self.select(pid)),
             ));
