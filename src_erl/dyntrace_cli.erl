@@ -177,6 +177,7 @@ record(#{node := Node, duration := Ms, plan := Plan} = O) ->
     Opts = #{duration => Ms, dir => Dir, wait => false, lttng => external},
     Events = remote(Node, dyntrace_record, events, [Plan, Opts]),
     Session = session_name(),
+    warn_cost(Node, Plan),
     progress("recording ~s (OS process ~s) for ~b ms into ~s (LTTng session ~s)",
              [Node, OsPid, Ms, Dir, Session]),
     try
@@ -195,6 +196,18 @@ record(#{node := Node, duration := Ms, plan := Plan} = O) ->
     case Found of
         {error, Text} -> throw({error, Text});
         _ -> ok
+    end.
+
+%% The node's estimate of what the plan costs it, when above the budget
+%% (dyntrace_triage:cost_line/1), on stderr: the operator's terminal,
+%% before the session starts (stdout holds only the result). A node that
+%% runs an older dyntrace without the estimate says nothing.
+warn_cost(Node, Plan) ->
+    try erpc:call(Node, dyntrace_triage, cost_line, [Plan], ?CALL_MS) of
+        none -> ok;
+        Line -> io:put_chars(standard_error, [Line, "\n"])
+    catch
+        _:_ -> ok
     end.
 
 %% The session the wrapper named (it destroys it should this VM be

@@ -58,7 +58,10 @@ record(What, Opts) when is_map(Opts) ->
     Rest = maps:without([findings, nodes], Opts),
     Result = case maps:find(nodes, Opts) of
                  error ->
-                     ok = dyntrace_triage:warn_cost(What),
+                     %% With lttng => external the caller (the outside
+                     %% command) prints it, on its operator's terminal.
+                     _ = maps:get(lttng, Rest, internal) =:= external
+                         orelse dyntrace_triage:warn_cost(What),
                      dyntrace_record:record(What, Rest);
                  {ok, Nodes} -> nodes(What, valid_nodes(Nodes), Waits, Rest)
              end,

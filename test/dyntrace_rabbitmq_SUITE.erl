@@ -20,7 +20,7 @@
 
 -export([all/0, suite/0, groups/0, init_per_suite/1, end_per_suite/1,
          init_per_group/2, end_per_group/2, end_per_testcase/2]).
--export([t_errors/1, t_load_and_interrupt/1, t_nif/1, t_killed/1, t_rabbitmq/1]).
+-export([t_errors/1, t_load_and_interrupt/1, t_nif/1, t_killed/1, t_cost/1, t_rabbitmq/1]).
 
 -define(RABBIT_BIN, "/usr/lib/rabbitmq/bin/").
 -define(PYTHON, "/usr/bin/python3").
@@ -36,7 +36,7 @@ all() ->
     [{group, plain}, {group, rabbitmq}].
 
 groups() ->
-    [{plain, [], [t_errors, t_load_and_interrupt, t_nif, t_killed]},
+    [{plain, [], [t_errors, t_load_and_interrupt, t_nif, t_killed, t_cost]},
      {rabbitmq, [], [t_rabbitmq]}].
 
 %% A build the node's users can read (a clone may sit under a home that
@@ -190,6 +190,41 @@ t_killed(Config) ->
     ?assertMatch(#{traces := [], recordings := []}, rpc(Node, dyntrace, status, [])),
     no_session_left(),
     peer:stop(Peer).
+
+%% A plan that traces every process's messages and scheduling, on a node
+%% busy passing messages: before the session starts, the command prints
+%% the node's estimate of what it costs there and what triage would, on
+%% stderr (the terminal), and stdout still holds only the directory.
+t_cost(Config) ->
+    {Node, Peer} = nobody_node(Config, t_cost),
+    ok = loaded(Config, Node),
+    Busy = ping_pong(Node),
+    {0, Out, Err} = finish(command(wrapper(Config),
+                                   ["--node", atom_to_list(Node), "--duration", "1s",
+                                    "--plan", "[{trace, all, [messages, scheduling]}]"])),
+    exit(Busy, kill),
+    _ = last_line(Out),
+    ?assertEqual(1, length(binary:split(Out, <<"\n">>, [global, trim_all])), Out),
+    [Line] = [L || L <- binary:split(Err, <<"\n">>, [global, trim_all]),
+                   binary:match(L, <<"dyntrace: tracing ">>) =/= nomatch],
+    ?assertMatch({match, _}, re:run(Line, "^dyntrace: tracing [a-z_, ]+ of all [0-9]+ processes: about "
+                                    "\\+[0-9]+% CPU here .*; triage: about \\+[0-9]+%$"),
+                 Line),
+    ?assertMatch(#{traces := [], recordings := []}, rpc(Node, dyntrace, status, [])),
+    no_session_left(),
+    peer:stop(Peer).
+
+%% Two processes of `Node' sending each other a message back and forth
+%% as fast as they can (code the node evaluates: it lacks this suite's).
+ping_pong(Node) ->
+    {ok, Tokens, _} =
+        erl_scan:string("spawn(fun() -> "
+                        "  Echo = spawn_link(fun E() -> receive {F, M} -> F ! M, E() end end), "
+                        "  (fun L() -> Echo ! {self(), x}, receive x -> L() end end)() "
+                        "end)."),
+    {ok, Exprs} = erl_parse:parse_exprs(Tokens),
+    {value, Pid, _} = rpc(Node, erl_eval, exprs, [Exprs, []]),
+    Pid.
 
 %%%===================================================================
 %%% RabbitMQ
