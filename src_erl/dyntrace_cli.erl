@@ -47,7 +47,6 @@
 %% stopping a recording that undoes its flags).
 -define(CALL_MS, 60000).
 -define(DEFAULT_MS, 10000).
--define(PROVIDER, "org_erlang_dyntrace").
 
 -type options() :: #{node := node(),
                      duration := pos_integer(),
@@ -231,12 +230,7 @@ default_dir(Node) ->
                                      [Y, Mo, D, H, Mi, S, Name, os:getpid()])).
 
 make_session(Session, Dir, Events, OsPid) ->
-    List = string:join([?PROVIDER ":" ++ atom_to_list(E) || E <- Events], ","),
-    Steps = [["create", Session, "--output=" ++ Dir],
-             ["enable-event", "--userspace", "--session=" ++ Session, List],
-             ["add-context", "--userspace", "--session=" ++ Session, "--type=vpid"],
-             ["track", "--userspace", "--session=" ++ Session, "--vpid=" ++ OsPid],
-             ["start", Session]],
+    Steps = dyntrace_record:session_steps(Session, ["--output=" ++ Dir], Events, [OsPid]),
     lists:foreach(fun(Args) ->
                           case dyntrace_record:lttng(Args) of
                               {ok, _} -> ok;

@@ -53,6 +53,9 @@
 %%% For dyntrace_nodes %%%
 -export([new_name/0, temp_dir/0]).
 
+%%% For dyntrace_nodes and dyntrace_cli (sessions made outside a node) %%%
+-export([session_steps/4]).
+
 %%% For dyntrace_ctl %%%
 -export([start_link/2, stop/1, finish/1, describe/1, destroy_session/1, shutdown_ms/0]).
 
@@ -328,6 +331,19 @@ valid_dir(Dir) ->
         error:_ -> error({badarg, {dir, Dir}})
     end.
 
+%% @doc The `lttng' commands, in order, that make and start session
+%% `Name' (`lttng create Name Create...'), recording `Events' of the OS
+%% processes `OsPids' (their vpids tracked, the vpid in every event's
+%% context).
+-spec session_steps(string(), [string()], [dyntrace:event_name()], [string()]) -> [[string()]].
+session_steps(Name, Create, Events, OsPids) ->
+    List = string:join([?PROVIDER ":" ++ atom_to_list(E) || E <- Events], ","),
+    [["create", Name | Create],
+     ["enable-event", "--userspace", "--session=" ++ Name, List],
+     ["add-context", "--userspace", "--session=" ++ Name, "--type=vpid"],
+     ["track", "--userspace", "--session=" ++ Name, "--vpid=" ++ string:join(OsPids, ",")],
+     ["start", Name]].
+
 %% @doc A new recording's name, which sorts by start time (UTC, to the
 %% second), then by node and call: `dyntrace-record-20261128T083512Z-4242-7'.
 -spec new_name() -> string().
@@ -426,13 +442,8 @@ terminate(_Reason, _R) ->
 %% The steps, each undone by teardown/1 when a later one fails.
 setup(#rec{id = Id, plan = #{name := Name, dir := Dir, mode := Mode, events := Events,
                              parts := Parts, lttng := Lttng}} = R) ->
-    Create = ["create", Name, "--output=" ++ Dir] ++ [S || Mode =:= flight, S <- ["--snapshot"]],
-    List = string:join([?PROVIDER ":" ++ atom_to_list(E) || E <- Events], ","),
-    Steps = [Create,
-             ["enable-event", "--userspace", "--session=" ++ Name, List],
-             ["add-context", "--userspace", "--session=" ++ Name, "--type=vpid"],
-             ["track", "--userspace", "--session=" ++ Name, "--vpid=" ++ os:getpid()],
-             ["start", Name]],
+    Create = ["--output=" ++ Dir] ++ [S || Mode =:= flight, S <- ["--snapshot"]],
+    Steps = session_steps(Name, Create, Events, [os:getpid()]),
     case run([S || Lttng =:= internal, S <- Steps], R) of
         {ok, R1} ->
             case wait_enabled(Events, Lttng, ?ENABLED_MS) of
