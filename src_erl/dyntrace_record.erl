@@ -505,6 +505,33 @@ not_enabled(external, Missing) ->
                   "must be started, with this node's vpid (~s) tracked, before "
                   "record/2 with lttng => external", [Missing, ?ENABLED_MS, os:getpid()]);
 not_enabled(internal, Missing) ->
+    OsPid = os:getpid(),
+    case lttng(["list", "--userspace"]) of
+        {ok, Apps} ->
+            case string:find(Apps, "PID: " ++ OsPid ++ " ") of
+                nomatch -> not_registered(Missing);
+                _ -> registered(Missing, OsPid)
+            end;
+        {error, _} ->
+            not_registered(Missing)
+    end.
+
+%% Registered, but the daemon's answers to the node's channel and event
+%% registrations came after LTTng-UST's deadline (LTTNG_UST_REGISTER_TIMEOUT,
+%% docs/reference.md): those stay disabled for the session.
+registered(Missing, OsPid) ->
+    Timeout = case os:getenv("LTTNG_UST_REGISTER_TIMEOUT") of
+                  false -> "unset: 3000 ms";
+                  Ms -> Ms ++ " ms; 10 ms at the least"
+              end,
+    io_lib:format("the session started and this node is registered with the daemon (lttng list -u "
+                  "lists pid ~s), but it saw ~w not enabled after ~b ms: the daemon answered "
+                  "its registration of the session's channel or events later than "
+                  "LTTNG_UST_REGISTER_TIMEOUT (~s), and LTTng-UST dropped them for this "
+                  "session (docs/reference.md, \"Loading and the LTTng session daemon\")",
+                  [OsPid, Missing, ?ENABLED_MS, Timeout]).
+
+not_registered(Missing) ->
     {User, Groups} = credentials(),
     Reaches = case User =:= "root" orelse lists:member("tracing", Groups) of
                   true -> "root's";
