@@ -305,7 +305,7 @@ bench_broker_cpu(Config) ->
     Rounds = list_to_integer(os:getenv("DYNTRACE_BENCH_ROUNDS", "5")),
     Modes = [untraced, triage, full],
     %% A warm-up run: the queue exists, the broker's code is loaded.
-    _ = publish(Config, 10),
+    _ = publish(Config, 10, rate()),
     Runs = [{Mode, broker_run(Config, Node, OsPid, Mode, Seconds)}
             || Round <- lists:seq(0, Rounds - 1),
                Mode <- lists:nthtail(Round rem 3, Modes) ++ lists:sublist(Modes, Round rem 3)],
@@ -324,7 +324,9 @@ broker_run(Config, Node, OsPid, Mode, Seconds) ->
     Plan = case Mode of
                untraced -> none;
                triage -> ["triage"];
-               full -> ["--plan", "[{trace, all, [messages, scheduling, procs, gc]}]"]
+               %% Another plan in its place, to find what costs:
+               %% DYNTRACE_BENCH_FULL='[{trace, all, [procs]}]'.
+               full -> ["--plan", full_plan()]
            end,
     Command = case Plan of
                   none -> none;
@@ -334,7 +336,7 @@ broker_run(Config, Node, OsPid, Mode, Seconds) ->
                        Port
               end,
     Before = cpu_ticks(OsPid),
-    #{<<"published">> := Published, <<"consumed">> := Consumed} = publish(Config, Seconds),
+    #{<<"published">> := Published, <<"consumed">> := Consumed} = publish(Config, Seconds, rate()),
     Ticks = cpu_ticks(OsPid) - Before,
     ?assertEqual(Published, Consumed),
     case Command of
@@ -350,11 +352,22 @@ broker_run(Config, Node, OsPid, Mode, Seconds) ->
     end,
     {Published, Ticks * 1000000 div clock_ticks()}.
 
-%% The pika publisher and consumer for `Seconds': their counts.
-publish(Config, Seconds) ->
+%% The publishing rate: the same work every run, below what the broker
+%% can take on a loaded 2-core machine (at the most it can take, the rate
+%% and with it the CPU per message follows whatever else runs).
+rate() ->
+    os:getenv("DYNTRACE_BENCH_RATE", "1000").
+
+full_plan() ->
+    os:getenv("DYNTRACE_BENCH_FULL", "[{trace, all, [messages, scheduling, procs, gc]}]").
+
+%% The pika publisher and consumer for `Seconds' at `Rate' messages a
+%% second at most: their counts.
+publish(Config, Seconds, Rate) ->
     Load = open_port({spawn_executable, ?PYTHON},
                      [{args, [filename:join(?config(data_dir, Config), "pika_load.py"),
-                              ?AMQP_PORT, integer_to_list(Seconds)]}, exit_status, binary]),
+                              ?AMQP_PORT, integer_to_list(Seconds), Rate]},
+                      exit_status, binary]),
     {0, Counts} = collect(Load, []),
     {Map, _} = json_text:value(Counts),
     Map.
@@ -384,8 +397,7 @@ broker_table(Runs, Seconds, Rounds) ->
                                hd(L), lists:last(L), Median(L) / Base])
             end || {Mode, Label} <- [{untraced, "untraced"},
                                      {triage, "`triage` (`priv/dyntrace record ... triage`)"},
-                                     {full, "full: `--plan '[{trace, all, [messages, scheduling, "
-                                      "procs, gc]}]'`"}]],
+                                     {full, "full: `--plan '" ++ full_plan() ++ "'`"}]],
     Ratios = [begin
                   Per = maps:from_list([{M, Us / max(P, 1)}
                                         || {M, {P, Us}} <- lists:sublist(Runs, 3 * R + 1, 3)]),
@@ -399,7 +411,8 @@ broker_table(Runs, Seconds, Rounds) ->
                      "the start ~s. ", [Y, Mo, D, H, Mi, string:trim(os:cmd("nproc")), Load]),
        "Debian's RabbitMQ (", rabbit_version(), ") on OTP ", erlang:system_info(otp_release),
        " as the user `rabbitmq`, schedulers without busy waiting (`+sbwt none`); a pika publisher "
-       "(with confirms) and consumer on one queue, ", integer_to_list(Seconds), " s per run, ",
+       "(with confirms, at most ", rate(), " messages/s) and consumer on one queue, ",
+       integer_to_list(Seconds), " s per run, ",
        integer_to_list(Rounds), " rounds of the three in rotating order. CPU: the broker's OS "
        "process, utime + stime from /proc/PID/stat, over the publishing, per message published. "
        "Triage and full are recorded by the outside command, as root. Median of the rounds "
