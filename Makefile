@@ -1,5 +1,5 @@
 # Shortcuts; the README's commands are scripts/demo.sh and scripts/test.sh.
-.PHONY: all demo test bench bench-analyze bench-analyze-memory bench-triage soak lint clean
+.PHONY: all demo test bench bench-analyze bench-analyze-memory bench-triage bench-rabbitmq soak lint clean
 
 all:
 	rebar3 compile
@@ -31,6 +31,12 @@ bench-analyze-memory:
 bench-triage:
 	./bench/triage.sh
 	./scripts/replace-section.sh '## Triage: CPU per request' _build/bench/triage.md
+
+# Triage's cost on Debian's RabbitMQ with a pika client (needs rabbitmq-server
+# and python3-pika: scripts/setup.sh): the RabbitMQ suite's bench group.
+bench-rabbitmq:
+	./bench/rabbitmq.sh
+	./scripts/replace-section.sh '## Triage on RabbitMQ: broker CPU per message' _build/bench/rabbitmq.md
 
 # 60 s at the highest event rate in an isolated node: memory must stay flat.
 soak:

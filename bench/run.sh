@@ -49,3 +49,7 @@ erlc -Werror +warn_missing_spec -o "$OUT" bench/triage_bench.erl
 erl -noshell +sbwt none +sbwtdcpu none +sbwtdio none -pa _build/default/lib/dyntrace/ebin -pa "$OUT" \
     -eval 'triage_bench:main(["'"$OUT"'/triage.md"])'
 cat "$OUT/triage.md" >>BENCHMARKS.md
+# The same on Debian's RabbitMQ with a pika client, the broker's CPU per
+# message (also alone: make bench-rabbitmq).
+bench/rabbitmq.sh >/dev/null
+cat "$OUT/rabbitmq.md" >>BENCHMARKS.md

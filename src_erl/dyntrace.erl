@@ -119,9 +119,6 @@
 
 -define(LIBRARY, "libdyntrace_nif").
 -define(PROVIDER, "libdyntrace_lttng.so").
-%% How the NIF's load callback says the provider library (which links
-%% LTTng-UST) could not be opened: its answer, in erlang:load_nif/2's text.
--define(PROVIDER_NOT_OPENED, "unsuccessful (2)").
 %% Whether the NIF is loaded, for available/0.
 -define(NIF_LOADED, {?MODULE, nif_loaded}).
 %% The process that writes the node_name events, and how often it looks
@@ -1012,11 +1009,14 @@ emit_carrier(_Which, _Type, _Instance, _Size, _MbcCarriers, _MbcsSize, _SbcCarri
 %%% NIF LOADING
 %%%===================================================================
 
-%% The NIF library does not link LTTng-UST: it opens the probe provider
-%% library itself (from its load callback) after turning off LTTng-UST's
-%% wait of up to 3 s for the session daemon, so that loading never holds
-%% the schedulers on a hung daemon. Registration goes on in LTTng-UST's own
-%% thread. An operator's own LTTNG_UST_REGISTER_TIMEOUT is kept.
+%% The NIF library does not link LTTng-UST: once it is loaded,
+%% open_provider/1 opens the probe provider library on a dirty I/O
+%% scheduler, where LTTng-UST's wait of up to LTTNG_UST_REGISTER_TIMEOUT ms
+%% (3 s unless the operator set it) for the session daemon holds no normal
+%% scheduler. That wait is left as it is: LTTng-UST makes the same value
+%% the deadline for the daemon's answers to the node's channel and event
+%% registrations, and at 0 (10 ms) a daemon slowed by load left a
+%% recording's events disabled in the node for good.
 %%
 %% The module loads even when its NIF cannot (an on_load failure would stop
 %% an embedded release's boot): it logs one line that names the fix, and
@@ -1040,19 +1040,25 @@ load_nif() ->
     LoadInfo = {list_to_binary(Provider), OrderProbe, First, Samples},
     Loaded = case filelib:is_regular(Provider) andalso erlang:load_nif(Library, LoadInfo) of
                  ok ->
-                     start_node_names();
+                     case open_provider(list_to_binary(Provider)) of
+                         true -> start_node_names();
+                         false -> {error, no_lttng_ust}
+                     end;
                  false ->
                      {error, {missing, Provider}};
-                 {error, {_, Text}} = Error ->
-                     case string:find(Text, ?PROVIDER_NOT_OPENED) of
-                         nomatch -> Error;
-                         _ -> {error, no_lttng_ust}
-                     end
+                 {error, _} = Error ->
+                     Error
              end,
     persistent_term:put(?NIF_LOADED, Loaded =:= ok),
     log_not_loaded(Loaded, Library),
     _ = spawn(fun check_shadowed/0),
     ok.
+
+%% Opens the probe provider library (a dirty I/O NIF): true when it is
+%% open, false when LTTng-UST's runtime library cannot be loaded.
+-spec open_provider(binary()) -> boolean().
+open_provider(_Path) ->
+    erlang:nif_error(nif_not_loaded).
 
 %% One line for each way the NIF can be missing, naming the fix.
 log_not_loaded(ok, _Library) ->

@@ -47,7 +47,6 @@
 %% stopping a recording that undoes its flags).
 -define(CALL_MS, 60000).
 -define(DEFAULT_MS, 10000).
--define(PROVIDER, "org_erlang_dyntrace").
 
 -type options() :: #{node := node(),
                      duration := pos_integer(),
@@ -177,6 +176,7 @@ record(#{node := Node, duration := Ms, plan := Plan} = O) ->
     Opts = #{duration => Ms, dir => Dir, wait => false, lttng => external},
     Events = remote(Node, dyntrace_record, events, [Plan, Opts]),
     Session = session_name(),
+    warn_cost(Node, Plan),
     progress("recording ~s (OS process ~s) for ~b ms into ~s (LTTng session ~s)",
              [Node, OsPid, Ms, Dir, Session]),
     try
@@ -195,6 +195,18 @@ record(#{node := Node, duration := Ms, plan := Plan} = O) ->
     case Found of
         {error, Text} -> throw({error, Text});
         _ -> ok
+    end.
+
+%% The node's estimate of what the plan costs it, when above the budget
+%% (dyntrace_triage:cost_line/1), on stderr: the operator's terminal,
+%% before the session starts (stdout holds only the result). A node that
+%% runs an older dyntrace without the estimate says nothing.
+warn_cost(Node, Plan) ->
+    try erpc:call(Node, dyntrace_triage, cost_line, [Plan], ?CALL_MS) of
+        none -> ok;
+        Line -> io:put_chars(standard_error, [Line, "\n"])
+    catch
+        _:_ -> ok
     end.
 
 %% The session the wrapper named (it destroys it should this VM be
@@ -218,12 +230,7 @@ default_dir(Node) ->
                                      [Y, Mo, D, H, Mi, S, Name, os:getpid()])).
 
 make_session(Session, Dir, Events, OsPid) ->
-    List = string:join([?PROVIDER ":" ++ atom_to_list(E) || E <- Events], ","),
-    Steps = [["create", Session, "--output=" ++ Dir],
-             ["enable-event", "--userspace", "--session=" ++ Session, List],
-             ["add-context", "--userspace", "--session=" ++ Session, "--type=vpid"],
-             ["track", "--userspace", "--session=" ++ Session, "--vpid=" ++ OsPid],
-             ["start", Session]],
+    Steps = dyntrace_record:session_steps(Session, ["--output=" ++ Dir], Events, [OsPid]),
     lists:foreach(fun(Args) ->
                           case dyntrace_record:lttng(Args) of
                               {ok, _} -> ok;

@@ -9,18 +9,22 @@
 %%% ```
 %%% $ dyntrace-analyze findings /tmp/dyntrace-record-20261128T083512Z-4242-1
 %%% '''
-%%% Each node records itself (`record/2' on that node, the same `What' and
-%%% options, all at once) into a directory of its own under the answer's
-%%% directory, named after the node. A node on this host (its
-%%% `net_adm:localhost()', or the application environment's `host', is
-%%% this node's) writes there directly; a node on another host records on
-%%% its host and its trace is read there, in chunks over distribution, and
-%%% written here (then removed there). `dyntrace-analyze' reads the
-%%% directory as one timeline (babeltrace2 merges the traces by time).
+%%% Every node records with the same `What' and options, all at once.
+%%% The nodes on this host (their `net_adm:localhost()', or the application
+%%% environment's `host', is this node's) share one LTTng session, which
+%%% this node makes into `DIR/HOST', tracking each of their OS processes,
+%%% and each of them runs its part with `lttng => external'. A node on
+%%% another host records on its host (`record/2' there) and its trace is
+%%% read there, in chunks over distribution, and written into `DIR/NODE'
+%%% (then removed there). `dyntrace-analyze' reads the directory as one
+%%% timeline (babeltrace2 merges the traces by time).
 %%%
 %%% Why it is safe: a node that cannot be reached, or has no dyntrace, is
 %%% named in the answer and the others are recorded; each node's recording
-%%% is its own `record/2', undone on that node whatever happens here.
+%%% is its own `record/2', undone on that node whatever happens here (a
+%%% node here ends its part when this node goes away). The shared session
+%%% is destroyed here at the end; should this node be killed first, it is
+%%% left in the daemon as `dyntrace-nodes-OSPID-N' (`lttng destroy' it).
 -module(dyntrace_nodes).
 
 %%% PUBLIC (through dyntrace) %%%
@@ -58,7 +62,10 @@ record(What, Opts) when is_map(Opts) ->
     Rest = maps:without([findings, nodes], Opts),
     Result = case maps:find(nodes, Opts) of
                  error ->
-                     ok = dyntrace_triage:warn_cost(What),
+                     %% With lttng => external the caller (the outside
+                     %% command) prints it, on its operator's terminal.
+                     _ = maps:get(lttng, Rest, internal) =:= external
+                         orelse dyntrace_triage:warn_cost(What),
                      dyntrace_record:record(What, Rest);
                  {ok, Nodes} -> nodes(What, valid_nodes(Nodes), Waits, Rest)
              end,
@@ -90,13 +97,17 @@ nodes(What, Nodes, true, Opts) ->
                   Ms when is_integer(Ms) -> Ms + ?SLACK_MS;
                   _ -> infinity
               end,
-    Self = self(),
-    Workers = [{spawn_monitor(fun() -> Self ! {self(), Node, one(Node, What, Opts, Dir, Here, Timeout)} end),
-                Node} || Node <- Nodes],
-    Answers = [receive
-                   {Pid, Node, A} -> erlang:demonitor(Ref, [flush]), {Node, A};
-                   {'DOWN', Ref, process, Pid, Reason} -> {Node, {failed, {crashed, Reason}}}
-               end || {{Pid, Ref}, Node} <- Workers],
+    Places = pmap(fun(Node) -> place(Node, Here) end, Nodes),
+    Local = [{Node, OsPid} || {Node, {here, OsPid}} <- Places],
+    Shared = filename:join(Dir, dir_name(Here)),
+    Session = share(What, Opts, Shared, [OsPid || {_, OsPid} <- Local]),
+    Answers = try
+                  pmap(fun({Node, Place}) -> one(Node, Place, Session, What, Opts, Shared, Dir,
+                                                 Timeout)
+                       end, Places)
+              after
+                  end_share(Session)
+              end,
     Answer = #{recorded => [N || {N, ok} <- Answers],
                unreachable => [N || {N, unreachable} <- Answers],
                failed => [{N, R} || {N, {failed, R}} <- Answers]},
@@ -105,9 +116,21 @@ nodes(What, Nodes, true, Opts) ->
         _ -> {ok, Dir, Answer}
     end.
 
-%% One node's recording, into `Dir/NODE'.
-one(Node, What, Opts, Dir, Here, Timeout) ->
-    Into = filename:join(Dir, dir_name(Node)),
+%% `{Node, F(Node)}' for each, all at once.
+pmap(F, Items) ->
+    Self = self(),
+    Workers = [{spawn_monitor(fun() -> Self ! {self(), F(Item)} end), Item} || Item <- Items],
+    [receive
+         {Pid, A} -> erlang:demonitor(Ref, [flush]), {key(Item), A};
+         {'DOWN', Ref, process, Pid, Reason} -> {key(Item), {failed, {crashed, Reason}}}
+     end || {{Pid, Ref}, Item} <- Workers].
+
+key({Node, _Place}) -> Node;
+key(Node) -> Node.
+
+%% Where a node is: on this host (`{here, OsPid}'), on another, or not
+%% to be recorded.
+place(Node, Here) ->
     case ask(Node, ?MODULE, host, [], ?ASK_MS) of
         {badrpc, nodedown} ->
             unreachable;
@@ -116,13 +139,65 @@ one(Node, What, Opts, Dir, Here, Timeout) ->
         {badrpc, Reason} ->
             {failed, Reason};
         Here ->
-            recorded(ask(Node, dyntrace_record, record, [What, Opts#{dir => Into}], Timeout));
+            case ask(Node, os, getpid, [], ?ASK_MS) of
+                OsPid when is_list(OsPid) -> {here, OsPid};
+                {badrpc, Reason} -> {failed, Reason}
+            end;
         _Elsewhere ->
-            case ask(Node, dyntrace_record, record, [What, maps:remove(dir, Opts)], Timeout) of
-                {ok, There} when is_list(There) -> gather(Node, There, Into);
-                Other -> recorded(Other)
-            end
+            elsewhere
     end.
+
+%% The nodes on this host share one LTTng session, which this node makes
+%% (into `Dir/HOST') and which tracks each of their OS processes; each
+%% node then runs its part with `lttng => external'. `none' when no node
+%% is here; `{error, Text}' when the session cannot be made (each node
+%% here is then named as failed).
+share(_What, _Opts, _Into, []) ->
+    none;
+share(What, Opts, Into, OsPids) ->
+    Name = "dyntrace-nodes-" ++ os:getpid() ++ "-"
+        ++ integer_to_list(erlang:unique_integer([positive])),
+    try dyntrace_record:events(What, Opts) of
+        Events -> make_session(Name, dyntrace_record:session_steps(Name, ["--output=" ++ Into],
+                                                                   Events, OsPids))
+    catch
+        error:Reason -> {error, Reason}
+    end.
+
+make_session(Name, []) ->
+    {session, Name};
+make_session(Name, [Args | Steps]) ->
+    case dyntrace_record:lttng(Args) of
+        {ok, _} ->
+            make_session(Name, Steps);
+        {error, Text} ->
+            _ = end_share({session, Name}),
+            {error, {lttng, Text}}
+    end.
+
+%% Stops the shared session (which writes the rest of its trace out) and
+%% destroys it.
+end_share({session, Name}) ->
+    _ = dyntrace_record:lttng(["stop", Name]),
+    _ = dyntrace_record:lttng(["destroy", Name]),
+    ok;
+end_share(_) ->
+    ok.
+
+%% One node's recording: a node here into the shared session, one
+%% elsewhere on its host, its trace gathered into `Dir/NODE'.
+one(_Node, {here, _}, {error, Reason}, _What, _Opts, _Shared, _Dir, _Timeout) ->
+    {failed, Reason};
+one(Node, {here, _}, {session, _}, What, Opts, Shared, _Dir, Timeout) ->
+    recorded(ask(Node, dyntrace_record, record,
+                 [What, Opts#{dir => Shared, lttng => external}], Timeout));
+one(Node, elsewhere, _Session, What, Opts, _Shared, Dir, Timeout) ->
+    case ask(Node, dyntrace_record, record, [What, maps:remove(dir, Opts)], Timeout) of
+        {ok, There} when is_list(There) -> gather(Node, There, filename:join(Dir, dir_name(Node)));
+        Other -> recorded(Other)
+    end;
+one(_Node, Place, _Session, _What, _Opts, _Shared, _Dir, _Timeout) ->
+    Place.
 
 ask(Node, M, F, A, _Timeout) when Node =:= node() ->
     try apply(M, F, A)
@@ -177,11 +252,14 @@ copy_file(Node, Path, Out, Offset) ->
             {error, Reason}
     end.
 
-dir_name(Node) ->
+%% A node's (or a host's) name as a directory name.
+dir_name(Node) when is_atom(Node) ->
+    dir_name(atom_to_list(Node));
+dir_name(Name) ->
     [case C of
          $/ -> $_;
          _ -> C
-     end || C <- atom_to_list(Node)].
+     end || C <- Name].
 
 %%%===================================================================
 %%% ON THE OTHER NODES

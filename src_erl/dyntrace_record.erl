@@ -53,6 +53,9 @@
 %%% For dyntrace_nodes %%%
 -export([new_name/0, temp_dir/0]).
 
+%%% For dyntrace_nodes and dyntrace_cli (sessions made outside a node) %%%
+-export([session_steps/4]).
+
 %%% For dyntrace_ctl %%%
 -export([start_link/2, stop/1, finish/1, describe/1, destroy_session/1, shutdown_ms/0]).
 
@@ -334,6 +337,19 @@ valid_dir(Dir) ->
         error:_ -> error({badarg, {dir, Dir}})
     end.
 
+%% @doc The `lttng' commands, in order, that make and start session
+%% `Name' (`lttng create Name Create...'), recording `Events' of the OS
+%% processes `OsPids' (their vpids tracked, the vpid in every event's
+%% context).
+-spec session_steps(string(), [string()], [dyntrace:event_name()], [string()]) -> [[string()]].
+session_steps(Name, Create, Events, OsPids) ->
+    List = string:join([?PROVIDER ":" ++ atom_to_list(E) || E <- Events], ","),
+    [["create", Name | Create],
+     ["enable-event", "--userspace", "--session=" ++ Name, List],
+     ["add-context", "--userspace", "--session=" ++ Name, "--type=vpid"],
+     ["track", "--userspace", "--session=" ++ Name, "--vpid=" ++ string:join(OsPids, ",")],
+     ["start", Name]].
+
 %% @doc A new recording's name, which sorts by start time (UTC, to the
 %% second), then by node and call: `dyntrace-record-20261128T083512Z-4242-7'.
 -spec new_name() -> string().
@@ -432,13 +448,8 @@ terminate(_Reason, _R) ->
 %% The steps, each undone by teardown/1 when a later one fails.
 setup(#rec{id = Id, plan = #{name := Name, dir := Dir, mode := Mode, events := Events,
                              parts := Parts, lttng := Lttng}} = R) ->
-    Create = ["create", Name, "--output=" ++ Dir] ++ [S || Mode =:= flight, S <- ["--snapshot"]],
-    List = string:join([?PROVIDER ":" ++ atom_to_list(E) || E <- Events], ","),
-    Steps = [Create,
-             ["enable-event", "--userspace", "--session=" ++ Name, List],
-             ["add-context", "--userspace", "--session=" ++ Name, "--type=vpid"],
-             ["track", "--userspace", "--session=" ++ Name, "--vpid=" ++ os:getpid()],
-             ["start", Name]],
+    Create = ["--output=" ++ Dir] ++ [S || Mode =:= flight, S <- ["--snapshot"]],
+    Steps = session_steps(Name, Create, Events, [os:getpid()]),
     case run([S || Lttng =:= internal, S <- Steps], R) of
         {ok, R1} ->
             case wait_enabled(Events, Lttng, ?ENABLED_MS) of
@@ -500,6 +511,33 @@ not_enabled(external, Missing) ->
                   "must be started, with this node's vpid (~s) tracked, before "
                   "record/2 with lttng => external", [Missing, ?ENABLED_MS, os:getpid()]);
 not_enabled(internal, Missing) ->
+    OsPid = os:getpid(),
+    case lttng(["list", "--userspace"]) of
+        {ok, Apps} ->
+            case string:find(Apps, "PID: " ++ OsPid ++ " ") of
+                nomatch -> not_registered(Missing);
+                _ -> registered(Missing, OsPid)
+            end;
+        {error, _} ->
+            not_registered(Missing)
+    end.
+
+%% Registered, but the daemon's answers to the node's channel and event
+%% registrations came after LTTng-UST's deadline (LTTNG_UST_REGISTER_TIMEOUT,
+%% docs/reference.md): those stay disabled for the session.
+registered(Missing, OsPid) ->
+    Timeout = case os:getenv("LTTNG_UST_REGISTER_TIMEOUT") of
+                  false -> "unset: 3000 ms";
+                  Ms -> Ms ++ " ms; 10 ms at the least"
+              end,
+    io_lib:format("the session started and this node is registered with the daemon (lttng list -u "
+                  "lists pid ~s), but it saw ~w not enabled after ~b ms: the daemon answered "
+                  "its registration of the session's channel or events later than "
+                  "LTTNG_UST_REGISTER_TIMEOUT (~s), and LTTng-UST dropped them for this "
+                  "session (docs/reference.md, \"Loading and the LTTng session daemon\")",
+                  [OsPid, Missing, ?ENABLED_MS, Timeout]).
+
+not_registered(Missing) ->
     {User, Groups} = credentials(),
     Reaches = case User =:= "root" orelse lists:member("tracing", Groups) of
                   true -> "root's";

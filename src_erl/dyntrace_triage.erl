@@ -50,7 +50,7 @@
 -export([items/1, plan/2, events/1]).
 
 %%% PUBLIC (through dyntrace_nodes) %%%
--export([warn_cost/1]).
+-export([warn_cost/1, cost_line/1]).
 
 %%% PRIVATE EXPORTS (dyntrace_sampler's loop) %%%
 -export([sampler_init/1, sampler_tick/2]).
@@ -178,11 +178,22 @@ focus_events(Shared) ->
 %% written, against the CPU the node uses now (/proc/self/stat).
 -spec warn_cost([dyntrace_record:item()] | triage) -> ok.
 warn_cost(What) ->
+    case cost_line(What) of
+        none -> ok;
+        Line -> io:format("~ts~n", [Line])
+    end.
+
+%% @doc The line warn_cost/1 prints, or `none' when `What' is expected to
+%% cost this node no more than the budget (or cannot be estimated): the
+%% outside command (dyntrace_cli) asks the node for it and prints it on
+%% the operator's terminal before the session starts.
+-spec cost_line([dyntrace_record:item()] | triage) -> none | string().
+cost_line(What) ->
     try cost(What) of
-        {Text, Cost} when Cost > ?BUDGET -> io:format("~ts~n", [Text]);
-        _ -> ok
+        {Text, Cost} when Cost > ?BUDGET -> lists:flatten(Text);
+        _ -> none
     catch
-        _:_ -> ok
+        _:_ -> none
     end.
 
 cost(triage) ->

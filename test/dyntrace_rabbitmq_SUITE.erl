@@ -20,7 +20,8 @@
 
 -export([all/0, suite/0, groups/0, init_per_suite/1, end_per_suite/1,
          init_per_group/2, end_per_group/2, end_per_testcase/2]).
--export([t_errors/1, t_load_and_interrupt/1, t_nif/1, t_killed/1, t_rabbitmq/1]).
+-export([t_errors/1, t_load_and_interrupt/1, t_nif/1, t_killed/1, t_cost/1, t_rabbitmq/1,
+         bench_broker_cpu/1]).
 
 -define(RABBIT_BIN, "/usr/lib/rabbitmq/bin/").
 -define(PYTHON, "/usr/bin/python3").
@@ -36,8 +37,10 @@ all() ->
     [{group, plain}, {group, rabbitmq}].
 
 groups() ->
-    [{plain, [], [t_errors, t_load_and_interrupt, t_nif, t_killed]},
-     {rabbitmq, [], [t_rabbitmq]}].
+    [{plain, [], [t_errors, t_load_and_interrupt, t_nif, t_killed, t_cost]},
+     {rabbitmq, [], [t_rabbitmq]},
+     %% A benchmark, not a test (make bench-rabbitmq): not in all().
+     {bench, [], [bench_broker_cpu]}].
 
 %% A build the node's users can read (a clone may sit under a home that
 %% they cannot enter): ebin/ and priv/ side by side, as an operator
@@ -58,6 +61,10 @@ end_per_suite(Config) ->
 
 %% Debian's broker runs on Debian's OTP, and loads a build made by it
 %% (under scripts/otp-newest.sh, another OTP made this build).
+init_per_group(bench, Config) ->
+    %% No busy waiting: a scheduler that spins while idle counts as CPU.
+    init_per_group(rabbitmq, [{broker_args, "+sbwt none +sbwtdcpu none +sbwtdio none"}
+                              | Config]);
 init_per_group(rabbitmq, Config) ->
     Missing = [P || P <- [?RABBIT_BIN ++ "rabbitmq-server", ?PYTHON], not filelib:is_file(P)]
         ++ [pika || element(1, lttng_session:cmd(?PYTHON ++ " -c 'import pika'")) =/= 0],
@@ -74,7 +81,7 @@ init_per_group(rabbitmq, Config) ->
 init_per_group(plain, Config) ->
     Config.
 
-end_per_group(rabbitmq, Config) ->
+end_per_group(Broker, Config) when Broker =:= rabbitmq; Broker =:= bench ->
     stop_broker(Config);
 end_per_group(plain, _Config) ->
     ok.
@@ -191,6 +198,41 @@ t_killed(Config) ->
     no_session_left(),
     peer:stop(Peer).
 
+%% A plan that traces every process's messages and scheduling, on a node
+%% busy passing messages: before the session starts, the command prints
+%% the node's estimate of what it costs there and what triage would, on
+%% stderr (the terminal), and stdout still holds only the directory.
+t_cost(Config) ->
+    {Node, Peer} = nobody_node(Config, t_cost),
+    ok = loaded(Config, Node),
+    Busy = ping_pong(Node),
+    {0, Out, Err} = finish(command(wrapper(Config),
+                                   ["--node", atom_to_list(Node), "--duration", "1s",
+                                    "--plan", "[{trace, all, [messages, scheduling]}]"])),
+    exit(Busy, kill),
+    _ = last_line(Out),
+    ?assertEqual(1, length(binary:split(Out, <<"\n">>, [global, trim_all])), Out),
+    [Line] = [L || L <- binary:split(Err, <<"\n">>, [global, trim_all]),
+                   binary:match(L, <<"dyntrace: tracing ">>) =/= nomatch],
+    ?assertMatch({match, _}, re:run(Line, "^dyntrace: tracing [a-z_, ]+ of all [0-9]+ processes: about "
+                                    "\\+[0-9]+% CPU here .*; triage: about \\+[0-9]+%$"),
+                 Line),
+    ?assertMatch(#{traces := [], recordings := []}, rpc(Node, dyntrace, status, [])),
+    no_session_left(),
+    peer:stop(Peer).
+
+%% Two processes of `Node' sending each other a message back and forth
+%% as fast as they can (code the node evaluates: it lacks this suite's).
+ping_pong(Node) ->
+    {ok, Tokens, _} =
+        erl_scan:string("spawn(fun() -> "
+                        "  Echo = spawn_link(fun E() -> receive {F, M} -> F ! M, E() end end), "
+                        "  (fun L() -> Echo ! {self(), x}, receive x -> L() end end)() "
+                        "end)."),
+    {ok, Exprs} = erl_parse:parse_exprs(Tokens),
+    {value, Pid, _} = rpc(Node, erl_eval, exprs, [Exprs, []]),
+    Pid.
+
 %%%===================================================================
 %%% RabbitMQ
 %%%===================================================================
@@ -245,6 +287,146 @@ t_rabbitmq(Config) ->
     ?assertMatch(#{traces := [], recordings := []}, rpc(Node, dyntrace, status, [])),
     no_session_left().
 
+%% Issue 41's measure: the broker's CPU per message published (its OS
+%% process's utime + stime from /proc/PID/stat, over the publishing), with
+%% a pika publisher and consumer, untraced, under `triage' and under full
+%% tracing, both recorded with the outside command, in rotating rounds
+%% side by side in one run. Writes the table to
+%% $DYNTRACE_BENCH_DIR/rabbitmq.md (make bench-rabbitmq). No assertion on
+%% the figures: every message published must be consumed.
+bench_broker_cpu(Config) ->
+    ct:timetrap({minutes, 30}),
+    Node = ?config(rabbit, Config),
+    Ebin = filename:join(?config(build, Config), "ebin"),
+    "true\n" = rabbitmqctl(Config, ["eval", "code:add_patha(\"" ++ Ebin ++ "\"), "
+                                    "c:l(dyntrace), dyntrace:available()."]),
+    OsPid = rpc(Node, os, getpid, []),
+    Seconds = list_to_integer(os:getenv("DYNTRACE_BENCH_SECONDS", "15")),
+    Rounds = list_to_integer(os:getenv("DYNTRACE_BENCH_ROUNDS", "5")),
+    Modes = [untraced, triage, full],
+    %% A warm-up run: the queue exists, the broker's code is loaded.
+    _ = publish(Config, 10, rate()),
+    Runs = [{Mode, broker_run(Config, Node, OsPid, Mode, Seconds)}
+            || Round <- lists:seq(0, Rounds - 1),
+               Mode <- lists:nthtail(Round rem 3, Modes) ++ lists:sublist(Modes, Round rem 3)],
+    ct:log("runs ~p", [Runs]),
+    Table = broker_table(Runs, Seconds, Rounds),
+    ct:pal("~s", [Table]),
+    Out = filename:join(os:getenv("DYNTRACE_BENCH_DIR", "/tmp"), "rabbitmq.md"),
+    ok = filelib:ensure_dir(Out),
+    ok = file:write_file(Out, Table),
+    _ = rabbitmqctl(Config, ["status"]),
+    ?assertMatch(#{traces := [], recordings := []}, rpc(Node, dyntrace, status, [])),
+    no_session_left().
+
+%% One run: `{Published, CpuMicroseconds}' over the publishing.
+broker_run(Config, Node, OsPid, Mode, Seconds) ->
+    Plan = case Mode of
+               untraced -> none;
+               triage -> ["triage"];
+               %% Another plan in its place, to find what costs:
+               %% DYNTRACE_BENCH_FULL='[{trace, all, [procs]}]'.
+               full -> ["--plan", full_plan()]
+           end,
+    Command = case Plan of
+                  none -> none;
+                  _ -> Port = command(wrapper(Config), ["--node", atom_to_list(Node),
+                                                        "--duration", "10m" | Plan]),
+                       wait_recording(Node),
+                       Port
+              end,
+    Before = cpu_ticks(OsPid),
+    #{<<"published">> := Published, <<"consumed">> := Consumed} = publish(Config, Seconds, rate()),
+    Ticks = cpu_ticks(OsPid) - Before,
+    ?assertEqual(Published, Consumed),
+    case Command of
+        none ->
+            ok;
+        _ ->
+            {os_pid, Wrapper} = erlang:port_info(Command, os_pid),
+            "" = os:cmd("kill -INT " ++ integer_to_list(Wrapper)),
+            {0, Out, _} = finish(Command),
+            Dir = last_line(Out),
+            ct:log("~s: ~s", [Mode, lttng_session:cmd_ok(["du -sh ", Dir])]),
+            "" = os:cmd("rm -rf " ++ Dir)
+    end,
+    {Published, Ticks * 1000000 div clock_ticks()}.
+
+%% The publishing rate: the same work every run, below what the broker
+%% can take on a loaded 2-core machine (at the most it can take, the rate
+%% and with it the CPU per message follows whatever else runs).
+rate() ->
+    os:getenv("DYNTRACE_BENCH_RATE", "1000").
+
+full_plan() ->
+    os:getenv("DYNTRACE_BENCH_FULL", "[{trace, all, [messages, scheduling, procs, gc]}]").
+
+%% The pika publisher and consumer for `Seconds' at `Rate' messages a
+%% second at most: their counts.
+publish(Config, Seconds, Rate) ->
+    Load = open_port({spawn_executable, ?PYTHON},
+                     [{args, [filename:join(?config(data_dir, Config), "pika_load.py"),
+                              ?AMQP_PORT, integer_to_list(Seconds), Rate]},
+                      exit_status, binary]),
+    {0, Counts} = collect(Load, []),
+    {Map, _} = json_text:value(Counts),
+    Map.
+
+cpu_ticks(OsPid) ->
+    {ok, Stat} = file:read_file("/proc/" ++ OsPid ++ "/stat"),
+    %% The fields after the command's closing parenthesis: utime and
+    %% stime are the 14th and 15th of the whole line.
+    [_, Rest] = string:split(Stat, ") ", trailing),
+    Fields = string:lexemes(Rest, " "),
+    binary_to_integer(lists:nth(12, Fields)) + binary_to_integer(lists:nth(13, Fields)).
+
+clock_ticks() ->
+    list_to_integer(string:trim(os:cmd("getconf CLK_TCK"))).
+
+%% Per mode: the median of its runs' CPU per message [min-max], against
+%% the untraced median; each round's ratios beside.
+broker_table(Runs, Seconds, Rounds) ->
+    PerMessage = fun(Mode) -> lists:sort([Us / max(P, 1) || {M, {P, Us}} <- Runs, M =:= Mode]) end,
+    Median = fun(L) -> lists:nth((length(L) + 1) div 2, L) end,
+    Base = Median(PerMessage(untraced)),
+    Rows = [begin
+                L = PerMessage(Mode),
+                Published = [P || {M, {P, _}} <- Runs, M =:= Mode],
+                io_lib:format("| ~s | ~b | ~.1f us [~.1f-~.1f] | ~.2fx |~n",
+                              [Label, Median(lists:sort(Published)) div Seconds, Median(L),
+                               hd(L), lists:last(L), Median(L) / Base])
+            end || {Mode, Label} <- [{untraced, "untraced"},
+                                     {triage, "`triage` (`priv/dyntrace record ... triage`)"},
+                                     {full, "full: `--plan '" ++ full_plan() ++ "'`"}]],
+    Ratios = [begin
+                  Per = maps:from_list([{M, Us / max(P, 1)}
+                                        || {M, {P, Us}} <- lists:sublist(Runs, 3 * R + 1, 3)]),
+                  #{untraced := U, triage := T, full := F} = Per,
+                  io_lib:format("~.2fx/~.2fx", [T / U, F / U])
+              end || R <- lists:seq(0, Rounds - 1)],
+    {{Y, Mo, D}, {H, Mi, _}} = calendar:universal_time(),
+    Load = string:trim(os:cmd("cut -d' ' -f1-3 /proc/loadavg")),
+    lists:flatten(
+      [io_lib:format("Run ~4..0b-~2..0b-~2..0b ~2..0b:~2..0b UTC, `nproc` = ~s, load average at "
+                     "the start ~s. ", [Y, Mo, D, H, Mi, string:trim(os:cmd("nproc")), Load]),
+       "Debian's RabbitMQ (", rabbit_version(), ") on OTP ", erlang:system_info(otp_release),
+       " as the user `rabbitmq`, schedulers without busy waiting (`+sbwt none`); a pika publisher "
+       "(with confirms, at most ", rate(), " messages/s) and consumer on one queue, ",
+       integer_to_list(Seconds), " s per run, ",
+       integer_to_list(Rounds), " rounds of the three in rotating order. CPU: the broker's OS "
+       "process, utime + stime from /proc/PID/stat, over the publishing, per message published. "
+       "Triage and full are recorded by the outside command, as root. Median of the rounds "
+       "[min-max].\n\n",
+       "| run | messages/s | broker CPU per message | vs. untraced |\n",
+       "|---|---:|---:|---:|\n", Rows,
+       "\nEach round's triage/untraced and full/untraced: ", lists:join(", ", Ratios), ".\n"]).
+
+rabbit_version() ->
+    case lttng_session:cmd("dpkg-query -W -f '${Version}' rabbitmq-server") of
+        {0, V} -> V;
+        _ -> "?"
+    end.
+
 %% `triage' once record(triage, _) exists (its own branch), else an
 %% explicit plan; `--findings' once the analyser has it.
 plan() ->
@@ -286,7 +468,8 @@ start_broker(Config) ->
            {"RABBITMQ_ENABLED_PLUGINS_FILE", Base ++ "/enabled_plugins"},
            {"RABBITMQ_PID_FILE", Base ++ "/pid"},
            {"RABBITMQ_NODE_PORT", ?AMQP_PORT},
-           {"RABBITMQ_DIST_PORT", ?DIST_PORT}],
+           {"RABBITMQ_DIST_PORT", ?DIST_PORT}]
+        ++ [{"RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS", Args} || {broker_args, Args} <- Config],
     Config1 = [{rabbit, Node}, {rabbit_base, Base}, {rabbit_env, Env} | Config],
     _ = open_port({spawn_executable, "/bin/sh"},
                   [{args, ["-c", "cd \"$1\" && exec runuser -u rabbitmq -- env " ++ env(Env)
@@ -310,7 +493,7 @@ rabbitmqctl(Config, Args) ->
                           atom_to_list(?config(rabbit, Config)), " ", Quoted]).
 
 env(Env) ->
-    lists:flatten(lists:join(" ", [K ++ "=" ++ V || {K, V} <- Env])).
+    lists:flatten(lists:join(" ", [K ++ "='" ++ V ++ "'" || {K, V} <- Env])).
 
 %%%===================================================================
 %%% Helpers

@@ -21,6 +21,7 @@
 
 -export([start/1, stop/1, call/4, call/5,
          start_daemon/1, kill_daemon/1, stop_daemon/1, cont_daemon/1,
+         stutter_daemon/3, end_stutter/2,
          load_times/0, load_times/1]).
 -export([heartbeat_start/0, heartbeat_worst/0, heartbeat_reset/0,
          workload_start/2, workload_count/0, workload_stop/0,
@@ -106,6 +107,24 @@ stop_daemon(Node) ->
 cont_daemon(Node) ->
     sh(Node, "kill -CONT " ++ lists:join(" ", daemon_tree(Node))),
     ok.
+
+%% @doc Makes the node's session daemon pause over and over, as a loaded
+%% machine does to it: SIGSTOP for `StopMs', SIGCONT for `RunMs', until
+%% end_stutter/2. Answers the OS pid of the shell loop that does it.
+-spec stutter_daemon(node_ref(), pos_integer(), pos_integer()) -> string().
+stutter_daemon(Node, StopMs, RunMs) ->
+    Root = string:trim(sh(Node, "cat /var/run/lttng/lttng-sessiond.pid")),
+    [_ | _] = Root,
+    Loop = io_lib:format("(while kill -STOP ~s; do sleep ~.3f; kill -CONT ~s; sleep ~.3f; done) "
+                         ">/dev/null 2>&1 & echo $!",
+                         [Root, StopMs / 1000, Root, RunMs / 1000]),
+    string:trim(sh(Node, Loop)).
+
+%% @doc Ends stutter_daemon/3's loop and lets the daemon run.
+-spec end_stutter(node_ref(), string()) -> ok.
+end_stutter(Node, Loop) ->
+    sh(Node, "kill " ++ Loop),
+    cont_daemon(Node).
 
 daemon_tree(Node) ->
     Root = string:trim(sh(Node, "cat /var/run/lttng/lttng-sessiond.pid")),

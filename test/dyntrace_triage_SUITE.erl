@@ -114,50 +114,67 @@ t_triage_options(_Config) ->
                          {nonsense, {options, nonsense}}]],
     ?assertMatch(#{traces := [], recordings := []}, dyntrace:status()).
 
-%% `nodes => [A, B, Gone]': both peers recorded at once into one
-%% directory (B as if on another host: its trace is gathered over
-%% distribution), the node that cannot be reached named in the answer;
-%% babeltrace2 and dyntrace-analyze read the directory as one timeline.
+%% `nodes => [A, B, C, Gone]': the peers recorded at once into one
+%% directory: A and C (this host) in one LTTng session that this node
+%% makes, B as if on another host (recorded there, its trace gathered
+%% over distribution); the node that cannot be reached named in the
+%% answer; babeltrace2 and dyntrace-analyze read the directory as one
+%% timeline.
 t_nodes(_Config) ->
     ok = dyntrace_peers:alive(triage_suite),
     {PA, A} = dyntrace_peers:start(triage_a, ?MODULE),
     {PB, B} = dyntrace_peers:start(triage_b, ?MODULE),
+    {PC, C} = dyntrace_peers:start(triage_c, ?MODULE),
     try
         ok = erpc:call(B, application, set_env, [dyntrace, host, "elsewhere"]),
-        StoreA = erpc:call(A, ?MODULE, start_fed_store, [store_a]),
-        StoreB = erpc:call(B, ?MODULE, start_fed_store, [store_b]),
+        Stores = [erpc:call(N, ?MODULE, start_fed_store, [S])
+                  || {N, S} <- [{A, store_a}, {B, store_b}, {C, store_c}]],
         Gone = 'nobody@nohost',
-        {ok, Dir, Answer} = dyntrace:record(triage, #{nodes => [A, B, Gone], duration => 5000}),
-        ?assertEqual(#{recorded => lists:sort([A, B]), unreachable => [Gone], failed => []},
+        {ok, Dir, Answer} = dyntrace:record(triage, #{nodes => [A, B, C, Gone],
+                                                      duration => 5000}),
+        ?assertEqual(#{recorded => lists:sort([A, B, C]), unreachable => [Gone], failed => []},
                      Answer),
         ?assertMatch({match, _}, re:run(filename:basename(Dir),
                                         "^dyntrace-record-[0-9]{8}T[0-9]{6}Z-[0-9]+-[0-9]+$")),
-        ?assertEqual(lists:sort([atom_to_list(A), atom_to_list(B)]),
+        %% A and C (this host) in one session, in a directory named after
+        %% the host; B (another host) recorded there and gathered here.
+        Host = dyntrace_nodes:host(),
+        ?assertEqual(lists:sort([Host, atom_to_list(B)]),
                      lists:sort(element(2, file:list_dir(Dir)))),
-        %% One timeline: both nodes' events, in time order.
+        Shared = filename:join(Dir, Host),
+        ?assertMatch([_], filelib:wildcard(filename:join(Shared, "**/metadata"))),
+        ?assertEqual(lists:sort([atom_to_binary(A), atom_to_binary(C)]),
+                     writers(lttng_session:read(#{dir => Shared}))),
+        %% One timeline: every node's events, in time order.
         Events = lttng_session:read(#{dir => Dir}),
         Ts = [T || #{ts := T} <- Events],
         ?assertEqual(lists:sort(Ts), Ts),
-        Writers = lists:usort([string:trim(lttng_session:field("node", E), both, "'")
-                               || E <- lttng_session:select(node_name, Events),
-                                  lttng_session:field("channel", E) =:= 0]),
-        ?assertEqual(lists:sort([atom_to_binary(A), atom_to_binary(B)]), Writers),
+        ?assertEqual(lists:sort([atom_to_binary(N) || N <- [A, B, C]]), writers(Events)),
         Names = [lttng_session:field("name", E) || E <- lttng_session:select(process_name, Events)],
-        ?assert(lists:member(<<"store_a">>, Names)),
-        ?assert(lists:member(<<"store_b">>, Names)),
-        %% The analyser reads both nodes' traces in the directory.
+        [?assert(lists:member(Store, Names)) || Store <- [<<"store_a">>, <<"store_b">>, <<"store_c">>]],
+        %% The analyser reads every node's trace in the directory.
         {0, Memory, _} = analyze_cmd:run(analyze_cmd:exe(), ["memory", Dir]),
         ct:log("~s", [Memory]),
         [?assertNotEqual(nomatch, string:find(Memory, Store), Store)
-         || Store <- ["store_a", "store_b"]],
-        %% Nothing left on either node.
+         || Store <- ["store_a", "store_b", "store_c"]],
+        %% Nothing left on any node, and no session left here.
         [?assertMatch(#{traces := [], recordings := []}, erpc:call(N, dyntrace, status, []))
-         || N <- [A, B]],
-        _ = [StoreA, StoreB]
+         || N <- [A, B, C]],
+        {_, Sessions} = lttng_session:cmd("lttng list"),
+        ?assertEqual(nomatch, string:find(Sessions, "dyntrace-nodes-"), Sessions),
+        _ = Stores
     after
         peer:stop(PA),
-        peer:stop(PB)
+        peer:stop(PB),
+        peer:stop(PC)
     end.
+
+%% The nodes whose node_name events (channel 0: the node's own) a trace
+%% holds.
+writers(Events) ->
+    lists:usort([string:trim(lttng_session:field("node", E), both, "'")
+                 || E <- lttng_session:select(node_name, Events),
+                    lttng_session:field("channel", E) =:= 0]).
 
 %% `findings => true': once the trace is complete, what `dyntrace-analyze
 %% findings DIR' prints, or one line saying this analyser has no such

@@ -56,10 +56,6 @@ use std::ffi::{c_int, c_void, CString};
 // rustler's `init!` leaves the `upgrade` callback unset, and
 // then a second `l(dyntrace)` fails ("upgrade not supported"); ours sets it.
 
-/// What the load callback answers when the probe provider (and so
-/// LTTng-UST's runtime library it links) cannot be opened; `dyntrace.erl`
-/// reads it from `erlang:load_nif/2`'s error ("... unsuccessful (2).").
-const PROVIDER_NOT_OPENED: c_int = 2;
 /// Any other load failure, already explained on stderr.
 const LOAD_FAILED: c_int = 1;
 
@@ -100,16 +96,27 @@ fn on_load(env: Env, load_info: Term) -> Result<(), c_int> {
     answers::init(env);
     short_path::init(env);
     options::init();
-    let Some(path) = path
-        .decode_as_binary()
-        .ok()
-        .and_then(|bin| CString::new(bin.as_slice()).ok())
-    else {
+    // The provider itself is opened by `open_provider/1`, on a dirty I/O
+    // scheduler (LTTng-UST's start-up may wait for the session daemon).
+    if path.decode_as_binary().is_err() {
         eprintln!("dyntrace: the provider library's path must be a binary");
         return Err(LOAD_FAILED);
-    };
-    // Silent here: the module logs the one line that says what to install.
-    lttng::load_provider(&path).map_err(|_| PROVIDER_NOT_OPENED)
+    }
+    Ok(())
+}
+
+/// `dyntrace:open_provider/1`, called by the module's on_load once the NIF
+/// is loaded: opens the probe provider library at `path` (which starts
+/// LTTng-UST in this process and waits for the session daemon's answer, up
+/// to LTTNG_UST_REGISTER_TIMEOUT) on a dirty I/O scheduler. `true` when it
+/// is open; when it cannot be (no liblttng-ust), `false`, and the module
+/// logs the one line that says what to install. Opening it again is
+/// harmless.
+#[rustler::nif(schedule = "DirtyIo")]
+fn open_provider(path: rustler::Binary) -> bool {
+    CString::new(path.as_slice())
+        .ok()
+        .is_some_and(|path| lttng::load_provider(&path).is_ok())
 }
 
 fn guarded_load(env: *mut ErlNifEnv, load_info: ErlNifTerm) -> c_int {

@@ -4,7 +4,10 @@ connection of its own: publishes (with publisher confirms) for SECONDS, then
 an end marker; the consumer acks every message until it sees the marker.
 Prints one JSON line: {"published": N, "consumed": M}.
 
-    pika_load.py PORT SECONDS
+    pika_load.py PORT SECONDS [RATE]
+
+With RATE, publishes at most RATE messages a second (evenly paced), so
+that runs do the same work whatever else the machine runs.
 """
 import json
 import sys
@@ -42,6 +45,7 @@ def consume(port, ready, result):
 
 def main():
     port, seconds = int(sys.argv[1]), float(sys.argv[2])
+    rate = float(sys.argv[3]) if len(sys.argv) > 3 else None
     ready, result = threading.Event(), {"consumed": 0}
     consumer = threading.Thread(target=consume, args=(port, ready, result))
     consumer.start()
@@ -51,10 +55,15 @@ def main():
     channel.queue_declare(queue=QUEUE)
     channel.confirm_delivery()
     published = 0
-    deadline = time.monotonic() + seconds
+    start = time.monotonic()
+    deadline = start + seconds
     while time.monotonic() < deadline:
         channel.basic_publish("", QUEUE, b"message %d" % published)
         published += 1
+        if rate:
+            ahead = start + published / rate - time.monotonic()
+            if ahead > 0:
+                time.sleep(ahead)
     channel.basic_publish("", QUEUE, END)
     connection.close()
     consumer.join(120)
