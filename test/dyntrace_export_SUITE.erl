@@ -279,7 +279,7 @@ label(Config) ->
     [Name] = [N || #{<<"pid">> := P, <<"name">> := N} <- maps:get(<<"sched">>, Sched),
                    P =:= Pid],
     ?assertEqual(<<"export_shop">>, Name),
-    <<Name/binary, " (", Pid/binary, ")">>.
+    <<Name/binary, " ", Pid/binary>>.
 
 analyze(Config, Args) ->
     analyze_cmd:json(?config(analyze, Config), Args ++ ["--json", dir(?config(session, Config))]).

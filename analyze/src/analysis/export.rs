@@ -711,7 +711,7 @@ mod tests {
             .filter(|e| e["name"] == "thread_name")
             .map(|e| e["args"]["name"].as_str().unwrap())
             .collect();
-        assert!(names.contains(&"shop (<0.5.0>)"), "{names:?}");
+        assert!(names.contains(&"shop <0.5.0>"), "{names:?}");
         assert!(names.contains(&"<0.6.0>"), "{names:?}");
         let node = events(&v, "M")
             .into_iter()
