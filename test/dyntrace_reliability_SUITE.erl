@@ -329,7 +329,7 @@ concurrency(Ms) ->
     erlang:trace(all, true, [send, 'receive', call, procs, garbage_collection,
                              dyntrace:tracer()]),
     Deadline = erlang:monotonic_time(millisecond) + Ms,
-    Workers = [spawn(fun() -> conc_worker(Sink, Deadline, 0) end) || _ <- lists:seq(1, 6)],
+    Workers = [spawn(fun() -> conc_worker(Sink, Deadline, 0) end) || _ <- lists:seq(1, 4)],
     timer:sleep(Ms - 1000),
     Alive = length([W || W <- Workers, is_process_alive(W)]),
     Refs = [monitor(process, W) || W <- Workers],
