@@ -218,7 +218,10 @@ impl Receiver {
 
     /// Each kind's arrivals, most first, marking those that account for
     /// the queue's growth: each kind arriving at half the growth or more,
-    /// else the most frequent ones until their sum reaches it.
+    /// else the most frequent ones until their sum reaches it. `timeout`
+    /// never does: the runtime writes it when a `receive ... after`
+    /// expires (erl_tracer cannot tell that from a `timeout` message), and
+    /// such an expiry queues nothing.
     pub fn kind_rates(&self) -> Vec<KindRate> {
         let (kinds, traced) = self.arrivals();
         let mut rates: Vec<KindRate> = kinds
@@ -236,7 +239,8 @@ impl Receiver {
             return rates;
         }
         let mut any = false;
-        for r in rates.iter_mut() {
+        let queued = |r: &KindRate| r.kind != RECEIVE_EXPIRED;
+        for r in rates.iter_mut().filter(|r| queued(r)) {
             if r.per_s.is_some_and(|p| p >= growth / 2.0) {
                 r.accounts = true;
                 any = true;
@@ -244,7 +248,7 @@ impl Receiver {
         }
         if !any {
             let mut sum = 0.0;
-            for r in rates.iter_mut() {
+            for r in rates.iter_mut().filter(|r| queued(r)) {
                 if sum >= growth {
                     break;
                 }
@@ -300,6 +304,10 @@ impl Receiver {
         self.received_since = 0;
     }
 }
+
+/// The message text the runtime writes for a `receive ... after` that
+/// expired.
+const RECEIVE_EXPIRED: &str = "timeout";
 
 /// A message's kind: a tuple's first element (a gen_server cast's or
 /// call's request's kind, `cast note`, `call get`), an atom, else the
@@ -718,6 +726,32 @@ mod tests {
         assert_eq!(kind_of(b"#{a => 1}"), "map");
         assert_eq!(kind_of(b"{'$gen_cast',#{a => {x,y}}}"), "cast map");
         assert_eq!(kind_of(b"#Ref<0.1.2.3>"), "reference");
+    }
+
+    /// `timeout` (a `receive ... after` that expired) arriving faster than
+    /// the queue grows is not what fills it: `note` is.
+    #[test]
+    fn an_expired_receive_never_accounts_for_the_queue() {
+        let mut s = Script::default();
+        let mut q = 0;
+        for ms in 0..2000 {
+            let t = ms * MS;
+            s.ev(t, Kind::MessageReceive, &["<0.80.0>", "timeout"]);
+            if ms % 2 == 0 {
+                s.ev(t, Kind::MessageReceive, &["<0.80.0>", "{note,1}"]);
+                q += 1;
+            }
+            if ms % 100 == 0 {
+                queue(&mut s, t, "<0.80.0>", q);
+            }
+        }
+        let mut m = Mailbox::default();
+        s.feed(&mut m);
+        let tables = m.tables(&Summary::default());
+        let kinds = table(&tables, "mailbox_kinds");
+        assert_eq!(text(kinds, 0, "kind"), "timeout");
+        assert_eq!(text(kinds, 0, "note"), "");
+        assert_eq!(text(kinds, 1, "note"), "note 500/s in, queue +500/s: not taken out");
     }
 
     /// A receiver gets `note` at 500/s and `get` at 50/s for 2 s, takes
