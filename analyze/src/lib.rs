@@ -14,19 +14,12 @@
 //! speedscope's file format.
 
 pub mod analysis;
-pub mod cli;
-pub mod clocks;
-pub mod ctf;
-pub mod damage;
-pub mod event;
-pub mod identity;
-pub mod merge;
-pub mod message;
-pub mod names;
-pub mod reader;
-pub mod report;
-pub mod run;
-pub mod schema;
-pub mod speedscope;
-pub mod stats;
-pub mod table;
+pub mod engine;
+pub mod input;
+pub mod model;
+pub mod present;
+
+pub use engine::{clocks, identity, names, run};
+pub use input::{ctf, damage, merge, reader};
+pub use model::{event, message, stats, table};
+pub use present::{cli, report, schema, speedscope};

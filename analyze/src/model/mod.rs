@@ -1,0 +1,8 @@
+//! The bottom layer: what the trace says and what an answer is made of.
+//! The contract's events and their fields, message texts, statistics,
+//! result tables and time formatting. Imports nothing of the crate above.
+
+pub mod event;
+pub mod message;
+pub mod stats;
+pub mod table;
