@@ -1,6 +1,7 @@
 #!/bin/sh
-# Prints the module graph of the NIF crate (native/src) from its imports
-# and fails on any cycle.
+# Prints the module graph of a crate (the NIF's, native/src, by default;
+# the analyser's, analyze/src) from its imports and fails on any cycle or
+# import that points up.
 #
 #   scripts/module-graph.sh [SRC_DIR]
 #
@@ -11,7 +12,9 @@
 # `level module -> the modules it uses`, level 0 using none and every
 # other one above all it uses, lowest first: imports point down. The
 # script fails (exit 1), naming the modules, when a module reaches itself
-# in either graph, or when a module imports from lib.rs, the crate's top.
+# in either graph, when a module imports from lib.rs, the crate's top, or
+# when lib.rs names its layers (below) and a module imports from a layer
+# above its own.
 # The code build.rs generates is not read: each generated file names only
 # items of the module that includes it.
 set -eu
@@ -145,6 +148,34 @@ for my $name (sort keys %edges) {
 
 sub top { (split /::/, $_[0])[0] }
 
+# Layers: a line `// module-graph layers: a b c` in lib.rs names the
+# top-level modules from the bottom up; a module may then import only from
+# its own layer and those below (main.rs, the binary, sits above them all).
+# Without the line, levels alone order the modules.
+open my $lib, "<", "$src/lib.rs" or die "$src/lib.rs: $!";
+my @layers;
+while (<$lib>) { @layers = split " ", $1 if m{^\s*//\s*module-graph layers:\s*(.*)$} }
+close $lib;
+if (@layers) {
+    my %rank;
+    @rank{@layers} = 0 .. $#layers;
+    $rank{main} = @layers;
+    for my $name (sort keys %edges) {
+        my $layer = top($name);
+        unless (defined $rank{$layer}) {
+            print STDERR "module-graph: $name is in no layer of lib.rs ($src/lib.rs: module-graph layers: @layers)\n";
+            $bad = 1;
+            next;
+        }
+        for my $dep (sort keys %{ $edges{$name} }) {
+            my $to = top($dep);
+            next unless defined $rank{$to} && $rank{$to} > $rank{$layer};
+            print STDERR "module-graph: $name imports $dep, from the layer $to above its own ($layer); layers, lowest first: @layers\n";
+            $bad = 1;
+        }
+    }
+}
+
 my %top;
 for my $name (keys %edges) {
     $top{top($name)} //= {};
@@ -204,5 +235,5 @@ if ($cycles || $bad) {
     print STDERR "module-graph: imports must point down: fix the modules named above\n";
     exit 1;
 }
-print "\nNo cycle; nothing imports from lib.rs.\n";
+print "\nNo cycle; nothing imports from lib.rs", (@layers ? " or from a layer above its own" : ""), ".\n";
 ' "$SRC"

@@ -1,25 +1,23 @@
 //! dyntrace-analyze: answers from dyntrace's LTTng traces.
 //!
-//! Layers, each its own module: [`reader`] (traces or a live relay, muxed
-//! into one timeline; [`ctf`], the built-in CTF reader, or libbabeltrace2), [`event`] (the contract's events,
-//! fields resolved by name once per class), [`identity`] (names, nodes,
-//! aliases: who is who, for every analysis), [`run`] (the event loop: time
-//! window, selection, live reordering, `--window`), [`analysis`] (one state
-//! machine per analysis and the registry of subcommands), [`cli`] (the
-//! options every analysis takes),
-//! [`message`] (gen_server's calls and replies in message texts),
-//! [`table`] (results as tables: text, JSON, histograms) and [`report`] (one
-//! self-contained web page of every analysis); [`schema`] describes the
-//! versioned JSON that [`table`] writes (docs/json.md); [`speedscope`] writes
-//! speedscope's file format.
+//! Five layers, one folder each, lowest first; a module imports only from
+//! its own layer and those below (`scripts/module-graph.sh analyze/src`
+//! checks it):
+//! - [`model`]: the contract's events (fields resolved by name once per
+//!   class), message texts, statistics, result tables, time formatting;
+//! - [`input`]: traces found, checked for damage, decoded ([`input::ctf`],
+//!   the built-in CTF reader, or libbabeltrace2) and merged into one
+//!   timeline;
+//! - [`engine`]: the event loop (time window, selection, live reordering,
+//!   `--window`), who is who (names, nodes, aliases) and clocks;
+//! - [`analysis`]: one state machine per analysis, fed by the loop;
+//! - [`present`]: the command line's options and registry of subcommands,
+//!   and the answers as text, JSON, the report page and speedscope files.
+
+// module-graph layers: model input engine analysis present
 
 pub mod analysis;
 pub mod engine;
 pub mod input;
 pub mod model;
 pub mod present;
-
-pub use engine::{clocks, identity, names, run};
-pub use input::{ctf, damage, merge, reader};
-pub use model::{event, message, stats, table};
-pub use present::{cli, report, schema, speedscope};

@@ -12,11 +12,11 @@ use std::time::Duration;
 use clap::{Arg, ArgMatches, Args, Command, FromArgMatches};
 
 use dyntrace_analyze::analysis::{Analysis, Built, Entry, REGISTRY};
-use dyntrace_analyze::cli::Common;
-use dyntrace_analyze::reader::{distinct_traces, Source};
-use dyntrace_analyze::report::{self, trace::TraceInfo};
-use dyntrace_analyze::run::run_with_trend;
-use dyntrace_analyze::table::{render_json, render_text, Summary, Table};
+use dyntrace_analyze::engine::run::run_with_trend;
+use dyntrace_analyze::input::reader::{distinct_traces, Source};
+use dyntrace_analyze::model::table::{render_json, render_text, Summary, Table};
+use dyntrace_analyze::present::cli::Common;
+use dyntrace_analyze::present::report::{self, trace::TraceInfo};
 
 const REPORT: &str = "report";
 
@@ -152,7 +152,7 @@ fn analyse(
         eprintln!(
             "dyntrace-analyze: wrote {} ({})",
             to.dir.join("index.html").display(),
-            dyntrace_analyze::table::format_bytes(bytes as f64)
+            dyntrace_analyze::model::table::format_bytes(bytes as f64)
         );
         return Ok(());
     }

@@ -11,11 +11,11 @@
 
 use super::callstack::{CallStack, Frame, Functions, Popped, Pushed};
 use super::{duration_cells, duration_columns, entry, Analysis, ByText, Registered};
-use crate::cli::parse_duration;
-use crate::identity::Identity;
-use crate::event::{Event, Kind, Slot};
-use crate::stats::Durations;
-use crate::table::{col, Cell, Summary, Table, Unit};
+use crate::present::cli::parse_duration;
+use crate::engine::identity::Identity;
+use crate::model::event::{Event, Kind, Slot};
+use crate::model::stats::Durations;
+use crate::model::table::{col, Cell, Summary, Table, Unit};
 
 #[derive(Default)]
 struct Process {
@@ -237,9 +237,9 @@ impl Analysis for Calls {
     /// The slow calls over time: each at its start, its duration on a
     /// log scale (the slowest of each stretch of time when there are more
     /// than the page draws).
-    fn report(&self, page: &mut crate::report::Page, who: &Identity) -> Result<(), String> {
-        use crate::report::{duration_axis, svg, MAX_POINTS};
-        let threshold = crate::table::format_ns(self.slower_than_ns.unwrap_or(0));
+    fn report(&self, page: &mut crate::present::report::Page, who: &Identity) -> Result<(), String> {
+        use crate::present::report::{duration_axis, svg, MAX_POINTS};
+        let threshold = crate::model::table::format_ns(self.slower_than_ns.unwrap_or(0));
         if self.slow.is_empty() {
             let body = format!("<p class=\"none\">No call took {threshold} or longer.</p>");
             page.section("slow-calls", "Slow calls over time", body);
@@ -255,7 +255,7 @@ impl Analysis for Calls {
                     "{} {} took {} at +{:.6} s",
                     String::from_utf8_lossy(self.slow_entry(c)),
                     who.label(&c.pid),
-                    crate::table::format_ns(c.duration_ns),
+                    crate::model::table::format_ns(c.duration_ns),
                     page.seconds(c.start_ns)
                 ),
             })
@@ -347,14 +347,14 @@ impl Analysis for Calls {
             t.notes.push(format!(
                 "the rate guard removed {entry}'s pattern at {} (more than {calls} calls per {ms} ms): \
                  its calls after that are not in the trace",
-                crate::table::text_of(&Cell::Int(*ts), Unit::Timestamp, summary.first_ns)
+                crate::model::table::text_of(&Cell::Int(*ts), Unit::Timestamp, summary.first_ns)
             ));
         }
         let mut tables = vec![t];
         if let Some(threshold) = self.slower_than_ns {
             let mut s = Table::new(
                 "slow",
-                format!("Calls of {} or longer", crate::table::format_ns(threshold)),
+                format!("Calls of {} or longer", crate::model::table::format_ns(threshold)),
                 vec![
                     col("pid", "pid", Unit::Pid),
                     col("entry", "entry", Unit::Text),
@@ -410,7 +410,7 @@ mod tests {
         }
     }
 
-    fn row<'t>(t: &'t Table, entry: &str) -> &'t crate::table::Row {
+    fn row<'t>(t: &'t Table, entry: &str) -> &'t crate::model::table::Row {
         t.rows
             .iter()
             .find(|r| r.cells[0] == Cell::Text(entry.into()))

@@ -31,10 +31,10 @@ use std::hash::Hasher;
 use rustc_hash::FxHashMap;
 
 use super::{duration_cells, duration_columns, Analysis, NoOptions, Registered};
-use crate::event::{Event, Kind, Slot};
-use crate::identity::{self, split_qualified, unquoted, Identity, NodeNameId, Process};
-use crate::stats::Durations;
-use crate::table::{col, Cell, Summary, Table, Unit};
+use crate::model::event::{Event, Kind, Slot};
+use crate::engine::identity::{self, split_qualified, unquoted, Identity, NodeNameId, Process};
+use crate::model::stats::Durations;
+use crate::model::table::{col, Cell, Summary, Table, Unit};
 
 /// Pending sends kept per receiver before the oldest is dropped.
 pub const MAX_PENDING: usize = 4096;
@@ -587,7 +587,7 @@ impl Analysis for Delivery {
                     c.skewed,
                     c.to,
                     if off < 0 { "-" } else { "+" },
-                    crate::table::format_ns(off.unsigned_abs()),
+                    crate::model::table::format_ns(off.unsigned_abs()),
                     c.from
                 ),
                 (false, None) => format!(
@@ -597,7 +597,7 @@ impl Analysis for Delivery {
                     c.to,
                     c.skewed,
                     c.to,
-                    crate::table::format_ns(c.least_ns.unwrap_or(0).unsigned_abs()),
+                    crate::model::table::format_ns(c.least_ns.unwrap_or(0).unsigned_abs()),
                     c.from
                 ),
             });
@@ -616,7 +616,7 @@ impl Analysis for Delivery {
                 col("one_clock", "one clock", Unit::Text),
             ],
         );
-        summary.shown = crate::table::Shown::JsonOnly;
+        summary.shown = crate::model::table::Shown::JsonOnly;
         summary.push(
             vec![
                 Cell::Num(self.unresolved()),
@@ -641,7 +641,7 @@ impl Analysis for Delivery {
                 col("offset_ns", "offset", Unit::Value),
             ],
         );
-        skew.shown = crate::table::Shown::JsonOnly;
+        skew.shown = crate::model::table::Shown::JsonOnly;
         for c in clocks {
             skew.push(
                 vec![
@@ -731,7 +731,7 @@ pub(crate) fn text_key(who: &Identity, node: u32, message: &[u8]) -> Option<Text
 mod tests {
     use super::*;
     use crate::analysis::testing::Script;
-    use crate::run::Reordered;
+    use crate::engine::run::Reordered;
 
     const N1: &[u8] = b"'n1@10.99.0.11'";
     const N2: &[u8] = b"'n2@10.99.0.12'";

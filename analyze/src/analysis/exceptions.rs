@@ -4,9 +4,9 @@
 //! the processes that raised and the process that raised last.
 
 use super::{entry, Analysis, ByText, NoOptions, Registered};
-use crate::event::{Event, Kind, Slot};
-use crate::identity::Identity;
-use crate::table::{col, Cell, Summary, Table, Unit};
+use crate::model::event::{Event, Kind, Slot};
+use crate::engine::identity::Identity;
+use crate::model::table::{col, Cell, Summary, Table, Unit};
 
 impl Registered for Exceptions {
     const NAME: &'static str = "exceptions";

@@ -16,11 +16,11 @@ use std::collections::BinaryHeap;
 use rustc_hash::FxHashMap;
 
 use super::{duration_cells, duration_columns, Analysis, Registered};
-use crate::event::{Event, Kind, Slot};
-use crate::identity::Identity;
-use crate::message::{Call, ShortText};
-use crate::stats::Durations;
-use crate::table::{col, Cell, Summary, Table, Unit};
+use crate::model::event::{Event, Kind, Slot};
+use crate::engine::identity::Identity;
+use crate::model::message::{Call, ShortText};
+use crate::model::stats::Durations;
+use crate::model::table::{col, Cell, Summary, Table, Unit};
 
 /// Calls awaiting their reply, at most (more are counted unmatched).
 pub const MAX_PENDING: usize = 65_536;
@@ -398,7 +398,7 @@ impl Analysis for GenServer {
 mod tests {
     use super::*;
     use crate::analysis::testing::Script;
-    use crate::message::{parse_call, parse_reply};
+    use crate::model::message::{parse_call, parse_reply};
 
     #[test]
     fn texts_parse_as_otp_writes_them() {

@@ -15,10 +15,10 @@ use std::hash::Hasher;
 use super::{
     duration_cells, duration_columns, entry, sorted_keys, Analysis, ByText, NoOptions, Registered,
 };
-use crate::identity::Identity;
-use crate::event::{Event, Kind, Slot};
-use crate::stats::Durations;
-use crate::table::{col, Cell, Summary, Table, Unit};
+use crate::engine::identity::Identity;
+use crate::model::event::{Event, Kind, Slot};
+use crate::model::stats::Durations;
+use crate::model::table::{col, Cell, Summary, Table, Unit};
 
 /// Pending sends kept per receiver before the oldest is dropped.
 pub const MAX_PENDING: usize = 4096;
@@ -141,7 +141,7 @@ impl Latency {
     }
 }
 
-fn latency_columns(first: &'static str) -> Vec<crate::table::Column> {
+fn latency_columns(first: &'static str) -> Vec<crate::model::table::Column> {
     [col("to", first, Unit::Pid)]
         .into_iter()
         .chain(duration_columns())
@@ -301,7 +301,7 @@ mod tests {
             .rows
             .iter()
             .map(|r| match (&r.cells[0], &r.cells[1]) {
-                (c, Cell::Num(n)) => (crate::table::text_of(c, Unit::Pid, 0), *n),
+                (c, Cell::Num(n)) => (crate::model::table::text_of(c, Unit::Pid, 0), *n),
                 _ => panic!("row"),
             })
             .collect();

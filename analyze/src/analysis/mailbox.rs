@@ -19,9 +19,9 @@
 
 use super::{entry, Analysis, ByText, NoOptions, Registered};
 use crate::analysis::memory::{uint, Series};
-use crate::event::{Kind, Slot, Event};
-use crate::identity::Identity;
-use crate::table::{col, Cell, Summary, Table, Unit};
+use crate::model::event::{Kind, Slot, Event};
+use crate::engine::identity::Identity;
+use crate::model::table::{col, Cell, Summary, Table, Unit};
 
 /// Kinds counted per receiver; the rest are summed as `(other)`.
 pub const MAX_KINDS: usize = 64;

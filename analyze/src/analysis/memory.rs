@@ -13,9 +13,9 @@
 use clap::Args;
 
 use super::{Analysis, Registered};
-use crate::identity::Identity;
-use crate::event::{Event, Field, Kind, Slot};
-use crate::table::{col, sparkline, Cell, Shown, Summary, Table, Unit};
+use crate::engine::identity::Identity;
+use crate::model::event::{Event, Field, Kind, Slot};
+use crate::model::table::{col, sparkline, Cell, Shown, Summary, Table, Unit};
 
 /// Samples kept per series: enough for the windows and a sparkline.
 pub const MAX_POINTS: usize = 64;
@@ -371,9 +371,9 @@ impl Memory {
 /// layer once the run has finished).
 fn proc_label(p: &Process) -> String {
     p.label.clone().unwrap_or_else(|| {
-        let pid = String::from_utf8_lossy(crate::identity::split_qualified(&p.pid).0);
+        let pid = String::from_utf8_lossy(crate::engine::identity::split_qualified(&p.pid).0);
         let name = String::from_utf8_lossy(&p.name);
-        crate::identity::label_text(&pid, (!name.is_empty()).then_some(&*name), None)
+        crate::engine::identity::label_text(&pid, (!name.is_empty()).then_some(&*name), None)
     })
 }
 
@@ -443,8 +443,8 @@ impl Analysis for Memory {
 
     /// Memory over time: `erlang:memory/0`'s categories, and the
     /// processes of the highest peak (when the trace has samples).
-    fn report(&self, page: &mut crate::report::Page, _who: &Identity) -> Result<(), String> {
-        use crate::report::svg::{lines, Axis, Line};
+    fn report(&self, page: &mut crate::present::report::Page, _who: &Identity) -> Result<(), String> {
+        use crate::present::report::svg::{lines, Axis, Line};
         if self.series.is_empty() && self.procs.is_empty() {
             return Ok(());
         }
@@ -452,7 +452,7 @@ impl Analysis for Memory {
         let bytes = Axis {
             label: "bytes",
             log: false,
-            format: |v| crate::table::format_bytes(v),
+            format: |v| crate::model::table::format_bytes(v),
         };
         let line = |name: String, s: &Series, i: usize| Line {
             name,
@@ -709,7 +709,7 @@ mod tests {
         s.feed(&mut m);
         let tables = m.tables(&Summary::default());
         let t = rows(&tables, "memory");
-        let by: std::collections::HashMap<String, &crate::table::Row> = t
+        let by: std::collections::HashMap<String, &crate::model::table::Row> = t
             .rows
             .iter()
             .map(|r| match &r.cells[0] {

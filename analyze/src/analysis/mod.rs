@@ -16,11 +16,11 @@ mod testing;
 
 use clap::{ArgMatches, Args, Command, FromArgMatches};
 
-use crate::event::{Event, Kind};
-use crate::identity::Identity;
-use crate::report::Page;
-use crate::stats::Durations;
-use crate::table::{col, Cell, Column, Summary, Table, Unit};
+use crate::engine::identity::Identity;
+use crate::model::event::{Event, Kind};
+use crate::model::stats::Durations;
+use crate::model::table::{col, Cell, Column, Summary, Table, Unit};
+use crate::present::report::Page;
 
 /// Declares each analysis's module and its registry line at once.
 macro_rules! registry {
@@ -96,7 +96,7 @@ pub trait Analysis {
     }
     /// What the analysis adds to the `report` page besides its tables
     /// (sections of charts: [`Page::section`], drawn with
-    /// [`crate::report::svg`]), after the tables, distributions and trends
+    /// [`crate::present::report::svg`]), after the tables, distributions and trends
     /// every analysis gets from its tables.
     fn report(&self, _page: &mut Page, _who: &Identity) -> Result<(), String> {
         Ok(())

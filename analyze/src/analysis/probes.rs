@@ -10,10 +10,10 @@
 //! `s1`) cannot grow the memory without bound.
 
 use super::{Analysis, ByText, Registered};
-use crate::identity::Identity;
-use crate::event::{Event, Kind, Slot};
-use crate::stats::Ints;
-use crate::table::{col, Cell, Column, Shown, Summary, Table, Unit};
+use crate::engine::identity::Identity;
+use crate::model::event::{Event, Kind, Slot};
+use crate::model::stats::Ints;
+use crate::model::table::{col, Cell, Column, Shown, Summary, Table, Unit};
 
 /// Probes kept by default.
 pub const DEFAULT_MAX_PROBES: usize = 1000;

@@ -22,9 +22,9 @@ use rustc_hash::FxHashMap;
 
 use super::callstack::{CallStack, Frame, Functions, Popped};
 use super::{entry, Analysis, ByText, Registered};
-use crate::identity::Identity;
-use crate::event::{Event, Kind, Slot};
-use crate::table::{col, Cell, Column, Summary, Table, Unit};
+use crate::engine::identity::Identity;
+use crate::model::event::{Event, Kind, Slot};
+use crate::model::table::{col, Cell, Column, Summary, Table, Unit};
 
 /// Tree nodes kept (all processes) before new paths are charged to their
 /// deepest known node.
@@ -617,7 +617,7 @@ impl Analysis for Profile {
         }
         if let Some(path) = &self.options.speedscope {
             let unit = if self.traced { "microseconds" } else { "none" };
-            let file = crate::speedscope::from_folded(&stacks, "dyntrace-analyze profile", unit)?;
+            let file = crate::present::speedscope::from_folded(&stacks, "dyntrace-analyze profile", unit)?;
             std::fs::write(path, file).map_err(|e| format!("{}: {e}", path.display()))?;
         }
         Ok(())
@@ -626,7 +626,7 @@ impl Analysis for Profile {
     /// The flame graph, inline (inferno's: click a frame to zoom, search
     /// with the button or Ctrl-F), its narrowest frames left out until it
     /// weighs at most [`REPORT_FLAME_BYTES`].
-    fn report(&self, page: &mut crate::report::Page, who: &Identity) -> Result<(), String> {
+    fn report(&self, page: &mut crate::present::report::Page, who: &Identity) -> Result<(), String> {
         let stacks = self.folded(who);
         if stacks.is_empty() {
             let body = "<p class=\"none\">No traced calls or stack samples to draw.</p>";
@@ -640,7 +640,7 @@ impl Analysis for Profile {
         let mut min_width = REPORT_MIN_WIDTH;
         let frame = loop {
             let svg = flame_svg(&stacks, title, self.count_name(), min_width)?;
-            let frame = crate::report::flame_frame(&svg);
+            let frame = crate::present::report::flame_frame(&svg);
             if frame.len() <= REPORT_FLAME_BYTES || min_width >= 64.0 {
                 break frame;
             }
@@ -912,7 +912,7 @@ mod tests {
             ]
         );
         assert_eq!(
-            crate::table::text_of(pids[0], Unit::Pid, 0),
+            crate::model::table::text_of(pids[0], Unit::Pid, 0),
             "pool:worker/1 <0.8.0>"
         );
         assert_eq!(

@@ -3,9 +3,9 @@
 //! (one counter per event name a second), not with its number of events.
 
 use super::{Analysis, NoOptions, Registered};
-use crate::identity::Identity;
-use crate::event::{Event, Kind};
-use crate::table::{col, Cell, Column, Shown, Summary, Table, Unit};
+use crate::engine::identity::Identity;
+use crate::model::event::{Event, Kind};
+use crate::model::table::{col, Cell, Column, Shown, Summary, Table, Unit};
 
 /// Seconds kept (about 11 days); later events count in the last second.
 const MAX_SECONDS: usize = 1_000_000;
@@ -61,8 +61,8 @@ impl Analysis for Rates {
 
     /// Events per second, a line per event name (averaged over a few
     /// seconds a point when the trace is long).
-    fn report(&self, page: &mut crate::report::Page, _who: &Identity) -> Result<(), String> {
-        use crate::report::{count_axis, svg, MAX_POINTS};
+    fn report(&self, page: &mut crate::present::report::Page, _who: &Identity) -> Result<(), String> {
+        use crate::present::report::{count_axis, svg, MAX_POINTS};
         let seconds = self.per_second.len();
         let per_point = seconds.div_ceil(MAX_POINTS).max(1);
         let offset = self.first_ns.map_or(0.0, |f| page.seconds(f));

@@ -5,9 +5,9 @@
 //! in when it was scheduled out (the `entry` of the `out` event).
 
 use super::{entry, Analysis, ByText, Registered};
-use crate::identity::Identity;
-use crate::event::{Event, Kind, Slot};
-use crate::table::{col, Cell, Summary, Table, Unit};
+use crate::engine::identity::Identity;
+use crate::model::event::{Event, Kind, Slot};
+use crate::model::table::{col, Cell, Summary, Table, Unit};
 
 #[derive(Default)]
 struct Process {

@@ -1,9 +1,9 @@
 //! Hand-written event sequences for the state machines' unit tests.
 
 use super::Analysis;
-use crate::event::{Event, EventClass, Field, Kind, PROVIDER};
-use crate::identity::Identity;
-use crate::message::Shape;
+use crate::engine::identity::Identity;
+use crate::model::event::{Event, EventClass, Field, Kind, PROVIDER};
+use crate::model::message::Shape;
 
 enum Value {
     Str(String),
@@ -79,7 +79,7 @@ impl Script {
             ("pid", Value::Str(pid.to_string())),
             ("name", Value::Str(name.to_string())),
         ];
-        self.push_named(ts, crate::identity::PROCESS_NAME, fields)
+        self.push_named(ts, crate::engine::identity::PROCESS_NAME, fields)
     }
 
     /// Any event with string fields given in the contract's order.

@@ -31,10 +31,10 @@ use std::io::Write;
 use rustc_hash::FxHashMap;
 
 use crate::analysis::ByText;
-use crate::event::{Event, Field, Kind, Slot, MAX_FIELDS};
-use crate::message::ShortText;
-pub use crate::message::{parse_call, parse_reply, reference, Call};
-use crate::table::{Cell, Table, Unit};
+use crate::model::event::{Event, Field, Kind, Slot, MAX_FIELDS};
+use crate::model::message::ShortText;
+pub use crate::model::message::{parse_call, parse_reply, reference, Call};
+use crate::model::table::{Cell, Table, Unit};
 
 /// The fields that name processes.
 pub const PID_SLOTS: [Slot; 4] = [Slot::Pid, Slot::From, Slot::To, Slot::Parent];
@@ -680,8 +680,8 @@ impl Bounded<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::event::{EventClass, Field, PROVIDER};
-    use crate::message::Shape;
+    use crate::model::event::{EventClass, Field, PROVIDER};
+    use crate::model::message::Shape;
 
     fn event<'a>(class: &'a EventClass, fields: &'a [Field<'a>], vpid: i64) -> Event<'a> {
         Event {

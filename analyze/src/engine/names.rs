@@ -15,8 +15,8 @@
 use rustc_hash::FxHashMap;
 
 use crate::analysis::ByText;
-use crate::event::{EventClass, Kind, Slot, Wanted};
-use crate::reader::{Reader, Source, Step};
+use crate::input::reader::{Reader, Source, Step};
+use crate::model::event::{EventClass, Kind, Slot, Wanted};
 
 /// One process that carried a selected name.
 struct Carrier {
@@ -29,7 +29,7 @@ struct Carrier {
 }
 
 /// The processes of the selected names, per node ((trace, vpid), as
-/// [`crate::identity::Identity::origin`] gives it).
+/// [`crate::engine::identity::Identity::origin`] gives it).
 #[derive(Default)]
 pub struct Named {
     names: Vec<Vec<u8>>,

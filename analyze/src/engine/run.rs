@@ -10,12 +10,12 @@ use std::time::{Duration, Instant};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::analysis::Analysis;
-use crate::event::{Counted, Event, EventClass, Field, Kind, Slot, Wanted, PROVIDER};
-use crate::identity::{is_identity_row, Identity, PID_SLOTS};
-use crate::message::Shape;
-use crate::names::Named;
-use crate::reader::{Reader, Source, Step};
-use crate::table::{windowed, Summary, Table};
+use crate::engine::identity::{is_identity_row, Identity, PID_SLOTS};
+use crate::engine::names::Named;
+use crate::input::reader::{Reader, Source, Step};
+use crate::model::event::{Counted, Event, EventClass, Field, Kind, Slot, Wanted, PROVIDER};
+use crate::model::message::Shape;
+use crate::model::table::{windowed, Summary, Table};
 
 /// How far (in trace time) a live reader may deliver one host's events
 /// behind another's: twice LTTng's default live timer.
@@ -42,8 +42,8 @@ impl When {
 
     fn text(self) -> String {
         match self {
-            When::After(ns) => format!("+{}", crate::table::format_ns(ns)),
-            When::At(t) => crate::cli::format_utc(t),
+            When::After(ns) => format!("+{}", crate::model::table::format_ns(ns)),
+            When::At(t) => crate::present::cli::format_utc(t),
         }
     }
 }
@@ -391,9 +391,9 @@ impl Feed<'_> {
             if f > t {
                 self.failed.get_or_insert(format!(
                     "--from {} is after --to {} (the first event is at {}): the selection is empty",
-                    crate::cli::format_utc(f),
-                    crate::cli::format_utc(t),
-                    crate::cli::format_utc(ts)
+                    crate::present::cli::format_utc(f),
+                    crate::present::cli::format_utc(t),
+                    crate::present::cli::format_utc(ts)
                 ));
                 self.past_window = true;
             }
@@ -643,7 +643,7 @@ pub fn run_with_trend(
         scratch: Vec::new(),
     };
     feed.who.one_clock = match source {
-        Source::Traces(dirs) => crate::clocks::one_clock(dirs),
+        Source::Traces(dirs) => crate::engine::clocks::one_clock(dirs),
         Source::Live(_) => None,
     };
     let mut reorder = live.then(|| Reorder::new(LIVE_REORDER_NS));

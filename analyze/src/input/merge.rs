@@ -16,14 +16,14 @@ use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::thread::JoinHandle;
 
 #[cfg(feature = "babeltrace2")]
-use crate::event::Wanted;
-use crate::event::{Counted, Event, EventClass, Field, MAX_FIELDS};
+use crate::input::reader::{class_of, Callbacks, Graph, RawEvent};
+use crate::input::reader::{Discarded, Step};
 #[cfg(feature = "babeltrace2")]
-use crate::message::message_shape;
-use crate::message::Shape;
+use crate::model::event::Wanted;
+use crate::model::event::{Counted, Event, EventClass, Field, MAX_FIELDS};
 #[cfg(feature = "babeltrace2")]
-use crate::reader::{class_of, Callbacks, Graph, RawEvent};
-use crate::reader::{Discarded, Step};
+use crate::model::message::message_shape;
+use crate::model::message::Shape;
 
 /// Events per batch: each batch handed over may wake a sleeping thread,
 /// which costs as much as copying a few hundred events.

@@ -1,6 +1,6 @@
 //! Reading CTF traces: finding them, checking their streams against
 //! LTTng's indexes, and decoding them with the built-in reader
-//! ([`crate::ctf`], the default) or libbabeltrace2, the reference CTF
+//! ([`crate::input::ctf`], the default) or libbabeltrace2, the reference CTF
 //! reader (`--reader babeltrace2`, lttng-live, and a trace the built-in
 //! reader cannot read; only in a build with the `babeltrace2` feature).
 //!
@@ -18,13 +18,13 @@ use std::ffi::{c_char, c_int, c_void, CStr, CString};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU8, Ordering};
 
-use crate::damage::{check_stream, parse_index, DamagedStream, StreamCheck};
-use crate::event::{Counted, Event, EventClass, Wanted};
+use crate::input::damage::{check_stream, parse_index, DamagedStream, StreamCheck};
+use crate::input::merge::Merge;
+use crate::model::event::{Counted, Event, EventClass, Wanted};
 #[cfg(feature = "babeltrace2")]
-use crate::event::{Field, MAX_FIELDS};
-use crate::merge::Merge;
+use crate::model::event::{Field, MAX_FIELDS};
 #[cfg(feature = "babeltrace2")]
-use crate::message::message_shape;
+use crate::model::message::message_shape;
 
 #[cfg(feature = "babeltrace2")]
 #[repr(C)]
@@ -727,7 +727,7 @@ impl Reader {
                 }
                 let builtin = || {
                     let groups = partition(&checked, decoders());
-                    crate::ctf::open(&checked, groups, wanted)
+                    crate::input::ctf::open(&checked, groups, wanted)
                 };
                 let fallback = match chosen {
                     Decoder::Builtin => match builtin() {

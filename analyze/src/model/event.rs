@@ -3,7 +3,7 @@
 //! names are resolved once per event class into [`Slot`] positions, so a
 //! lookup per event is an array index.
 
-use crate::message::{Call, Shape};
+use crate::model::message::{Call, Shape};
 
 /// The trace provider whose events the analyses read.
 pub const PROVIDER: &str = "org_erlang_dyntrace";
@@ -235,7 +235,7 @@ pub struct Event<'a> {
     /// LTTng's `vpid` context (the recording OS process), -1 when the
     /// channel does not record it.
     pub vpid: i64,
-    /// The node it comes from ([`crate::identity::Identity::node_of`]: its
+    /// The node it comes from ([`crate::engine::identity::Identity::node_of`]: its
     /// trace and vpid), as the run loop numbers them.
     pub node: u32,
     /// Payload fields in order.

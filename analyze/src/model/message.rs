@@ -4,7 +4,7 @@
 //! thread that decodes it, so that the identity layer and the analyses
 //! that read it in order do not scan its text again.
 
-use crate::event::{EventClass, Field, Kind, Slot};
+use crate::model::event::{EventClass, Field, Kind, Slot};
 
 /// The reference inside a call's tag or a reply: `#Ref<...>` up to its `>`.
 pub fn reference(text: &[u8]) -> Option<&[u8]> {

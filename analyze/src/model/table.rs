@@ -7,7 +7,7 @@
 use serde_json::{json, Map, Value};
 use std::fmt::Write as _;
 
-use crate::stats::{log2_bucket_floor, Log2Buckets};
+use crate::model::stats::{log2_bucket_floor, Log2Buckets};
 
 /// How a column's values read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -15,7 +15,7 @@ pub enum Unit {
     /// Text (entries, event names).
     Text,
     /// A process: its pid, shown with its name (and node) when the trace
-    /// says ([`crate::identity::Identity::annotate`]).
+    /// says ([`crate::engine::identity::Identity::annotate`]).
     Pid,
     /// A plain count.
     Count,
@@ -179,7 +179,7 @@ pub struct Summary {
     /// Timestamp of the last event read.
     pub last_ns: i64,
     /// Streams whose recorded packets could not all be read.
-    pub damaged: Vec<crate::damage::DamagedStream>,
+    pub damaged: Vec<crate::input::damage::DamagedStream>,
     /// Streams holding the events of several nodes that cannot be told
     /// apart (no `vpid` context): the names of each one's nodes.
     pub mixed_nodes: Vec<Vec<String>>,
@@ -194,7 +194,7 @@ pub struct Summary {
     pub event_counts: Vec<(&'static str, u64)>,
     /// Processes selected by `--name` whose earliest naming event comes
     /// after their first event (they are selected from their first).
-    pub named_later: Vec<crate::names::NamedLater>,
+    pub named_later: Vec<crate::engine::names::NamedLater>,
 }
 
 impl Summary {
@@ -205,7 +205,7 @@ impl Summary {
         if self.events > 0 {
             lines.push(format!(
                 "+0 = {} (the first event of the selection; times are relative to it)",
-                crate::cli::format_utc(self.first_ns)
+                crate::present::cli::format_utc(self.first_ns)
             ));
         }
         for nodes in &self.mixed_nodes {
@@ -273,7 +273,7 @@ pub fn text_of(cell: &Cell, unit: Unit, origin_ns: i64) -> String {
     match (cell, unit) {
         (Cell::Text(s), _) => s.clone(),
         (Cell::Proc { pid, name, node }, _) => {
-            crate::identity::label_text(pid, name.as_deref(), node.as_deref())
+            crate::engine::identity::label_text(pid, name.as_deref(), node.as_deref())
         }
         (Cell::Num(n), Unit::Ns) => format_ns(*n),
         (Cell::Num(n), Unit::Words) => format!("{n} w"),
@@ -313,7 +313,7 @@ pub fn summary_line(s: &Summary) -> String {
 pub fn render_text(summary: &Summary, tables: &[Table], hist: bool) -> String {
     let mut out = summary_line(summary);
     out.push('\n');
-    let mut lines = crate::damage::damage_lines(&summary.damaged);
+    let mut lines = crate::input::damage::damage_lines(&summary.damaged);
     lines.extend(summary.notices());
     for line in lines {
         out.push_str(&line);
@@ -732,12 +732,12 @@ pub fn render_json(summary: &Summary, tables: &[Table]) -> Value {
     );
     top.insert("first_ns".into(), json!(summary.first_ns));
     top.insert("last_ns".into(), json!(summary.last_ns));
-    for (key, value) in crate::damage::damage_json(&summary.damaged) {
+    for (key, value) in crate::input::damage::damage_json(&summary.damaged) {
         top.insert(key.into(), value);
     }
     top.insert(
         "clock".into(),
-        json!(crate::cli::format_utc(summary.first_ns)),
+        json!(crate::present::cli::format_utc(summary.first_ns)),
     );
     top.insert("nodes_mixed".into(), json!(!summary.mixed_nodes.is_empty()));
     if !summary.mixed_nodes.is_empty() {

@@ -5,8 +5,8 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use crate::reader::{find_traces, use_decoder, Decoder, Source};
-use crate::run::{Filter, When};
+use crate::engine::run::{Filter, When};
+use crate::input::reader::{find_traces, use_decoder, Decoder, Source};
 
 /// The options common to every analysis subcommand.
 #[derive(Args, Clone, Debug)]
@@ -157,7 +157,7 @@ pub fn format_utc(ns: i64) -> String {
 }
 
 fn parse_pid_arg(text: &str) -> Result<String, String> {
-    match crate::identity::parse_pid(text.trim().as_bytes()) {
+    match crate::engine::identity::parse_pid(text.trim().as_bytes()) {
         Some(_) => Ok(text.trim().to_string()),
         None => Err(format!("`{text}` is not a pid (e.g. '<0.90.0>')")),
     }

@@ -7,7 +7,7 @@
 use clap::Command;
 
 use crate::analysis::REGISTRY;
-use crate::table::{json_keys, render_json, Extra, Summary, Table, SCHEMA};
+use crate::model::table::{json_keys, render_json, Extra, Summary, Table, SCHEMA};
 
 /// docs/json.md: the keys every command writes, then each analysis's
 /// tables with their keys, units and titles.

@@ -5,7 +5,7 @@
 //! damage check found whole (LTTng's index, or the packets' own headers).
 //! The streams are split into parts of about equal bytes; each part is
 //! read on a thread of its own, its streams merged by timestamp into
-//! batches, and the parts merged by [`crate::merge::Merge`] as
+//! batches, and the parts merged by [`crate::input::merge::Merge`] as
 //! libbabeltrace2's are. A trace it cannot read (CTF 2, a type it does not
 //! know) is an error at [`open`], before any event is handed on.
 
@@ -20,17 +20,17 @@ use std::path::{Path, PathBuf};
 use std::sync::mpsc::{Receiver, SyncSender};
 use std::sync::Arc;
 
-use crate::damage::StreamCheck;
-use crate::event::{Field, Reading, Wanted, MAX_FIELDS};
-use crate::merge::{Batch, CopiedEvent, Merge, Part, BATCH, BATCH_BYTES};
-use crate::message::message_shape;
+use crate::input::damage::StreamCheck;
+use crate::input::merge::{Batch, CopiedEvent, Merge, Part, BATCH, BATCH_BYTES};
+use crate::model::event::{Field, Reading, Wanted, MAX_FIELDS};
+use crate::model::message::message_shape;
 
 use decode::Val;
 use stream::{Read, Stream, Trace};
 
 /// Compiles a trace's metadata (the error says why it cannot be read).
 pub fn compile(dir: &Path) -> Result<Trace, String> {
-    let text = crate::reader::metadata_text(&dir.join("metadata"))?;
+    let text = crate::input::reader::metadata_text(&dir.join("metadata"))?;
     let meta = tsdl::parse(&text).map_err(|e| format!("{}: {e}", dir.display()))?;
     Trace::new(&meta).map_err(|e| format!("{}: {e}", dir.display()))
 }
@@ -191,8 +191,8 @@ impl Lane {
         }
     }
 
-    fn discarded(&self) -> crate::reader::Discarded {
-        crate::reader::Discarded {
+    fn discarded(&self) -> crate::input::reader::Discarded {
+        crate::input::reader::Discarded {
             events: self.streams.iter().map(|s| s.stream.discarded).sum(),
             reports_without_count: self
                 .streams

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use super::decode::{Code, Cursor, Header, Names, Val};
 use super::map::Map;
 use super::tsdl::Metadata;
-use crate::event::EventClass;
+use crate::model::event::EventClass;
 
 /// Magic number opening every CTF packet.
 const PACKET_MAGIC: u64 = 0xC1FC_1FC1;

@@ -6,8 +6,8 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::event::{Field, Wanted};
-use crate::reader::{Decoder, Reader, Source, Step};
+use crate::input::reader::{Decoder, Reader, Source, Step};
+use crate::model::event::{Field, Wanted};
 
 const METADATA: &str = r#"/* CTF 1.8 */
 typealias integer { size = 8; align = 8; signed = false; } := uint8_t;

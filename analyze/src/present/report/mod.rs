@@ -20,9 +20,11 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use crate::analysis::Analysis;
-use crate::identity::Identity;
-use crate::stats::log2_bucket_floor;
-use crate::table::{format_ns, summary_line, text_of, Cell, Row, Shown, Summary, Table, Unit};
+use crate::engine::identity::Identity;
+use crate::model::stats::log2_bucket_floor;
+use crate::model::table::{
+    format_ns, summary_line, text_of, Cell, Row, Shown, Summary, Table, Unit,
+};
 use svg::{Axis, Line};
 use trace::TraceInfo;
 
@@ -311,8 +313,8 @@ fn summary_html(input: &Input) -> String {
             "time span",
             format!(
                 "{} to {} ({})",
-                escape(&crate::cli::format_utc(s.first_ns)),
-                escape(&crate::cli::format_utc(s.last_ns)),
+                escape(&crate::present::cli::format_utc(s.first_ns)),
+                escape(&crate::present::cli::format_utc(s.last_ns)),
                 escape(&format_ns(
                     s.last_ns.saturating_sub(s.first_ns).max(0) as u64
                 ))
@@ -351,7 +353,7 @@ fn summary_html(input: &Input) -> String {
         },
     );
     out.push_str("</dl>");
-    let mut notes = crate::damage::damage_lines(&s.damaged);
+    let mut notes = crate::input::damage::damage_lines(&s.damaged);
     notes.extend(s.notices());
     if s.aliases_evicted > 0 {
         notes.push(format!(
@@ -722,7 +724,7 @@ pub fn trend_window(window: Option<u64>, traces: &[TraceInfo]) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::table::col;
+    use crate::model::table::col;
 
     fn calls_table(rows: usize) -> Table {
         let mut t = Table::new(
@@ -774,7 +776,7 @@ mod tests {
 
     #[test]
     fn the_findings_lead_and_empty_rows_are_left_out_and_counted() {
-        use crate::table::{col, Shown};
+        use crate::model::table::{col, Shown};
         let summary = Summary {
             events: 10,
             ..Summary::default()

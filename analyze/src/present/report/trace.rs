@@ -6,8 +6,8 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::damage::parse_index;
-use crate::reader::{metadata_text, stream_files};
+use crate::input::damage::parse_index;
+use crate::input::reader::{metadata_text, stream_files};
 
 /// One trace directory as the report describes it.
 #[derive(Debug, Clone, Default)]
