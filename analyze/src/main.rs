@@ -13,10 +13,13 @@ use clap::{Arg, ArgMatches, Args, Command, FromArgMatches};
 
 use dyntrace_analyze::analysis::{Analysis, Built, Entry, REGISTRY};
 use dyntrace_analyze::engine::run::run_with_trend;
+use dyntrace_analyze::engine::summary::Summary;
 use dyntrace_analyze::input::reader::{distinct_traces, Source};
-use dyntrace_analyze::model::table::{render_json, render_text, Summary, Table};
+use dyntrace_analyze::model::table::Table;
 use dyntrace_analyze::present::cli::Common;
+use dyntrace_analyze::present::json::render_json;
 use dyntrace_analyze::present::report::{self, trace::TraceInfo};
+use dyntrace_analyze::present::text::render_text;
 
 const REPORT: &str = "report";
 

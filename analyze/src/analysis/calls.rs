@@ -10,12 +10,14 @@
 //! duration times the processes that ran it.
 
 use super::callstack::{CallStack, Frame, Functions, Popped, Pushed};
-use super::{duration_cells, duration_columns, entry, Analysis, ByText, Registered};
+use super::{duration_cells, duration_columns, Analysis, Registered};
+use crate::model::keyed::{entry, ByText};
 use crate::present::cli::parse_duration;
 use crate::engine::identity::Identity;
 use crate::model::event::{Event, Kind, Slot};
 use crate::model::stats::Durations;
-use crate::model::table::{col, Cell, Summary, Table, Unit};
+use crate::model::table::{col, Cell, Table, Unit};
+use crate::engine::summary::Summary;
 
 #[derive(Default)]
 struct Process {

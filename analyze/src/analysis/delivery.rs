@@ -34,7 +34,8 @@ use super::{duration_cells, duration_columns, Analysis, NoOptions, Registered};
 use crate::model::event::{Event, Kind, Slot};
 use crate::engine::identity::{self, split_qualified, unquoted, Identity, NodeNameId, Process};
 use crate::model::stats::Durations;
-use crate::model::table::{col, Cell, Summary, Table, Unit};
+use crate::model::table::{col, Cell, Table, Unit};
+use crate::engine::summary::Summary;
 
 /// Pending sends kept per receiver before the oldest is dropped.
 pub const MAX_PENDING: usize = 4096;

@@ -3,10 +3,12 @@
 //! or `exception => true` through the front door), most raised first, with
 //! the processes that raised and the process that raised last.
 
-use super::{entry, Analysis, ByText, NoOptions, Registered};
+use super::{Analysis, NoOptions, Registered};
+use crate::model::keyed::{entry, ByText};
 use crate::model::event::{Event, Kind, Slot};
 use crate::engine::identity::Identity;
-use crate::model::table::{col, Cell, Summary, Table, Unit};
+use crate::model::table::{col, Cell, Table, Unit};
+use crate::engine::summary::Summary;
 
 impl Registered for Exceptions {
     const NAME: &'static str = "exceptions";

@@ -34,10 +34,12 @@ use rustc_hash::FxHashMap;
 
 use super::callstack::{CallStack, Frame, Functions, Popped};
 use super::delivery::{text_key, TextKey, COMPARED_BYTES, MAX_PENDING};
-use super::{entry, Analysis, ByText, Registered};
+use super::{Analysis, Registered};
+use crate::model::keyed::{entry, ByText};
 use crate::model::event::{Event, Kind, Slot};
 use crate::engine::identity::{parse_pid, split_qualified, Identity, Process};
-use crate::model::table::{col, Cell, Summary, Table, Unit};
+use crate::model::table::{col, Cell, Table, Unit};
+use crate::engine::summary::Summary;
 
 /// Timeline events written by default before the file is closed (about
 /// 150 MB of JSON: what the viewers load in a browser tab).

@@ -13,14 +13,16 @@
 
 use std::fmt::Write as _;
 
-use super::{entry, Analysis, ByText, NoOptions, Registered};
+use super::{Analysis, NoOptions, Registered};
+use crate::model::keyed::{entry, ByText};
 use crate::analysis::genserver::GenServer;
 use crate::analysis::mailbox::{rate_text, Mailbox, Traced};
 use crate::analysis::memory::{Memory, Series};
 use crate::analysis::profile::wilson;
 use crate::model::event::{Event, Kind, Slot};
 use crate::engine::identity::{split_qualified, Identity};
-use crate::model::table::{col, format_bytes, format_ns, Cell, Shown, Summary, Table, Unit};
+use crate::model::table::{col, format_bytes, format_ns, Cell, Shown, Table, Unit};
+use crate::engine::summary::Summary;
 
 /// The windows latency is compared across (first and last with calls).
 pub const WINDOW_NS: i64 = 1_000_000_000;

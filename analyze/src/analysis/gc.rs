@@ -2,13 +2,13 @@
 //! from each `gc_*_start` to the next `gc_*_end` of the same kind in the
 //! same process, and the words reclaimed.
 
-use super::{
-    duration_cells, duration_columns, entry, sorted_keys, Analysis, ByText, NoOptions, Registered,
-};
+use super::{duration_cells, duration_columns, Analysis, NoOptions, Registered};
+use crate::model::keyed::{entry, sorted_keys, ByText};
 use crate::engine::identity::Identity;
 use crate::model::event::{Event, Kind, Slot};
 use crate::model::stats::Durations;
-use crate::model::table::{col, Cell, Summary, Table, Unit};
+use crate::model::table::{col, Cell, Table, Unit};
+use crate::engine::summary::Summary;
 
 const KINDS: [&str; 2] = ["minor", "major"];
 
@@ -182,7 +182,7 @@ mod tests {
         let who = s.feed(&mut g);
         let mut t = g.tables(&Summary::default());
         who.annotate(&mut t);
-        let json = crate::model::table::render_json(&Summary::default(), &t);
+        let json = crate::present::json::render_json(&Summary::default(), &t);
         let rows = json["gc"].as_array().expect("rows");
         assert_eq!(rows.len(), 2);
         assert_eq!(
@@ -193,7 +193,7 @@ mod tests {
             (&rows[1]["pid"], &rows[1]["name"], &rows[1]["node"]),
             (&"<0.82.0>".into(), &serde_json::Value::Null, &"n2@h".into())
         );
-        let text = crate::model::table::render_text(&Summary::default(), &t, false);
+        let text = crate::present::text::render_text(&Summary::default(), &t, false);
         assert!(text.contains("shop_audit <0.82.0> on n1@h"), "{text}");
     }
 }

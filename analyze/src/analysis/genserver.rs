@@ -20,7 +20,8 @@ use crate::model::event::{Event, Kind, Slot};
 use crate::engine::identity::Identity;
 use crate::model::message::{Call, ShortText};
 use crate::model::stats::Durations;
-use crate::model::table::{col, Cell, Summary, Table, Unit};
+use crate::model::table::{col, Cell, Table, Unit};
+use crate::engine::summary::Summary;
 
 /// Calls awaiting their reply, at most (more are counted unmatched).
 pub const MAX_PENDING: usize = 65_536;

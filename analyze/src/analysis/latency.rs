@@ -12,13 +12,13 @@
 use std::collections::VecDeque;
 use std::hash::Hasher;
 
-use super::{
-    duration_cells, duration_columns, entry, sorted_keys, Analysis, ByText, NoOptions, Registered,
-};
+use super::{duration_cells, duration_columns, Analysis, NoOptions, Registered};
+use crate::model::keyed::{entry, sorted_keys, ByText};
 use crate::engine::identity::Identity;
 use crate::model::event::{Event, Kind, Slot};
 use crate::model::stats::Durations;
-use crate::model::table::{col, Cell, Summary, Table, Unit};
+use crate::model::table::{col, Cell, Table, Unit};
+use crate::engine::summary::Summary;
 
 /// Pending sends kept per receiver before the oldest is dropped.
 pub const MAX_PENDING: usize = 4096;

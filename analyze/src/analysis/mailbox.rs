@@ -17,11 +17,13 @@
 //! ([`MAX_KINDS`], [`MAX_SENDERS`]), the rest summed as `(other)`: memory
 //! is bounded by the number of processes.
 
-use super::{entry, Analysis, ByText, NoOptions, Registered};
+use super::{Analysis, NoOptions, Registered};
+use crate::model::keyed::{entry, ByText};
 use crate::analysis::memory::{uint, Series};
 use crate::model::event::{Kind, Slot, Event};
 use crate::engine::identity::Identity;
-use crate::model::table::{col, Cell, Summary, Table, Unit};
+use crate::model::table::{col, Cell, Table, Unit};
+use crate::engine::summary::Summary;
 
 /// Kinds counted per receiver; the rest are summed as `(other)`.
 pub const MAX_KINDS: usize = 64;

@@ -15,7 +15,8 @@ use clap::Args;
 use super::{Analysis, Registered};
 use crate::engine::identity::Identity;
 use crate::model::event::{Event, Field, Kind, Slot};
-use crate::model::table::{col, sparkline, Cell, Shown, Summary, Table, Unit};
+use crate::model::table::{col, sparkline, Cell, Shown, Table, Unit};
+use crate::engine::summary::Summary;
 
 /// Samples kept per series: enough for the windows and a sparkline.
 pub const MAX_POINTS: usize = 64;
@@ -373,7 +374,7 @@ fn proc_label(p: &Process) -> String {
     p.label.clone().unwrap_or_else(|| {
         let pid = String::from_utf8_lossy(crate::engine::identity::split_qualified(&p.pid).0);
         let name = String::from_utf8_lossy(&p.name);
-        crate::engine::identity::label_text(&pid, (!name.is_empty()).then_some(&*name), None)
+        crate::model::table::label_text(&pid, (!name.is_empty()).then_some(&*name), None)
     })
 }
 

@@ -17,9 +17,10 @@ mod testing;
 use clap::{ArgMatches, Args, Command, FromArgMatches};
 
 use crate::engine::identity::Identity;
+use crate::engine::summary::Summary;
 use crate::model::event::{Event, Kind};
 use crate::model::stats::Durations;
-use crate::model::table::{col, Cell, Column, Summary, Table, Unit};
+use crate::model::table::{col, Cell, Column, Table, Unit};
 use crate::present::report::Page;
 
 /// Declares each analysis's module and its registry line at once.
@@ -170,22 +171,6 @@ fn build_for_report<A: Registered>(m: &ArgMatches) -> Option<Built> {
 #[derive(Args, Clone, Debug, Default)]
 #[group(skip)]
 pub struct NoOptions {}
-
-/// Per-process (or per-anything) state keyed by the text in the trace.
-pub type ByText<V> = hashbrown::HashMap<Box<[u8]>, V, rustc_hash::FxBuildHasher>;
-
-/// The entry for `key`, created with `make` the first time (one hash
-/// lookup; the key is copied only when inserted).
-pub fn entry<'m, V>(map: &'m mut ByText<V>, key: &[u8], make: impl FnOnce() -> V) -> &'m mut V {
-    map.entry_ref(key).or_insert_with(make)
-}
-
-/// Keys sorted for stable output.
-pub fn sorted_keys<V>(map: &ByText<V>) -> Vec<&[u8]> {
-    let mut keys: Vec<&[u8]> = map.keys().map(|k| &k[..]).collect();
-    keys.sort();
-    keys
-}
 
 /// The columns every duration view shows: count, percentiles, max, total.
 pub fn duration_columns() -> [Column; 7] {

@@ -9,11 +9,13 @@
 //! are counted, so that a name or tag that varies per call (an id put in
 //! `s1`) cannot grow the memory without bound.
 
-use super::{Analysis, ByText, Registered};
+use super::{Analysis, Registered};
+use crate::model::keyed::ByText;
 use crate::engine::identity::Identity;
 use crate::model::event::{Event, Kind, Slot};
 use crate::model::stats::Ints;
-use crate::model::table::{col, Cell, Column, Shown, Summary, Table, Unit};
+use crate::model::table::{col, Cell, Column, Shown, Table, Unit};
+use crate::engine::summary::Summary;
 
 /// Probes kept by default.
 pub const DEFAULT_MAX_PROBES: usize = 1000;
@@ -158,7 +160,7 @@ impl Analysis for Probes {
             self.key = key;
             return;
         }
-        let p = super::entry(&mut self.probes, &key, || Probe {
+        let p = crate::model::keyed::entry(&mut self.probes, &key, || Probe {
             kind,
             number: label.unwrap_or(-1),
             label: match (kind, label) {

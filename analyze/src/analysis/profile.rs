@@ -21,10 +21,12 @@ use std::path::PathBuf;
 use rustc_hash::FxHashMap;
 
 use super::callstack::{CallStack, Frame, Functions, Popped};
-use super::{entry, Analysis, ByText, Registered};
+use super::{Analysis, Registered};
+use crate::model::keyed::{entry, ByText};
 use crate::engine::identity::Identity;
 use crate::model::event::{Event, Kind, Slot};
-use crate::model::table::{col, Cell, Column, Summary, Table, Unit};
+use crate::model::table::{col, Cell, Column, Table, Unit};
+use crate::engine::summary::Summary;
 
 /// Tree nodes kept (all processes) before new paths are charged to their
 /// deepest known node.

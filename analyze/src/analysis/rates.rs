@@ -5,7 +5,8 @@
 use super::{Analysis, NoOptions, Registered};
 use crate::engine::identity::Identity;
 use crate::model::event::{Event, Kind};
-use crate::model::table::{col, Cell, Column, Shown, Summary, Table, Unit};
+use crate::model::table::{col, Cell, Column, Shown, Table, Unit};
+use crate::engine::summary::Summary;
 
 /// Seconds kept (about 11 days); later events count in the last second.
 const MAX_SECONDS: usize = 1_000_000;

@@ -4,10 +4,12 @@
 //! With `--by-function`, each process's time split by the function it was
 //! in when it was scheduled out (the `entry` of the `out` event).
 
-use super::{entry, Analysis, ByText, Registered};
+use super::{Analysis, Registered};
+use crate::model::keyed::{entry, ByText};
 use crate::engine::identity::Identity;
 use crate::model::event::{Event, Kind, Slot};
-use crate::model::table::{col, Cell, Summary, Table, Unit};
+use crate::model::table::{col, Cell, Table, Unit};
+use crate::engine::summary::Summary;
 
 #[derive(Default)]
 struct Process {

@@ -30,11 +30,11 @@ use std::io::Write;
 
 use rustc_hash::FxHashMap;
 
-use crate::analysis::ByText;
 use crate::model::event::{Event, Field, Kind, Slot, MAX_FIELDS};
+use crate::model::keyed::ByText;
 use crate::model::message::ShortText;
 pub use crate::model::message::{parse_call, parse_reply, reference, Call};
-use crate::model::table::{Cell, Table, Unit};
+use crate::model::table::{label_text, Cell, Table, Unit};
 
 /// The fields that name processes.
 pub const PID_SLOTS: [Slot; 4] = [Slot::Pid, Slot::From, Slot::To, Slot::Parent];
@@ -166,23 +166,6 @@ pub fn unquoted(name: &[u8]) -> &[u8] {
     name.strip_prefix(b"'")
         .and_then(|n| n.strip_suffix(b"'"))
         .unwrap_or(name)
-}
-
-/// The one way a process is written, in every command's text, the report,
-/// notes and flame graph roots: `store <0.86.0>`, `store <0.86.0> on
-/// n1@host` when the results carry nodes, or the pid alone. The suffix
-/// that tells pids apart per node inside the analyser (`@2`) is never
-/// part of it: `pid` is the pid as its node writes it.
-pub fn label_text(pid: &str, name: Option<&str>, node: Option<&str>) -> String {
-    let mut text = match name {
-        Some(n) => format!("{n} {pid}"),
-        None => pid.to_string(),
-    };
-    if let Some(node) = node {
-        text.push_str(" on ");
-        text.push_str(node);
-    }
-    text
 }
 
 /// A pid text told apart per node (`<0.82.0>@2`, see

@@ -6,3 +6,5 @@ pub mod clocks;
 pub mod identity;
 pub mod names;
 pub mod run;
+pub mod summary;
+pub mod windows;

@@ -14,9 +14,9 @@
 
 use rustc_hash::FxHashMap;
 
-use crate::analysis::ByText;
 use crate::input::reader::{Reader, Source, Step};
 use crate::model::event::{EventClass, Kind, Slot, Wanted};
+use crate::model::keyed::ByText;
 
 /// One process that carried a selected name.
 struct Carrier {
@@ -92,7 +92,7 @@ impl Named {
             return;
         };
         let node = self.by_node.entry((trace, vpid.max(-1))).or_default();
-        let c = crate::analysis::entry(node, pid, || Carrier {
+        let c = crate::model::keyed::entry(node, pid, || Carrier {
             name: i,
             named_ns: ts,
             first_ns: None,

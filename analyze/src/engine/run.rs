@@ -12,10 +12,12 @@ use indicatif::{ProgressBar, ProgressStyle};
 use crate::analysis::Analysis;
 use crate::engine::identity::{is_identity_row, Identity, PID_SLOTS};
 use crate::engine::names::Named;
+use crate::engine::summary::Summary;
+use crate::engine::windows::windowed;
 use crate::input::reader::{Reader, Source, Step};
 use crate::model::event::{Counted, Event, EventClass, Field, Kind, Slot, Wanted, PROVIDER};
 use crate::model::message::Shape;
-use crate::model::table::{windowed, Summary, Table};
+use crate::model::table::Table;
 
 /// How far (in trace time) a live reader may deliver one host's events
 /// behind another's: twice LTTng's default live timer.
@@ -43,7 +45,7 @@ impl When {
     fn text(self) -> String {
         match self {
             When::After(ns) => format!("+{}", crate::model::table::format_ns(ns)),
-            When::At(t) => crate::present::cli::format_utc(t),
+            When::At(t) => crate::model::time::format_utc(t),
         }
     }
 }
@@ -391,9 +393,9 @@ impl Feed<'_> {
             if f > t {
                 self.failed.get_or_insert(format!(
                     "--from {} is after --to {} (the first event is at {}): the selection is empty",
-                    crate::present::cli::format_utc(f),
-                    crate::present::cli::format_utc(t),
-                    crate::present::cli::format_utc(ts)
+                    crate::model::time::format_utc(f),
+                    crate::model::time::format_utc(t),
+                    crate::model::time::format_utc(ts)
                 ));
                 self.past_window = true;
             }

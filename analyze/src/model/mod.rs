@@ -3,6 +3,8 @@
 //! result tables and time formatting. Imports nothing of the crate above.
 
 pub mod event;
+pub mod keyed;
 pub mod message;
 pub mod stats;
 pub mod table;
+pub mod time;

@@ -3,6 +3,8 @@
 //! speedscope files).
 
 pub mod cli;
+pub mod json;
 pub mod report;
 pub mod schema;
 pub mod speedscope;
+pub mod text;

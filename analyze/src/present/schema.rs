@@ -7,7 +7,9 @@
 use clap::Command;
 
 use crate::analysis::REGISTRY;
-use crate::model::table::{json_keys, render_json, Extra, Summary, Table, SCHEMA};
+use crate::engine::summary::Summary;
+use crate::model::table::Table;
+use crate::present::json::{json_keys, render_json, Extra, SCHEMA};
 
 /// docs/json.md: the keys every command writes, then each analysis's
 /// tables with their keys, units and titles.

@@ -21,10 +21,10 @@ use std::path::Path;
 
 use crate::analysis::Analysis;
 use crate::engine::identity::Identity;
+use crate::engine::summary::Summary;
 use crate::model::stats::log2_bucket_floor;
-use crate::model::table::{
-    format_ns, summary_line, text_of, Cell, Row, Shown, Summary, Table, Unit,
-};
+use crate::model::table::{format_ns, text_of, Cell, Row, Shown, Table, Unit};
+use crate::present::text::summary_line;
 use svg::{Axis, Line};
 use trace::TraceInfo;
 
@@ -313,8 +313,8 @@ fn summary_html(input: &Input) -> String {
             "time span",
             format!(
                 "{} to {} ({})",
-                escape(&crate::present::cli::format_utc(s.first_ns)),
-                escape(&crate::present::cli::format_utc(s.last_ns)),
+                escape(&crate::model::time::format_utc(s.first_ns)),
+                escape(&crate::model::time::format_utc(s.last_ns)),
                 escape(&format_ns(
                     s.last_ns.saturating_sub(s.first_ns).max(0) as u64
                 ))
