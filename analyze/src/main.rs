@@ -1,7 +1,7 @@
 //! `dyntrace-analyze`: slow calls, latency percentiles, GC pauses, rates
 //! and user probes from dyntrace's LTTng traces (docs/analysis.md). The
 //! subcommands come from the analyses' registry
-//! (`dyntrace_analyze::analysis::REGISTRY`), plus `report`, which runs every
+//! (`dyntrace_analyze::present::commands::REGISTRY`), plus `report`, which runs every
 //! analysis of the registry that belongs in it.
 
 use std::io::Write;
@@ -11,12 +11,12 @@ use std::time::Duration;
 
 use clap::{Arg, ArgMatches, Args, Command, FromArgMatches};
 
-use dyntrace_analyze::analysis::{Analysis, Built, Entry, REGISTRY};
 use dyntrace_analyze::engine::run::run_with_trend;
 use dyntrace_analyze::engine::summary::Summary;
 use dyntrace_analyze::input::reader::{distinct_traces, Source};
 use dyntrace_analyze::model::table::Table;
 use dyntrace_analyze::present::cli::Common;
+use dyntrace_analyze::present::commands::{Built, Entry, Subcommand, REGISTRY};
 use dyntrace_analyze::present::json::render_json;
 use dyntrace_analyze::present::report::{self, trace::TraceInfo};
 use dyntrace_analyze::present::text::render_text;
@@ -99,7 +99,7 @@ struct ReportTo {
 /// their tables unless `outdir` asks for the report page instead.
 fn analyse(
     common: &Common,
-    make: &dyn Fn() -> Result<Vec<Box<dyn Analysis>>, String>,
+    make: &dyn Fn() -> Result<Vec<Box<dyn Subcommand>>, String>,
     outdir: Option<&ReportTo>,
 ) -> Result<(), String> {
     let source = common.source()?;
@@ -177,7 +177,7 @@ fn run_command(m: &ArgMatches) -> Result<(), String> {
             dir: dir.clone(),
             top: sub.get_one::<usize>("top").copied().unwrap_or(50),
         });
-        let make = || -> Result<Vec<Box<dyn Analysis>>, String> {
+        let make = || -> Result<Vec<Box<dyn Subcommand>>, String> {
             REGISTRY
                 .iter()
                 .filter_map(|e| (e.build_for_report)(sub))
@@ -190,7 +190,7 @@ fn run_command(m: &ArgMatches) -> Result<(), String> {
         .iter()
         .find(|e| e.name == name)
         .ok_or_else(|| format!("{name}: no such analysis"))?;
-    let make = || -> Result<Vec<Box<dyn Analysis>>, String> {
+    let make = || -> Result<Vec<Box<dyn Subcommand>>, String> {
         let built: Built = (entry.build)(sub);
         Ok(vec![built?])
     };
@@ -238,7 +238,7 @@ mod tests {
         let cmd = command();
         cmd.clone().debug_assert();
         let names: Vec<&str> = cmd.get_subcommands().map(|c| c.get_name()).collect();
-        for e in dyntrace_analyze::analysis::REGISTRY {
+        for e in dyntrace_analyze::present::commands::REGISTRY {
             assert!(names.contains(&e.name), "{}", e.name);
         }
     }

@@ -10,14 +10,14 @@
 //! duration times the processes that ran it.
 
 use super::callstack::{CallStack, Frame, Functions, Popped, Pushed};
-use super::{duration_cells, duration_columns, Analysis, Registered};
-use crate::model::keyed::{entry, ByText};
-use crate::present::cli::parse_duration;
+use crate::analysis::durations::{duration_cells, duration_columns};
+use crate::engine::analysis::Analysis;
 use crate::engine::identity::Identity;
+use crate::engine::summary::Summary;
 use crate::model::event::{Event, Kind, Slot};
+use crate::model::keyed::{entry, ByText};
 use crate::model::stats::Durations;
 use crate::model::table::{col, Cell, Table, Unit};
-use crate::engine::summary::Summary;
 
 #[derive(Default)]
 struct Process {
@@ -58,48 +58,20 @@ pub struct SlowCall {
     pub cpu_return: i64,
 }
 
-/// `calls`' options.
-#[derive(clap::Args, Clone, Debug)]
-#[group(skip)]
-pub struct CallsOptions {
-    /// List each call at least this long (e.g. 1ms; `report`: 1ms unless given)
-    #[arg(long, value_parser = parse_duration)]
-    pub slower_than: Option<u64>,
-    /// At most this many slow calls listed
-    #[arg(long, default_value_t = 10_000)]
-    pub max_slow: usize,
-    /// The processes were traced with the return_to flag
-    #[arg(long)]
-    pub return_to: bool,
-}
-
 /// What `report` plots calls at least this long by default.
-const REPORT_SLOWER_THAN_NS: u64 = 1_000_000;
+pub const REPORT_SLOWER_THAN_NS: u64 = 1_000_000;
 /// `call_guard` events kept (one per function the guard removed).
 const MAX_GUARDED: usize = 100;
-
-impl Registered for Calls {
-    const NAME: &'static str = "calls";
-    const ABOUT: &'static str = "Function durations per code location (function_call -> return)";
-    type Options = CallsOptions;
-    fn new(o: CallsOptions) -> Result<Calls, String> {
-        Ok(Calls::new(o.slower_than, o.max_slow, o.return_to))
-    }
-    fn for_report(o: CallsOptions) -> Option<Result<Calls, String>> {
-        let slower_than = o.slower_than.unwrap_or(REPORT_SLOWER_THAN_NS);
-        Some(Ok(Calls::new(Some(slower_than), o.max_slow, o.return_to)))
-    }
-}
 
 /// The `calls` state machine.
 pub struct Calls {
     procs: ByText<Process>,
     functions: Functions,
     entries: Vec<EntryStats>,
-    slower_than_ns: Option<u64>,
+    pub(crate) slower_than_ns: Option<u64>,
     max_slow: usize,
-    slow: Vec<SlowCall>,
-    slow_total: u64,
+    pub(crate) slow: Vec<SlowCall>,
+    pub(crate) slow_total: u64,
     return_to_skipped: u64,
     return_to: bool,
     /// The functions whose pattern the calls' rate guard removed
@@ -213,7 +185,14 @@ impl Calls {
 
 impl Analysis for Calls {
     fn needs_fields(&self, kind: Kind) -> bool {
-        matches!(kind, Kind::FunctionCall | Kind::FunctionReturn | Kind::FunctionException | Kind::ProcessExit | Kind::CallGuard)
+        matches!(
+            kind,
+            Kind::FunctionCall
+                | Kind::FunctionReturn
+                | Kind::FunctionException
+                | Kind::ProcessExit
+                | Kind::CallGuard
+        )
     }
 
     fn ignores_other_kinds(&self) -> bool {
@@ -234,54 +213,6 @@ impl Analysis for Calls {
             )),
             _ => {}
         }
-    }
-
-    /// The slow calls over time: each at its start, its duration on a
-    /// log scale (the slowest of each stretch of time when there are more
-    /// than the page draws).
-    fn report(&self, page: &mut crate::present::report::Page, who: &Identity) -> Result<(), String> {
-        use crate::present::report::{duration_axis, svg, MAX_POINTS};
-        let threshold = crate::model::table::format_ns(self.slower_than_ns.unwrap_or(0));
-        if self.slow.is_empty() {
-            let body = format!("<p class=\"none\">No call took {threshold} or longer.</p>");
-            page.section("slow-calls", "Slow calls over time", body);
-            return Ok(());
-        }
-        let dots: Vec<svg::Dot> = self
-            .slow
-            .iter()
-            .map(|c| svg::Dot {
-                x: page.seconds(c.start_ns),
-                y: c.duration_ns as f64,
-                title: format!(
-                    "{} {} took {} at +{:.6} s",
-                    String::from_utf8_lossy(self.slow_entry(c)),
-                    who.label(&c.pid),
-                    crate::model::table::format_ns(c.duration_ns),
-                    page.seconds(c.start_ns)
-                ),
-            })
-            .collect();
-        let listed = dots.len();
-        let dots = svg::thin_dots(dots, MAX_POINTS);
-        let mut body = format!(
-            "<p>{} calls of {threshold} or longer (--slower-than); {} drawn",
-            self.slow_total,
-            dots.len()
-        );
-        if dots.len() < listed || self.slow_total > listed as u64 {
-            body.push_str(" (the slowest of each stretch of time among those listed)");
-        }
-        body.push_str(".</p>");
-        body.push_str(&svg::scatter(
-            "slow calls: duration by start time",
-            page.time_axis(),
-            duration_axis("duration (log scale)"),
-            &dots,
-            "slow-call",
-        )?);
-        page.section("slow-calls", "Slow calls over time", body);
-        Ok(())
     }
 
     fn carries_over(&self) -> bool {
@@ -356,7 +287,10 @@ impl Analysis for Calls {
         if let Some(threshold) = self.slower_than_ns {
             let mut s = Table::new(
                 "slow",
-                format!("Calls of {} or longer", crate::model::table::format_ns(threshold)),
+                format!(
+                    "Calls of {} or longer",
+                    crate::model::table::format_ns(threshold)
+                ),
                 vec![
                     col("pid", "pid", Unit::Pid),
                     col("entry", "entry", Unit::Text),

@@ -30,12 +30,13 @@ use std::hash::Hasher;
 
 use rustc_hash::FxHashMap;
 
-use super::{duration_cells, duration_columns, Analysis, NoOptions, Registered};
-use crate::model::event::{Event, Kind, Slot};
+use crate::analysis::durations::{duration_cells, duration_columns};
+use crate::engine::analysis::Analysis;
 use crate::engine::identity::{self, split_qualified, unquoted, Identity, NodeNameId, Process};
+use crate::engine::summary::Summary;
+use crate::model::event::{Event, Kind, Slot};
 use crate::model::stats::Durations;
 use crate::model::table::{col, Cell, Table, Unit};
-use crate::engine::summary::Summary;
 
 /// Pending sends kept per receiver before the oldest is dropped.
 pub const MAX_PENDING: usize = 4096;
@@ -110,21 +111,6 @@ pub struct Pair {
     pub skewed: u64,
     /// The least receive time minus send time (ns, may be negative).
     pub least_ns: Option<i64>,
-}
-
-impl Registered for Delivery {
-    const NAME: &'static str = "delivery";
-    const ABOUT: &'static str =
-        "Message delivery between nodes (send on one -> receive on another), \
-        per pair of nodes; give every node's trace (a relay's output directory holds them all, or \
-        one live URL per node)";
-    type Options = NoOptions;
-    fn new(_: NoOptions) -> Result<Delivery, String> {
-        Ok(Delivery::new())
-    }
-    fn for_report(_: NoOptions) -> Option<Result<Delivery, String>> {
-        None
-    }
 }
 
 /// The delivery state machine: the pairing.
@@ -455,7 +441,10 @@ impl Unresolved {
 
 impl Analysis for Delivery {
     fn needs_fields(&self, kind: Kind) -> bool {
-        matches!(kind, Kind::MessageSend | Kind::MessageReceive | Kind::NodeName)
+        matches!(
+            kind,
+            Kind::MessageSend | Kind::MessageReceive | Kind::NodeName
+        )
     }
 
     fn on_event(&mut self, ev: &Event, who: &Identity) {
@@ -687,7 +676,8 @@ impl Delivery {
             .filter(|((from, to), _)| from != to)
             .map(|(&(from, to), p)| {
                 let back = self.pairs.get(&(to, from)).and_then(|b| b.least_ns);
-                let name = |id| String::from_utf8_lossy(unquoted(self.node_name_of(id))).into_owned();
+                let name =
+                    |id| String::from_utf8_lossy(unquoted(self.node_name_of(id))).into_owned();
                 PairClock {
                     from: name(from),
                     to: name(to),
@@ -879,7 +869,13 @@ mod tests {
             send(&mut s, 1, 1000 * i, "<8707.50.0>", "{ok,<0.60.0>}");
         }
         for i in 0..3 {
-            receive(&mut s, 0, 1000 * i + 10 * (i + 1), "<0.50.0>", "{ok,<3002.60.0>}");
+            receive(
+                &mut s,
+                0,
+                1000 * i + 10 * (i + 1),
+                "<0.50.0>",
+                "{ok,<3002.60.0>}",
+            );
         }
         let mut f = Fed::new();
         assert_eq!(row(f.feed(&s), N2, N1), (3, 0, 30));
@@ -1007,10 +1003,10 @@ mod tests {
         assert_eq!(d.skewed, 1);
         let t = &d.tables(&Summary::default())[0];
         assert!(
-            t.notes
-                .iter()
-                .any(|n| n.contains("n1@10.99.0.11 -> n2@10.99.0.12: 1 receives are timestamped before their send")
-                    && n.contains("n2@10.99.0.12's by about -300 ns against n1@10.99.0.11's")),
+            t.notes.iter().any(|n| n.contains(
+                "n1@10.99.0.11 -> n2@10.99.0.12: 1 receives are timestamped before their send"
+            ) && n
+                .contains("n2@10.99.0.12's by about -300 ns against n1@10.99.0.11's")),
             "{:?}",
             t.notes
         );
@@ -1112,7 +1108,10 @@ mod tests {
         let mut f = Fed::new();
         let t = f.feed(&s).tables(&Summary::default()).remove(0);
         let row = &t.rows[0];
-        assert_eq!(t.value(row, "from"), Some(&Cell::Text("n1@10.99.0.11".into())));
+        assert_eq!(
+            t.value(row, "from"),
+            Some(&Cell::Text("n1@10.99.0.11".into()))
+        );
         assert_eq!(t.value(row, "to"), Some(&Cell::Text(UNRESOLVED.into())));
         assert_eq!(t.value(row, "unresolved_target"), Some(&Cell::Num(2)));
     }

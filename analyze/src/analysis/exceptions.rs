@@ -3,22 +3,12 @@
 //! or `exception => true` through the front door), most raised first, with
 //! the processes that raised and the process that raised last.
 
-use super::{Analysis, NoOptions, Registered};
-use crate::model::keyed::{entry, ByText};
-use crate::model::event::{Event, Kind, Slot};
+use crate::engine::analysis::Analysis;
 use crate::engine::identity::Identity;
-use crate::model::table::{col, Cell, Table, Unit};
 use crate::engine::summary::Summary;
-
-impl Registered for Exceptions {
-    const NAME: &'static str = "exceptions";
-    const ABOUT: &'static str =
-        "Functions that raised (function_exception), per code location and class, most first";
-    type Options = NoOptions;
-    fn new(_: NoOptions) -> Result<Exceptions, String> {
-        Ok(Exceptions::default())
-    }
-}
+use crate::model::event::{Event, Kind, Slot};
+use crate::model::keyed::{entry, ByText};
+use crate::model::table::{col, Cell, Table, Unit};
 
 /// Distinct processes counted per row before the count says "at least".
 const MAX_PROCESSES_PER_ROW: usize = 1024;

@@ -25,8 +25,8 @@
 //! few hundred megabytes at most.
 
 use std::collections::VecDeque;
-use std::hash::Hasher;
 use std::fs::File;
+use std::hash::Hasher;
 use std::io::{BufWriter, Write};
 use std::path::PathBuf;
 
@@ -34,12 +34,12 @@ use rustc_hash::FxHashMap;
 
 use super::callstack::{CallStack, Frame, Functions, Popped};
 use super::delivery::{text_key, TextKey, COMPARED_BYTES, MAX_PENDING};
-use super::{Analysis, Registered};
-use crate::model::keyed::{entry, ByText};
-use crate::model::event::{Event, Kind, Slot};
+use crate::engine::analysis::Analysis;
 use crate::engine::identity::{parse_pid, split_qualified, Identity, Process};
-use crate::model::table::{col, Cell, Table, Unit};
 use crate::engine::summary::Summary;
+use crate::model::event::{Event, Kind, Slot};
+use crate::model::keyed::{entry, ByText};
+use crate::model::table::{col, Cell, Table, Unit};
 
 /// Timeline events written by default before the file is closed (about
 /// 150 MB of JSON: what the viewers load in a browser tab).
@@ -49,30 +49,14 @@ pub const DEFAULT_MAX_EVENTS: u64 = 1_000_000;
 const MESSAGE_BYTES: usize = 120;
 
 /// `export`'s options.
-#[derive(clap::Args, Clone, Debug, Default)]
-#[group(skip)]
+#[derive(Clone, Debug, Default)]
 pub struct ExportOptions {
     /// Write a timeline (Trace Event Format JSON: Perfetto UI, Chrome's
     /// trace viewer, speedscope) to FILE
-    #[arg(long, value_name = "FILE")]
     pub timeline: Option<PathBuf>,
     /// Timeline events written at most; past it the file ends there and
     /// the command fails, asking for a selection (--from/--to, --name, --pid)
-    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_EVENTS)]
     pub max_events: u64,
-}
-
-impl Registered for Export {
-    const NAME: &'static str = "export";
-    const ABOUT: &'static str = "The trace in other tools' formats: --timeline FILE.json \
-        (Trace Event Format: Perfetto UI, Chrome's trace viewer, speedscope)";
-    type Options = ExportOptions;
-    fn new(o: ExportOptions) -> Result<Export, String> {
-        Export::new(o)
-    }
-    fn for_report(_: ExportOptions) -> Option<Result<Export, String>> {
-        None
-    }
 }
 
 /// What the timeline holds, by kind.
@@ -163,6 +147,27 @@ pub struct Export {
 const GC_NAMES: [&str; 2] = ["gc_minor", "gc_major"];
 
 impl Export {
+    /// After the run: the timeline's write error, or that it was cut short
+    /// at `--max-events` (the command fails, asking for a selection).
+    pub fn check_written(&self) -> Result<(), String> {
+        let Some(out) = &self.out else {
+            return Ok(());
+        };
+        if let Some(e) = &out.failed {
+            return Err(e.clone());
+        }
+        if self.written.left_out > 0 {
+            return Err(format!(
+                "{}: the timeline holds the first {} events (--max-events) and leaves out {}: \
+                 select a stretch or processes (--from/--to, --name, --pid) or raise --max-events",
+                out.path.display(),
+                self.written.events,
+                self.written.left_out
+            ));
+        }
+        Ok(())
+    }
+
     /// An export writing what `o` names (nothing, without `--timeline`:
     /// it only counts).
     pub fn new(o: ExportOptions) -> Result<Export, String> {
@@ -223,7 +228,8 @@ impl Export {
             .write_all(sep)
             .and_then(|_| out.w.write_all(self.line.as_bytes()))
         {
-            out.failed.get_or_insert(format!("{}: {e}", out.path.display()));
+            out.failed
+                .get_or_insert(format!("{}: {e}", out.path.display()));
         }
     }
 
@@ -438,12 +444,9 @@ impl Export {
             text.push_str(&m);
         }
         text.push_str("\n]}\n");
-        if let Err(e) = out
-            .w
-            .write_all(text.as_bytes())
-            .and_then(|_| out.w.flush())
-        {
-            out.failed.get_or_insert(format!("{}: {e}", out.path.display()));
+        if let Err(e) = out.w.write_all(text.as_bytes()).and_then(|_| out.w.flush()) {
+            out.failed
+                .get_or_insert(format!("{}: {e}", out.path.display()));
         }
     }
 }
@@ -625,25 +628,6 @@ impl Analysis for Export {
         }
         vec![t]
     }
-
-    fn write_files(&self, _who: &Identity) -> Result<(), String> {
-        let Some(out) = &self.out else {
-            return Ok(());
-        };
-        if let Some(e) = &out.failed {
-            return Err(e.clone());
-        }
-        if self.written.left_out > 0 {
-            return Err(format!(
-                "{}: the timeline holds the first {} events (--max-events) and leaves out {}: \
-                 select a stretch or processes (--from/--to, --name, --pid) or raise --max-events",
-                out.path.display(),
-                self.written.events,
-                self.written.left_out
-            ));
-        }
-        Ok(())
-    }
 }
 
 #[cfg(test)]
@@ -665,7 +649,7 @@ mod tests {
         .expect("created");
         let who = s.feed(&mut a);
         a.finish(&who);
-        let written = a.write_files(&who);
+        let written = a.check_written();
         let text = std::fs::read_to_string(&path).expect("written");
         std::fs::remove_file(&path).expect("removed");
         (a, serde_json::from_str(&text).expect("JSON"), written)
@@ -689,7 +673,11 @@ mod tests {
         s.call(2000, "<0.5.0>", "m:inner/1");
         s.ev_int(2100, Kind::GcMinorStart, "<0.5.0>", &[0, 0, 0]);
         s.ev_int(2600, Kind::GcMinorEnd, "<0.5.0>", &[10, 0, 0]);
-        s.ev(2700, Kind::MessageSend, &["<0.5.0>", "<0.6.0>", "{hello,1}"]);
+        s.ev(
+            2700,
+            Kind::MessageSend,
+            &["<0.5.0>", "<0.6.0>", "{hello,1}"],
+        );
         s.ret(3000, "<0.5.0>", "m:inner/1");
         s.ret(4000, "<0.5.0>", "m:outer/0");
         s.sched(5000, "<0.5.0>", "out");
@@ -705,7 +693,14 @@ mod tests {
         assert_eq!(written, Ok(()));
         let w = a.written();
         assert_eq!(
-            (w.slices, w.calls, w.gcs, w.flows, w.receives_unpaired, w.counters),
+            (
+                w.slices,
+                w.calls,
+                w.gcs,
+                w.flows,
+                w.receives_unpaired,
+                w.counters
+            ),
             (1, 2, 1, 1, 1, 1)
         );
         let names: Vec<&str> = events(&v, "M")
@@ -723,15 +718,27 @@ mod tests {
         let x = events(&v, "X");
         let find = |name: &str| x.iter().find(|e| e["name"] == name).copied().unwrap();
         // Times are microseconds from the first event (the slice's in).
-        assert_eq!((find("m:outer/0")["ts"].as_f64(), find("m:outer/0")["dur"].as_f64()), (Some(0.5), Some(2.5)));
+        assert_eq!(
+            (
+                find("m:outer/0")["ts"].as_f64(),
+                find("m:outer/0")["dur"].as_f64()
+            ),
+            (Some(0.5), Some(2.5))
+        );
         assert_eq!(find("m:inner/1")["dur"].as_f64(), Some(1.0));
         assert_eq!(find("gc_minor")["dur"].as_f64(), Some(0.5));
         let slice = x.iter().find(|e| e["cat"] == "scheduled").unwrap();
-        assert_eq!(slice["tid"].as_u64(), find("m:outer/0")["tid"].as_u64().map(|t| t + 1));
+        assert_eq!(
+            slice["tid"].as_u64(),
+            find("m:outer/0")["tid"].as_u64().map(|t| t + 1)
+        );
         assert_eq!(slice["dur"].as_f64(), Some(4.0));
         let (send, queued) = (find("send"), find("queued"));
         assert_eq!(send["bind_id"], queued["bind_id"]);
-        assert_eq!((send["flow_out"].as_bool(), queued["flow_in"].as_bool()), (Some(true), Some(true)));
+        assert_eq!(
+            (send["flow_out"].as_bool(), queued["flow_in"].as_bool()),
+            (Some(true), Some(true))
+        );
         assert_ne!(send["tid"], queued["tid"]);
         assert_eq!(events(&v, "C").len(), 1);
     }
@@ -749,6 +756,9 @@ mod tests {
         assert_eq!(events(&v, "X").len() + events(&v, "C").len(), 3);
         assert_eq!(a.written().left_out, 4);
         let e = written.unwrap_err();
-        assert!(e.contains("leaves out 4") && e.contains("--from/--to"), "{e}");
+        assert!(
+            e.contains("leaves out 4") && e.contains("--from/--to"),
+            "{e}"
+        );
     }
 }

@@ -13,16 +13,16 @@
 
 use std::fmt::Write as _;
 
-use super::{Analysis, NoOptions, Registered};
-use crate::model::keyed::{entry, ByText};
 use crate::analysis::genserver::GenServer;
 use crate::analysis::mailbox::{rate_text, Mailbox, Traced};
 use crate::analysis::memory::{Memory, Series};
 use crate::analysis::profile::wilson;
-use crate::model::event::{Event, Kind, Slot};
+use crate::engine::analysis::Analysis;
 use crate::engine::identity::{split_qualified, Identity};
-use crate::model::table::{col, format_bytes, format_ns, Cell, Shown, Table, Unit};
 use crate::engine::summary::Summary;
+use crate::model::event::{Event, Kind, Slot};
+use crate::model::keyed::{entry, ByText};
+use crate::model::table::{col, format_bytes, format_ns, Cell, Shown, Table, Unit};
 
 /// The windows latency is compared across (first and last with calls).
 pub const WINDOW_NS: i64 = 1_000_000_000;
@@ -88,16 +88,6 @@ const LOST: f64 = 1000.0;
 /// The erlang:memory/0 categories a finding names (the others are sums of
 /// these or of the processes').
 const CATEGORIES: [&str; 5] = ["processes", "binary", "ets", "atom", "code"];
-
-impl Registered for Findings {
-    const NAME: &'static str = "findings";
-    const ABOUT: &'static str = "What looks wrong, ranked: growing queues, latency, heaps and memory, \
-                                 receives that scan, scheduler hogs, slow requests, GC, exceptions, lost events";
-    type Options = NoOptions;
-    fn new(_: NoOptions) -> Result<Findings, String> {
-        Ok(Findings::default())
-    }
-}
 
 /// One process's time on a scheduler.
 #[derive(Default)]
@@ -421,7 +411,9 @@ impl Findings {
         }
         let f = entry(&mut self.focus, ev.str(Slot::Pid), Focused::default);
         if let Some(since) = f.open.take() {
-            f.total = f.total.saturating_add(ev.ts_ns.saturating_sub(since).max(0) as u64);
+            f.total = f
+                .total
+                .saturating_add(ev.ts_ns.saturating_sub(since).max(0) as u64);
         }
         if start {
             f.open = Some(ev.ts_ns);
@@ -857,10 +849,7 @@ impl Findings {
     fn select(&self, pid: &[u8]) -> String {
         match self.names.get(pid) {
             Some(name) => format!("--name {name}"),
-            None => format!(
-                "--pid {}",
-                String::from_utf8_lossy(split_qualified(pid).0)
-            ),
+            None => format!("--pid {}", String::from_utf8_lossy(split_qualified(pid).0)),
         }
     }
 }
@@ -1083,15 +1072,26 @@ mod tests {
             }
         }
         let (found, _) = run(&s, 4 * S, 0);
-        assert_eq!(rank(&found, "growing_queue", Some("<0.80.0>")), Some(1), "{found:?}");
-        assert!(found.iter().all(|f| f.pid.as_deref() != Some("<0.81.0>")), "{found:?}");
+        assert_eq!(
+            rank(&found, "growing_queue", Some("<0.80.0>")),
+            Some(1),
+            "{found:?}"
+        );
+        assert!(
+            found.iter().all(|f| f.pid.as_deref() != Some("<0.81.0>")),
+            "{found:?}"
+        );
         let f = &found[0];
         assert_eq!(
             f.claim,
             "message queue grows +500/s: note 500/s in, not taken out"
         );
         assert_eq!(f.see, "dyntrace-analyze mailbox --name store");
-        assert!(f.figures.starts_with("queue 1 at +0.0 s -> 1951 at +3.9 s"), "{}", f.figures);
+        assert!(
+            f.figures.starts_with("queue 1 at +0.0 s -> 1951 at +3.9 s"),
+            "{}",
+            f.figures
+        );
     }
 
     #[test]
@@ -1118,7 +1118,9 @@ mod tests {
         let (found, _) = run(&s, t, 0);
         let r = rank(&found, "receive_scans_queue", Some("<0.7.0>"));
         assert_eq!(r, Some(1), "{found:?}");
-        assert!(found[0].claim.contains("10.0 us at queue 8+ -> 400 us at queue 4096+ (40x)"));
+        assert!(found[0]
+            .claim
+            .contains("10.0 us at queue 8+ -> 400 us at queue 4096+ (40x)"));
         assert_eq!(rank(&found, "receive_scans_queue", Some("<0.8.0>")), None);
     }
 
@@ -1129,7 +1131,11 @@ mod tests {
             let t = ms * MS;
             // Busy: on a scheduler 900 us of every ms.
             s.sched(t, "<0.5.0>", "in");
-            s.ev(t + 900_000, Kind::ProcessScheduled, &["<0.5.0>", "m:spin/1", "out"]);
+            s.ev(
+                t + 900_000,
+                Kind::ProcessScheduled,
+                &["<0.5.0>", "m:spin/1", "out"],
+            );
             // A burst of 200 ms every second.
             if ms % 1000 < 200 {
                 s.sched(t + 900_000, "<0.6.0>", "in");
@@ -1137,8 +1143,18 @@ mod tests {
             }
         }
         let (found, _) = run(&s, 4 * S, 0);
-        assert_eq!(rank(&found, "scheduler_hog", Some("<0.5.0>")), Some(1), "{found:?}");
-        assert!(found[0].claim.starts_with("on a scheduler 90% of the time traced, mostly in m:spin/1 (100%)"), "{}", found[0].claim);
+        assert_eq!(
+            rank(&found, "scheduler_hog", Some("<0.5.0>")),
+            Some(1),
+            "{found:?}"
+        );
+        assert!(
+            found[0]
+                .claim
+                .starts_with("on a scheduler 90% of the time traced, mostly in m:spin/1 (100%)"),
+            "{}",
+            found[0].claim
+        );
         assert_eq!(rank(&found, "scheduler_hog", Some("<0.6.0>")), None);
     }
 
@@ -1171,12 +1187,34 @@ mod tests {
     #[test]
     fn slow_frequent_requests_outrank_a_slow_rare_call() {
         let mut s = Script::default();
-        calls(&mut s, "<0.50.0>", "<0.60.0>", "buy", 0, 25 * MS, 160, |_| 15 * MS);
-        calls(&mut s, "<0.51.0>", "<0.61.0>", "audit", 100 * MS, S, 3, |_| 200 * MS);
+        calls(
+            &mut s,
+            "<0.50.0>",
+            "<0.60.0>",
+            "buy",
+            0,
+            25 * MS,
+            160,
+            |_| 15 * MS,
+        );
+        calls(
+            &mut s,
+            "<0.51.0>",
+            "<0.61.0>",
+            "audit",
+            100 * MS,
+            S,
+            3,
+            |_| 200 * MS,
+        );
         for i in 0..160 {
             let t = i * 25 * MS;
             s.sched(t + 2, "<0.50.0>", "in");
-            s.ev(t + 14 * MS, Kind::ProcessScheduled, &["<0.50.0>", "shop:price/1", "out"]);
+            s.ev(
+                t + 14 * MS,
+                Kind::ProcessScheduled,
+                &["<0.50.0>", "shop:price/1", "out"],
+            );
         }
         let (found, _) = run(&s, 4 * S, 0);
         let buy = rank(&found, "slow_requests", Some("<0.50.0>")).expect("buy");
@@ -1189,12 +1227,40 @@ mod tests {
     #[test]
     fn latency_that_grows_outranks_latency_that_is_steady() {
         let mut s = Script::default();
-        calls(&mut s, "<0.50.0>", "<0.60.0>", "lookup", 0, 20 * MS, 200, |i| (i + 1) * 50_000);
-        calls(&mut s, "<0.51.0>", "<0.61.0>", "steady", 0, 20 * MS, 200, |_| 5 * MS);
+        calls(
+            &mut s,
+            "<0.50.0>",
+            "<0.60.0>",
+            "lookup",
+            0,
+            20 * MS,
+            200,
+            |i| (i + 1) * 50_000,
+        );
+        calls(
+            &mut s,
+            "<0.51.0>",
+            "<0.61.0>",
+            "steady",
+            0,
+            20 * MS,
+            200,
+            |_| 5 * MS,
+        );
         let (found, _) = run(&s, 4 * S, 0);
-        assert_eq!(rank(&found, "growing_latency", Some("<0.50.0>")), Some(1), "{found:?}");
+        assert_eq!(
+            rank(&found, "growing_latency", Some("<0.50.0>")),
+            Some(1),
+            "{found:?}"
+        );
         assert_eq!(rank(&found, "growing_latency", Some("<0.51.0>")), None);
-        assert!(found[0].claim.starts_with("lookup latency grows: p50 1.25 ms -> 8.78 ms"), "{}", found[0].claim);
+        assert!(
+            found[0]
+                .claim
+                .starts_with("lookup latency grows: p50 1.25 ms -> 8.78 ms"),
+            "{}",
+            found[0].claim
+        );
     }
 
     #[test]
@@ -1208,8 +1274,15 @@ mod tests {
             }
         }
         let (found, _) = run(&s, 4 * S, 0);
-        assert_eq!(rank(&found, "growing_heap", Some("<0.9.0>")), Some(1), "{found:?}");
-        assert!(found.iter().all(|f| f.pid.as_deref() != Some("<0.10.0>")), "{found:?}");
+        assert_eq!(
+            rank(&found, "growing_heap", Some("<0.9.0>")),
+            Some(1),
+            "{found:?}"
+        );
+        assert!(
+            found.iter().all(|f| f.pid.as_deref() != Some("<0.10.0>")),
+            "{found:?}"
+        );
     }
 
     #[test]
@@ -1221,7 +1294,11 @@ mod tests {
             s.ev_int(t + 10 * MS, Kind::GcMajorEnd, "<0.9.0>", &[0, 1000, 0]);
         }
         let (found, _) = run(&s, S, 0);
-        assert_eq!(rank(&found, "gc_pauses", Some("<0.9.0>")), Some(1), "{found:?}");
+        assert_eq!(
+            rank(&found, "gc_pauses", Some("<0.9.0>")),
+            Some(1),
+            "{found:?}"
+        );
     }
 
     #[test]
@@ -1233,9 +1310,20 @@ mod tests {
             process_memory(&mut s, t, "<0.21.0>", 10_000, 50_000_000, 0);
         }
         let (found, _) = run(&s, 4 * S, 0);
-        assert_eq!(rank(&found, "growing_memory", Some("<0.20.0>")), Some(1), "{found:?}");
-        assert!(found[0].claim.starts_with("process binary heap grows"), "{}", found[0].claim);
-        assert!(found.iter().all(|f| f.pid.as_deref() != Some("<0.21.0>")), "{found:?}");
+        assert_eq!(
+            rank(&found, "growing_memory", Some("<0.20.0>")),
+            Some(1),
+            "{found:?}"
+        );
+        assert!(
+            found[0].claim.starts_with("process binary heap grows"),
+            "{}",
+            found[0].claim
+        );
+        assert!(
+            found.iter().all(|f| f.pid.as_deref() != Some("<0.21.0>")),
+            "{found:?}"
+        );
     }
 
     #[test]
@@ -1249,9 +1337,15 @@ mod tests {
             s.exception(i * 500 * MS, "<0.31.0>", "m:grumble/1");
         }
         let (found, _) = run(&s, 4 * S, 0);
-        assert_eq!(rank(&found, "exception_burst", Some("<0.30.0>")), Some(1), "{found:?}");
+        assert_eq!(
+            rank(&found, "exception_burst", Some("<0.30.0>")),
+            Some(1),
+            "{found:?}"
+        );
         assert_eq!(found.len(), 1, "{found:?}");
-        assert!(found[0].claim.contains("2000 exceptions (error) in one second in m:fail/1"));
+        assert!(found[0]
+            .claim
+            .contains("2000 exceptions (error) in one second in m:fail/1"));
     }
 
     #[test]
@@ -1263,10 +1357,16 @@ mod tests {
         assert!(found[0].claim.starts_with("LTTng discarded 12 events"));
         let skipped = f.skipped();
         assert!(skipped.contains(&"no scheduling events: CPU findings skipped".to_string()));
-        assert!(!skipped.iter().any(|l| l.contains("exception")), "{skipped:?}");
+        assert!(
+            !skipped.iter().any(|l| l.contains("exception")),
+            "{skipped:?}"
+        );
         let tables = f.tables(&Summary::default());
         let json = tables.iter().find(|t| t.key == "findings").unwrap();
         let keys: Vec<&str> = json.columns.iter().map(|c| c.key).collect();
-        assert_eq!(keys, ["rank", "kind", "node", "process", "claim", "figures", "see"]);
+        assert_eq!(
+            keys,
+            ["rank", "kind", "node", "process", "claim", "figures", "see"]
+        );
     }
 }

@@ -2,13 +2,14 @@
 //! from each `gc_*_start` to the next `gc_*_end` of the same kind in the
 //! same process, and the words reclaimed.
 
-use super::{duration_cells, duration_columns, Analysis, NoOptions, Registered};
-use crate::model::keyed::{entry, sorted_keys, ByText};
+use crate::analysis::durations::{duration_cells, duration_columns};
+use crate::engine::analysis::Analysis;
 use crate::engine::identity::Identity;
+use crate::engine::summary::Summary;
 use crate::model::event::{Event, Kind, Slot};
+use crate::model::keyed::{entry, sorted_keys, ByText};
 use crate::model::stats::Durations;
 use crate::model::table::{col, Cell, Table, Unit};
-use crate::engine::summary::Summary;
 
 const KINDS: [&str; 2] = ["minor", "major"];
 
@@ -21,15 +22,6 @@ struct Pauses {
 struct Process {
     started: [Option<i64>; 2],
     kinds: [Option<Box<Pauses>>; 2],
-}
-
-impl Registered for Gc {
-    const NAME: &'static str = "gc";
-    const ABOUT: &'static str = "Garbage collection pauses per process and kind";
-    type Options = NoOptions;
-    fn new(_: NoOptions) -> Result<Gc, String> {
-        Ok(Gc::default())
-    }
 }
 
 /// The `gc` state machine.
@@ -67,7 +59,10 @@ impl Gc {
 
 impl Analysis for Gc {
     fn needs_fields(&self, kind: Kind) -> bool {
-        matches!(kind, Kind::GcMajorStart | Kind::GcMajorEnd | Kind::GcMinorStart | Kind::GcMinorEnd)
+        matches!(
+            kind,
+            Kind::GcMajorStart | Kind::GcMajorEnd | Kind::GcMinorStart | Kind::GcMinorEnd
+        )
     }
 
     fn ignores_other_kinds(&self) -> bool {

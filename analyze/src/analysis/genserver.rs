@@ -15,13 +15,14 @@ use std::collections::BinaryHeap;
 
 use rustc_hash::FxHashMap;
 
-use super::{duration_cells, duration_columns, Analysis, Registered};
-use crate::model::event::{Event, Kind, Slot};
+use crate::analysis::durations::{duration_cells, duration_columns};
+use crate::engine::analysis::Analysis;
 use crate::engine::identity::Identity;
+use crate::engine::summary::Summary;
+use crate::model::event::{Event, Kind, Slot};
 use crate::model::message::{Call, ShortText};
 use crate::model::stats::Durations;
 use crate::model::table::{col, Cell, Table, Unit};
-use crate::engine::summary::Summary;
 
 /// Calls awaiting their reply, at most (more are counted unmatched).
 pub const MAX_PENDING: usize = 65_536;
@@ -72,16 +73,6 @@ impl Ord for Slow {
     }
 }
 
-/// `genserver`'s options.
-#[derive(clap::Args, Clone, Debug)]
-#[group(skip)]
-pub struct GenServerOptions {
-    /// Also list the N slowest calls one by one (server, request, caller,
-    /// start, caller's latency, server's share)
-    #[arg(long, default_value_t = 0, value_name = "N")]
-    pub slowest: usize,
-}
-
 struct Row {
     server: Box<[u8]>,
     request: Box<[u8]>,
@@ -109,16 +100,6 @@ struct RowRef<'a> {
 impl hashbrown::Equivalent<RowKey> for RowRef<'_> {
     fn equivalent(&self, key: &RowKey) -> bool {
         *self.server == *key.server && *self.request == *key.request
-    }
-}
-
-impl Registered for GenServer {
-    const NAME: &'static str = "genserver";
-    const ABOUT: &'static str =
-        "gen_server/gen_statem calls from message events: caller's latency, server's share";
-    type Options = GenServerOptions;
-    fn new(o: GenServerOptions) -> Result<GenServer, String> {
-        Ok(GenServer::with_slowest(o.slowest))
     }
 }
 
@@ -251,7 +232,8 @@ impl GenServer {
                 p.server_received_ns.get_or_insert(ev.ts_ns);
             } else if self.server_only.len() < MAX_PENDING {
                 let row = self.row(ev.str(Slot::To), request_name(request));
-                self.server_only.insert(ShortText::new(key), (row, ev.ts_ns));
+                self.server_only
+                    .insert(ShortText::new(key), (row, ev.ts_ns));
             }
         } else if let Some(key) = ev.reply() {
             if let Some(p) = self.pending.remove(key) {
@@ -370,7 +352,8 @@ impl Analysis for GenServer {
         for i in order {
             let r = &self.rows[i];
             // Nothing of it in this --window.
-            if r.caller.count() == 0 && r.server_share.count() == 0 && r.unmatched + waiting[i] == 0 {
+            if r.caller.count() == 0 && r.server_share.count() == 0 && r.unmatched + waiting[i] == 0
+            {
                 continue;
             }
             let s = &r.server_share;

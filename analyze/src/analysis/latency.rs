@@ -12,13 +12,14 @@
 use std::collections::VecDeque;
 use std::hash::Hasher;
 
-use super::{duration_cells, duration_columns, Analysis, NoOptions, Registered};
-use crate::model::keyed::{entry, sorted_keys, ByText};
+use crate::analysis::durations::{duration_cells, duration_columns};
+use crate::engine::analysis::Analysis;
 use crate::engine::identity::Identity;
+use crate::engine::summary::Summary;
 use crate::model::event::{Event, Kind, Slot};
+use crate::model::keyed::{entry, sorted_keys, ByText};
 use crate::model::stats::Durations;
 use crate::model::table::{col, Cell, Table, Unit};
-use crate::engine::summary::Summary;
 
 /// Pending sends kept per receiver before the oldest is dropped.
 pub const MAX_PENDING: usize = 4096;
@@ -46,15 +47,6 @@ impl Receiver {
             received: Durations::new(2),
             dropped: 0,
         }
-    }
-}
-
-impl Registered for Latency {
-    const NAME: &'static str = "latency";
-    const ABOUT: &'static str = "Message send -> receiver scheduled in (and -> received)";
-    type Options = NoOptions;
-    fn new(_: NoOptions) -> Result<Latency, String> {
-        Ok(Latency::default())
     }
 }
 
@@ -159,7 +151,14 @@ fn latency_cells(to: &[u8], d: &Durations, unpaired: u64) -> Vec<Cell> {
 
 impl Analysis for Latency {
     fn needs_fields(&self, kind: Kind) -> bool {
-        matches!(kind, Kind::MessageSend | Kind::MessageReceive | Kind::ProcessExit | Kind::ProcessRegister | Kind::ProcessScheduled)
+        matches!(
+            kind,
+            Kind::MessageSend
+                | Kind::MessageReceive
+                | Kind::ProcessExit
+                | Kind::ProcessRegister
+                | Kind::ProcessScheduled
+        )
     }
 
     fn ignores_other_kinds(&self) -> bool {
@@ -290,8 +289,16 @@ mod tests {
         s.ev(0, Kind::ProcessRegister, &["<0.2.0>", "srv", "register"]);
         s.ev(10, Kind::MessageSend, &["<0.1.0>", "srv", call]);
         s.ev(20, Kind::ProcessScheduled, &["<0.2.0>", "m:f/0", "in"]);
-        s.ev(30, Kind::MessageSend, &["<0.2.0>", "#Ref<0.0.0.7>", "{[alias|#Ref<0.0.0.7>],v}"]);
-        s.ev(40, Kind::MessageSend, &["<0.2.0>", "#Ref<0.0.0.9>", "{[alias|#Ref<0.0.0.9>],v}"]);
+        s.ev(
+            30,
+            Kind::MessageSend,
+            &["<0.2.0>", "#Ref<0.0.0.7>", "{[alias|#Ref<0.0.0.7>],v}"],
+        );
+        s.ev(
+            40,
+            Kind::MessageSend,
+            &["<0.2.0>", "#Ref<0.0.0.9>", "{[alias|#Ref<0.0.0.9>],v}"],
+        );
         s.ev(70, Kind::ProcessScheduled, &["<0.1.0>", "m:f/0", "in"]);
         let mut l = Latency::default();
         let who = s.feed(&mut l);

@@ -17,13 +17,13 @@
 //! ([`MAX_KINDS`], [`MAX_SENDERS`]), the rest summed as `(other)`: memory
 //! is bounded by the number of processes.
 
-use super::{Analysis, NoOptions, Registered};
-use crate::model::keyed::{entry, ByText};
 use crate::analysis::memory::{uint, Series};
-use crate::model::event::{Kind, Slot, Event};
+use crate::engine::analysis::Analysis;
 use crate::engine::identity::Identity;
-use crate::model::table::{col, Cell, Table, Unit};
 use crate::engine::summary::Summary;
+use crate::model::event::{Event, Kind, Slot};
+use crate::model::keyed::{entry, ByText};
+use crate::model::table::{col, Cell, Table, Unit};
 
 /// Kinds counted per receiver; the rest are summed as `(other)`.
 pub const MAX_KINDS: usize = 64;
@@ -40,16 +40,6 @@ pub const OTHER: &str = "(other)";
 const MAX_KIND_BYTES: usize = 60;
 /// Queue-length buckets (powers of two).
 const QUEUE_BUCKETS: usize = 40;
-
-impl Registered for Mailbox {
-    const NAME: &'static str = "mailbox";
-    const ABOUT: &'static str = "Per receiver: messages in by kind and sender, the queue over time \
-                                 and its growth beside each kind's arrivals, CPU per message by queue length";
-    type Options = NoOptions;
-    fn new(_: NoOptions) -> Result<Mailbox, String> {
-        Ok(Mailbox::default())
-    }
-}
 
 /// When a receiver's events were seen: runs of events at most
 /// [`TRACED_GAP_NS`] apart.
@@ -468,7 +458,8 @@ impl Analysis for Mailbox {
         match ev.kind() {
             Some(Kind::MessageReceive) => {
                 let r = entry(&mut self.receivers, ev.str(Slot::To), Receiver::default);
-                r.kinds.add(kind_of(ev.str(Slot::Message)).as_bytes(), MAX_KINDS);
+                r.kinds
+                    .add(kind_of(ev.str(Slot::Message)).as_bytes(), MAX_KINDS);
                 r.received.see(ev.ts_ns);
                 r.received_since += 1;
             }
@@ -753,7 +744,10 @@ mod tests {
         let kinds = table(&tables, "mailbox_kinds");
         assert_eq!(text(kinds, 0, "kind"), "timeout");
         assert_eq!(text(kinds, 0, "note"), "");
-        assert_eq!(text(kinds, 1, "note"), "note 500/s in, queue +500/s: not taken out");
+        assert_eq!(
+            text(kinds, 1, "note"),
+            "note 500/s in, queue +500/s: not taken out"
+        );
     }
 
     /// A receiver gets `note` at 500/s and `get` at 50/s for 2 s, takes
@@ -783,22 +777,37 @@ mod tests {
         s.feed(&mut m);
         let tables = m.tables(&Summary::default());
         let per = table(&tables, "mailbox");
-        assert_eq!(per.value(&per.rows[0], "receiver"), Some(&Cell::Text("<0.80.0>".into())));
+        assert_eq!(
+            per.value(&per.rows[0], "receiver"),
+            Some(&Cell::Text("<0.80.0>".into()))
+        );
         assert_eq!(per.value(&per.rows[0], "in"), Some(&Cell::Num(1100)));
         assert_eq!(per.value(&per.rows[0], "in_per_s"), Some(&Cell::Num(550)));
-        assert_eq!(per.value(&per.rows[0], "queue_growth_per_s"), Some(&Cell::Int(500)));
+        assert_eq!(
+            per.value(&per.rows[0], "queue_growth_per_s"),
+            Some(&Cell::Int(500))
+        );
         assert_eq!(text(per, 0, "top_kind"), "note");
         // The large flat queue: no growth, nothing in.
-        assert_eq!(per.value(&per.rows[1], "queue_growth_per_s"), Some(&Cell::Int(0)));
+        assert_eq!(
+            per.value(&per.rows[1], "queue_growth_per_s"),
+            Some(&Cell::Int(0))
+        );
         let kinds = table(&tables, "mailbox_kinds");
         assert_eq!(text(kinds, 0, "kind"), "note");
         assert_eq!(kinds.value(&kinds.rows[0], "per_s"), Some(&Cell::Num(500)));
-        assert_eq!(text(kinds, 0, "note"), "note 500/s in, queue +500/s: not taken out");
+        assert_eq!(
+            text(kinds, 0, "note"),
+            "note 500/s in, queue +500/s: not taken out"
+        );
         assert_eq!(text(kinds, 1, "kind"), "get");
         assert_eq!(text(kinds, 1, "note"), "");
         let senders = table(&tables, "mailbox_senders");
         assert_eq!(text(senders, 0, "sender"), "<0.90.0>");
-        assert_eq!(senders.value(&senders.rows[0], "count"), Some(&Cell::Num(1000)));
+        assert_eq!(
+            senders.value(&senders.rows[0], "count"),
+            Some(&Cell::Num(1000))
+        );
     }
 
     /// Traced in two windows of 500 ms, 10 s apart: rates count those
@@ -816,7 +825,10 @@ mod tests {
         let tables = m.tables(&Summary::default());
         let per = table(&tables, "mailbox");
         assert_eq!(per.value(&per.rows[0], "in_per_s"), Some(&Cell::Num(200)));
-        assert_eq!(per.value(&per.rows[0], "traced_ns"), Some(&Cell::Num(1_000_000_000)));
+        assert_eq!(
+            per.value(&per.rows[0], "traced_ns"),
+            Some(&Cell::Num(1_000_000_000))
+        );
         // Only receives: no sender, and said so.
         assert!(table(&tables, "mailbox_senders").rows.is_empty());
         assert!(!per.notes.is_empty());
@@ -826,7 +838,11 @@ mod tests {
     fn kinds_beyond_the_cap_are_other() {
         let mut s = Script::default();
         for i in 0..MAX_KINDS + 10 {
-            s.ev(i as i64 * MS, Kind::MessageReceive, &["<0.7.0>", &format!("{{k{i},1}}")]);
+            s.ev(
+                i as i64 * MS,
+                Kind::MessageReceive,
+                &["<0.7.0>", &format!("{{k{i},1}}")],
+            );
         }
         let mut m = Mailbox::default();
         s.feed(&mut m);
@@ -835,7 +851,10 @@ mod tests {
         assert_eq!(kinds.rows.len(), MAX_KINDS + 1);
         let last = kinds.rows.len() - 1;
         assert_eq!(text(kinds, last, "kind"), OTHER);
-        assert_eq!(kinds.value(&kinds.rows[last], "count"), Some(&Cell::Num(10)));
+        assert_eq!(
+            kinds.value(&kinds.rows[last], "count"),
+            Some(&Cell::Num(10))
+        );
     }
 
     /// Each message takes 10 us to handle at a queue of 10, 1 ms at a

@@ -10,13 +10,11 @@
 //! thinned as the trace goes on), so memory is bounded by the number of
 //! series and processes, never by the trace's length.
 
-use clap::Args;
-
-use super::{Analysis, Registered};
+use crate::engine::analysis::Analysis;
 use crate::engine::identity::Identity;
+use crate::engine::summary::Summary;
 use crate::model::event::{Event, Field, Kind, Slot};
 use crate::model::table::{col, sparkline, Cell, Shown, Table, Unit};
-use crate::engine::summary::Summary;
 
 /// Samples kept per series: enough for the windows and a sparkline.
 pub const MAX_POINTS: usize = 64;
@@ -25,10 +23,10 @@ pub const MAX_PROCESSES: usize = 20_000;
 /// Windows a series' span is cut into to call it growing.
 pub const DEFAULT_LEAK_WINDOWS: u64 = 4;
 /// Rows of each per-process text table.
-const TEXT_ROWS: usize = 10;
+pub(crate) const TEXT_ROWS: usize = 10;
 
 /// The fields of `memory_sample`, each a series named after it.
-const CATEGORIES: [&str; 9] = [
+pub(crate) const CATEGORIES: [&str; 9] = [
     "total",
     "processes",
     "processes_used",
@@ -157,13 +155,13 @@ impl Series {
 }
 
 #[derive(Default)]
-struct Process {
+pub(crate) struct Process {
     node: u32,
-    pid: Box<[u8]>,
+    pub(crate) pid: Box<[u8]>,
     name: Box<[u8]>,
     /// As every output writes it, once the run has finished.
     label: Option<String>,
-    memory: Series,
+    pub(crate) memory: Series,
     /// Total heap (heap and old heap of the process), in bytes.
     heap: Series,
     bin_vheap: Series,
@@ -173,9 +171,9 @@ struct Process {
 /// The `memory` state machine.
 pub struct Memory {
     /// (node, series name) in order of first sample.
-    series: Vec<((u32, String), Series)>,
+    pub(crate) series: Vec<((u32, String), Series)>,
     series_index: hashbrown::HashMap<(u32, String), usize, rustc_hash::FxBuildHasher>,
-    procs: Vec<Process>,
+    pub(crate) procs: Vec<Process>,
     proc_index: hashbrown::HashMap<(u32, Box<[u8]>), usize, rustc_hash::FxBuildHasher>,
     procs_dropped: u64,
     /// Each node's name, as the identity layer has it.
@@ -183,26 +181,6 @@ pub struct Memory {
     carriers_created: u64,
     carriers_destroyed: u64,
     leak_windows: u64,
-}
-
-/// `memory`'s own options.
-#[derive(Args, Clone, Debug)]
-#[group(skip)]
-pub struct MemoryOptions {
-    /// A series that grew in every one of this many equal parts of its
-    /// span is flagged as a leak candidate
-    #[arg(long, default_value_t = DEFAULT_LEAK_WINDOWS, value_parser = clap::value_parser!(u64).range(2..=1000))]
-    pub leak_windows: u64,
-}
-
-impl Registered for Memory {
-    const NAME: &'static str = "memory";
-    const ABOUT: &'static str = "Memory over time from dyntrace:memory/1's samples: per category, \
-                                 allocator and process, growth first to last, leak candidates";
-    type Options = MemoryOptions;
-    fn new(options: MemoryOptions) -> Result<Memory, String> {
-        Ok(Memory::with_leak_windows(options.leak_windows))
-    }
 }
 
 impl Default for Memory {
@@ -287,7 +265,7 @@ impl Memory {
     }
 
     /// A series' name as shown: with its node when there are several.
-    fn series_name(&self, node: u32, name: &str, several: bool) -> String {
+    pub(crate) fn series_name(&self, node: u32, name: &str, several: bool) -> String {
         match several {
             true => match self.node(node) {
                 n if n.is_empty() => format!("node {node}: {name}"),
@@ -370,7 +348,7 @@ impl Memory {
 
 /// A process as every output writes it (its label from the identity
 /// layer once the run has finished).
-fn proc_label(p: &Process) -> String {
+pub(crate) fn proc_label(p: &Process) -> String {
     p.label.clone().unwrap_or_else(|| {
         let pid = String::from_utf8_lossy(crate::engine::identity::split_qualified(&p.pid).0);
         let name = String::from_utf8_lossy(&p.name);
@@ -396,7 +374,15 @@ fn growth_cell(g: f64) -> Cell {
 
 impl Analysis for Memory {
     fn needs_fields(&self, kind: Kind) -> bool {
-        matches!(kind, Kind::MemorySample | Kind::AllocatorSample | Kind::ProcessMemory | Kind::CarrierCreate | Kind::CarrierDestroy | Kind::NodeName)
+        matches!(
+            kind,
+            Kind::MemorySample
+                | Kind::AllocatorSample
+                | Kind::ProcessMemory
+                | Kind::CarrierCreate
+                | Kind::CarrierDestroy
+                | Kind::NodeName
+        )
     }
 
     fn ignores_other_kinds(&self) -> bool {
@@ -440,60 +426,6 @@ impl Analysis for Memory {
             }
             _ => {}
         }
-    }
-
-    /// Memory over time: `erlang:memory/0`'s categories, and the
-    /// processes of the highest peak (when the trace has samples).
-    fn report(&self, page: &mut crate::present::report::Page, _who: &Identity) -> Result<(), String> {
-        use crate::present::report::svg::{lines, Axis, Line};
-        if self.series.is_empty() && self.procs.is_empty() {
-            return Ok(());
-        }
-        let several = self.series.iter().any(|((t, _), _)| *t != 0);
-        let bytes = Axis {
-            label: "bytes",
-            log: false,
-            format: |v| crate::model::table::format_bytes(v),
-        };
-        let line = |name: String, s: &Series, i: usize| Line {
-            name,
-            points: s
-                .points()
-                .into_iter()
-                .map(|(t, v)| (page.seconds(t), v as f64))
-                .collect(),
-            dashed: false,
-            color: i,
-        };
-        let mut body = String::new();
-        let categories: Vec<Line> = self
-            .series
-            .iter()
-            .filter(|((_, name), _)| CATEGORIES.contains(&name.as_str()) && !name.ends_with("_used"))
-            .enumerate()
-            .map(|(i, ((trace, name), s))| line(self.series_name(*trace, name, several), s, i))
-            .collect();
-        if !categories.is_empty() {
-            body.push_str("<h3>Per category (erlang:memory/0)</h3>");
-            body.push_str(&lines("memory per category", page.time_axis(), bytes, &categories)?);
-        }
-        let mut procs: Vec<&Process> = self.procs.iter().collect();
-        procs.sort_by(|a, b| b.memory.peak.cmp(&a.memory.peak).then(a.pid.cmp(&b.pid)));
-        let top: Vec<Line> = procs
-            .iter()
-            .take(TEXT_ROWS)
-            .enumerate()
-            .map(|(i, p)| line(proc_label(p), &p.memory, i))
-            .collect();
-        if !top.is_empty() {
-            let _ = std::fmt::Write::write_fmt(
-                &mut body,
-                format_args!("<h3>The {} processes of the highest peak</h3>", top.len()),
-            );
-            body.push_str(&lines("process memory", page.time_axis(), bytes, &top)?);
-        }
-        page.section("memory", "Memory over time", body);
-        Ok(())
     }
 
     fn tables(&self, _summary: &Summary) -> Vec<Table> {

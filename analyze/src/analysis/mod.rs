@@ -1,199 +1,37 @@
-//! Per-analysis state machines and the registry that makes each one a
-//! subcommand. Each reads the event stream once through
+//! Per-analysis state machines. Each reads the event stream once through
 //! [`Analysis::on_event`] and keeps only what is bounded by the number of
 //! processes and code locations; [`Analysis::tables`] turns the state into
-//! result tables at any time (live mode prints them repeatedly).
+//! result tables at any time (live mode prints them repeatedly). None knows
+//! the command line or the report page: [`crate::present::commands`] makes
+//! each a subcommand and draws its charts.
 //!
-//! A new analysis is one file of this directory implementing [`Analysis`]
-//! and [`Registered`] (its subcommand name, its help line, its own clap
-//! options) plus one line in the `registry!` list below (`file::Type,`). The run loop and the renderers give it the rest: the
-//! trace arguments, `--json`, `--pid`/`--name`, `--from`/`--to`, `--hist`,
-//! live reading with `--every`, `--window`, and a section of `report`.
+//! A new analysis is one file of this directory implementing [`Analysis`],
+//! its `pub mod` line below, and its line in the registry
+//! ([`crate::present::commands`]: its subcommand name, help line and
+//! options). The run loop and the renderers give it the rest: the trace
+//! arguments, `--json`, `--pid`/`--name`, `--from`/`--to`, `--hist`, live
+//! reading with `--every`, `--window`, and a section of `report`.
+//!
+//! [`Analysis`]: crate::engine::analysis::Analysis
+//! [`Analysis::on_event`]: crate::engine::analysis::Analysis::on_event
+//! [`Analysis::tables`]: crate::engine::analysis::Analysis::tables
 
 pub mod callstack;
+pub mod durations;
 #[cfg(test)]
 mod testing;
 
-use clap::{ArgMatches, Args, Command, FromArgMatches};
-
-use crate::engine::identity::Identity;
-use crate::engine::summary::Summary;
-use crate::model::event::{Event, Kind};
-use crate::model::stats::Durations;
-use crate::model::table::{col, Cell, Column, Table, Unit};
-use crate::present::report::Page;
-
-/// Declares each analysis's module and its registry line at once.
-macro_rules! registry {
-    ($($module:ident :: $analysis:ident),* $(,)?) => {
-        $(pub mod $module;)*
-        /// Every analysis the command line offers, in the order of `--help`
-        /// and of the report's sections.
-        pub static REGISTRY: &[Entry] = &[$(Entry::of::<$module::$analysis>()),*];
-    };
-}
-
-// One line per analysis: its module (a file of this directory) and its type.
-registry! {
-    findings::Findings,
-    calls::Calls,
-    latency::Latency,
-    genserver::GenServer,
-    delivery::Delivery,
-    gc::Gc,
-    sched::Sched,
-    rates::Rates,
-    probes::Probes,
-    profile::Profile,
-    memory::Memory,
-    exceptions::Exceptions,
-    mailbox::Mailbox,
-    export::Export,
-}
-
-/// A streaming analysis.
-pub trait Analysis {
-    /// Feeds one event (already inside the time window and selection, and
-    /// in timestamp order: live sources are reordered by the run loop).
-    /// `who` is what the trace said so far about names, nodes and aliases,
-    /// this event included.
-    fn on_event(&mut self, ev: &Event, who: &Identity);
-    /// Whether the analysis reads the fields of `kind`'s events. Events of
-    /// a kind no analysis reads the fields of still reach every analysis,
-    /// with their time and no fields (what `rates` needs), and the reader
-    /// spends nothing on their fields: an analysis of a few kinds reads a
-    /// trace of many at a little more than the decoding's cost.
-    fn needs_fields(&self, _kind: Kind) -> bool {
-        true
-    }
-    /// Whether the analysis does nothing with the events of the kinds it
-    /// does not read the fields of. When every analysis of a run says so
-    /// (and nothing else needs every event: no `--window`, `--from`/`--to`,
-    /// process selection or live source), the reader only counts those
-    /// events rather than handing them on.
-    fn ignores_other_kinds(&self) -> bool {
-        false
-    }
-    /// The input has ended: handle anything held back.
-    fn finish(&mut self, _who: &Identity) {}
-    /// `--window`: whether the analysis starts its statistics again for
-    /// each window itself ([`Analysis::next_window`]), carrying over what is
-    /// pending (open calls, sends awaiting their receive), so that what
-    /// spans a boundary counts in the window where it ends. Otherwise each
-    /// window gets a fresh analysis, and what spans a boundary is lost.
-    fn carries_over(&self) -> bool {
-        false
-    }
-    /// `--window`: a new window starts; forget the statistics, keep what
-    /// is pending.
-    fn next_window(&mut self) {}
-    /// The results so far.
-    fn tables(&self, summary: &Summary) -> Vec<Table>;
-    /// Writes the files its options name (besides the tables on stdout),
-    /// once the run has ended (with `--window`: the last window's); `who`
-    /// names the processes.
-    fn write_files(&self, _who: &Identity) -> Result<(), String> {
-        Ok(())
-    }
-    /// What the analysis adds to the `report` page besides its tables
-    /// (sections of charts: [`Page::section`], drawn with
-    /// [`crate::present::report::svg`]), after the tables, distributions and trends
-    /// every analysis gets from its tables.
-    fn report(&self, _page: &mut Page, _who: &Identity) -> Result<(), String> {
-        Ok(())
-    }
-}
-
-/// An analysis the command line knows.
-pub trait Registered: Analysis + Sized + 'static {
-    /// The subcommand.
-    const NAME: &'static str;
-    /// The subcommand's help line.
-    const ABOUT: &'static str;
-    /// Its own options (clap derive), besides the common ones.
-    type Options: Args + FromArgMatches;
-    /// A fresh state from the options (called once per `--window`).
-    fn new(options: Self::Options) -> Result<Self, String>;
-    /// Its state in `report`, given the report's values of its options;
-    /// `None` keeps it out of the report.
-    fn for_report(options: Self::Options) -> Option<Result<Self, String>> {
-        Some(Self::new(options))
-    }
-}
-
-/// A boxed analysis built from the parsed command line.
-pub type Built = Result<Box<dyn Analysis>, String>;
-
-/// One registry line: what `main` needs to offer an analysis.
-pub struct Entry {
-    /// The subcommand.
-    pub name: &'static str,
-    /// Its help line.
-    pub about: &'static str,
-    /// Adds the analysis's own options to a command.
-    pub options: fn(Command) -> Command,
-    /// Builds it from the subcommand's parsed options.
-    pub build: fn(&ArgMatches) -> Built,
-    /// Builds it for `report` (None: not in the report).
-    pub build_for_report: fn(&ArgMatches) -> Option<Built>,
-}
-
-impl Entry {
-    /// The registry line of `A`.
-    pub const fn of<A: Registered>() -> Entry {
-        Entry {
-            name: A::NAME,
-            about: A::ABOUT,
-            options: A::Options::augment_args,
-            build: build::<A>,
-            build_for_report: build_for_report::<A>,
-        }
-    }
-}
-
-fn options_of<A: Registered>(m: &ArgMatches) -> Result<A::Options, String> {
-    A::Options::from_arg_matches(m).map_err(|e| e.to_string().trim().to_string())
-}
-
-fn build<A: Registered>(m: &ArgMatches) -> Built {
-    Ok(Box::new(A::new(options_of::<A>(m)?)?))
-}
-
-fn build_for_report<A: Registered>(m: &ArgMatches) -> Option<Built> {
-    let options = match options_of::<A>(m) {
-        Ok(o) => o,
-        Err(e) => return Some(Err(e)),
-    };
-    A::for_report(options).map(|a| a.map(|a| Box::new(a) as Box<dyn Analysis>))
-}
-
-/// For analyses without options of their own.
-#[derive(Args, Clone, Debug, Default)]
-#[group(skip)]
-pub struct NoOptions {}
-
-/// The columns every duration view shows: count, percentiles, max, total.
-pub fn duration_columns() -> [Column; 7] {
-    [
-        col("count", "count", Unit::Count),
-        col("p50_ns", "p50", Unit::Ns),
-        col("p90_ns", "p90", Unit::Ns),
-        col("p99_ns", "p99", Unit::Ns),
-        col("p999_ns", "p99.9", Unit::Ns),
-        col("max_ns", "max", Unit::Ns),
-        col("total_ns", "total", Unit::Ns),
-    ]
-}
-
-/// The values of [`duration_columns`].
-pub fn duration_cells(d: &Durations) -> [Cell; 7] {
-    [
-        Cell::Num(d.count()),
-        Cell::Num(d.quantile(0.5)),
-        Cell::Num(d.quantile(0.9)),
-        Cell::Num(d.quantile(0.99)),
-        Cell::Num(d.quantile(0.999)),
-        Cell::Num(d.max()),
-        Cell::Num(d.total()),
-    ]
-}
+pub mod calls;
+pub mod delivery;
+pub mod exceptions;
+pub mod export;
+pub mod findings;
+pub mod gc;
+pub mod genserver;
+pub mod latency;
+pub mod mailbox;
+pub mod memory;
+pub mod probes;
+pub mod profile;
+pub mod rates;
+pub mod sched;

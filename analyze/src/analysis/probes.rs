@@ -9,13 +9,13 @@
 //! are counted, so that a name or tag that varies per call (an id put in
 //! `s1`) cannot grow the memory without bound.
 
-use super::{Analysis, Registered};
-use crate::model::keyed::ByText;
+use crate::engine::analysis::Analysis;
 use crate::engine::identity::Identity;
+use crate::engine::summary::Summary;
 use crate::model::event::{Event, Kind, Slot};
+use crate::model::keyed::ByText;
 use crate::model::stats::Ints;
 use crate::model::table::{col, Cell, Column, Shown, Table, Unit};
-use crate::engine::summary::Summary;
 
 /// Probes kept by default.
 pub const DEFAULT_MAX_PROBES: usize = 1000;
@@ -35,37 +35,6 @@ struct Probe {
     first_ns: i64,
     last_ns: i64,
     ints: Option<Box<[Ints; 4]>>,
-}
-
-/// `probes`' options.
-#[derive(clap::Args, Clone, Debug)]
-#[group(skip)]
-pub struct ProbesOptions {
-    /// One row per probe and calling process
-    #[arg(long)]
-    pub by_pid: bool,
-    /// Probes kept (the first seen); events of more are counted
-    #[arg(long, default_value_t = DEFAULT_MAX_PROBES, value_parser = parse_max_probes)]
-    pub max_probes: usize,
-}
-
-fn parse_max_probes(text: &str) -> Result<usize, String> {
-    match text.parse::<usize>() {
-        Ok(n) if (1..=1_000_000).contains(&n) => Ok(n),
-        _ => Err(format!(
-            "`{text}` is not a number of probes from 1 to 1000000"
-        )),
-    }
-}
-
-impl Registered for Probes {
-    const NAME: &'static str = "probes";
-    const ABOUT: &'static str = "User probes (dyntrace:p/0..8, pn/1..9, user_trace_s1/1): events per \
-        probe (number, name = first string, tag) and each integer argument's min, p50, p90, p99, max";
-    type Options = ProbesOptions;
-    fn new(o: ProbesOptions) -> Result<Probes, String> {
-        Ok(Probes::new(o.by_pid, o.max_probes))
-    }
 }
 
 /// The `probes` state machine.
@@ -129,7 +98,10 @@ fn push_part(key: &mut Vec<u8>, part: &[u8]) {
 
 impl Analysis for Probes {
     fn needs_fields(&self, kind: Kind) -> bool {
-        matches!(kind, Kind::UserTraceI4s4 | Kind::UserTraceN | Kind::UserTraceS1)
+        matches!(
+            kind,
+            Kind::UserTraceI4s4 | Kind::UserTraceN | Kind::UserTraceS1
+        )
     }
 
     fn ignores_other_kinds(&self) -> bool {

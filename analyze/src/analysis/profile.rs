@@ -21,12 +21,12 @@ use std::path::PathBuf;
 use rustc_hash::FxHashMap;
 
 use super::callstack::{CallStack, Frame, Functions, Popped};
-use super::{Analysis, Registered};
-use crate::model::keyed::{entry, ByText};
+use crate::engine::analysis::Analysis;
 use crate::engine::identity::Identity;
-use crate::model::event::{Event, Kind, Slot};
-use crate::model::table::{col, Cell, Column, Table, Unit};
 use crate::engine::summary::Summary;
+use crate::model::event::{Event, Kind, Slot};
+use crate::model::keyed::{entry, ByText};
+use crate::model::table::{col, Cell, Column, Table, Unit};
 
 /// Tree nodes kept (all processes) before new paths are charged to their
 /// deepest known node.
@@ -36,42 +36,23 @@ pub const MAX_NODES: usize = 200_000;
 const ROOT: u32 = u32::MAX;
 
 /// `profile`'s options.
-#[derive(clap::Args, Clone, Debug, Default)]
-#[group(skip)]
+#[derive(Clone, Debug, Default)]
 pub struct ProfileOptions {
     /// Functions shown per process
-    #[arg(long, default_value_t = 10)]
     pub top: usize,
     /// Keep list comprehensions and funs apart from their function
-    #[arg(long)]
     pub keep_funs: bool,
     /// The processes were traced with the return_to flag
-    #[arg(long)]
     pub return_to: bool,
     /// Samples: charge each to its innermost frame in MODULE (repeatable),
     /// as a traced profile of MODULE would
-    #[arg(long, value_name = "MODULE")]
     pub module: Vec<String>,
     /// Write collapsed stacks (proc;M:F/A;... weight) to FILE
-    #[arg(long, value_name = "FILE")]
     pub folded: Option<PathBuf>,
     /// Write an interactive flame graph (SVG) to FILE
-    #[arg(long, value_name = "FILE")]
     pub flame: Option<PathBuf>,
     /// Write speedscope's file format (one profile per process) to FILE
-    #[arg(long, value_name = "FILE")]
     pub speedscope: Option<PathBuf>,
-}
-
-impl Registered for Profile {
-    const NAME: &'static str = "profile";
-    const ABOUT: &'static str = "Where each process's time goes, function by function: self and \
-        inclusive time (on-CPU / off-CPU when scheduling is traced) from traced calls, or sample \
-        counts from stack_sample events; --folded and --flame for flame graphs";
-    type Options = ProfileOptions;
-    fn new(o: ProfileOptions) -> Result<Profile, String> {
-        Ok(Profile::new(o))
-    }
 }
 
 #[derive(Default, Clone, Copy)]
@@ -105,7 +86,7 @@ struct Process {
 
 /// The `profile` state machine.
 pub struct Profile {
-    options: ProfileOptions,
+    pub(crate) options: ProfileOptions,
     functions: Functions,
     folded_ids: FxHashMap<u32, u32>,
     procs: ByText<Process>,
@@ -114,7 +95,7 @@ pub struct Profile {
     over_cap: u64,
     outside_modules: u64,
     scheduling: bool,
-    traced: bool,
+    pub(crate) traced: bool,
     sampled: bool,
     last_ns: i64,
 }
@@ -572,7 +553,15 @@ impl Profile {
 
 impl Analysis for Profile {
     fn needs_fields(&self, kind: Kind) -> bool {
-        matches!(kind, Kind::FunctionCall | Kind::FunctionReturn | Kind::FunctionException | Kind::ProcessExit | Kind::ProcessScheduled | Kind::StackSample)
+        matches!(
+            kind,
+            Kind::FunctionCall
+                | Kind::FunctionReturn
+                | Kind::FunctionException
+                | Kind::ProcessExit
+                | Kind::ProcessScheduled
+                | Kind::StackSample
+        )
     }
 
     fn ignores_other_kinds(&self) -> bool {
@@ -601,63 +590,6 @@ impl Analysis for Profile {
         for pid in pids {
             self.close_open(&pid, self.last_ns);
         }
-    }
-
-    fn write_files(&self, who: &Identity) -> Result<(), String> {
-        let stacks = self.folded(who);
-        if let Some(path) = &self.options.folded {
-            std::fs::write(path, &stacks).map_err(|e| format!("{}: {e}", path.display()))?;
-        }
-        if let Some(path) = &self.options.flame {
-            let svg = flame_svg(
-                &stacks,
-                "dyntrace-analyze profile",
-                self.count_name(),
-                FILE_MIN_WIDTH,
-            )?;
-            std::fs::write(path, svg).map_err(|e| format!("{}: {e}", path.display()))?;
-        }
-        if let Some(path) = &self.options.speedscope {
-            let unit = if self.traced { "microseconds" } else { "none" };
-            let file = crate::present::speedscope::from_folded(&stacks, "dyntrace-analyze profile", unit)?;
-            std::fs::write(path, file).map_err(|e| format!("{}: {e}", path.display()))?;
-        }
-        Ok(())
-    }
-
-    /// The flame graph, inline (inferno's: click a frame to zoom, search
-    /// with the button or Ctrl-F), its narrowest frames left out until it
-    /// weighs at most [`REPORT_FLAME_BYTES`].
-    fn report(&self, page: &mut crate::present::report::Page, who: &Identity) -> Result<(), String> {
-        let stacks = self.folded(who);
-        if stacks.is_empty() {
-            let body = "<p class=\"none\">No traced calls or stack samples to draw.</p>";
-            page.section("flame", "Flame graph", body.to_string());
-            return Ok(());
-        }
-        let title = match self.traced {
-            true => "self time per call path (us)",
-            false => "stack samples per call path",
-        };
-        let mut min_width = REPORT_MIN_WIDTH;
-        let frame = loop {
-            let svg = flame_svg(&stacks, title, self.count_name(), min_width)?;
-            let frame = crate::present::report::flame_frame(&svg);
-            if frame.len() <= REPORT_FLAME_BYTES || min_width >= 64.0 {
-                break frame;
-            }
-            min_width *= 2.0;
-        };
-        let body = format!(
-            "<p>{} Frames narrower than {min_width} px are left out.</p>{}",
-            match self.traced {
-                true => "Each process's call paths by self time, from its traced calls.",
-                false => "Each process's call paths by the samples taken in them.",
-            },
-            frame
-        );
-        page.section("flame", "Flame graph", body);
-        Ok(())
     }
 
     fn tables(&self, _summary: &Summary) -> Vec<Table> {
@@ -696,32 +628,6 @@ pub fn wilson(k: u64, n: u64) -> (f64, f64) {
     let centre = (p + z2 / (2.0 * n)) / (1.0 + z2 / n);
     let half = Z95 / (1.0 + z2 / n) * (p * (1.0 - p) / n + z2 / (4.0 * n * n)).sqrt();
     ((centre - half).max(0.0), (centre + half).min(1.0))
-}
-
-/// Narrowest frame drawn in `--flame`'s file (inferno's default), in px.
-const FILE_MIN_WIDTH: f64 = 0.1;
-/// Narrowest frame drawn in the report at first, in px.
-const REPORT_MIN_WIDTH: f64 = 0.5;
-/// What the report's flame graph may weigh (written into the page).
-const REPORT_FLAME_BYTES: usize = 1_500_000;
-
-/// An interactive flame graph (SVG) of collapsed stacks (`folded`, as
-/// [`Profile::folded`] writes them), drawn by inferno; frames narrower
-/// than `min_width` px are left out.
-pub fn flame_svg(
-    folded: &str,
-    title: &str,
-    count_name: &str,
-    min_width: f64,
-) -> Result<String, String> {
-    let mut options = inferno::flamegraph::Options::default();
-    options.title = title.to_string();
-    options.count_name = count_name.to_string();
-    options.min_width = min_width;
-    let mut svg = Vec::new();
-    inferno::flamegraph::from_lines(&mut options, folded.lines(), &mut svg)
-        .map_err(|e| format!("flame graph: {e}"))?;
-    String::from_utf8(svg).map_err(|e| format!("flame graph: {e}"))
 }
 
 #[cfg(test)]
@@ -782,7 +688,10 @@ mod tests {
         assert_eq!(num(&t, "m:handle/1", "inclusive_ns"), 200 * us as u64);
         assert_eq!(num(&t, "m:handle/1", "self_ns"), 140 * us as u64);
         assert_eq!(num(&t, "m:handle/1", "offcpu_ns"), 100 * us as u64);
-        assert_eq!(t.value(&t.rows[0], "pid"), Some(&proc("<0.1.0>", Some("srv"))));
+        assert_eq!(
+            t.value(&t.rows[0], "pid"),
+            Some(&proc("<0.1.0>", Some("srv")))
+        );
         assert_eq!(
             p.folded(&who),
             "srv <0.1.0>;m:handle/1 140\nsrv <0.1.0>;m:handle/1;m:work/1 60\n"
@@ -871,14 +780,15 @@ mod tests {
         let Some(&Cell::Float(high)) = t.value(&t.rows[0], "share_high") else {
             panic!("no share_high")
         };
-        assert!((low - 39.68).abs() < 0.01 && (high - 89.22).abs() < 0.01, "{low} {high}");
+        assert!(
+            (low - 39.68).abs() < 0.01 && (high - 89.22).abs() < 0.01,
+            "{low} {high}"
+        );
         assert_eq!(
             p.folded(&who),
             "checkout <0.1.0>;gen:loop/3 1\ncheckout <0.1.0>;gen:loop/3;m:handle/1;m:burn/1 7\n\
              checkout <0.1.0>;gen:loop/3;m:handle/1;m:light/1 2\n"
         );
-        let svg = flame_svg(&p.folded(&who), "profile", p.count_name(), 0.1).expect("drawn");
-        assert!(svg.contains("m:burn/1"));
         let mut p = Profile::new(ProfileOptions {
             top: 10,
             module: vec!["gen".into()],

@@ -2,29 +2,20 @@
 //! first event seen. Memory grows with the trace's duration in seconds
 //! (one counter per event name a second), not with its number of events.
 
-use super::{Analysis, NoOptions, Registered};
+use crate::engine::analysis::Analysis;
 use crate::engine::identity::Identity;
+use crate::engine::summary::Summary;
 use crate::model::event::{Event, Kind};
 use crate::model::table::{col, Cell, Column, Shown, Table, Unit};
-use crate::engine::summary::Summary;
 
 /// Seconds kept (about 11 days); later events count in the last second.
 const MAX_SECONDS: usize = 1_000_000;
 
-impl Registered for Rates {
-    const NAME: &'static str = "rates";
-    const ABOUT: &'static str = "Events per second per event name";
-    type Options = NoOptions;
-    fn new(_: NoOptions) -> Result<Rates, String> {
-        Ok(Rates::default())
-    }
-}
-
 /// The `rates` state machine.
 #[derive(Default)]
 pub struct Rates {
-    first_ns: Option<i64>,
-    per_second: Vec<[u64; Kind::ALL.len()]>,
+    pub(crate) first_ns: Option<i64>,
+    pub(crate) per_second: Vec<[u64; Kind::ALL.len()]>,
 }
 
 impl Rates {
@@ -58,53 +49,6 @@ impl Analysis for Rates {
             self.per_second.resize(second + 1, [0; Kind::ALL.len()]);
         }
         self.per_second[second][kind as usize] += 1;
-    }
-
-    /// Events per second, a line per event name (averaged over a few
-    /// seconds a point when the trace is long).
-    fn report(&self, page: &mut crate::present::report::Page, _who: &Identity) -> Result<(), String> {
-        use crate::present::report::{count_axis, svg, MAX_POINTS};
-        let seconds = self.per_second.len();
-        let per_point = seconds.div_ceil(MAX_POINTS).max(1);
-        let offset = self.first_ns.map_or(0.0, |f| page.seconds(f));
-        let lines: Vec<svg::Line> = self
-            .kinds_present()
-            .into_iter()
-            .enumerate()
-            .map(|(i, k)| {
-                let series: Vec<u64> = self.series(k).collect();
-                svg::Line {
-                    name: k.name().to_string(),
-                    points: series
-                        .chunks(per_point)
-                        .enumerate()
-                        .map(|(c, n)| {
-                            let x = offset + (c * per_point) as f64;
-                            (x, n.iter().sum::<u64>() as f64 / n.len() as f64)
-                        })
-                        .collect(),
-                    dashed: false,
-                    color: i,
-                }
-            })
-            .collect();
-        let body = match lines.is_empty() {
-            true => "<p class=\"none\">No event.</p>".to_string(),
-            false => {
-                let mut b = String::new();
-                if per_point > 1 {
-                    b = format!("<p>Each point: the mean of {per_point} seconds.</p>");
-                }
-                b + &svg::lines(
-                    "events per second",
-                    page.time_axis(),
-                    count_axis("events per second"),
-                    &lines,
-                )?
-            }
-        };
-        page.section("rates", "Events per second", body);
-        Ok(())
     }
 
     fn tables(&self, _summary: &Summary) -> Vec<Table> {

@@ -4,12 +4,12 @@
 //! With `--by-function`, each process's time split by the function it was
 //! in when it was scheduled out (the `entry` of the `out` event).
 
-use super::{Analysis, Registered};
-use crate::model::keyed::{entry, ByText};
+use crate::engine::analysis::Analysis;
 use crate::engine::identity::Identity;
-use crate::model::event::{Event, Kind, Slot};
-use crate::model::table::{col, Cell, Table, Unit};
 use crate::engine::summary::Summary;
+use crate::model::event::{Event, Kind, Slot};
+use crate::model::keyed::{entry, ByText};
+use crate::model::table::{col, Cell, Table, Unit};
 
 #[derive(Default)]
 struct Process {
@@ -20,29 +20,6 @@ struct Process {
     max_entry: Box<[u8]>,
     /// With `--by-function`: slices and time per function.
     functions: ByText<(u64, u64)>,
-}
-
-/// `sched`'s options.
-#[derive(clap::Args, Clone, Debug)]
-#[group(skip)]
-pub struct SchedOptions {
-    /// Processes shown
-    #[arg(long, default_value_t = 20)]
-    pub top: usize,
-    /// Each shown process's time split by the function it was in when
-    /// scheduled out, heaviest first
-    #[arg(long)]
-    pub by_function: bool,
-}
-
-impl Registered for Sched {
-    const NAME: &'static str = "sched";
-    const ABOUT: &'static str = "Time on a scheduler per process";
-    type Options = SchedOptions;
-    fn new(o: SchedOptions) -> Result<Sched, String> {
-        let s = Sched::new(o.top);
-        Ok(if o.by_function { s.by_function() } else { s })
-    }
 }
 
 /// The `sched` state machine.
@@ -178,7 +155,12 @@ impl Analysis for Sched {
         rows.sort_by(|a, b| b.3.cmp(&a.3).then_with(|| (a.0, a.1).cmp(&(b.0, b.1))));
         for (pid, e, n, total) in rows {
             f.push(
-                vec![Cell::bytes(pid), Cell::bytes(e), Cell::Num(n), Cell::Num(total)],
+                vec![
+                    Cell::bytes(pid),
+                    Cell::bytes(e),
+                    Cell::Num(n),
+                    Cell::Num(total),
+                ],
                 None,
             );
         }

@@ -1,6 +1,6 @@
 //! Hand-written event sequences for the state machines' unit tests.
 
-use super::Analysis;
+use crate::engine::analysis::Analysis;
 use crate::engine::identity::Identity;
 use crate::model::event::{Event, EventClass, Field, Kind, PROVIDER};
 use crate::model::message::Shape;

@@ -2,6 +2,7 @@
 //! selection), in which order (live reordering), cut into which windows,
 //! and who is who (names, nodes, aliases, clocks).
 
+pub mod analysis;
 pub mod clocks;
 pub mod identity;
 pub mod names;

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressStyle};
 
-use crate::analysis::Analysis;
+use crate::engine::analysis::Analysis;
 use crate::engine::identity::{is_identity_row, Identity, PID_SLOTS};
 use crate::engine::names::Named;
 use crate::engine::summary::Summary;
@@ -204,20 +204,22 @@ impl SelectedCalls {
 }
 
 /// Builds a fresh set of analyses (once, and once per `--window`).
-pub type Make<'a> = &'a dyn Fn() -> Result<Vec<Box<dyn Analysis>>, String>;
+/// `A` is the analyses' boxed type: `dyn Analysis`, or a trait above it
+/// that the caller asks more of once the run has ended.
+pub type Make<'a, A> = &'a dyn Fn() -> Result<Vec<Box<A>>, String>;
 
 /// Called between graph runs in live mode with the results so far.
 pub type Tick<'a> = &'a mut dyn FnMut(&Summary, &[Table]);
 
 /// What a run leaves: the summary, the tables (per window with
 /// `--window`) and the analyses of the whole run (or of the last window).
-pub struct Outcome {
+pub struct Outcome<A: ?Sized = dyn Analysis> {
     /// What every output says about the input.
     pub summary: Summary,
     /// The results.
     pub tables: Vec<Table>,
     /// The analyses, for what the report draws beyond tables.
-    pub analyses: Vec<Box<dyn Analysis>>,
+    pub analyses: Vec<Box<A>>,
     /// Who is who, as the whole run learnt it.
     pub who: Identity,
     /// With [`run_with_trend`]: each window's tables (their first
@@ -233,9 +235,9 @@ pub const MAX_TREND_WINDOWS: usize = 500;
 
 /// The report's trends: a second set of analyses, per window of trace
 /// time, beside the whole run's.
-struct Trend {
+struct Trend<A: ?Sized> {
     width_ns: i64,
-    analyses: Vec<Box<dyn Analysis>>,
+    analyses: Vec<Box<A>>,
     /// Start of the current window; None before the first event.
     start: Option<i64>,
     events: u64,
@@ -248,9 +250,9 @@ struct Trend {
 /// Closes a window of `analyses`: their tables, then a fresh set in place
 /// of those that do not carry over (built by `make`) and the next window
 /// for those that do.
-fn roll(
-    analyses: &mut [Box<dyn Analysis>],
-    make: Make,
+fn roll<A: Analysis + ?Sized>(
+    analyses: &mut [Box<A>],
+    make: Make<A>,
     summary: &Summary,
     who: &Identity,
 ) -> Result<Vec<Table>, String> {
@@ -261,7 +263,7 @@ fn roll(
         }
         tables.extend(a.tables(summary));
     }
-    let mut fresh: Option<Vec<Box<dyn Analysis>>> = None;
+    let mut fresh: Option<Vec<Box<A>>> = None;
     for (i, a) in analyses.iter_mut().enumerate() {
         if a.carries_over() {
             a.next_window();
@@ -302,12 +304,12 @@ struct Windows {
     closed: Vec<(i64, Vec<Table>)>,
 }
 
-struct Feed<'f> {
+struct Feed<'f, A: ?Sized> {
     filter: &'f Filter,
-    make: Make<'f>,
-    analyses: Vec<Box<dyn Analysis>>,
+    make: Make<'f, A>,
+    analyses: Vec<Box<A>>,
     windows: Option<Windows>,
-    trend: Option<Trend>,
+    trend: Option<Trend<A>>,
     /// Events kept, per kind.
     kinds: [u64; Kind::ALL.len()],
     who: Identity,
@@ -330,7 +332,7 @@ struct Feed<'f> {
     scratch: Vec<u8>,
 }
 
-impl Feed<'_> {
+impl<A: Analysis + ?Sized> Feed<'_, A> {
     fn on_event(&mut self, ev: &Event) {
         let Some(kind) = ev.kind() else {
             return;
@@ -543,7 +545,7 @@ impl Feed<'_> {
     }
 }
 
-impl Trend {
+impl<A: ?Sized> Trend<A> {
     /// Keeps a closed window's tables (every `stride`-th window).
     fn keep(&mut self, start: i64, tables: Vec<Table>) {
         if self.seen.is_multiple_of(self.stride) {
@@ -566,26 +568,26 @@ impl Trend {
 /// Reads `source` to its end (or, live, until the relay ends the session),
 /// feeding the analyses `make` builds (a fresh set per `window_ns` of trace
 /// time when given). `every` calls its tick at that period (live mode).
-pub fn run(
+pub fn run<A: Analysis + ?Sized>(
     source: &Source,
     filter: &Filter,
-    make: Make,
+    make: Make<A>,
     window_ns: Option<u64>,
     every: Option<(Duration, Tick)>,
-) -> Result<Outcome, String> {
+) -> Result<Outcome<A>, String> {
     run_with_trend(source, filter, make, window_ns, every, None)
 }
 
 /// [`run`], and with `trend_ns` a second set of analyses per window of
 /// that much trace time beside the whole run's: [`Outcome::trend`].
-pub fn run_with_trend(
+pub fn run_with_trend<A: Analysis + ?Sized>(
     source: &Source,
     filter: &Filter,
-    make: Make,
+    make: Make<A>,
     window_ns: Option<u64>,
     mut every: Option<(Duration, Tick)>,
     trend_ns: Option<u64>,
-) -> Result<Outcome, String> {
+) -> Result<Outcome<A>, String> {
     let trend = match trend_ns {
         Some(w) => Some(Trend {
             width_ns: i64::try_from(w.max(1)).unwrap_or(i64::MAX),
@@ -736,8 +738,8 @@ pub fn run_with_trend(
 /// only counted when no analysis looks at them and nothing needs each
 /// one's time (`windows`: `--window` or trends; `--from`/`--to`); the
 /// reader hands on every live event itself.
-fn wanted<'a>(
-    analyses: impl Iterator<Item = &'a Box<dyn Analysis>>,
+fn wanted<'a, A: Analysis + ?Sized + 'a>(
+    analyses: impl Iterator<Item = &'a Box<A>>,
     filter: &Filter,
     windows: bool,
 ) -> Wanted {
@@ -987,22 +989,70 @@ impl<A: Analysis> Reordered<A> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analysis::calls::Calls;
-    use crate::analysis::genserver::GenServer;
-    use crate::analysis::rates::Rates;
+
+    /// An analysis that reads the fields of `reads`, and does nothing with
+    /// other kinds' events when `only`: what the loop asks of one.
+    struct Reads {
+        reads: &'static [Kind],
+        only: bool,
+    }
+
+    impl Analysis for Reads {
+        fn on_event(&mut self, _ev: &Event, _who: &Identity) {}
+        fn needs_fields(&self, kind: Kind) -> bool {
+            self.reads.contains(&kind)
+        }
+        fn ignores_other_kinds(&self) -> bool {
+            self.only
+        }
+        fn tables(&self, _summary: &Summary) -> Vec<Table> {
+            Vec::new()
+        }
+    }
+
+    /// As `calls` reads: its functions' events only.
+    fn functions() -> Box<dyn Analysis> {
+        Box::new(Reads {
+            reads: &[
+                Kind::FunctionCall,
+                Kind::FunctionReturn,
+                Kind::FunctionException,
+                Kind::ProcessExit,
+                Kind::CallGuard,
+            ],
+            only: true,
+        })
+    }
+
+    /// As `rates` reads: no field, every event's time.
+    fn every_time() -> Box<dyn Analysis> {
+        Box::new(Reads {
+            reads: &[],
+            only: false,
+        })
+    }
+
+    /// Reads one message kind (the loop reads both: the identity layer
+    /// learns aliases from either).
+    fn receives() -> Box<dyn Analysis> {
+        Box::new(Reads {
+            reads: &[Kind::MessageReceive],
+            only: true,
+        })
+    }
 
     /// The reader hands on the fields an analysis reads, the identity
     /// layer's rows, and messages both ways when either is read; every
     /// kind's under a process selection.
     #[test]
     fn only_read_fields_are_wanted() {
-        let calls: Vec<Box<dyn Analysis>> = vec![Box::new(Calls::new(None, 0, false))];
+        let calls: Vec<Box<dyn Analysis>> = vec![functions()];
         let w = wanted(calls.iter(), &Filter::default(), false);
         assert!(w.wants(Kind::FunctionReturn) && w.wants(Kind::ProcessRegister));
         assert!(!w.wants(Kind::MessageSend) && !w.wants(Kind::ProcessScheduled));
-        let rates: Vec<Box<dyn Analysis>> = vec![Box::new(Rates::default())];
+        let rates: Vec<Box<dyn Analysis>> = vec![every_time()];
         assert!(!wanted(rates.iter(), &Filter::default(), false).wants(Kind::FunctionCall));
-        let gs: Vec<Box<dyn Analysis>> = vec![Box::new(GenServer::default())];
+        let gs: Vec<Box<dyn Analysis>> = vec![receives()];
         let w = wanted(gs.iter(), &Filter::default(), false);
         assert!(w.wants(Kind::MessageReceive) && !w.wants(Kind::FunctionCall));
         let selected = Filter {
@@ -1016,14 +1066,11 @@ mod tests {
     /// looks at every event (`rates`) or something needs each one's time.
     #[test]
     fn unread_kinds_are_counted_only_when_nothing_needs_them() {
-        let calls: Vec<Box<dyn Analysis>> = vec![Box::new(Calls::new(None, 0, false))];
+        let calls: Vec<Box<dyn Analysis>> = vec![functions()];
         let w = wanted(calls.iter(), &Filter::default(), false);
         assert!(w.counts(Kind::ProcessScheduled) && w.counts(Kind::MessageSend));
         assert!(!w.counts(Kind::FunctionCall) && !w.counts(Kind::ProcessName));
-        let both: Vec<Box<dyn Analysis>> = vec![
-            Box::new(Calls::new(None, 0, false)),
-            Box::new(Rates::default()),
-        ];
+        let both: Vec<Box<dyn Analysis>> = vec![functions(), every_time()];
         assert!(!wanted(both.iter(), &Filter::default(), false).counts(Kind::ProcessScheduled));
         assert!(!wanted(calls.iter(), &Filter::default(), true).counts(Kind::ProcessScheduled));
         let from = Filter {

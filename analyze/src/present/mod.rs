@@ -3,6 +3,7 @@
 //! speedscope files).
 
 pub mod cli;
+pub mod commands;
 pub mod json;
 pub mod report;
 pub mod schema;

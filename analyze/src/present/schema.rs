@@ -6,9 +6,9 @@
 
 use clap::Command;
 
-use crate::analysis::REGISTRY;
 use crate::engine::summary::Summary;
 use crate::model::table::Table;
+use crate::present::commands::REGISTRY;
 use crate::present::json::{json_keys, render_json, Extra, SCHEMA};
 
 /// docs/json.md: the keys every command writes, then each analysis's

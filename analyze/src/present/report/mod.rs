@@ -8,7 +8,7 @@
 //! a summary of the input, every table the text output shows (sortable by
 //! any column), each duration table's distributions (its rows'
 //! histograms) and trends (p50 and p99 per window of trace time), then
-//! what each analysis draws beyond its tables ([`Analysis::report`]: slow
+//! what each analysis draws beyond its tables ([`Registered::report`](crate::present::commands::Registered::report): slow
 //! calls over time, events per second, the flame graph, memory over
 //! time). A new analysis appears in it through its tables and its own
 //! `report`, without a change here.
@@ -19,11 +19,11 @@ pub mod trace;
 use std::fmt::Write as _;
 use std::path::Path;
 
-use crate::analysis::Analysis;
 use crate::engine::identity::Identity;
 use crate::engine::summary::Summary;
 use crate::model::stats::log2_bucket_floor;
 use crate::model::table::{format_ns, text_of, Cell, Row, Shown, Table, Unit};
+use crate::present::commands::Subcommand;
 use crate::present::text::summary_line;
 use svg::{Axis, Line};
 use trace::TraceInfo;
@@ -47,7 +47,7 @@ const CSS: &str = include_str!("page.css");
 const JS: &str = include_str!("page.js");
 
 /// The page being written: what an analysis adds besides its tables
-/// ([`Analysis::report`]).
+/// ([`Registered::report`](crate::present::commands::Registered::report)).
 pub struct Page<'a> {
     /// The summary of the run.
     pub summary: &'a Summary,
@@ -162,7 +162,7 @@ pub struct Input<'a> {
     /// The whole run's tables.
     pub tables: &'a [Table],
     /// The analyses, for their own sections.
-    pub analyses: &'a [Box<dyn Analysis>],
+    pub analyses: &'a [Box<dyn Subcommand>],
     /// Who is who, as the run learnt it.
     pub who: &'a Identity,
     /// Each trend window's start and tables.
