@@ -13,7 +13,8 @@ use clap::{Arg, ArgMatches, Args, Command, FromArgMatches};
 
 use dyntrace_analyze::engine::run::run_with_trend;
 use dyntrace_analyze::engine::summary::Summary;
-use dyntrace_analyze::input::reader::{distinct_traces, Source};
+use dyntrace_analyze::input::discovery::distinct_traces;
+use dyntrace_analyze::input::reader::Source;
 use dyntrace_analyze::model::table::Table;
 use dyntrace_analyze::present::cli::Common;
 use dyntrace_analyze::present::commands::{Built, Entry, Subcommand, REGISTRY};
@@ -131,12 +132,17 @@ fn analyse(
         return Err(e);
     }
     if let Some(to) = outdir {
+        let charts: Vec<&dyn report::Charts> = outcome
+            .analyses
+            .iter()
+            .map(|a| a.as_ref() as &dyn report::Charts)
+            .collect();
         let (bytes, top) = report::write(
             &to.dir,
             &report::Input {
                 summary: &outcome.summary,
                 tables: &outcome.tables,
-                analyses: &outcome.analyses,
+                analyses: &charts,
                 who: &outcome.who,
                 trend: &outcome.trend,
                 traces: &traces,

@@ -177,18 +177,21 @@ mod tests {
         let who = s.feed(&mut g);
         let mut t = g.tables(&Summary::default());
         who.annotate(&mut t);
-        let json = crate::present::json::render_json(&Summary::default(), &t);
-        let rows = json["gc"].as_array().expect("rows");
-        assert_eq!(rows.len(), 2);
-        assert_eq!(
-            (&rows[0]["pid"], &rows[0]["name"], &rows[0]["node"]),
-            (&"<0.82.0>".into(), &"shop_audit".into(), &"n1@h".into())
-        );
-        assert_eq!(
-            (&rows[1]["pid"], &rows[1]["name"], &rows[1]["node"]),
-            (&"<0.82.0>".into(), &serde_json::Value::Null, &"n2@h".into())
-        );
-        let text = crate::present::text::render_text(&Summary::default(), &t, false);
-        assert!(text.contains("shop_audit <0.82.0> on n1@h"), "{text}");
+        let proc = |row: usize| t[0].value(&t[0].rows[row], "pid").cloned();
+        assert_eq!(t[0].rows.len(), 2);
+        let first = Cell::Proc {
+            pid: "<0.82.0>".into(),
+            name: Some("shop_audit".into()),
+            node: Some("n1@h".into()),
+        };
+        assert_eq!(proc(0), Some(first.clone()));
+        let second = Cell::Proc {
+            pid: "<0.82.0>".into(),
+            name: None,
+            node: Some("n2@h".into()),
+        };
+        assert_eq!(proc(1), Some(second));
+        let text = crate::model::table::text_of(&first, Unit::Pid, 0);
+        assert_eq!(text, "shop_audit <0.82.0> on n1@h");
     }
 }

@@ -41,8 +41,8 @@ pub fn clock_of_metadata(text: &str) -> Option<Clock> {
 /// one clock (None when a trace does not say).
 pub fn one_clock(dirs: &[PathBuf]) -> Option<bool> {
     let mut seen: Option<Clock> = None;
-    for dir in crate::input::reader::distinct_traces(dirs) {
-        let text = crate::input::reader::metadata_text(&dir.join("metadata")).ok()?;
+    for dir in crate::input::discovery::distinct_traces(dirs) {
+        let text = crate::input::discovery::metadata_text(&dir.join("metadata")).ok()?;
         let clock = clock_of_metadata(&text)?;
         match &seen {
             None => seen = Some(clock),

@@ -14,7 +14,8 @@
 
 use rustc_hash::FxHashMap;
 
-use crate::input::reader::{Reader, Source, Step};
+use crate::input::reader::{Reader, Source};
+use crate::input::step::Step;
 use crate::model::event::{EventClass, Kind, Slot, Wanted};
 use crate::model::keyed::ByText;
 

@@ -16,13 +16,13 @@ use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::thread::JoinHandle;
 
 #[cfg(feature = "babeltrace2")]
-use crate::input::reader::{class_of, Callbacks, Graph, RawEvent};
-use crate::input::reader::{Discarded, Step};
+use crate::input::babeltrace::{class_of, Callbacks, Graph, RawEvent};
+use crate::input::step::{Discarded, Step};
+#[cfg(feature = "babeltrace2")]
+use crate::model::event::message_shape;
 #[cfg(feature = "babeltrace2")]
 use crate::model::event::Wanted;
 use crate::model::event::{Counted, Event, EventClass, Field, MAX_FIELDS};
-#[cfg(feature = "babeltrace2")]
-use crate::model::message::message_shape;
 use crate::model::message::Shape;
 
 /// Events per batch: each batch handed over may wake a sleeping thread,

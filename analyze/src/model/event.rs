@@ -289,6 +289,19 @@ impl<'a> Event<'a> {
     }
 }
 
+/// The shape of a message event's message (found once, as the event is
+/// read); [`Shape::Unknown`] for other events and those read without
+/// fields.
+pub fn message_shape(class: &EventClass, fields: &[Field]) -> Shape {
+    if !matches!(class.kind, Some(Kind::MessageSend | Kind::MessageReceive)) {
+        return Shape::Unknown;
+    }
+    match class.slot_index(Slot::Message).and_then(|i| fields.get(i)) {
+        Some(Field::Str(text)) => Shape::of(text),
+        _ => Shape::Unknown,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

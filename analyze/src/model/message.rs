@@ -4,8 +4,6 @@
 //! thread that decodes it, so that the identity layer and the analyses
 //! that read it in order do not scan its text again.
 
-use crate::model::event::{EventClass, Field, Kind, Slot};
-
 /// The reference inside a call's tag or a reply: `#Ref<...>` up to its `>`.
 pub fn reference(text: &[u8]) -> Option<&[u8]> {
     let mut from = 0;
@@ -61,19 +59,6 @@ pub fn parse_reply(message: &[u8]) -> Option<&[u8]> {
         reference(rest)
     } else {
         None
-    }
-}
-
-/// The shape of a message event's message (found once, as the event is
-/// read); [`Shape::Unknown`] for other events and those read without
-/// fields.
-pub fn message_shape(class: &EventClass, fields: &[Field]) -> Shape {
-    if !matches!(class.kind, Some(Kind::MessageSend | Kind::MessageReceive)) {
-        return Shape::Unknown;
-    }
-    match class.slot_index(Slot::Message).and_then(|i| fields.get(i)) {
-        Some(Field::Str(text)) => Shape::of(text),
-        _ => Shape::Unknown,
     }
 }
 

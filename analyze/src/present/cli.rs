@@ -6,7 +6,8 @@ use std::path::PathBuf;
 use clap::Args;
 
 use crate::engine::run::{Filter, When};
-use crate::input::reader::{find_traces, use_decoder, Decoder, Source};
+use crate::input::discovery::find_traces;
+use crate::input::reader::{use_decoder, Decoder, Source};
 
 /// The options common to every analysis subcommand.
 #[derive(Args, Clone, Debug)]

@@ -12,8 +12,6 @@
 mod decode;
 mod map;
 mod stream;
-#[cfg(test)]
-mod tests;
 pub mod tsdl;
 
 use std::path::{Path, PathBuf};
@@ -22,15 +20,15 @@ use std::sync::Arc;
 
 use crate::input::damage::StreamCheck;
 use crate::input::merge::{Batch, CopiedEvent, Merge, Part, BATCH, BATCH_BYTES};
+use crate::model::event::message_shape;
 use crate::model::event::{Field, Reading, Wanted, MAX_FIELDS};
-use crate::model::message::message_shape;
 
 use decode::Val;
 use stream::{Read, Stream, Trace};
 
 /// Compiles a trace's metadata (the error says why it cannot be read).
 pub fn compile(dir: &Path) -> Result<Trace, String> {
-    let text = crate::input::reader::metadata_text(&dir.join("metadata"))?;
+    let text = crate::input::discovery::metadata_text(&dir.join("metadata"))?;
     let meta = tsdl::parse(&text).map_err(|e| format!("{}: {e}", dir.display()))?;
     Trace::new(&meta).map_err(|e| format!("{}: {e}", dir.display()))
 }
@@ -191,8 +189,8 @@ impl Lane {
         }
     }
 
-    fn discarded(&self) -> crate::input::reader::Discarded {
-        crate::input::reader::Discarded {
+    fn discarded(&self) -> crate::input::step::Discarded {
+        crate::input::step::Discarded {
             events: self.streams.iter().map(|s| s.stream.discarded).sum(),
             reports_without_count: self
                 .streams

@@ -1,6 +1,6 @@
 //! `calls`: its options and its slow calls over time on the report page.
 
-use super::Registered;
+use super::registered::Registered;
 use crate::analysis::calls::{Calls, REPORT_SLOWER_THAN_NS};
 use crate::engine::identity::Identity;
 use crate::model::table::format_ns;

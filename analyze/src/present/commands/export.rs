@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use super::Registered;
+use super::registered::Registered;
 use crate::analysis::export::{Export, ExportOptions, DEFAULT_MAX_EVENTS};
 use crate::engine::identity::Identity;
 

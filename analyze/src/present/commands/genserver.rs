@@ -1,6 +1,6 @@
 //! `genserver`: its options.
 
-use super::Registered;
+use super::registered::Registered;
 use crate::analysis::genserver::GenServer;
 
 /// `genserver`'s options.

@@ -2,7 +2,7 @@
 
 use clap::Args;
 
-use super::Registered;
+use super::registered::Registered;
 use crate::analysis::memory::{
     proc_label, Memory, Process, Series, CATEGORIES, DEFAULT_LEAK_WINDOWS, TEXT_ROWS,
 };

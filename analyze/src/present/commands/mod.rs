@@ -11,138 +11,47 @@ mod memory;
 mod probes;
 mod profile;
 mod rates;
+pub mod registered;
 mod sched;
 
-use clap::{ArgMatches, Args, Command, FromArgMatches};
+pub use registered::{Built, Entry, NoOptions, Registered, Subcommand};
 
+use crate::analysis::calls::Calls;
 use crate::analysis::delivery::Delivery;
 use crate::analysis::exceptions::Exceptions;
+use crate::analysis::export::Export;
 use crate::analysis::findings::Findings;
 use crate::analysis::gc::Gc;
+use crate::analysis::genserver::GenServer;
 use crate::analysis::latency::Latency;
 use crate::analysis::mailbox::Mailbox;
-use crate::engine::analysis::Analysis;
-use crate::engine::identity::Identity;
-use crate::present::report::Page;
+use crate::analysis::memory::Memory;
+use crate::analysis::probes::Probes;
+use crate::analysis::profile::Profile;
+use crate::analysis::rates::Rates;
+use crate::analysis::sched::Sched;
 
 /// Every analysis the command line offers, in the order of `--help` and of
 /// the report's sections: one line per analysis.
 pub static REGISTRY: &[Entry] = &[
     Entry::of::<Findings>(),
-    Entry::of::<crate::analysis::calls::Calls>(),
+    Entry::of::<Calls>(),
     Entry::of::<Latency>(),
-    Entry::of::<crate::analysis::genserver::GenServer>(),
+    Entry::of::<GenServer>(),
     Entry::of::<Delivery>(),
     Entry::of::<Gc>(),
-    Entry::of::<crate::analysis::sched::Sched>(),
-    Entry::of::<crate::analysis::rates::Rates>(),
-    Entry::of::<crate::analysis::probes::Probes>(),
-    Entry::of::<crate::analysis::profile::Profile>(),
-    Entry::of::<crate::analysis::memory::Memory>(),
+    Entry::of::<Sched>(),
+    Entry::of::<Rates>(),
+    Entry::of::<Probes>(),
+    Entry::of::<Profile>(),
+    Entry::of::<Memory>(),
     Entry::of::<Exceptions>(),
     Entry::of::<Mailbox>(),
-    Entry::of::<crate::analysis::export::Export>(),
+    Entry::of::<Export>(),
 ];
 
-/// An analysis the command line knows.
-pub trait Registered: Analysis + Sized + 'static {
-    /// The subcommand.
-    const NAME: &'static str;
-    /// The subcommand's help line.
-    const ABOUT: &'static str;
-    /// Its own options (clap derive), besides the common ones.
-    type Options: Args + FromArgMatches;
-    /// A fresh state from the options (called once per `--window`).
-    fn new(options: Self::Options) -> Result<Self, String>;
-    /// Its state in `report`, given the report's values of its options;
-    /// `None` keeps it out of the report.
-    fn for_report(options: Self::Options) -> Option<Result<Self, String>> {
-        Some(Self::new(options))
-    }
-    /// Writes the files its options name (besides the tables on stdout),
-    /// once the run has ended (with `--window`: the last window's); `who`
-    /// names the processes.
-    fn write_files(&self, _who: &Identity) -> Result<(), String> {
-        Ok(())
-    }
-    /// What the analysis adds to the `report` page besides its tables
-    /// (sections of charts: [`Page::section`], drawn with
-    /// [`crate::present::report::svg`]), after the tables, distributions
-    /// and trends every analysis gets from its tables.
-    fn report(&self, _page: &mut Page, _who: &Identity) -> Result<(), String> {
-        Ok(())
-    }
-}
-
-/// An analysis as the command line runs it: fed by the event loop, then
-/// asked for its files and its charts.
-pub trait Subcommand: Analysis {
-    /// [`Registered::write_files`].
-    fn write_files(&self, who: &Identity) -> Result<(), String>;
-    /// [`Registered::report`].
-    fn report(&self, page: &mut Page, who: &Identity) -> Result<(), String>;
-}
-
-impl<A: Registered> Subcommand for A {
-    fn write_files(&self, who: &Identity) -> Result<(), String> {
-        Registered::write_files(self, who)
-    }
-
-    fn report(&self, page: &mut Page, who: &Identity) -> Result<(), String> {
-        Registered::report(self, page, who)
-    }
-}
-
-/// A boxed analysis built from the parsed command line.
-pub type Built = Result<Box<dyn Subcommand>, String>;
-
-/// One registry line: what `main` needs to offer an analysis.
-pub struct Entry {
-    /// The subcommand.
-    pub name: &'static str,
-    /// Its help line.
-    pub about: &'static str,
-    /// Adds the analysis's own options to a command.
-    pub options: fn(Command) -> Command,
-    /// Builds it from the subcommand's parsed options.
-    pub build: fn(&ArgMatches) -> Built,
-    /// Builds it for `report` (None: not in the report).
-    pub build_for_report: fn(&ArgMatches) -> Option<Built>,
-}
-
-impl Entry {
-    /// The registry line of `A`.
-    pub const fn of<A: Registered>() -> Entry {
-        Entry {
-            name: A::NAME,
-            about: A::ABOUT,
-            options: A::Options::augment_args,
-            build: build::<A>,
-            build_for_report: build_for_report::<A>,
-        }
-    }
-}
-
-fn options_of<A: Registered>(m: &ArgMatches) -> Result<A::Options, String> {
-    A::Options::from_arg_matches(m).map_err(|e| e.to_string().trim().to_string())
-}
-
-fn build<A: Registered>(m: &ArgMatches) -> Built {
-    Ok(Box::new(A::new(options_of::<A>(m)?)?))
-}
-
-fn build_for_report<A: Registered>(m: &ArgMatches) -> Option<Built> {
-    let options = match options_of::<A>(m) {
-        Ok(o) => o,
-        Err(e) => return Some(Err(e)),
-    };
-    A::for_report(options).map(|a| a.map(|a| Box::new(a) as Box<dyn Subcommand>))
-}
-
-/// For analyses without options of their own.
-#[derive(Args, Clone, Debug, Default)]
-#[group(skip)]
-pub struct NoOptions {}
+// The analyses without options of their own or anything besides their
+// tables.
 
 impl Registered for Findings {
     const NAME: &'static str = "findings";

@@ -1,6 +1,6 @@
 //! `probes`: its options.
 
-use super::Registered;
+use super::registered::Registered;
 use crate::analysis::probes::{Probes, DEFAULT_MAX_PROBES};
 
 /// `probes`' options.

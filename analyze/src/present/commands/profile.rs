@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use super::Registered;
+use super::registered::Registered;
 use crate::analysis::profile::{Profile, ProfileOptions};
 use crate::engine::identity::Identity;
 use crate::present::report::{flame_frame, Page};

@@ -1,6 +1,6 @@
 //! `rates`: events per second on the report page.
 
-use super::{NoOptions, Registered};
+use super::registered::{NoOptions, Registered};
 use crate::analysis::rates::Rates;
 use crate::engine::identity::Identity;
 use crate::present::report::{count_axis, svg, Page, MAX_POINTS};

@@ -1,6 +1,6 @@
 //! `sched`: its options.
 
-use super::Registered;
+use super::registered::Registered;
 use crate::analysis::sched::Sched;
 
 /// `sched`'s options.

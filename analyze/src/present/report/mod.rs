@@ -8,11 +8,12 @@
 //! a summary of the input, every table the text output shows (sortable by
 //! any column), each duration table's distributions (its rows'
 //! histograms) and trends (p50 and p99 per window of trace time), then
-//! what each analysis draws beyond its tables ([`Registered::report`](crate::present::commands::Registered::report): slow
+//! what each analysis draws beyond its tables ([`Charts::report`]: slow
 //! calls over time, events per second, the flame graph, memory over
 //! time). A new analysis appears in it through its tables and its own
 //! `report`, without a change here.
 
+pub mod markup;
 pub mod svg;
 pub mod trace;
 
@@ -23,8 +24,8 @@ use crate::engine::identity::Identity;
 use crate::engine::summary::Summary;
 use crate::model::stats::log2_bucket_floor;
 use crate::model::table::{format_ns, text_of, Cell, Row, Shown, Table, Unit};
-use crate::present::commands::Subcommand;
 use crate::present::text::summary_line;
+use markup::escape;
 use svg::{Axis, Line};
 use trace::TraceInfo;
 
@@ -138,22 +139,6 @@ fn trim_float(v: f64) -> String {
     s.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
-/// Text for HTML (element content and quoted attributes).
-pub fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
-
 /// What the report is made of: the run's results and the traces read.
 #[derive(Clone, Copy)]
 pub struct Input<'a> {
@@ -162,7 +147,7 @@ pub struct Input<'a> {
     /// The whole run's tables.
     pub tables: &'a [Table],
     /// The analyses, for their own sections.
-    pub analyses: &'a [Box<dyn Subcommand>],
+    pub analyses: &'a [&'a dyn Charts],
     /// Who is who, as the run learnt it.
     pub who: &'a Identity,
     /// Each trend window's start and tables.
@@ -174,6 +159,14 @@ pub struct Input<'a> {
     /// The `--top` asked for, when the page would have weighed more than
     /// it may with it.
     pub top_asked: Option<usize>,
+}
+
+/// What an analysis adds to the page besides its tables (sections of
+/// charts: [`Page::section`], drawn with [`svg`]), after the tables,
+/// distributions and trends every analysis gets from its tables.
+pub trait Charts {
+    /// Adds its sections to `page`; `who` names the processes.
+    fn report(&self, page: &mut Page, who: &Identity) -> Result<(), String>;
 }
 
 /// Writes `dir/index.html` (the directory created if needed): its size in

@@ -14,7 +14,7 @@ use plotters::coord::ranged1d::{DefaultFormatting, KeyPointHint, SegmentValue, V
 use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 
-use super::escape;
+use super::markup::escape;
 
 /// The drawing's size in SVG units (it scales to the page's width).
 const W: u32 = 880;

@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::input::damage::parse_index;
-use crate::input::reader::{metadata_text, stream_files};
+use crate::input::discovery::{metadata_text, stream_files};
 
 /// One trace directory as the report describes it.
 #[derive(Debug, Clone, Default)]

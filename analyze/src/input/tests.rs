@@ -6,7 +6,8 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::input::reader::{Decoder, Reader, Source, Step};
+use crate::input::reader::{Decoder, Reader, Source};
+use crate::input::step::Step;
 use crate::model::event::{Field, Wanted};
 
 const METADATA: &str = r#"/* CTF 1.8 */
@@ -234,7 +235,9 @@ fn a_trace_it_cannot_read_says_why() {
     write_trace(&dir);
     let text = METADATA.replace("string _entry;", "mystery_t _entry;");
     std::fs::write(dir.join("metadata"), text).unwrap();
-    let err = super::compile(&dir).err().expect("an unknown type");
+    let err = crate::input::ctf::compile(&dir)
+        .err()
+        .expect("an unknown type");
     assert!(err.contains("unknown type `mystery_t`"), "{err}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
@@ -250,7 +253,7 @@ fn a_trace_it_cannot_read_goes_to_libbabeltrace2() {
         + "event {\n\tname = \"another_provider:rare\";\n\tid = 70000;\n\tstream_id = 0;\n\
            \tfields := struct { uint8_t _n; };\n};\n";
     std::fs::write(dir.join("metadata"), text).unwrap();
-    assert!(super::compile(&dir).is_err());
+    assert!(crate::input::ctf::compile(&dir).is_err());
     let fell_back = read(&dir, Decoder::Builtin);
     assert_eq!(fell_back.0.len(), 7);
     assert_eq!(fell_back, read(&dir, Decoder::Babeltrace2));
