@@ -722,7 +722,7 @@ pub(crate) fn text_key(who: &Identity, node: u32, message: &[u8]) -> Option<Text
 mod tests {
     use super::*;
     use crate::analysis::testing::Script;
-    use crate::engine::run::Reordered;
+    use crate::engine::reorder::Reordered;
 
     const N1: &[u8] = b"'n1@10.99.0.11'";
     const N2: &[u8] = b"'n2@10.99.0.12'";

@@ -44,3 +44,8 @@ pub trait Analysis {
     /// The results so far.
     fn tables(&self, summary: &Summary) -> Vec<Table>;
 }
+
+/// Builds a fresh set of analyses (once, and once per `--window`).
+/// `A` is the analyses' boxed type: `dyn Analysis`, or a trait above it
+/// that the caller asks more of once the run has ended.
+pub type Make<'a, A> = &'a dyn Fn() -> Result<Vec<Box<A>>, String>;

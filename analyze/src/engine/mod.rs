@@ -6,6 +6,8 @@ pub mod analysis;
 pub mod clocks;
 pub mod identity;
 pub mod names;
+pub mod reorder;
 pub mod run;
+pub mod select;
 pub mod summary;
 pub mod windows;

@@ -1,6 +1,10 @@
 //! `--window`: tables per window of trace time, merged into one set (long
 //! tables for machines, a line per window and a sparkline for people).
 
+use crate::engine::analysis::Analysis;
+use crate::engine::analysis::Make;
+use crate::engine::identity::Identity;
+use crate::engine::summary::Summary;
 use crate::model::table::{col, format_ns, sparkline, Cell, Column, Row, Shown, Table, Unit};
 
 /// The column a windowed text table follows per window: the p99, else the
@@ -192,4 +196,101 @@ fn pivot(
         }
     }
     Some(t)
+}
+
+/// Rows of each table kept per trend window.
+pub const TREND_ROWS: usize = 100;
+/// Trend windows kept: past this, every other one goes (the series stay
+/// evenly spaced, at most this many points).
+pub const MAX_TREND_WINDOWS: usize = 500;
+
+/// The report's trends: a second set of analyses, per window of trace
+/// time, beside the whole run's.
+pub(crate) struct Trend<A: ?Sized> {
+    pub(crate) width_ns: i64,
+    pub(crate) analyses: Vec<Box<A>>,
+    /// Start of the current window; None before the first event.
+    pub(crate) start: Option<i64>,
+    pub(crate) events: u64,
+    /// Windows between two kept ones (doubles as windows are thinned).
+    pub(crate) stride: usize,
+    pub(crate) seen: usize,
+    pub(crate) closed: Vec<(i64, Vec<Table>)>,
+}
+
+/// Closes a window of `analyses`: their tables, then a fresh set in place
+/// of those that do not carry over (built by `make`) and the next window
+/// for those that do.
+pub(crate) fn roll<A: Analysis + ?Sized>(
+    analyses: &mut [Box<A>],
+    make: Make<A>,
+    summary: &Summary,
+    who: &Identity,
+) -> Result<Vec<Table>, String> {
+    let mut tables = Vec::new();
+    for a in analyses.iter_mut() {
+        if !a.carries_over() {
+            a.finish(who);
+        }
+        tables.extend(a.tables(summary));
+    }
+    let mut fresh: Option<Vec<Box<A>>> = None;
+    for (i, a) in analyses.iter_mut().enumerate() {
+        if a.carries_over() {
+            a.next_window();
+            continue;
+        }
+        if fresh.is_none() {
+            fresh = Some(make()?);
+        }
+        if let Some(f) = fresh.as_mut().and_then(|f| f.get_mut(i)) {
+            std::mem::swap(a, f);
+        }
+    }
+    Ok(tables)
+}
+
+/// A trend window's tables, cut to what the trends draw.
+pub(crate) fn trend_tables(tables: Vec<Table>) -> Vec<Table> {
+    tables
+        .into_iter()
+        .map(|mut t| {
+            t.rows.truncate(TREND_ROWS);
+            for r in t.rows.iter_mut() {
+                r.hist = None;
+            }
+            t
+        })
+        .collect()
+}
+
+/// Analyses per window of trace time.
+pub(crate) struct Windows {
+    pub(crate) width_ns: i64,
+    /// Start of the current window (ns from origin); None before the first
+    /// event.
+    pub(crate) start: Option<i64>,
+    /// Events in the current window.
+    pub(crate) events: u64,
+    pub(crate) closed: Vec<(i64, Vec<Table>)>,
+}
+
+impl<A: ?Sized> Trend<A> {
+    /// Keeps a closed window's tables (every `stride`-th window).
+    pub(crate) fn keep(&mut self, start: i64, tables: Vec<Table>) {
+        if self.seen.is_multiple_of(self.stride) {
+            if self.closed.len() == MAX_TREND_WINDOWS {
+                let mut i = 0;
+                self.closed.retain(|_| {
+                    i += 1;
+                    i % 2 == 1
+                });
+                self.stride *= 2;
+            }
+            if self.seen.is_multiple_of(self.stride) {
+                self.closed.push((start, trend_tables(tables)));
+            }
+        }
+        self.seen += 1;
+    }
 }

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use crate::engine::run::{Filter, When};
+use crate::engine::select::{Filter, When};
 use crate::input::discovery::find_traces;
 use crate::input::reader::{use_decoder, Decoder, Source};
 
