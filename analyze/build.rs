@@ -37,7 +37,7 @@ fn main() {
 
 /// Writes `$OUT_DIR/events.rs`: the `kinds!` (one per row, in order, with
 /// its field names) and `slots!` (every field name of every row) calls that
-/// src/event.rs includes. The table is read and checked by the
+/// src/model/event.rs includes. The table is read and checked by the
 /// `dyntrace-events` crate, as the NIF's build reads it: a bad row fails
 /// the build with the line.
 fn generate_events() {

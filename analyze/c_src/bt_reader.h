@@ -1,4 +1,4 @@
-/* Flat view of libbabeltrace2's messages for the Rust side (src/reader.rs). */
+/* Flat view of libbabeltrace2's messages for the Rust side (src/input/babeltrace.rs). */
 #ifndef DT_BT_READER_H
 #define DT_BT_READER_H
 #include <stdint.h>

@@ -35,7 +35,7 @@ pub struct Outcome<A: ?Sized = dyn Analysis> {
     /// Who is who, as the whole run learnt it.
     pub who: Identity,
     /// With [`run_with_trend`]: each window's tables (their first
-    /// [`TREND_ROWS`] rows, without histograms), oldest first.
+    /// [`TREND_ROWS`](crate::engine::windows::TREND_ROWS) rows, without histograms), oldest first.
     pub trend: Vec<(i64, Vec<Table>)>,
 }
 

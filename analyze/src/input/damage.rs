@@ -8,7 +8,7 @@
 //! the index says (magic, stream id, packet and content size), is damaged.
 //! Without an index the packets are walked by their headers. What is left
 //! is the list of whole, consistent packets, which the reader hands to
-//! libbabeltrace2 (see `reader.rs`); the rest is reported.
+//! libbabeltrace2 (see `views.rs`); the rest is reported.
 //!
 //! CTF has no checksums: damage inside a packet's events that leaves its
 //! header and sizes intact cannot be seen here (docs/damaged-traces.md).

@@ -1,7 +1,7 @@
 //! What a reader hands on besides events: how far a step got, and the
 //! events LTTng reports it discarded.
 
-/// What one call to [`Reader::step`] found.
+/// What one call to [`Reader::step`](crate::input::reader::Reader::step) found.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Step {
     /// Some events were delivered; call again.
