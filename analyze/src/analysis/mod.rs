@@ -11,8 +11,11 @@
 //! live reading with `--every`, `--window`, and a section of `report`.
 
 pub mod callstack;
+pub mod message_pairs;
+pub mod parquet_file;
 #[cfg(test)]
 mod testing;
+pub mod to_parquet;
 
 use clap::{ArgMatches, Args, Command, FromArgMatches};
 
