@@ -227,7 +227,8 @@ impl ToParquet {
         if dir.exists() && !dir.is_dir() {
             return Err(format!("{}: not a directory", dir.display()));
         }
-        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        std::fs::create_dir_all(dir)
+            .map_err(|e| format!("{}: cannot make the directory: {e}", dir.display()))?;
         let files = TABLES
             .iter()
             .map(|&(name, columns)| ParquetFile::create(dir, name, columns))
