@@ -17,9 +17,10 @@ use std::sync::Arc;
 use parquet::basic::Compression;
 use parquet::column::writer::ColumnWriterImpl;
 use parquet::data_type::{BoolType, ByteArray, ByteArrayType, DataType, Int64Type};
-use parquet::file::properties::WriterProperties;
+use parquet::file::properties::{EnabledStatistics, WriterProperties};
 use parquet::file::writer::SerializedFileWriter;
 use parquet::schema::parser::parse_message_type;
+use parquet::schema::types::ColumnPath;
 
 use super::{entry, ByText};
 use crate::identity::{split_qualified, Identity};
@@ -90,9 +91,30 @@ enum Values {
 
 /// A process as a row names it: the node the event came from and the pid
 /// text as the analyses see it (told apart per node or not).
+#[derive(Hash, PartialEq, Eq)]
+struct ProcessKey {
+    node: u32,
+    pid: Box<[u8]>,
+}
+
+/// A [`ProcessKey`] as an event holds it: looked up without a copy (it
+/// hashes as the key does).
+#[derive(Hash)]
+struct ProcessRef<'a> {
+    node: u32,
+    pid: &'a [u8],
+}
+
+impl hashbrown::Equivalent<ProcessKey> for ProcessRef<'_> {
+    fn equivalent(&self, key: &ProcessKey) -> bool {
+        self.node == key.node && *self.pid == *key.pid
+    }
+}
+
+/// The processes the rows name, each once.
 #[derive(Default)]
 struct Processes {
-    ids: hashbrown::HashMap<(u32, Box<[u8]>), u32, rustc_hash::FxBuildHasher>,
+    ids: hashbrown::HashMap<ProcessKey, u32, rustc_hash::FxBuildHasher>,
     list: Vec<(u32, Box<[u8]>)>,
 }
 
@@ -144,10 +166,19 @@ impl ParquetFile {
         let fail = |e: &dyn std::fmt::Display| format!("{}: {e}", path.display());
         let file = File::create(&path).map_err(|e| fail(&e))?;
         let schema = parse_message_type(&schema(name, columns)).map_err(|e| fail(&e))?;
-        let props = WriterProperties::builder()
+        // Statistics (what lets an engine skip a row group) on the times
+        // and numbers only: on a text they cost a comparison per value.
+        let mut props = WriterProperties::builder()
             .set_compression(Compression::SNAPPY)
             .set_created_by(format!("dyntrace-analyze {}", env!("CARGO_PKG_VERSION")))
-            .build();
+            .set_statistics_enabled(EnabledStatistics::None);
+        for &(c, kind) in columns {
+            if matches!(kind, Type::Time | Type::Int) {
+                let path = ColumnPath::from(c);
+                props = props.set_column_statistics_enabled(path, EnabledStatistics::Page);
+            }
+        }
+        let props = props.build();
         let writer = SerializedFileWriter::new(
             BufWriter::with_capacity(1 << 20, file),
             Arc::new(schema),
@@ -241,12 +272,22 @@ impl ParquetFile {
             None => NULL,
             Some((node, pid)) => {
                 let p = &mut self.processes;
-                let next = p.list.len() as u32;
-                let id = *p.ids.entry((node, pid.into())).or_insert(next);
-                if id == next {
-                    p.list.push((node, pid.into()));
+                match p.ids.get(&ProcessRef { node, pid }) {
+                    Some(&id) => id,
+                    None => {
+                        let id = p.list.len() as u32;
+                        let pid: Box<[u8]> = pid.into();
+                        p.ids.insert(
+                            ProcessKey {
+                                node,
+                                pid: pid.clone(),
+                            },
+                            id,
+                        );
+                        p.list.push((node, pid));
+                        id
+                    }
                 }
-                id
             }
         };
         match self.next() {
