@@ -184,7 +184,7 @@ $(row '`... genserver --json --reader babeltrace2 TRACE`' 1 "${one[bt-genserver]
 The analyser reads with its built-in CTF reader unless \`--reader babeltrace2\` says otherwise;
 both print the same JSON for every analysis here: $same. Targets (built-in reader): at least 3x
 babeltrace2's rate on one core and 5x on all for calls, latency and genserver, peak RSS
-at most 64 MiB. Speedup of every core over one: calls $(speedup calls), latency $(speedup latency),
+at most 64 MiB (\`export --parquet\`, which holds a row group per table: 256 MiB). Speedup of every core over one: calls $(speedup calls), latency $(speedup latency),
 genserver $(speedup genserver). What the machine's cores give at once: two \`babeltrace2 TRACE -o
 dummy\`, one pinned on each of two cores, take $pair s together against $bt1_s s for one alone
 (two independent cores: about the same; one core's worth shared: about twice).
