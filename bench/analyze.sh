@@ -6,7 +6,8 @@
 # _build/bench for the next run (keyed by the workload's source). Reads the
 # 10 M-event trace side by side with `babeltrace2 TRACE -o dummy`
 # (libbabeltrace2's own decoding) with `calls`, `latency` and `genserver`,
-# on every core and on one (taskset), and the 3 M-event trace with
+# on every core and on one (taskset), `export --parquet` beside them, and
+# the 3 M-event trace with
 # `calls` and the python3-bt2 reference (bench/calls_reference.py), which
 # must agree. Prints a Markdown section for BENCHMARKS.md.
 set -euo pipefail
@@ -90,6 +91,10 @@ for _ in 1 2 3; do
         all[$a]=$(faster "${all[$a]:-}" "$(measure "$a" 1 "$ANALYZE" "$a" --json "$T10")")
         one[$a]=$(faster "${one[$a]:-}" "$(measure "$a-1core" 1 taskset -c 0 "$ANALYZE" "$a" --json "$T10")")
     done
+    # Every table of the trace written (docs/export.md), then removed.
+    all[parquet]=$(faster "${all[parquet]:-}" \
+        "$(measure parquet 1 "$ANALYZE" export --json --parquet "$OUT/parquet" "$T10")")
+    rm -rf "$OUT/parquet"
     # The same analyses through libbabeltrace2 (--reader babeltrace2).
     for a in calls latency genserver; do
         all[bt-$a]=$(faster "${all[bt-$a]:-}" "$(measure "bt-$a" 1 "$ANALYZE" "$a" --json --reader babeltrace2 "$T10")")
@@ -168,6 +173,7 @@ $(row '`dyntrace-analyze latency --json TRACE`' all "${all[latency]}" "$bt_s" "$
 $(row '`dyntrace-analyze latency --json TRACE`' 1 "${one[latency]}" "$bt1_s" "$bt1_cpu")
 $(row '`dyntrace-analyze genserver --json TRACE`' all "${all[genserver]}" "$bt_s" "$bt_cpu")
 $(row '`dyntrace-analyze genserver --json TRACE`' 1 "${one[genserver]}" "$bt1_s" "$bt1_cpu")
+$(row '`dyntrace-analyze export --json --parquet DIR TRACE`' all "${all[parquet]}" "$bt_s" "$bt_cpu")
 $(row '`... calls --json --reader babeltrace2 TRACE`' all "${all[bt-calls]}" "$bt_s" "$bt_cpu")
 $(row '`... calls --json --reader babeltrace2 TRACE`' 1 "${one[bt-calls]}" "$bt1_s" "$bt1_cpu")
 $(row '`... latency --json --reader babeltrace2 TRACE`' all "${all[bt-latency]}" "$bt_s" "$bt_cpu")
@@ -178,7 +184,7 @@ $(row '`... genserver --json --reader babeltrace2 TRACE`' 1 "${one[bt-genserver]
 The analyser reads with its built-in CTF reader unless \`--reader babeltrace2\` says otherwise;
 both print the same JSON for every analysis here: $same. Targets (built-in reader): at least 3x
 babeltrace2's rate on one core and 5x on all for calls, latency and genserver, peak RSS
-at most 64 MiB. Speedup of every core over one: calls $(speedup calls), latency $(speedup latency),
+at most 64 MiB (\`export --parquet\`, which holds a row group per table: 256 MiB). Speedup of every core over one: calls $(speedup calls), latency $(speedup latency),
 genserver $(speedup genserver). What the machine's cores give at once: two \`babeltrace2 TRACE -o
 dummy\`, one pinned on each of two cores, take $pair s together against $bt1_s s for one alone
 (two independent cores: about the same; one core's worth shared: about twice).

@@ -1,8 +1,9 @@
 #!/bin/bash
 # Installs what dyntrace needs on Debian 12 (as root; rabbitmq-server and
 # python3-pika: the real service the RabbitMQ suite traces; chromium, headless,
-# loads the analyser's report page in its tests, and npm's speedscope app
-# the profiles and timelines `dyntrace-analyze` exports), starts an LTTng
+# loads the analyser's report page in its tests, npm's speedscope app
+# the profiles and timelines `dyntrace-analyze` exports, and DuckDB, in a
+# Python venv of its own, the Parquet tables it exports), starts an LTTng
 # session daemon when none answers, and builds the NIF and the analyser.
 # Idempotent: a second run installs nothing and only rebuilds what changed.
 set -euo pipefail
@@ -11,7 +12,7 @@ cd "$(dirname "$0")/.."
 PACKAGES=(erlang-base erlang-dev erlang-common-test erlang-runtime-tools
           erlang-proper erlang-tools rebar3 lttng-tools liblttng-ust-dev
           babeltrace2 libbabeltrace2-dev pkg-config python3-bt2 gcc make iproute2
-          chromium fonts-dejavu-core rabbitmq-server python3-pika)
+          chromium fonts-dejavu-core rabbitmq-server python3-pika python3-venv)
 
 missing=()
 for p in "${PACKAGES[@]}" ${EXTRA_PACKAGES:-}; do
@@ -35,6 +36,19 @@ SPEEDSCOPE=speedscope@1.25.0
 if ! npm ls -g --depth=0 "$SPEEDSCOPE" >/dev/null 2>&1; then
     echo "==> installing: $SPEEDSCOPE (npm, global)"
     npm install -g --no-audit --no-fund "$SPEEDSCOPE" >/dev/null
+fi
+
+# DuckDB (PyPI's duckdb, pinned; pytz for its timestamps with a zone):
+# dyntrace_export_SUITE runs SQL over the exported Parquet tables with
+# this interpreter, by this path. A venv: Debian's python3 is externally
+# managed.
+DUCKDB_VENV=/var/cache/dyntrace/duckdb-venv
+DUCKDB_PACKAGES=(duckdb==1.4.2 pytz==2025.2)
+if ! "$DUCKDB_VENV/bin/python" -c \
+        'import duckdb, pytz, sys; sys.exit(duckdb.__version__ != "1.4.2")' 2>/dev/null; then
+    echo "==> installing: ${DUCKDB_PACKAGES[*]} (pip, in $DUCKDB_VENV)"
+    /usr/bin/python3 -m venv "$DUCKDB_VENV"
+    "$DUCKDB_VENV/bin/pip" install -q --disable-pip-version-check "${DUCKDB_PACKAGES[@]}"
 fi
 
 # rustler 0.39 needs Rust >= 1.91; Debian 12's own rustc is older.

@@ -14,6 +14,14 @@
 %%% speedscope, the profile and the timeline load with nothing on the
 %%% console but its own notes, the server's profile is listed by name and
 %%% its functions in the sandwich view's table.
+%%%
+%%% `export --parquet' writes the same recording as Parquet tables, which
+%%% DuckDB (PyPI's duckdb in a venv of its own, scripts/setup.sh) reads:
+%%% SQL over them must give the analyses' own figures (calls per function,
+%%% messages per receiver and kind, GCs per process: exactly; the calls'
+%%% percentiles within one bucket of their histograms) and the planted
+%%% answers: a registered `export_audit' is sent ?NOTES notes and ?ALERTS
+%%% alerts, and collects its garbage once per alert.
 -module(dyntrace_export_SUITE).
 
 -include_lib("common_test/include/ct.hrl").
@@ -25,12 +33,21 @@
          t_each_track_nests/1,
          t_size_guard_asks_for_a_selection/1,
          t_speedscope_draws_the_profile/1,
-         t_speedscope_draws_the_timeline/1]).
+         t_speedscope_draws_the_timeline/1,
+         t_sql_counts_what_the_analyses_count/1,
+         t_sql_percentiles_within_a_bucket/1,
+         t_sql_answers_the_questions_of_the_docs/1,
+         t_parquet_refuses_a_bad_directory/1]).
 -export([price/1]).
 -export([init/1, handle_call/3, handle_cast/2]).
 
 -define(ROUNDS, 10).
 -define(PRICES_PER_ROUND, 10).
+-define(NOTES, 30).
+-define(ALERTS, 12).
+%% The interpreter with DuckDB (scripts/setup.sh makes its venv).
+-define(DUCKDB_PYTHON, "/var/cache/dyntrace/duckdb-venv/bin/python").
+-define(TABLES, ["events", "messages", "calls", "slices", "gc", "samples", "memory"]).
 -define(EVENTS, [function_call, function_return, function_exception,
                  message_send, message_receive, process_scheduled,
                  process_register, gc_minor_start, gc_minor_end,
@@ -46,17 +63,23 @@ all() ->
      t_each_track_nests,
      t_size_guard_asks_for_a_selection,
      t_speedscope_draws_the_profile,
-     t_speedscope_draws_the_timeline].
+     t_speedscope_draws_the_timeline,
+     t_sql_counts_what_the_analyses_count,
+     t_sql_percentiles_within_a_bucket,
+     t_sql_answers_the_questions_of_the_docs,
+     t_parquet_refuses_a_bad_directory].
 
 %% The workload is recorded once and exported once; each case reads the
 %% files.
 init_per_suite(Config) ->
-    case {os:find_executable("chromium"), speedscope_app()} of
-        {false, _} ->
+    case {os:find_executable("chromium"), speedscope_app(), filelib:is_regular(?DUCKDB_PYTHON)} of
+        {false, _, _} ->
             {fail, "chromium is not installed (scripts/setup.sh installs it)"};
-        {_, false} ->
+        {_, false, _} ->
             {fail, "npm's speedscope is not installed (scripts/setup.sh installs it)"};
-        {Chromium, App} ->
+        {_, _, false} ->
+            {fail, "DuckDB's venv " ++ ?DUCKDB_PYTHON ++ " is missing (scripts/setup.sh makes it)"};
+        {Chromium, App, true} ->
             ok = lttng_session:traced_node(),
             %% A distributed node names itself: delivery pairs its messages.
             ok = start_distribution(),
@@ -75,8 +98,11 @@ init_per_suite(Config) ->
             Profile = filename:join(Out, "profile.speedscope.json"),
             Export = analyze_cmd:json(Exe, ["export", "--json", "--timeline", Timeline, dir(S)]),
             _ = analyze_cmd:json(Exe, ["profile", "--json", "--speedscope", Profile, dir(S)]),
+            Parquet = filename:join(Out, "parquet"),
+            Tables = analyze_cmd:json(Exe, ["export", "--json", "--parquet", Parquet, dir(S)]),
             [{analyze, Exe}, {chromium, Chromium}, {app, App}, {session, S}, {out, Out},
              {timeline, Timeline}, {profile, Profile}, {server, Server},
+             {parquet, Parquet}, {tables, Tables},
              {written, hd(maps:get(<<"export">>, Export))} | Config]
     end.
 
@@ -85,6 +111,102 @@ end_per_suite(Config) ->
     lttng_session:destroy(?config(session, Config)),
     lttng_session:cmd_ok("rm -rf " ++ ?config(out, Config)),
     ok.
+
+%%%===================================================================
+%%% Parquet, read by DuckDB
+%%%===================================================================
+
+%% Calls per function, messages per receiver and kind, GCs per process:
+%% SQL gives the analyses' counts, and the planted ones.
+t_sql_counts_what_the_analyses_count(Config) ->
+    Tables = ?config(tables, Config),
+    Rows = maps:from_list([{T, N} || #{<<"table">> := T, <<"rows">> := N}
+                                         <- maps:get(<<"parquet">>, Tables)]),
+    [[[Events]], CallRows, KindRows, GcRows, Audit, AuditGcs] =
+        sql(Config, ["SELECT count(*) FROM events",
+                     "SELECT function, count(*) FROM calls "
+                     "WHERE outcome <> 'unfinished' AND NOT recursive GROUP BY function",
+                     %% As mailbox counts: what was queued, or, for a
+                     %% receiver whose receives are not traced, what was
+                     %% sent to it.
+                     "SELECT receiver_pid, kind, count(*) FROM messages "
+                     "WHERE queued_time IS NOT NULL OR receiver_pid NOT IN "
+                     "(SELECT receiver_pid FROM messages WHERE queued_time IS NOT NULL) "
+                     "GROUP BY ALL",
+                     "SELECT pid, kind, count(*) FROM gc GROUP BY ALL",
+                     "SELECT kind, count(*), count(latency_ns) FROM messages "
+                     "WHERE receiver_name = 'export_audit' GROUP BY kind",
+                     "SELECT kind, count(*) FROM gc WHERE name = 'export_audit' GROUP BY kind"]),
+    ?assertEqual(maps:get(<<"events">>, Tables), Events),
+    ?assertEqual(Events, maps:get(<<"events">>, Rows)),
+
+    Calls = maps:get(<<"calls">>, analyze(Config, ["calls"])),
+    Counted = maps:from_list([{E, N} || #{<<"entry">> := E, <<"count">> := N} <- Calls, N > 0]),
+    ?assertEqual(Counted, maps:from_list([{F, N} || [F, N] <- CallRows])),
+    ?assertEqual(?ROUNDS * ?PRICES_PER_ROUND,
+                 maps:get(<<(atom_to_binary(?MODULE))/binary, ":price/1">>, Counted, missing)),
+
+    Kinds = maps:get(<<"mailbox_kinds">>, analyze(Config, ["mailbox"])),
+    ?assertEqual(maps:from_list([{{R, K}, N} || #{<<"receiver">> := R, <<"kind">> := K,
+                                                 <<"count">> := N} <- Kinds]),
+                 maps:from_list([{{R, K}, N} || [R, K, N] <- KindRows])),
+    %% Every planted message queued, each paired with its send.
+    ?assertEqual(lists:sort([[<<"note">>, ?NOTES, ?NOTES], [<<"alert">>, ?ALERTS, ?ALERTS],
+                             [<<"done">>, 1, 1]]),
+                 lists:sort(Audit)),
+
+    Gc = maps:get(<<"gc">>, analyze(Config, ["gc"])),
+    ?assertEqual(maps:from_list([{{P, K}, N} || #{<<"pid">> := P, <<"kind">> := K,
+                                               <<"count">> := N} <- Gc]),
+                 maps:from_list([{{P, K}, N} || [P, K, N] <- GcRows])),
+    ?assertEqual(?ALERTS, proplists:get_value(<<"major">>, [{K, N} || [K, N] <- AuditGcs])).
+
+%% Each function's p50, p90 and p99 by SQL (quantile_disc: the value at
+%% rank ceil(q * n), as the histograms rank) within one bucket of `calls''
+%% (3 significant digits: a bucket is at most 1/1024 of its values).
+t_sql_percentiles_within_a_bucket(Config) ->
+    [Rows] = sql(Config, ["SELECT function, quantile_disc(duration_ns, 0.5), "
+                          "quantile_disc(duration_ns, 0.9), quantile_disc(duration_ns, 0.99) "
+                          "FROM calls WHERE outcome <> 'unfinished' AND NOT recursive "
+                          "GROUP BY function"]),
+    Sql = maps:from_list([{F, Ps} || [F | Ps] <- Rows]),
+    Calls = maps:get(<<"calls">>, analyze(Config, ["calls"])),
+    Checked = [{E, Q, Hist, Exact}
+               || C = #{<<"entry">> := E, <<"count">> := N} <- Calls, N > 0,
+                  {Q, Exact} <- lists:zip([<<"p50_ns">>, <<"p90_ns">>, <<"p99_ns">>],
+                                          maps:get(E, Sql)),
+                  Hist <- [maps:get(Q, C)]],
+    ?assert(length(Checked) >= 6, Checked),
+    ?assertEqual([], [Bad || Bad = {_, _, Hist, Exact} <- Checked,
+                             not (Exact =< Hist andalso Hist - Exact =< Hist div 1024 + 1)]).
+
+%% The questions docs/export.md answers with SQL, which no analysis has:
+%% the messages to one process by kind, and each sender's share of them.
+t_sql_answers_the_questions_of_the_docs(Config) ->
+    ByKind = "SELECT kind, count(*) AS messages FROM messages "
+             "WHERE receiver_name = 'export_audit' AND queued_time IS NOT NULL "
+             "GROUP BY kind ORDER BY messages DESC",
+    Share = "SELECT coalesce(sender_label, '(not traced)') AS sender, count(*) AS messages, "
+            "round(100.0 * count(*) / sum(count(*)) OVER (), 1) AS percent "
+            "FROM messages WHERE receiver_name = 'export_shop' AND queued_time IS NOT NULL "
+            "GROUP BY ALL ORDER BY messages DESC",
+    ct:log("~s", [sql_text(Config, [ByKind, Share])]),
+    [Kinds, Shares] = sql(Config, [ByKind, Share]),
+    ?assertEqual([[<<"note">>, ?NOTES], [<<"alert">>, ?ALERTS], [<<"done">>, 1]], Kinds),
+    %% The client's calls, from the one traced process that made them.
+    [[Client, Calls, _] | _] = Shares,
+    ?assertMatch(<<"<", _/binary>>, Client),
+    ?assertEqual(?ROUNDS * ?PRICES_PER_ROUND, Calls).
+
+%% An OUTDIR that is a file, or that cannot be made: one line, status 1.
+t_parquet_refuses_a_bad_directory(Config) ->
+    Exe = ?config(analyze, Config),
+    Trace = dir(?config(session, Config)),
+    File = filename:join(?config(out, Config), "a_file"),
+    ok = file:write_file(File, <<"x">>),
+    ok = analyze_cmd:bad(Exe, ["export", "--parquet", File, Trace], [File, "not a directory"]),
+    Proc = "/proc/dyntrace_parquet",
+    ok = analyze_cmd:bad(Exe, ["export", "--parquet", Proc, Trace], [Proc]).
 
 %%%===================================================================
 %%% The timeline's figures
@@ -236,15 +358,38 @@ workload() ->
     Spec = [{'_', [], [{return_trace}]}],
     [1 = erlang:trace_pattern({?MODULE, F, A}, Spec, [local])
      || {F, A} <- [{price, 1}, {handle_call, 3}]],
+    Audit = spawn(fun audit/0),
+    1 = erlang:trace(Audit, true, [{tracer, dyntrace, []}, 'receive', garbage_collection]),
+    true = register(export_audit, Audit),
     {ok, _} = dyntrace:memory(#{interval => 50, top => 10}),
     Round = fun(_) ->
                     [I = gen_server:call(export_shop, {price, I})
                      || I <- lists:seq(1, ?PRICES_PER_ROUND)],
                     timer:sleep(20)
             end,
-    lttng_session:traced(Flags, fun() -> lists:foreach(Round, lists:seq(1, ?ROUNDS)) end),
+    Planted = fun() ->
+                      [export_audit ! {note, I} || I <- lists:seq(1, ?NOTES)],
+                      [export_audit ! {alert, I} || I <- lists:seq(1, ?ALERTS)],
+                      export_audit ! {done, self()},
+                      receive done -> ok end
+              end,
+    lttng_session:traced(Flags, fun() -> lists:foreach(Round, lists:seq(1, ?ROUNDS)),
+                                         Planted()
+                                end),
     ok = gen_server:stop(Server),
     Server.
+
+%% The planted receiver: a major GC per alert.
+audit() ->
+    receive
+        {alert, _} ->
+            true = erlang:garbage_collect(),
+            audit();
+        {done, From} ->
+            From ! done;
+        _ ->
+            audit()
+    end.
 
 %% @doc A quick request.
 -spec price(integer()) -> integer().
@@ -299,6 +444,32 @@ counts(Names) ->
                 #{}, Names).
 
 %% Text as the DOM writes it.
+%% Each query's rows (lists of values), over the Parquet tables as views
+%% of their names.
+sql(Config, Queries) ->
+    Out = duckdb(Config, "print(json.dumps([con.execute(q).fetchall() for q in queries],"
+                         " default=str))", Queries),
+    {Rows, <<"\n">>} = json_text:value(Out),
+    Rows.
+
+%% The queries and their tables as DuckDB prints them.
+sql_text(Config, Queries) ->
+    duckdb(Config, "for q in queries: print(q); print(con.sql(q))", Queries).
+
+duckdb(Config, Print, Queries) ->
+    Program = ["import duckdb, json, sys\n"
+               "con = duckdb.connect()\n"
+               "for t in sys.argv[2].split(','):\n"
+               "    con.execute(f\"CREATE VIEW {t} AS SELECT * FROM "
+               "read_parquet('{sys.argv[1]}/{t}.parquet')\")\n"
+               "queries = sys.argv[3:]\n", Print, "\n"],
+    Args = ["-c", lists:flatten(Program), ?config(parquet, Config),
+            lists:flatten(lists:join(",", ?TABLES)) | Queries],
+    {Status, Out, Err} = analyze_cmd:run_with(?DUCKDB_PYTHON, Args, default),
+    ct:log("~p -> ~p~n~s~s", [Queries, Status, Err, Out]),
+    ?assertEqual({0, <<>>}, {Status, Err}),
+    Out.
+
 html(Bin) ->
     binary:replace(binary:replace(Bin, <<"<">>, <<"&lt;">>, [global]),
                    <<">">>, <<"&gt;">>, [global]).

@@ -24,18 +24,15 @@
 //! fewer (`--from`/`--to`, `--name`, `--pid`): the viewers load a file of a
 //! few hundred megabytes at most.
 
-use std::collections::VecDeque;
 use std::fs::File;
-use std::hash::Hasher;
 use std::io::{BufWriter, Write};
 use std::path::PathBuf;
 
-use rustc_hash::FxHashMap;
-
 use super::callstack::{CallStack, Frame, Functions, Popped};
-use super::delivery::{text_key, TextKey, COMPARED_BYTES, MAX_PENDING};
+use super::message_pairs::{MessagePairs, Sent};
+use super::to_parquet::ToParquet;
 use crate::engine::analysis::Analysis;
-use crate::engine::identity::{parse_pid, split_qualified, Identity, Process};
+use crate::engine::identity::Identity;
 use crate::engine::summary::Summary;
 use crate::model::event::{Event, Kind, Slot};
 use crate::model::keyed::{entry, ByText};
@@ -54,6 +51,9 @@ pub struct ExportOptions {
     /// Write a timeline (Trace Event Format JSON: Perfetto UI, Chrome's
     /// trace viewer, speedscope) to FILE
     pub timeline: Option<PathBuf>,
+    /// Write the trace as Parquet tables (events, messages, calls, slices,
+    /// gc, samples, memory: one file each) into DIR, for SQL engines
+    pub parquet: Option<PathBuf>,
     /// Timeline events written at most; past it the file ends there and
     /// the command fails, asking for a selection (--from/--to, --name, --pid)
     pub max_events: u64,
@@ -94,28 +94,9 @@ struct Track {
     gc: [Option<i64>; 2],
 }
 
-/// A message's receiver: the process every node means, or, while its
-/// node is unnamed (a node without distribution names none), the pid as
-/// that node writes it.
-#[derive(Clone, Copy, PartialEq, Eq, Hash)]
-enum Receiver {
-    Named(Process),
-    Local { node: u32, number: u64, serial: u64 },
-}
-
-/// A message's text as matched: renumbered as `delivery` matches it, or,
-/// while a channel in it is unnamed, its first bytes as written (then
-/// only a message of the same node can match it).
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Text {
-    Renumbered(TextKey),
-    Written(u64, usize),
-}
-
 /// A send waiting for its queued copy.
 struct Pending {
     ts: i64,
-    key: Text,
     node: u32,
     tid: u32,
     id: u64,
@@ -138,10 +119,12 @@ pub struct Export {
     tracks: ByText<Track>,
     nodes: Vec<u32>,
     functions: Functions,
-    pending: FxHashMap<Receiver, VecDeque<Pending>>,
+    pending: MessagePairs<Pending>,
     next_flow: u64,
     written: Written,
     line: String,
+    /// `--parquet`: the tables being written.
+    tables: Option<Box<ToParquet>>,
 }
 
 const GC_NAMES: [&str; 2] = ["gc_minor", "gc_major"];
@@ -150,6 +133,9 @@ impl Export {
     /// After the run: the timeline's write error, or that it was cut short
     /// at `--max-events` (the command fails, asking for a selection).
     pub fn check_written(&self) -> Result<(), String> {
+        if let Some(e) = self.tables.as_ref().and_then(|t| t.failed()) {
+            return Err(e);
+        }
         let Some(out) = &self.out else {
             return Ok(());
         };
@@ -171,6 +157,10 @@ impl Export {
     /// An export writing what `o` names (nothing, without `--timeline`:
     /// it only counts).
     pub fn new(o: ExportOptions) -> Result<Export, String> {
+        let tables = match &o.parquet {
+            Some(dir) => Some(Box::new(ToParquet::create(dir)?)),
+            None => None,
+        };
         let out = match o.timeline {
             Some(path) => {
                 let file = File::create(&path).map_err(|e| format!("{}: {e}", path.display()))?;
@@ -194,10 +184,11 @@ impl Export {
             tracks: ByText::default(),
             nodes: Vec::new(),
             functions: Functions::default(),
-            pending: FxHashMap::default(),
+            pending: MessagePairs::default(),
             next_flow: 1,
             written: Written::default(),
             line: String::new(),
+            tables,
         })
     }
 
@@ -340,37 +331,28 @@ impl Export {
     fn send(&mut self, ev: &Event, who: &Identity) {
         let t = self.track(ev.node, ev.str(Slot::From));
         let (node, tid) = (t.node, t.tid);
-        let Some(to) = receiver(who, ev.node, ev.str(Slot::To)) else {
-            self.written.sends_unpaired += 1;
-            return;
-        };
-        let key = text(who, ev.node, ev.str(Slot::Message));
         let id = self.next_flow;
         self.next_flow += 1;
-        let queue = self.pending.entry(to).or_default();
-        if queue.len() >= MAX_PENDING {
-            queue.pop_front();
-            self.written.sends_unpaired += 1;
-        }
-        queue.push_back(Pending {
+        let pending = Pending {
             ts: ev.ts_ns,
-            key,
             node,
             tid,
             id,
-        });
+        };
+        let (to, message) = (ev.str(Slot::To), ev.str(Slot::Message));
+        match self.pending.send(who, ev.node, to, message, pending) {
+            Sent::Pending => {}
+            Sent::Evicted(_) | Sent::NoReceiver(_) => self.written.sends_unpaired += 1,
+        }
     }
 
     fn receive(&mut self, ev: &Event, who: &Identity) {
         let t = self.track(ev.node, ev.str(Slot::To));
         let (node, tid) = (t.node, t.tid);
         let message = ev.str(Slot::Message);
-        let key = text(who, ev.node, message);
-        let found = receiver(who, ev.node, ev.str(Slot::To)).and_then(|to| {
-            let queue = self.pending.get_mut(&to)?;
-            let k = queue.iter().position(|p| p.key == key)?;
-            queue.remove(k)
-        });
+        let found = self
+            .pending
+            .receive(who, ev.node, ev.str(Slot::To), message);
         let Some(send) = found else {
             self.written.receives_unpaired += 1;
             return;
@@ -451,36 +433,6 @@ impl Export {
     }
 }
 
-/// The receiver a pid text (as node `node` writes it) stands for; None
-/// when it is no pid, or another node's while the names are unknown.
-fn receiver(who: &Identity, node: u32, to: &[u8]) -> Option<Receiver> {
-    let (pid, _) = split_qualified(to);
-    if let Some(p) = who.process(node, pid) {
-        return Some(Receiver::Named(p));
-    }
-    match parse_pid(pid)? {
-        (0, number, serial) => Some(Receiver::Local {
-            node,
-            number,
-            serial,
-        }),
-        _ => None,
-    }
-}
-
-/// A message's text as matched.
-fn text(who: &Identity, node: u32, message: &[u8]) -> Text {
-    text_key(who, node, message).map_or_else(
-        || {
-            let start = &message[..message.len().min(COMPARED_BYTES)];
-            let mut h = rustc_hash::FxHasher::default();
-            h.write(start);
-            Text::Written(h.finish(), start.len())
-        },
-        Text::Renumbered,
-    )
-}
-
 /// Nanoseconds (none below 0) as the format's microseconds, to the
 /// nanosecond.
 fn micros(ns: i64) -> String {
@@ -495,29 +447,37 @@ fn json(bytes: &[u8]) -> String {
 
 impl Analysis for Export {
     fn needs_fields(&self, kind: Kind) -> bool {
-        matches!(
-            kind,
-            Kind::ProcessScheduled
-                | Kind::FunctionCall
-                | Kind::FunctionReturn
-                | Kind::FunctionException
-                | Kind::ProcessExit
-                | Kind::GcMinorStart
-                | Kind::GcMinorEnd
-                | Kind::GcMajorStart
-                | Kind::GcMajorEnd
-                | Kind::MessageSend
-                | Kind::MessageReceive
-                | Kind::ProcessMemory
-                | Kind::MemorySample
-        )
+        self.tables.is_some()
+            || matches!(
+                kind,
+                Kind::ProcessScheduled
+                    | Kind::FunctionCall
+                    | Kind::FunctionReturn
+                    | Kind::FunctionException
+                    | Kind::ProcessExit
+                    | Kind::GcMinorStart
+                    | Kind::GcMinorEnd
+                    | Kind::GcMajorStart
+                    | Kind::GcMajorEnd
+                    | Kind::MessageSend
+                    | Kind::MessageReceive
+                    | Kind::ProcessMemory
+                    | Kind::MemorySample
+            )
     }
 
     fn ignores_other_kinds(&self) -> bool {
-        true
+        self.tables.is_none()
     }
 
     fn on_event(&mut self, ev: &Event, who: &Identity) {
+        if let Some(t) = self.tables.as_mut() {
+            t.on_event(ev, who);
+            if self.out.is_none() {
+                // Parquet alone: no timeline to count for.
+                return;
+            }
+        }
         let Some(kind) = ev.kind() else {
             return;
         };
@@ -565,6 +525,9 @@ impl Analysis for Export {
     }
 
     fn finish(&mut self, who: &Identity) {
+        if let Some(t) = self.tables.as_mut() {
+            t.finish(who);
+        }
         let open: Vec<Box<[u8]>> = self
             .tracks
             .iter()
@@ -574,8 +537,7 @@ impl Analysis for Export {
         for pid in open {
             self.close_open(&pid, self.last_ns);
         }
-        self.written.sends_unpaired += self.pending.values().map(|q| q.len() as u64).sum::<u64>();
-        self.pending.clear();
+        self.written.sends_unpaired += self.pending.drain().count() as u64;
         self.close_file(who);
     }
 
@@ -585,6 +547,10 @@ impl Analysis for Export {
     }
 
     fn tables(&self, _summary: &Summary) -> Vec<Table> {
+        let parquet = self.tables.as_ref().map(|t| t.table());
+        if self.out.is_none() && parquet.is_some() {
+            return parquet.into_iter().collect();
+        }
         let w = &self.written;
         let mut t = Table::new(
             "export",
@@ -644,6 +610,7 @@ mod tests {
         ));
         let mut a = Export::new(ExportOptions {
             timeline: Some(path.clone()),
+            parquet: None,
             max_events,
         })
         .expect("created");

@@ -18,8 +18,13 @@
 
 pub mod callstack;
 pub mod durations;
+pub mod message_pairs;
+pub mod parquet_file;
+#[cfg(test)]
+mod parquet_tests;
 #[cfg(test)]
 mod testing;
+pub mod to_parquet;
 
 pub mod calls;
 pub mod delivery;
