@@ -55,9 +55,6 @@
 -export([trace_plan/4, calls_plan/3, plan_events/1, record_start/1, record_parts/2,
          undo_parts/1, recording/1]).
 
-%%% For the samplers and dyntrace_record %%%
--export([is_proper_list/1]).
-
 %%% PRIVATE EXPORTS (gen_server) %%%
 -export([start_link/0, init/1, handle_call/3, handle_cast/2, handle_info/2, terminate/2]).
 
@@ -224,18 +221,6 @@ status() ->
       sessions => sessions_available(),
       lttng_enabled => dyntrace:enabled_events(),
       counters => dyntrace:stats()}.
-
-%% @doc Whether `List' is a proper list (strict checks call this before
-%% walking a list a user passed).
--spec is_proper_list(term()) -> boolean().
-is_proper_list(List) when is_list(List) ->
-    try length(List) of
-        _ -> true
-    catch
-        error:badarg -> false
-    end;
-is_proper_list(_) ->
-    false.
 
 %%%===================================================================
 %%% FOR dyntrace_record
@@ -1122,7 +1107,7 @@ calls_plan(Spec, Opts, Shared) ->
                 true -> Spec;
                 false -> [Spec]
             end,
-    (Specs =/= [] andalso is_proper_list(Specs)) orelse error({badarg, {calls, Spec}}),
+    (Specs =/= [] andalso dyntrace_lib:is_proper_list(Specs)) orelse error({badarg, {calls, Spec}}),
     Exception = maps:get(exception, O),
     Return = maps:get(return, O) orelse Exception,
     Actions = [{exception_trace} || Exception] ++ [{return_trace} || Return, not Exception],
@@ -1168,7 +1153,7 @@ validate_opt(scope, S) when S =:= local; S =:= global -> S;
 validate_opt(procs, P) -> P;
 validate_opt(max_rate, Rate) -> dyntrace_guard:validate(Rate);
 validate_opt(exclude, L) when is_list(L) ->
-    is_proper_list(L) orelse error({badarg, {exclude, L}}),
+    dyntrace_lib:is_proper_list(L) orelse error({badarg, {exclude, L}}),
     [validate_exclude(MFA) || MFA <- L];
 validate_opt(Key, Value) -> error({badarg, {Key, Value}}).
 
@@ -1180,7 +1165,7 @@ tracer_state(Limits) ->
 validate_procs([]) ->
     error({badarg, {procs, []}});
 validate_procs(List) when is_list(List) ->
-    is_proper_list(List) orelse error({badarg, {procs, List}}),
+    dyntrace_lib:is_proper_list(List) orelse error({badarg, {procs, List}}),
     lists:usort([validate_tracee(P) || P <- List]);
 validate_procs(One) ->
     [validate_tracee(One)].
@@ -1202,7 +1187,7 @@ validate_tracee(Other) ->
 
 %% The event names that `Events' stands for.
 validate_events(Events) when is_list(Events), Events =/= [] ->
-    is_proper_list(Events) orelse error({badarg, {events, Events}}),
+    dyntrace_lib:is_proper_list(Events) orelse error({badarg, {events, Events}}),
     Table = event_table(),
     lists:usort(lists:flatmap(fun(E) -> events_of(E, Table) end, Events));
 validate_events(Events) ->
@@ -1302,8 +1287,10 @@ match_spec(Fun, Actions, Spec) when is_function(Fun, 1) ->
          end,
     match_spec(MS, Actions, Spec);
 match_spec(MS, Actions, Spec) when is_list(MS) ->
-    Valid = is_proper_list(MS) andalso MS =/= []
-        andalso lists:all(fun({_, G, B}) -> is_proper_list(G) andalso is_proper_list(B);
+    Valid = dyntrace_lib:is_proper_list(MS) andalso MS =/= []
+        andalso lists:all(fun({_, G, B}) ->
+                                  dyntrace_lib:is_proper_list(G)
+                                      andalso dyntrace_lib:is_proper_list(B);
                              (_) -> false
                           end, MS),
     Valid orelse error({badarg, {match_spec, Spec, not_a_match_spec}}),

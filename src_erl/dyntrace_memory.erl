@@ -125,7 +125,7 @@ name(P) ->
 %% Named processes: pids, or registered names looked up at every round
 %% (a restarted server is followed).
 validate_procs(Procs) when is_list(Procs) ->
-    dyntrace_ctl:is_proper_list(Procs) orelse error({badarg, {procs, Procs}}),
+    dyntrace_lib:is_proper_list(Procs) orelse error({badarg, {procs, Procs}}),
     [case P of
          _ when is_pid(P), node(P) =:= node() -> P;
          _ when is_atom(P) -> P;

@@ -75,7 +75,7 @@ record(_What, Opts) ->
     error({badarg, {options, Opts}}).
 
 valid_nodes(Nodes) ->
-    (is_list(Nodes) andalso Nodes =/= [] andalso dyntrace_ctl:is_proper_list(Nodes)
+    (is_list(Nodes) andalso Nodes =/= [] andalso dyntrace_lib:is_proper_list(Nodes)
      andalso lists:all(fun is_atom/1, Nodes))
         orelse error({badarg, {nodes, Nodes}}),
     lists:usort(Nodes).

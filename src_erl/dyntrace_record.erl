@@ -259,7 +259,7 @@ plan(What, Opts) when is_map(Opts) ->
                  _ -> Tracer
              end,
     Budget = maps:get(max_events, Shared, none),
-    (is_list(What) andalso What =/= [] andalso dyntrace_ctl:is_proper_list(What))
+    (is_list(What) andalso What =/= [] andalso dyntrace_lib:is_proper_list(What))
         orelse error({badarg, {what, What}}),
     Parts = [part(Item, Shared, maps:get(max_events, Opts, undefined)) || Item <- What],
     Name = new_name(),

@@ -346,7 +346,7 @@ validate_opt(Key, Value) ->
 validate_procs([]) ->
     error({badarg, {procs, []}});
 validate_procs(List) when is_list(List) ->
-    dyntrace_ctl:is_proper_list(List) orelse error({badarg, {procs, List}}),
+    dyntrace_lib:is_proper_list(List) orelse error({badarg, {procs, List}}),
     lists:usort([validate_target(P) || P <- List]);
 validate_procs(One) ->
     [validate_target(One)].
