@@ -209,7 +209,7 @@ tracer() ->
 %% the runtime drops the flags of every tracee of this state.
 -spec tracer(tracer_state()) -> {tracer, dyntrace, tracer_state()}.
 tracer(Options) ->
-    {tracer, ?MODULE, validate_options(Options)}.
+    {tracer, ?MODULE, dyntrace_options:validate(Options)}.
 
 %% @doc The text a `message', `reason' or `name' field gets for `Term' under
 %% the byte limit `MaxTermBytes' (64..65536): the VM's `%T' text, cut with
@@ -228,9 +228,8 @@ format_term(_Term, _MaxTermBytes) ->
 %% returns `<<"{login,<<_:5/binary>>}">>'.
 -spec format_term(term(), field_kind(), tracer_state()) -> binary().
 format_term(Term, Kind, Options) ->
-    #{kinds := Kinds} = option_limits(),
-    lists:member(Kind, Kinds) orelse error({badarg, {kind, Kind}}),
-    format_field(Term, Kind, validate_options(Options)).
+    Valid = dyntrace_options:kind(Kind),
+    format_field(Term, Valid, dyntrace_options:validate(Options)).
 
 -spec format_field(term(), field_kind(), tracer_state()) -> binary().
 format_field(_Term, _Kind, _Options) ->
@@ -837,48 +836,6 @@ spread_tag(B) -> erlang:dt_spread_tag(B).
 %% @doc Restores a tag state returned by {@link spread_tag/1}.
 -spec restore_tag(true | {non_neg_integer(), binary() | []}) -> true.
 restore_tag(T) -> erlang:dt_restore_tag(T).
-
-%%%===================================================================
-%%% VALIDATION
-%%%===================================================================
-
--spec validate_options(term()) -> tracer_state().
-validate_options([]) ->
-    [];
-validate_options(Options) when is_map(Options) ->
-    Limits = option_limits(),
-    maps:map(fun(Key, Value) -> validate_option(Key, Value, Limits) end, Options);
-validate_options(Options) ->
-    error({badarg, {options, Options}}).
-
-%% Each option against the NIF's own limits (option_limits/0).
-validate_option(max_term_bytes, N, #{max_term_bytes := {Min, Max, _}})
-  when is_integer(N), N >= Min, N =< Max ->
-    N;
-validate_option(payload, Mode, #{payload := Modes}) when is_atom(Mode) ->
-    lists:member(Mode, Modes) orelse error({badarg, {payload, Mode}}),
-    Mode;
-validate_option(payload, PerKind, #{payload := Modes, kinds := Kinds}) when is_map(PerKind) ->
-    Valid = fun(Kind, Mode) -> lists:member(Kind, Kinds) andalso lists:member(Mode, Modes) end,
-    maps:size(maps:filter(Valid, PerKind)) =:= maps:size(PerKind)
-        orelse error({badarg, {payload, PerKind}}),
-    PerKind;
-validate_option(redact, Keys, #{redact := MaxKeys}) when is_list(Keys) ->
-    Length = try length(Keys) catch error:badarg -> -1 end,
-    Length >= 0 andalso Length =< MaxKeys
-        orelse error({badarg, {redact, Keys}}),
-    Keys;
-validate_option(max_events, N, #{max_events := {Min, Max}})
-  when is_integer(N), N >= Min, N =< Max ->
-    new_event_budget(N);
-validate_option(max_events, Budget, _Limits) when is_reference(Budget) ->
-    try events_left(Budget) of
-        _ -> Budget
-    catch
-        error:badarg -> error({badarg, {max_events, Budget}})
-    end;
-validate_option(Key, Value, _Limits) ->
-    error({badarg, {Key, Value}}).
 
 %% Up to four integers, then up to four strings, as OTP's probes take them.
 -spec user_probe([probe_arg()]) -> user_probe_result().

@@ -1143,7 +1143,7 @@ validate_opt(Key, Value) when Key =:= max_term_bytes; Key =:= payload; Key =:= r
                               Key =:= max_events ->
     %% The tracer's own check (max_events becomes a count when the plan
     %% is made).
-    _ = dyntrace:tracer(#{Key => Value}),
+    _ = dyntrace_options:validate(#{Key => Value}),
     Value;
 validate_opt(duration, Ms) when is_integer(Ms), Ms > 0, Ms =< 16#ffffffff -> Ms;
 validate_opt(return, B) when is_boolean(B) -> B;
@@ -1158,9 +1158,7 @@ validate_opt(exclude, L) when is_list(L) ->
 validate_opt(Key, Value) -> error({badarg, {Key, Value}}).
 
 tracer_state(Limits) ->
-    {tracer, dyntrace, State} = dyntrace:tracer(maps:with([max_events | ?TRACER_OPTIONS],
-                                                          Limits)),
-    State.
+    dyntrace_options:validate(maps:with([max_events | ?TRACER_OPTIONS], Limits)).
 
 validate_procs([]) ->
     error({badarg, {procs, []}});

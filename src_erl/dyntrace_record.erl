@@ -253,7 +253,7 @@ plan(What, Opts) when is_map(Opts) ->
         orelse error({badarg, {wait, Wait}}),
     %% The tracer's own checks; one count shared by every trace and calls
     %% part (the samplers count their own).
-    {tracer, dyntrace, Tracer} = dyntrace:tracer(maps:with([max_events | ?TRACER_OPTS], Opts)),
+    Tracer = dyntrace_options:validate(maps:with([max_events | ?TRACER_OPTS], Opts)),
     Shared = case Tracer of
                  [] -> #{};
                  _ -> Tracer

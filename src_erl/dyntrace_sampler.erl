@@ -338,7 +338,7 @@ validate_opt(duration, Ms) when is_integer(Ms), Ms > 0, Ms =< 16#ffffffff -> Ms;
 validate_opt(max_events, N) when is_integer(N), N > 0, N < 1 bsl 63 -> N;
 validate_opt(max_term_bytes, N) ->
     %% The tracer's own check.
-    {tracer, dyntrace, #{max_term_bytes := Valid}} = dyntrace:tracer(#{max_term_bytes => N}),
+    #{max_term_bytes := Valid} = dyntrace_options:validate(#{max_term_bytes => N}),
     Valid;
 validate_opt(Key, Value) ->
     error({badarg, {Key, Value}}).
