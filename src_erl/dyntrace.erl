@@ -124,8 +124,6 @@
 %% The process that writes the node_name events, and how often it looks
 %% whether the event became enabled, and rewrites them while it is.
 -define(NODE_NAMES, dyntrace_node_names).
-%% Where put_tag/1 keeps the process's tag (a stock VM keeps none).
--define(TAG_KEY, '$dyntrace_tag').
 -define(NODE_NAMES_POLL_MS, 1000).
 %% How many times (10 ms apart) the announcer waits for on_load to return.
 -define(ON_LOAD_WAITS, 1000).
@@ -191,7 +189,8 @@
 
 -export_type([options/0, tracer_state/0, event_name/0, event_info/0, payload_mode/0,
               field_kind/0, event_budget/0, max_term_bytes/0, counters/0, option_limits/0,
-              process_name/0]).
+              process_name/0, probe_arg/0, n_probe_label/0, user_probe_result/0,
+              probe_int/0, probe_string/0]).
 
 %%%===================================================================
 %%% PUBLIC
@@ -684,15 +683,9 @@ trace_garbage_collection(_Tag, _State, _Tracee, _Term, _Opts) ->
     erlang:nif_error(nif_not_loaded).
 
 %%%===================================================================
-%%% OTP's dyntrace API
-%%% The user probes write events `user_trace_s1', `user_trace_i4s4' and
-%%% `user_trace_n' (OTP's LTTng build has none: there they answer
-%%% `error'). Each answers `true' when written, `false' when its event is
-%%% not enabled; a string is written at most 1024 bytes long, cut with
-%%% `...'. A probe first asks whether its event is enabled, so that one
-%%% not enabled costs a NIF call and a load; the arguments are checked only
-%%% when it is (as OTP's probes do), but for the probe number and whether
-%%% the message of `user_trace_s1/1' is a list or binary.
+%%% OTP's dyntrace API (dyntrace_user_probes checks and writes)
+%%% Each probe answers `true' when written, `false' when its event is not
+%%% enabled in LTTng.
 %%%===================================================================
 
 %% @doc Whether the user probes exist: `true' when the NIF is loaded (they
@@ -702,10 +695,7 @@ available() -> persistent_term:get(?NIF_LOADED, false).
 
 %% @doc Writes `user_trace_s1': the calling process and `Message'.
 -spec user_trace_s1(iolist()) -> user_probe_result().
-user_trace_s1(Message) when is_list(Message); is_binary(Message) ->
-    emit_user_trace_s1(self(), Message);
-user_trace_s1(Message) ->
-    erlang:error(badarg, [Message]).
+user_trace_s1(Message) -> dyntrace_user_probes:user_trace_s1(Message).
 
 %% @doc Writes `user_trace_i4s4' with `Tag' as the tag (`undefined' is
 %% `""'); each integer may be `undefined' (0), each string `undefined' ("").
@@ -713,121 +703,112 @@ user_trace_s1(Message) ->
                       probe_int(), probe_string(), probe_string(), probe_string(),
                       probe_string()) -> user_probe_result().
 user_trace_i4s4(Tag, I1, I2, I3, I4, S1, S2, S3, S4) ->
-    user_probe_enabled(undefined)
-        andalso user_trace(undefined, Tag, [I1, I2, I3, I4], [S1, S2, S3, S4]).
+    dyntrace_user_probes:user_trace_i4s4(Tag, I1, I2, I3, I4, S1, S2, S3, S4).
 
 %% @doc Writes `user_trace_n': the probe number `Label', then as
 %% {@link user_trace_i4s4/9}.
 -spec user_trace_n(n_probe_label(), binary() | undefined, probe_int(), probe_int(),
                    probe_int(), probe_int(), probe_string(), probe_string(),
                    probe_string(), probe_string()) -> user_probe_result().
-user_trace_n(Label, Tag, I1, I2, I3, I4, S1, S2, S3, S4)
-  when is_integer(Label), Label >= 0, Label =< 1023 ->
-    user_probe_enabled(Label)
-        andalso user_trace(Label, Tag, [I1, I2, I3, I4], [S1, S2, S3, S4]);
 user_trace_n(Label, Tag, I1, I2, I3, I4, S1, S2, S3, S4) ->
-    erlang:error(badarg, [Label, Tag, I1, I2, I3, I4, S1, S2, S3, S4]).
+    dyntrace_user_probes:user_trace_n(Label, Tag, I1, I2, I3, I4, S1, S2, S3, S4).
 
 %% @doc User probe with no arguments.
 -spec p() -> user_probe_result().
-p() -> user_probe([]).
+p() -> dyntrace_user_probes:probe(undefined, []).
+
 %% @doc User probe: up to four integers, then up to four strings.
 -spec p(probe_arg()) -> user_probe_result().
-p(A) -> user_probe([A]).
+p(A) -> dyntrace_user_probes:probe(undefined, [A]).
+
 %% @doc User probe: up to four integers, then up to four strings.
 -spec p(probe_arg(), probe_arg()) -> user_probe_result().
-p(A, B) -> user_probe([A, B]).
+p(A, B) -> dyntrace_user_probes:probe(undefined, [A, B]).
+
 %% @doc User probe: up to four integers, then up to four strings.
 -spec p(probe_arg(), probe_arg(), probe_arg()) -> user_probe_result().
-p(A, B, C) -> user_probe([A, B, C]).
+p(A, B, C) -> dyntrace_user_probes:probe(undefined, [A, B, C]).
+
 %% @doc User probe: up to four integers, then up to four strings.
 -spec p(probe_arg(), probe_arg(), probe_arg(), probe_arg()) -> user_probe_result().
-p(A, B, C, D) -> user_probe([A, B, C, D]).
+p(A, B, C, D) -> dyntrace_user_probes:probe(undefined, [A, B, C, D]).
+
 %% @doc User probe: up to four integers, then up to four strings.
--spec p(probe_arg(), probe_arg(), probe_arg(), probe_arg(), probe_arg()) ->
-          user_probe_result().
-p(A, B, C, D, E) -> user_probe([A, B, C, D, E]).
+-spec p(probe_arg(), probe_arg(), probe_arg(), probe_arg(),
+        probe_arg()) -> user_probe_result().
+p(A, B, C, D, E) -> dyntrace_user_probes:probe(undefined, [A, B, C, D, E]).
+
 %% @doc User probe: up to four integers, then up to four strings.
 -spec p(probe_arg(), probe_arg(), probe_arg(), probe_arg(), probe_arg(),
         probe_arg()) -> user_probe_result().
-p(A, B, C, D, E, F) -> user_probe([A, B, C, D, E, F]).
+p(A, B, C, D, E, F) -> dyntrace_user_probes:probe(undefined, [A, B, C, D, E, F]).
+
 %% @doc User probe: up to four integers, then up to four strings.
--spec p(probe_arg(), probe_arg(), probe_arg(), probe_arg(), probe_arg(),
-        probe_arg(), probe_arg()) -> user_probe_result().
-p(A, B, C, D, E, F, G) -> user_probe([A, B, C, D, E, F, G]).
+-spec p(probe_arg(), probe_arg(), probe_arg(), probe_arg(), probe_arg(), probe_arg(),
+        probe_arg()) -> user_probe_result().
+p(A, B, C, D, E, F, G) -> dyntrace_user_probes:probe(undefined, [A, B, C, D, E, F, G]).
+
 %% @doc User probe: four integers, then four strings.
--spec p(probe_arg(), probe_arg(), probe_arg(), probe_arg(), probe_arg(),
-        probe_arg(), probe_arg(), probe_arg()) -> user_probe_result().
-p(A, B, C, D, E, F, G, H) -> user_probe([A, B, C, D, E, F, G, H]).
+-spec p(probe_arg(), probe_arg(), probe_arg(), probe_arg(), probe_arg(), probe_arg(),
+        probe_arg(), probe_arg()) -> user_probe_result().
+p(A, B, C, D, E, F, G, H) -> dyntrace_user_probes:probe(undefined, [A, B, C, D, E, F, G, H]).
 
 %% @doc Numbered user probe with no arguments.
 -spec pn(n_probe_label()) -> user_probe_result().
-pn(L) -> user_probe(L, []).
+pn(L) -> dyntrace_user_probes:probe(L, []).
+
 %% @doc Numbered user probe: up to four integers, then up to four strings.
 -spec pn(n_probe_label(), probe_arg()) -> user_probe_result().
-pn(L, A) -> user_probe(L, [A]).
+pn(L, A) -> dyntrace_user_probes:probe(L, [A]).
+
 %% @doc Numbered user probe: up to four integers, then up to four strings.
 -spec pn(n_probe_label(), probe_arg(), probe_arg()) -> user_probe_result().
-pn(L, A, B) -> user_probe(L, [A, B]).
+pn(L, A, B) -> dyntrace_user_probes:probe(L, [A, B]).
+
 %% @doc Numbered user probe: up to four integers, then up to four strings.
--spec pn(n_probe_label(), probe_arg(), probe_arg(), probe_arg()) ->
-          user_probe_result().
-pn(L, A, B, C) -> user_probe(L, [A, B, C]).
+-spec pn(n_probe_label(), probe_arg(), probe_arg(), probe_arg()) -> user_probe_result().
+pn(L, A, B, C) -> dyntrace_user_probes:probe(L, [A, B, C]).
+
 %% @doc Numbered user probe: up to four integers, then up to four strings.
--spec pn(n_probe_label(), probe_arg(), probe_arg(), probe_arg(), probe_arg()) ->
-          user_probe_result().
-pn(L, A, B, C, D) -> user_probe(L, [A, B, C, D]).
+-spec pn(n_probe_label(), probe_arg(), probe_arg(), probe_arg(),
+         probe_arg()) -> user_probe_result().
+pn(L, A, B, C, D) -> dyntrace_user_probes:probe(L, [A, B, C, D]).
+
 %% @doc Numbered user probe: up to four integers, then up to four strings.
 -spec pn(n_probe_label(), probe_arg(), probe_arg(), probe_arg(), probe_arg(),
          probe_arg()) -> user_probe_result().
-pn(L, A, B, C, D, E) -> user_probe(L, [A, B, C, D, E]).
+pn(L, A, B, C, D, E) -> dyntrace_user_probes:probe(L, [A, B, C, D, E]).
+
 %% @doc Numbered user probe: up to four integers, then up to four strings.
--spec pn(n_probe_label(), probe_arg(), probe_arg(), probe_arg(), probe_arg(),
+-spec pn(n_probe_label(), probe_arg(), probe_arg(), probe_arg(), probe_arg(), probe_arg(),
+         probe_arg()) -> user_probe_result().
+pn(L, A, B, C, D, E, F) -> dyntrace_user_probes:probe(L, [A, B, C, D, E, F]).
+
+%% @doc Numbered user probe: up to four integers, then up to four strings.
+-spec pn(n_probe_label(), probe_arg(), probe_arg(), probe_arg(), probe_arg(), probe_arg(),
          probe_arg(), probe_arg()) -> user_probe_result().
-pn(L, A, B, C, D, E, F) -> user_probe(L, [A, B, C, D, E, F]).
-%% @doc Numbered user probe: up to four integers, then up to four strings.
--spec pn(n_probe_label(), probe_arg(), probe_arg(), probe_arg(), probe_arg(),
-         probe_arg(), probe_arg(), probe_arg()) -> user_probe_result().
-pn(L, A, B, C, D, E, F, G) -> user_probe(L, [A, B, C, D, E, F, G]).
+pn(L, A, B, C, D, E, F, G) -> dyntrace_user_probes:probe(L, [A, B, C, D, E, F, G]).
+
 %% @doc Numbered user probe: four integers, then four strings.
--spec pn(n_probe_label(), probe_arg(), probe_arg(), probe_arg(), probe_arg(),
-         probe_arg(), probe_arg(), probe_arg(), probe_arg()) ->
-          user_probe_result().
-pn(L, A, B, C, D, E, F, G, H) -> user_probe(L, [A, B, C, D, E, F, G, H]).
+-spec pn(n_probe_label(), probe_arg(), probe_arg(), probe_arg(), probe_arg(), probe_arg(),
+         probe_arg(), probe_arg(), probe_arg()) -> user_probe_result().
+pn(L, A, B, C, D, E, F, G, H) -> dyntrace_user_probes:probe(L, [A, B, C, D, E, F, G, H]).
 
 %% @doc Sets this process's dynamic trace tag, which the user probes write
 %% as `tag'; the old one. A stock VM (built without dynamic trace) keeps no
-%% tag of its own (`erlang:dt_put_tag/1' does nothing there): the tag is
-%% kept in the process dictionary too.
+%% tag (`erlang:dt_put_tag/1' does nothing there): the tag is kept in the
+%% process dictionary too.
 -spec put_tag(undefined | iodata()) -> binary() | undefined.
-put_tag(Data) ->
-    Tag = case Data of
-              undefined -> undefined;
-              _ -> unicode:characters_to_binary(Data)
-          end,
-    is_binary(Tag) orelse Tag =:= undefined orelse erlang:error(badarg, [Data]),
-    VmOld = erlang:dt_put_tag(Tag),
-    case put(?TAG_KEY, Tag) of
-        undefined -> VmOld;
-        Old -> Old
-    end.
+put_tag(Data) -> dyntrace_user_probes:put_tag(Data).
 
 %% @doc This process's dynamic trace tag.
 -spec get_tag() -> binary() | undefined.
-get_tag() ->
-    case get(?TAG_KEY) of
-        undefined -> erlang:dt_get_tag();
-        Tag -> Tag
-    end.
+get_tag() -> dyntrace_user_probes:get_tag().
 
 %% @doc The tag if set, else the tag spread with the last message received
 %% (only a VM built with dynamic trace spreads tags).
 -spec get_tag_data() -> binary() | undefined.
-get_tag_data() ->
-    case get(?TAG_KEY) of
-        undefined -> erlang:dt_get_tag_data();
-        Tag -> Tag
-    end.
+get_tag_data() -> dyntrace_user_probes:get_tag_data().
 
 %% @doc Makes the tag spread with sent messages, like a sequential trace token.
 -spec spread_tag(boolean()) -> true | {non_neg_integer(), binary() | []}.
@@ -836,46 +817,6 @@ spread_tag(B) -> erlang:dt_spread_tag(B).
 %% @doc Restores a tag state returned by {@link spread_tag/1}.
 -spec restore_tag(true | {non_neg_integer(), binary() | []}) -> true.
 restore_tag(T) -> erlang:dt_restore_tag(T).
-
-%% Up to four integers, then up to four strings, as OTP's probes take them.
--spec user_probe([probe_arg()]) -> user_probe_result().
-user_probe(Args) ->
-    user_probe(undefined, Args).
-
--spec user_probe(n_probe_label() | undefined, [probe_arg()]) -> user_probe_result().
-user_probe(Label, Args) when Label =:= undefined;
-                             is_integer(Label), Label >= 0, Label =< 1023 ->
-    user_probe_enabled(Label) andalso user_probe_checked(Label, Args);
-user_probe(Label, Args) ->
-    erlang:error(badarg, [Label, Args]).
-
-user_probe_checked(Label, Args) ->
-    {Ints, Strings} = lists:splitwith(fun erlang:is_integer/1, Args),
-    case length(Ints) =< 4 andalso length(Strings) =< 4 of
-        true -> user_trace(Label, get_tag_data(), Ints, Strings);
-        false -> erlang:error(badarg, [Label, Args])
-    end.
-
-%% Checks the shape (64-bit integers or `undefined', then iolists or
-%% `undefined'), pads to four of each and writes the event.
-user_trace(Label, Tag, Ints, Strings) ->
-    Valid = (Tag =:= undefined orelse is_binary(Tag))
-        andalso lists:all(fun is_probe_int/1, Ints)
-        andalso lists:all(fun is_probe_string/1, Strings),
-    Valid orelse erlang:error(badarg, [Label, Tag, Ints, Strings]),
-    [I1, I2, I3, I4] = [int_or_zero(I) || I <- pad(Ints)],
-    [S1, S2, S3, S4] = pad(Strings),
-    emit_user_trace(Label, self(), Tag, {I1, I2, I3, I4}, {S1, S2, S3, S4}).
-
-is_probe_int(I) -> I =:= undefined orelse (is_integer(I) andalso I >= -(1 bsl 63)
-                                           andalso I < 1 bsl 63).
-
-is_probe_string(S) -> S =:= undefined orelse is_list(S) orelse is_binary(S).
-
-int_or_zero(undefined) -> 0;
-int_or_zero(I) -> I.
-
-pad(List) -> List ++ lists:duplicate(4 - length(List), undefined).
 
 %% @doc Whether the event of a probe is enabled (the NIF):
 %% `user_trace_i4s4' for `undefined', `user_trace_n' for a number.
