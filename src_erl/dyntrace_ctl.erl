@@ -178,8 +178,8 @@ sample(Procs, Opts) ->
 %% or registered before it began. (A session made later is named by the
 %% announcer when `process_name' becomes enabled.)
 named({ok, _} = Started) ->
-    ok = dyntrace:announce_nodes(),
-    ok = dyntrace:announce_processes(),
+    ok = dyntrace_announcer:announce_nodes(),
+    ok = dyntrace_announcer:announce_processes(),
     Started;
 named(Other) ->
     Other.

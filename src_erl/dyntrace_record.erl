@@ -456,8 +456,8 @@ setup(#rec{id = Id, plan = #{name := Name, dir := Dir, mode := Mode, events := E
                 ok ->
                     case dyntrace_ctl:record_parts(Id, Parts) of
                         {ok, Samplers} ->
-                            ok = dyntrace:announce_nodes(),
-                            ok = dyntrace:announce_processes(),
+                            ok = dyntrace_announcer:announce_nodes(),
+                            ok = dyntrace_announcer:announce_processes(),
                             {ok, R1#rec{samplers = Samplers}};
                         {error, _} = Error ->
                             Error

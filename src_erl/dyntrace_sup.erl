@@ -130,7 +130,7 @@ init([]) ->
             shutdown => ?CTL_SHUTDOWN_MS,
             type => worker},
     Announcer = #{id => dyntrace_node_names,
-                  start => {dyntrace, start_announcer_link, []},
+                  start => {dyntrace_announcer, start_link, []},
                   restart => transient,
                   shutdown => brutal_kill,
                   type => worker},
