@@ -273,25 +273,31 @@ plan(What, Opts) when is_map(Opts) ->
       duration => Duration,
       wait => Wait,
       parts => Parts,
-      events => lists:usort(?NAMES ++ lists:flatmap(fun dyntrace_ctl:plan_events/1, Parts)),
+      events => lists:usort(?NAMES ++ lists:flatmap(fun part_events/1, Parts)),
       budget => Budget,
       lttng => Lttng,
       caller => caller(Lttng)};
 plan(_What, Opts) ->
     error({badarg, {options, Opts}}).
 
+%% The LTTng events a part writes: a sampler's, or a trace or calls plan's.
+part_events(#{kind := sample}) -> [stack_sample];
+part_events(#{kind := memory, args := Args}) -> dyntrace_memory:events(Args);
+part_events(#{kind := focus, args := Args}) -> dyntrace_triage:events(Args);
+part_events(Plan) -> dyntrace_plans:events(Plan).
+
 part({trace, Procs, Events}, Shared, Max) ->
     part({trace, Procs, Events, #{}}, Shared, Max);
 part({trace, Procs, Events, Opts} = Item, Shared, _Max) ->
     own_limits(Opts, Item),
-    dyntrace_ctl:trace_plan(Procs, Events, Opts, Shared);
+    dyntrace_plans:trace(Procs, Events, Opts, Shared);
 part({calls, Spec}, Shared, Max) ->
     part({calls, Spec, #{}}, Shared, Max);
 part({calls, Spec, Opts} = Item, Shared, _Max) ->
     own_limits(Opts, Item),
     %% A hot function never floods the recording: the rate guard is on
     %% unless the item sets its own.
-    dyntrace_ctl:calls_plan(Spec, maps:merge(#{max_rate => ?MAX_RATE}, Opts), Shared);
+    dyntrace_plans:calls(Spec, maps:merge(#{max_rate => ?MAX_RATE}, Opts), Shared);
 part({sample, Procs}, Shared, Max) ->
     part({sample, Procs, #{}}, Shared, Max);
 part({sample, Procs, Opts} = Item, _Shared, Max) ->
