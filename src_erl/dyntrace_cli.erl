@@ -241,7 +241,7 @@ make_session(Session, Dir, Events, OsPid) ->
 %% Until the recording's worker in the node ends (its duration), or
 %% SIGTERM (the wrapper's Ctrl-C) asks to stop it now.
 wait_end(Node, Id, Dir) ->
-    case remote(Node, dyntrace_ctl, recording, [Id]) of
+    case remote(Node, dyntrace_ctl_client, recording, [Id]) of
         {ok, Worker} ->
             Ref = erlang:monitor(process, Worker),
             receive

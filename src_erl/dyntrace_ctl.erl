@@ -50,10 +50,6 @@
 %%% PUBLIC (through dyntrace) %%%
 -export([trace/3, calls/2, clear/0, status/0, sample/2, memory/1, stop/1]).
 
-%%% For dyntrace_record (checked plans, and its parts) %%%
--export([focus/1]).
--export([record_start/1, record_parts/2, undo_parts/1, recording/1]).
-
 %%% PRIVATE EXPORTS (gen_server) %%%
 -export([start_link/0, init/1, handle_call/3, handle_cast/2, handle_info/2, terminate/2]).
 
@@ -88,8 +84,6 @@
 -define(SERVER, ?MODULE).
 %% How long clear() waits for the recordings it ended to be gone.
 -define(CLEAR_WAIT_MS, 60000).
-%% How often a caller looks again for a dyntrace_ctl being restarted.
--define(RESTART_TRIES, 50).
 %% The name of dyntrace's trace sessions (OTP 27+).
 -define(MODULE_SESSION, dyntrace).
 
@@ -102,19 +96,19 @@
 -spec trace(procs(), [event_or_group()], trace_opts()) -> result().
 trace(Procs, Events, Opts) ->
     Plan = dyntrace_plans:trace(Procs, Events, Opts, #{}),
-    named(call({start, Plan})).
+    named(dyntrace_ctl_client:start(Plan)).
 
 %% @doc See {@link dyntrace:calls/2}.
 -spec calls(call_spec() | [call_spec()], calls_opts()) -> result().
 calls(Spec, Opts) ->
     Plan = dyntrace_plans:calls(Spec, Opts, #{}),
-    named(call({start, Plan})).
+    named(dyntrace_ctl_client:start(Plan)).
 
 %% @doc See {@link dyntrace:sample/2}.
 -spec sample(dyntrace_sampler:procs(), dyntrace_sampler:opts()) ->
           {ok, pos_integer()} | {error, term()}.
 sample(Procs, Opts) ->
-    named(call({start_sampler, dyntrace_sampler:plan(Procs, Opts)})).
+    named(dyntrace_ctl_client:start_sampler(dyntrace_sampler:plan(Procs, Opts))).
 
 %% What was started writes the node's and its processes' names now, in
 %% the caller: a session made before it (by anyone: record/2, the
@@ -131,12 +125,12 @@ named(Other) ->
 %% @doc See {@link dyntrace:memory/1}.
 -spec memory(dyntrace_memory:opts()) -> {ok, pos_integer()} | {error, term()}.
 memory(Opts) ->
-    call({start_sampler, dyntrace_memory:plan(Opts)}).
+    dyntrace_ctl_client:start_sampler(dyntrace_memory:plan(Opts)).
 
 %% @doc See {@link dyntrace:stop/1}.
 -spec stop(pos_integer()) -> ok | {ok, file:filename()} | {error, term()}.
 stop(Id) when is_integer(Id), Id > 0 ->
-    case call({stop, Id}) of
+    case dyntrace_ctl_client:stop(Id) of
         {recording, Pid} -> dyntrace_record:stop(Pid);
         Other -> Other
     end;
@@ -146,7 +140,7 @@ stop(Id) ->
 %% @doc See {@link dyntrace:clear/0}.
 -spec clear() -> ok.
 clear() ->
-    {ok, Ended} = call(clear),
+    {ok, Ended} = dyntrace_ctl_client:clear(),
     %% The recordings ended stop and destroy their sessions on their own:
     %% wait until they have.
     Refs = [erlang:monitor(process, P) || P <- Ended],
@@ -159,46 +153,12 @@ clear() ->
 %% @doc See {@link dyntrace:status/0}.
 -spec status() -> status().
 status() ->
-    {Traces, Recordings} = call(status),
+    {Traces, Recordings} = dyntrace_ctl_client:status(),
     #{traces => Traces,
       recordings => Recordings,
       sessions => sessions_available(),
       lttng_enabled => dyntrace:enabled_events(),
       counters => dyntrace:stats()}.
-
-%%%===================================================================
-%%% FOR dyntrace_record
-%%%===================================================================
-
-%% @doc Registers a recording (its worker is started under dyntrace's
-%% supervisor with `Plan'): its id and worker.
--spec record_start(map()) -> {ok, pos_integer(), pid()} | {error, term()}.
-record_start(Plan) ->
-    call({record_start, Plan}).
-
-%% @doc Sets the parts of recording `Id' (trace and calls plans, sampler
-%% plans), all or none: the samplers' pids.
--spec record_parts(pos_integer(), [plan() | dyntrace_sampler:plan()]) ->
-          {ok, [pid()]} | {error, term()}.
-record_parts(Id, Parts) ->
-    call({record_parts, Id, Parts}).
-
-%% @doc Undoes what the parts of recording `Id' set.
--spec undo_parts(pos_integer()) -> ok.
-undo_parts(Id) ->
-    call({undo_parts, Id}).
-
-%% @doc Sets a focus window of triage's controller (the calling sampler):
-%% a trace plan owned by the controller's recording, ended by its
-%% duration, {@link stop/1} or the recording's end. Its id.
--spec focus(plan()) -> {ok, pos_integer()} | {error, term()}.
-focus(Plan) ->
-    call({focus, self(), Plan}).
-
-%% @doc The worker of recording `Id', if it runs.
--spec recording(pos_integer()) -> {ok, pid()} | {error, term()}.
-recording(Id) ->
-    call({recording, Id}).
 
 %%%===================================================================
 %%% THE OWNER PROCESS
@@ -209,37 +169,6 @@ recording(Id) ->
 
 -type state() :: #{timers := #{pos_integer() => reference()},
                    monitors := #{reference() => pos_integer()}}.
-
-%% Calls the owner; one that is being restarted is waited for, one that
-%% ends during the call is an error, not an exit in the caller.
-call(Request) ->
-    call(Request, ?RESTART_TRIES).
-
-call(Request, Tries) ->
-    _ = dyntrace_sup:ensure_started(),
-    case whereis(?SERVER) of
-        undefined when Tries > 0 ->
-            timer:sleep(20),
-            call(Request, Tries - 1);
-        undefined ->
-            error({dyntrace_ctl, not_running});
-        Pid ->
-            try
-                gen_server:call(Pid, Request, infinity)
-            catch
-                %% Not delivered: it ended before; its restart is asked.
-                exit:{noproc, {gen_server, call, _}} when Tries > 0 ->
-                    call(Request, Tries - 1);
-                %% It ended during the call: asked again where that is
-                %% harmless; otherwise what the call set, if anything, is
-                %% in the table, and the restart lists it.
-                exit:{_, {gen_server, call, _}} when Tries > 0, Request =:= status;
-                                                     Tries > 0, Request =:= clear ->
-                    call(Request, Tries - 1);
-                exit:{Reason, {gen_server, call, _}} ->
-                    {error, {dyntrace_ctl, Reason}}
-            end
-    end.
 
 %% @private
 -spec start_link() -> {ok, pid()} | {error, term()}.

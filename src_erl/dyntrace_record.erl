@@ -136,7 +136,7 @@
 -spec record([item()] | triage, opts()) -> {ok, file:filename() | handle()} | {error, term()}.
 record(What, Opts) ->
     #{wait := Wait} = Plan = plan(What, Opts),
-    case dyntrace_ctl:record_start(Plan) of
+    case dyntrace_ctl_client:record_start(Plan) of
         {ok, Id, Pid} ->
             case call(Pid, setup) of
                 ok when Wait -> call(Pid, wait);
@@ -165,7 +165,7 @@ events(_What, Opts) ->
 %% @doc See {@link dyntrace:snapshot/1}.
 -spec snapshot(handle()) -> {ok, file:filename()} | {error, term()}.
 snapshot(Id) when is_integer(Id), Id > 0 ->
-    case dyntrace_ctl:recording(Id) of
+    case dyntrace_ctl_client:recording(Id) of
         {ok, Pid} -> call(Pid, snapshot);
         {error, _} = Error -> Error
     end;
@@ -460,7 +460,7 @@ setup(#rec{id = Id, plan = #{name := Name, dir := Dir, mode := Mode, events := E
         {ok, R1} ->
             case wait_enabled(Events, Lttng, ?ENABLED_MS) of
                 ok ->
-                    case dyntrace_ctl:record_parts(Id, Parts) of
+                    case dyntrace_ctl_client:record_parts(Id, Parts) of
                         {ok, Samplers} ->
                             ok = dyntrace_announcer:announce_nodes(),
                             ok = dyntrace_announcer:announce_processes(),
@@ -612,7 +612,7 @@ end_recording(#rec{plan = #{dir := Dir}} = R) ->
     R1#rec{waiting = [], ended = Result}.
 
 teardown(#rec{id = Id, made = Made, plan = #{name := Name}} = R) ->
-    _ = try dyntrace_ctl:undo_parts(Id)
+    _ = try dyntrace_ctl_client:undo_parts(Id)
         catch _:_ -> ok
         end,
     _ = Made andalso lttng(["stop", Name]),

@@ -396,7 +396,7 @@ open(Pids, Scores, #focus{shared = Shared, window_ms = Ms} = F) ->
          || P <- Pids, {_, D, Q, G, H} <- [maps:get(P, Scores)]],
     %% The window's own duration outlives the controller, should it die.
     Plan = dyntrace_plans:trace(Pids, ?FOCUS, #{duration => 2 * Ms + 1000}, Shared),
-    case dyntrace_ctl:focus(Plan) of
+    case dyntrace_ctl_client:focus(Plan) of
         {ok, Id} ->
             F#focus{window = {Id, Pids, now_ms() + Ms}};
         {error, _} ->
@@ -406,7 +406,7 @@ open(Pids, Scores, #focus{shared = Shared, window_ms = Ms} = F) ->
     end.
 
 close(#focus{window = {Id, Pids, _}} = F) ->
-    _ = dyntrace_ctl:stop(Id),
+    _ = dyntrace_ctl_client:stop(Id),
     _ = [mark(P, " end") || P <- Pids],
     F#focus{window = none, recent = Pids}.
 
