@@ -1,5 +1,6 @@
 #!/bin/bash
-# Runs every test: lints (the NIF's module graph free of cycles, cargo fmt,
+# Runs every test: lints (the NIF's and the Erlang modules' graphs free of
+# cycles, cargo fmt,
 # clippy -D warnings, the analyser built without C libraries, Erlang
 # compiled with warnings_as_errors), the Rust unit tests (cargo test), then each
 # Common Test suite against an LTTng
@@ -10,8 +11,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/setup.sh
 
-echo "==> module graph of native/src (no cycle), cargo fmt --check, cargo clippy -D warnings, pure-Rust analyser"
+echo "==> module graphs of native/src and src_erl (no cycle), cargo fmt --check, cargo clippy -D warnings, pure-Rust analyser"
 ./scripts/module-graph.sh >/dev/null
+./scripts/erl-module-graph.sh >/dev/null
 cargo fmt --all -- --check
 cargo clippy --release --quiet --workspace --all-targets -- -D warnings
 # The analyser alone, as `cargo install --path analyze --no-default-features`
