@@ -1,80 +1,22 @@
-%%% @doc LTTng tracing for a stock Erlang/OTP node.
-%%%
-%%% `dyntrace' is a tracer module (the `erl_tracer' interface) whose callbacks
-%%% write LTTng-UST events of provider `org_erlang_dyntrace', the same events,
-%%% fields and text that OTP's `--with-dynamic-trace=lttng' build writes. Its
-%%% NIF needs no special VM build.
-%%%
-%%% Why it is safe on a production node: a trace event whose LTTng event is
-%%% not enabled costs one load in the enabled check and is discarded by the
-%%% runtime before anything is built (the runtime's dispatch to the tracer
-%%% still costs something per event: clear trace flags you do not need,
-%%% see the README's "What it costs"); an enabled one is written by LTTng-UST
-%%% into lock-free per-CPU ring buffers outside the VM's heap, which drop
-%%% (and count) events rather than block when they are full. No tracer
-%%% process, no mailbox, nothing that grows with the event rate. A term is
-%%% written at most `max_term_bytes' long, and its cost is bounded by that
-%%% limit, not by the term's size or depth.
-%%%
-%%% The operator's story:
+%%% @doc LTTng tracing for a stock Erlang/OTP node: a tracer module (the
+%%% `erl_tracer' interface) whose callbacks, NIFs, write the LTTng-UST
+%%% events of provider `org_erlang_dyntrace' that OTP's
+%%% `--with-dynamic-trace=lttng' build writes. An event not enabled in
+%%% LTTng is discarded after one load; an enabled one goes into LTTng's
+%%% lock-free per-CPU ring buffers, outside the VM's heap.
 %%% ```
-%%% 1> l(dyntrace).
-%%% {module,dyntrace}
-%%% 2> erlang:trace(new, true, [procs, {tracer, dyntrace, []}]).
-%%% 0
-%%% '''
-%%% ```
-%%% $ lttng create demo
-%%% $ lttng enable-event -u -s demo org_erlang_dyntrace:process_register
-%%% $ lttng track -u -s demo --vpid=4242     # os:getpid(): this node only
+%%% 1> erlang:trace(new, true, [procs, {tracer, dyntrace, []}]).
+%%% $ lttng create demo && lttng enable-event -u org_erlang_dyntrace:process_register
 %%% $ lttng start demo
-%%% '''
-%%% ```
-%%% 3> register(worker, spawn(timer, sleep, [infinity])).
-%%% '''
-%%% ```
-%%% $ lttng stop demo && lttng view demo && lttng destroy demo
-%%% [..] org_erlang_dyntrace:process_register: { cpu_id = 1 }, { pid = "<0.92.0>", name = "worker", type = "register" }
-%%% '''
-%%% Events are switched on and off from outside with `lttng enable-event' and
-%%% `lttng disable-event': the tracer stays attached (`enabled(trace_status,
-%%% ...)' answers `trace') and the next event sees the change.
-%%%
-%%% The front door does all of the above in one call, and undoes it in one:
-%%% ```
-%%% 1> dyntrace:trace(worker, [messages], #{duration => 60000}).
-%%% {ok,1}
-%%% 2> dyntrace:calls({queue, in, fun(_) -> return_trace() end}, #{max_events => 100}).
-%%% {ok,1}
-%%% 3> dyntrace:status().
-%%% 4> dyntrace:clear().
-%%% ok
-%%% '''
-%%% (see {@link trace/3}, {@link calls/2}, {@link clear/0}, {@link status/0}),
-%%% and {@link record/2} makes the LTTng session too:
-%%% ```
-%%% 1> dyntrace:record([{trace, worker, [messages]}], #{duration => 10000}).
+%%% 2> register(worker, spawn(timer, sleep, [infinity])).
+%%% $ lttng stop demo && lttng view demo
+%%% 3> dyntrace:record([{trace, worker, [messages]}], #{duration => 10000}).
 %%% {ok,"/tmp/dyntrace-record-20261128T083512Z-4242-1"}
 %%% '''
-%%%
-%%% Options: `{tracer, dyntrace, Options}' where `Options' is `[]' or a map:
-%%% - `max_term_bytes => 64..65536' (default 1024): the byte limit of a term
-%%%   text;
-%%% - `payload => full | shape | size | none' (default `full'): how much of a
-%%%   term reaches the trace, for every term field but registered names; or
-%%%   per field kind, `#{message => shape, reason => full}' (`message',
-%%%   `reason', `name', `driver', `callback'; kinds not named stay `full');
-%%% - `redact => [Key, ...]' (at most 32 keys): the value under any of these
-%%%   keys, in maps and 2-tuples anywhere in a term, is written `<redacted>'
-%%%   and never read;
-%%% - `max_events => N': the tracer writes at most `N' events, then answers
-%%%   `remove'; {@link tracer/1} turns `N' into the count the tracees share.
-%%% README's "Term text" section defines each text; {@link format_term/3}
-%%% shows it. Build the map with {@link tracer/1} to have a bad one rejected
-%%% when it is written; an invalid state that reaches the callbacks means
-%%% the defaults (a map naming `payload' or `redact' means empty texts
-%%% instead: it fails closed), and every event written so is counted in
-%%% {@link stats/0}.
+%%% This module is the public face: the names users call (the front door
+%%% delegates to `dyntrace_ctl', OTP's probes to `dyntrace_user_probes'),
+%%% the NIF stubs and their loading. The contract (options, events and
+%%% their text, the front door) is docs/reference.md.
 -module(dyntrace).
 
 %%% PUBLIC %%%
@@ -202,8 +144,7 @@ tracer(Options) ->
 %% the byte limit `MaxTermBytes' (64..65536): the VM's `%T' text, cut with
 %% `...'. Useful to write the pattern a trace script greps for.
 -spec format_term(term(), max_term_bytes()) -> binary().
-format_term(_Term, _MaxTermBytes) ->
-    erlang:nif_error(nif_not_loaded).
+format_term(_Term, _MaxTermBytes) -> erlang:nif_error(nif_not_loaded).
 
 %% @doc The text a field of kind `Kind' gets for `Term' under the tracer
 %% options `Options' (checked as {@link tracer/1} checks them; a bad kind
@@ -219,33 +160,27 @@ format_term(Term, Kind, Options) ->
     format_field(Term, Valid, dyntrace_options:validate(Options)).
 
 -spec format_field(term(), field_kind(), tracer_state()) -> binary().
-format_field(_Term, _Kind, _Options) ->
-    erlang:nif_error(nif_not_loaded).
+format_field(_Term, _Kind, _Options) -> erlang:nif_error(nif_not_loaded).
 
 %% @doc Every event of provider `org_erlang_dyntrace', in the provider's
 %% order: its name, its fields in order with their LTTng types (`string',
 %% `u32', `u64'), and the trace tags that emit it, each with its class, the
 %% trace flag that turns the tag on (`{send, send_to_non_existing_process}').
 -spec events() -> [event_info()].
-events() ->
-    erlang:nif_error(nif_not_loaded).
+events() -> erlang:nif_error(nif_not_loaded).
 
 %% @doc The `org_erlang_dyntrace' events enabled in a started LTTng session
 %% right now, as this node sees them.
 -spec enabled_events() -> [event_name()].
-enabled_events() ->
-    erlang:nif_error(nif_not_loaded).
+enabled_events() -> erlang:nif_error(nif_not_loaded).
 
 %% @doc Counters of what the tracer could not do as asked: events written
-%% with the default options (or, for a state naming `payload' or `redact',
-%% with every term field `-') because the tracer state was invalid
+%% with the defaults because the tracer state was invalid
 %% (`bad_tracer_state'), callback calls rejected with `badarg'
-%% (`bad_arguments'), and calls that failed inside the NIF (`panics', a bug:
-%% each one raised `badarg' and wrote no event). Events LTTng drops are counted by LTTng
-%% (`lttng view' and `babeltrace2' report them).
+%% (`bad_arguments'), calls that failed inside the NIF (`panics', a bug).
+%% LTTng counts the events it drops.
 -spec stats() -> counters().
-stats() ->
-    erlang:nif_error(nif_not_loaded).
+stats() -> erlang:nif_error(nif_not_loaded).
 
 %%%===================================================================
 %%% THE FRONT DOOR
@@ -278,25 +213,20 @@ trace(Procs, Events, Opts) ->
 calls(Spec, Opts) ->
     dyntrace_ctl:calls(Spec, Opts).
 
-%% @doc Samples the stacks of `Procs' (pids, registered names, or `all',
-%% `existing', `new' and the like, as {@link trace/3} takes them, or a list)
-%% every `interval' ms (default 1, the finest a timer gives) from a process
-%% of dyntrace's own, writing one `stack_sample' event per process and
-%% round while that event is enabled in LTTng. `Opts': `interval',
-%% `duration', `max_events', `max_term_bytes' (the stack text's limit).
-%% Stopped by {@link clear/0}; answers the id {@link status/0} lists it by.
-%% See docs/sampling-and-memory.md.
+%% @doc Samples the stacks of `Procs' (as {@link trace/3} takes them) every
+%% `interval' ms (default 1) from a process of dyntrace's own: one
+%% `stack_sample' event per process and round. `Opts': `interval',
+%% `duration', `max_events', `max_term_bytes'. Answers the id
+%% {@link status/0} lists it by. See docs/sampling-and-memory.md.
 -spec sample(dyntrace_sampler:procs(), dyntrace_sampler:opts()) -> {ok, pos_integer()}.
 sample(Procs, Opts) ->
     dyntrace_ctl:sample(Procs, Opts).
 
-%% @doc Samples memory every `interval' ms (default 1000): `memory_sample',
-%% `allocator_sample', `process_memory' (the `top' processes by memory,
-%% default 20, and those in `procs'), `carrier_create' and
-%% `carrier_destroy' (sampled from `instrument:carriers/0', not exact).
-%% `Opts': `interval', `duration', `max_events', `top', `procs',
-%% `carriers' (false: no instrument:carriers/0 calls). Stopped by
-%% {@link clear/0}; answers the id {@link status/0} lists it by.
+%% @doc Samples memory every `interval' ms (default 1000): the events
+%% `memory_sample', `allocator_sample', `process_memory' (the `top'
+%% processes, default 20), `carrier_create' and `carrier_destroy'. `Opts':
+%% `interval', `duration', `max_events', `top', `procs', `carriers'.
+%% Answers the id {@link status/0} lists it by.
 -spec memory(dyntrace_memory:opts()) -> {ok, pos_integer()}.
 memory(Opts) ->
     dyntrace_ctl:memory(Opts).
@@ -304,29 +234,12 @@ memory(Opts) ->
 %% @doc Records this node into an LTTng session of its own, and leaves
 %% node and session daemon as they were. `What' is a list of what
 %% {@link trace/3}, {@link calls/2}, {@link sample/2} and {@link memory/1}
-%% take: `{trace, Procs, Events}', `{calls, Spec}', `{sample, Procs}',
-%% `memory', each with its options as a last element if any (`duration'
-%% and `max_events' are the recording's). The session (a unique name, the
-%% `vpid' context, this node's process only) has exactly the events `What'
-%% needs, and `node_name' and `process_name'. `Opts': `duration' (ms,
-%% default 10000), `max_events' (one count for the trace and calls parts;
-%% each sampler counts its own), `dir' (default: a new directory under the
-%% node's temporary directory), `wait' (default `true': answers `{ok, Dir}'
-%% once the trace is complete there; `false': `{ok, Handle}' at once, for
-%% {@link stop/1}), `mode' (`flight': the session keeps the last seconds in
-%% its ring buffers until {@link snapshot/1}; answers `{ok, Handle}'), and
-%% the tracer's options for every part. No `lttng' command, no session
-%% daemon, a session that cannot be made: `{error, {lttng, Text}}' with the
-%% command's message, and nothing is left set. `What' = `triage' records
-%% what `dyntrace-analyze findings' needs at a bounded cost (see
-%% `dyntrace_triage'; `Opts' may add `focus => #{period, window, count,
-%% interval}'). `nodes => [Node, ...]' records those nodes at once into one
-%% directory: `{ok, Dir, #{recorded, unreachable, failed}}' (see
-%% `dyntrace_nodes'). `findings => true' prints `dyntrace-analyze findings'
-%% on the trace once it is complete. A plan that traces every process's
-%% messages, scheduling or GC and is expected to cost more than 10% more
-%% CPU here says so (and what triage would) before it starts. See
-%% docs/recording.md.
+%% take (`{trace, Procs, Events}', `{calls, Spec}', `{sample, Procs}',
+%% `memory', each with its options as a last element if any), or
+%% `triage'. `Opts': `duration' (ms, default 10000), `max_events', `dir',
+%% `wait', `mode', `nodes', `findings' and the tracer's options. Answers
+%% the trace's directory, or a handle for {@link stop/1} and
+%% {@link snapshot/1}. See docs/reference.md and docs/recording.md.
 -spec record([dyntrace_record:item()] | triage, map()) ->
           {ok, file:filename() | dyntrace_record:handle()}
               | {ok, file:filename(), dyntrace_nodes:answer()} | {error, term()}.
@@ -368,22 +281,18 @@ status() ->
 
 %% @doc A new event budget of `N' events (NIF; {@link tracer/1} makes them).
 -spec new_event_budget(pos_integer()) -> event_budget().
-new_event_budget(_N) ->
-    erlang:nif_error(nif_not_loaded).
+new_event_budget(_N) -> erlang:nif_error(nif_not_loaded).
 
 %% @doc The events an event budget has left (NIF).
 -spec events_left(event_budget()) -> non_neg_integer().
-events_left(_Budget) ->
-    erlang:nif_error(nif_not_loaded).
+events_left(_Budget) -> erlang:nif_error(nif_not_loaded).
 
 %% @doc The tracer options and their limits, from the NIF that reads them
 %% (so that they are written once): `max_term_bytes' as `{Min, Max,
 %% Default}', the `payload' modes, the field `kinds' a payload map may
 %% name, the most `redact' keys, `max_events' as `{Min, Max}'.
 -spec option_limits() -> option_limits().
-option_limits() ->
-    erlang:nif_error(nif_not_loaded).
-
+option_limits() -> erlang:nif_error(nif_not_loaded).
 
 %%%===================================================================
 %%% NODE AND PROCESS NAMES (dyntrace_announcer writes them)
@@ -413,8 +322,7 @@ announce_processes() ->
 %% @doc Writes one `node_name' event (the NIF). Not for users: see
 %% {@link announce_nodes/0}.
 -spec emit_node_name(node(), non_neg_integer(), node(), node_name_reason()) -> ok.
-emit_node_name(_Node, _Channel, _Peer, _Why) ->
-    erlang:nif_error(nif_not_loaded).
+emit_node_name(_Node, _Channel, _Peer, _Why) -> erlang:nif_error(nif_not_loaded).
 
 %%%===================================================================
 %%% erl_tracer CALLBACKS
@@ -436,7 +344,6 @@ trace(_Tag, _State, _Tracee, _Term, _Opts) -> erlang:nif_error(nif_not_loaded).
 -spec enabled_procs(erl_tracer:trace_tag_procs() | trace_status, tracer_state(),
                     erl_tracer:tracee()) -> enabled_result().
 enabled_procs(_Tag, _State, _Tracee) -> erlang:nif_error(nif_not_loaded).
-
 %% @doc Writes `process_spawn', `process_link', `process_exit',
 %% `process_register'.
 -spec trace_procs(erl_tracer:trace_tag_procs(), tracer_state(),
@@ -447,7 +354,6 @@ trace_procs(_Tag, _State, _Tracee, _Term, _Opts) -> erlang:nif_error(nif_not_loa
 -spec enabled_ports(erl_tracer:trace_tag_ports() | trace_status, tracer_state(),
                     erl_tracer:tracee()) -> enabled_result().
 enabled_ports(_Tag, _State, _Tracee) -> erlang:nif_error(nif_not_loaded).
-
 %% @doc Writes `port_open', `port_exit', `port_link'.
 -spec trace_ports(erl_tracer:trace_tag_ports(), tracer_state(),
                   erl_tracer:tracee(), term(), erl_tracer:trace_opts()) -> ok.
@@ -457,30 +363,25 @@ trace_ports(_Tag, _State, _Tracee, _Term, _Opts) -> erlang:nif_error(nif_not_loa
 -spec enabled_running_procs(erl_tracer:trace_tag_running_procs() | trace_status,
                             tracer_state(), erl_tracer:tracee()) -> enabled_result().
 enabled_running_procs(_Tag, _State, _Tracee) -> erlang:nif_error(nif_not_loaded).
-
 %% @doc Writes `process_scheduled'.
 -spec trace_running_procs(erl_tracer:trace_tag_running_procs(), tracer_state(),
                           erl_tracer:tracee(), term(), erl_tracer:trace_opts()) -> ok.
-trace_running_procs(_Tag, _State, _Tracee, _Term, _Opts) ->
-    erlang:nif_error(nif_not_loaded).
+trace_running_procs(_Tag, _State, _Tracee, _Term, _Opts) -> erlang:nif_error(nif_not_loaded).
 
 %% @doc Enabled check for `running_ports' tags (in, out...).
 -spec enabled_running_ports(erl_tracer:trace_tag_running_ports() | trace_status,
                             tracer_state(), erl_tracer:tracee()) -> enabled_result().
 enabled_running_ports(_Tag, _State, _Tracee) -> erlang:nif_error(nif_not_loaded).
-
 %% @doc Writes `port_scheduled'.
 -spec trace_running_ports(erl_tracer:trace_tag_running_ports(), tracer_state(),
                           erl_tracer:tracee(), term(), erl_tracer:trace_opts()) -> ok.
-trace_running_ports(_Tag, _State, _Tracee, _Term, _Opts) ->
-    erlang:nif_error(nif_not_loaded).
+trace_running_ports(_Tag, _State, _Tracee, _Term, _Opts) -> erlang:nif_error(nif_not_loaded).
 
 %% @doc Enabled check for `call' tags (call, return_from, return_to,
 %% exception_from).
 -spec enabled_call(erl_tracer:trace_tag_call() | trace_status, tracer_state(),
                    erl_tracer:tracee()) -> enabled_result().
 enabled_call(_Tag, _State, _Tracee) -> erlang:nif_error(nif_not_loaded).
-
 %% @doc Writes `function_call', `function_return', `function_exception'.
 -spec trace_call(erl_tracer:trace_tag_call(), tracer_state(),
                  erl_tracer:tracee(), term(), erl_tracer:trace_opts()) -> ok.
@@ -490,7 +391,6 @@ trace_call(_Tag, _State, _Tracee, _Term, _Opts) -> erlang:nif_error(nif_not_load
 -spec enabled_send(erl_tracer:trace_tag_send() | trace_status, tracer_state(),
                    erl_tracer:tracee()) -> enabled_result().
 enabled_send(_Tag, _State, _Tracee) -> erlang:nif_error(nif_not_loaded).
-
 %% @doc Writes `message_send'.
 -spec trace_send(erl_tracer:trace_tag_send(), tracer_state(),
                  erl_tracer:tracee(), term(), erl_tracer:trace_opts()) -> ok.
@@ -500,7 +400,6 @@ trace_send(_Tag, _State, _Tracee, _Term, _Opts) -> erlang:nif_error(nif_not_load
 -spec enabled_receive(erl_tracer:trace_tag_receive() | trace_status, tracer_state(),
                       erl_tracer:tracee()) -> enabled_result().
 enabled_receive(_Tag, _State, _Tracee) -> erlang:nif_error(nif_not_loaded).
-
 %% @doc Writes `message_receive'.
 -spec trace_receive(erl_tracer:trace_tag_receive(), tracer_state(),
                     erl_tracer:tracee(), term(), erl_tracer:trace_opts()) -> ok.
@@ -511,14 +410,12 @@ trace_receive(_Tag, _State, _Tracee, _Term, _Opts) -> erlang:nif_error(nif_not_l
                                  tracer_state(), erl_tracer:tracee()) ->
           enabled_result().
 enabled_garbage_collection(_Tag, _State, _Tracee) -> erlang:nif_error(nif_not_loaded).
-
 %% @doc Writes `gc_minor_start', `gc_minor_end', `gc_major_start',
 %% `gc_major_end'.
 -spec trace_garbage_collection(erl_tracer:trace_tag_gc(), tracer_state(),
                                erl_tracer:tracee(), term(),
                                erl_tracer:trace_opts()) -> ok.
-trace_garbage_collection(_Tag, _State, _Tracee, _Term, _Opts) ->
-    erlang:nif_error(nif_not_loaded).
+trace_garbage_collection(_Tag, _State, _Tracee, _Term, _Opts) -> erlang:nif_error(nif_not_loaded).
 
 %%%===================================================================
 %%% OTP's dyntrace API (dyntrace_user_probes checks and writes)
@@ -554,79 +451,62 @@ user_trace_n(Label, Tag, I1, I2, I3, I4, S1, S2, S3, S4) ->
 %% @doc User probe with no arguments.
 -spec p() -> user_probe_result().
 p() -> dyntrace_user_probes:probe(undefined, []).
-
 %% @doc User probe: up to four integers, then up to four strings.
 -spec p(probe_arg()) -> user_probe_result().
 p(A) -> dyntrace_user_probes:probe(undefined, [A]).
-
 %% @doc User probe: up to four integers, then up to four strings.
 -spec p(probe_arg(), probe_arg()) -> user_probe_result().
 p(A, B) -> dyntrace_user_probes:probe(undefined, [A, B]).
-
 %% @doc User probe: up to four integers, then up to four strings.
 -spec p(probe_arg(), probe_arg(), probe_arg()) -> user_probe_result().
 p(A, B, C) -> dyntrace_user_probes:probe(undefined, [A, B, C]).
-
 %% @doc User probe: up to four integers, then up to four strings.
 -spec p(probe_arg(), probe_arg(), probe_arg(), probe_arg()) -> user_probe_result().
 p(A, B, C, D) -> dyntrace_user_probes:probe(undefined, [A, B, C, D]).
-
 %% @doc User probe: up to four integers, then up to four strings.
 -spec p(probe_arg(), probe_arg(), probe_arg(), probe_arg(),
         probe_arg()) -> user_probe_result().
 p(A, B, C, D, E) -> dyntrace_user_probes:probe(undefined, [A, B, C, D, E]).
-
 %% @doc User probe: up to four integers, then up to four strings.
 -spec p(probe_arg(), probe_arg(), probe_arg(), probe_arg(), probe_arg(),
         probe_arg()) -> user_probe_result().
 p(A, B, C, D, E, F) -> dyntrace_user_probes:probe(undefined, [A, B, C, D, E, F]).
-
 %% @doc User probe: up to four integers, then up to four strings.
 -spec p(probe_arg(), probe_arg(), probe_arg(), probe_arg(), probe_arg(), probe_arg(),
         probe_arg()) -> user_probe_result().
 p(A, B, C, D, E, F, G) -> dyntrace_user_probes:probe(undefined, [A, B, C, D, E, F, G]).
-
 %% @doc User probe: four integers, then four strings.
 -spec p(probe_arg(), probe_arg(), probe_arg(), probe_arg(), probe_arg(), probe_arg(),
         probe_arg(), probe_arg()) -> user_probe_result().
 p(A, B, C, D, E, F, G, H) -> dyntrace_user_probes:probe(undefined, [A, B, C, D, E, F, G, H]).
-
 %% @doc Numbered user probe with no arguments.
 -spec pn(n_probe_label()) -> user_probe_result().
 pn(L) -> dyntrace_user_probes:probe(L, []).
-
 %% @doc Numbered user probe: up to four integers, then up to four strings.
 -spec pn(n_probe_label(), probe_arg()) -> user_probe_result().
 pn(L, A) -> dyntrace_user_probes:probe(L, [A]).
-
 %% @doc Numbered user probe: up to four integers, then up to four strings.
 -spec pn(n_probe_label(), probe_arg(), probe_arg()) -> user_probe_result().
 pn(L, A, B) -> dyntrace_user_probes:probe(L, [A, B]).
-
 %% @doc Numbered user probe: up to four integers, then up to four strings.
 -spec pn(n_probe_label(), probe_arg(), probe_arg(), probe_arg()) -> user_probe_result().
 pn(L, A, B, C) -> dyntrace_user_probes:probe(L, [A, B, C]).
-
 %% @doc Numbered user probe: up to four integers, then up to four strings.
 -spec pn(n_probe_label(), probe_arg(), probe_arg(), probe_arg(),
          probe_arg()) -> user_probe_result().
 pn(L, A, B, C, D) -> dyntrace_user_probes:probe(L, [A, B, C, D]).
-
 %% @doc Numbered user probe: up to four integers, then up to four strings.
 -spec pn(n_probe_label(), probe_arg(), probe_arg(), probe_arg(), probe_arg(),
          probe_arg()) -> user_probe_result().
 pn(L, A, B, C, D, E) -> dyntrace_user_probes:probe(L, [A, B, C, D, E]).
-
 %% @doc Numbered user probe: up to four integers, then up to four strings.
 -spec pn(n_probe_label(), probe_arg(), probe_arg(), probe_arg(), probe_arg(), probe_arg(),
          probe_arg()) -> user_probe_result().
 pn(L, A, B, C, D, E, F) -> dyntrace_user_probes:probe(L, [A, B, C, D, E, F]).
-
 %% @doc Numbered user probe: up to four integers, then up to four strings.
 -spec pn(n_probe_label(), probe_arg(), probe_arg(), probe_arg(), probe_arg(), probe_arg(),
          probe_arg(), probe_arg()) -> user_probe_result().
 pn(L, A, B, C, D, E, F, G) -> dyntrace_user_probes:probe(L, [A, B, C, D, E, F, G]).
-
 %% @doc Numbered user probe: four integers, then four strings.
 -spec pn(n_probe_label(), probe_arg(), probe_arg(), probe_arg(), probe_arg(), probe_arg(),
          probe_arg(), probe_arg(), probe_arg()) -> user_probe_result().
@@ -659,8 +539,7 @@ restore_tag(T) -> erlang:dt_restore_tag(T).
 %% @doc Whether the event of a probe is enabled (the NIF):
 %% `user_trace_i4s4' for `undefined', `user_trace_n' for a number.
 -spec user_probe_enabled(n_probe_label() | undefined) -> boolean().
-user_probe_enabled(_Label) ->
-    erlang:nif_error(nif_not_loaded).
+user_probe_enabled(_Label) -> erlang:nif_error(nif_not_loaded).
 
 %% @doc Writes `user_trace_s1' (the NIF). Not for users: see
 %% {@link user_trace_s1/1}.
@@ -674,8 +553,7 @@ emit_user_trace_s1(_Pid, _Message) ->
                       {integer(), integer(), integer(), integer()},
                       {probe_string(), probe_string(), probe_string(), probe_string()}) ->
           boolean().
-emit_user_trace(_Label, _Pid, _Tag, _Ints, _Strings) ->
-    erlang:nif_error(nif_not_loaded).
+emit_user_trace(_Label, _Pid, _Tag, _Ints, _Strings) -> erlang:nif_error(nif_not_loaded).
 
 %%%===================================================================
 %%% SAMPLED EVENTS (NIFs). Each answers `ok', raises `badarg' on arguments
@@ -686,35 +564,30 @@ emit_user_trace(_Label, _Pid, _Tag, _Ints, _Strings) ->
 %% pattern the calls' rate guard removed, and the guard's limit (`Calls'
 %% per `Ms' milliseconds). Not for users: written by the guard.
 -spec emit_call_guard(mfa(), non_neg_integer(), non_neg_integer()) -> ok.
-emit_call_guard(_MFA, _Calls, _Ms) ->
-    erlang:nif_error(nif_not_loaded).
+emit_call_guard(_MFA, _Calls, _Ms) -> erlang:nif_error(nif_not_loaded).
 
 %% @doc Writes `process_name': `Pid' and its registered name or initial
 %% call. Not for users: written by the processes snapshot.
 -spec emit_process_name(pid(), process_name()) -> ok.
-emit_process_name(_Pid, _Name) ->
-    erlang:nif_error(nif_not_loaded).
+emit_process_name(_Pid, _Name) -> erlang:nif_error(nif_not_loaded).
 
 %% @doc Writes `stack_sample': `Pid', its `Status' (process_info's status
 %% atom) and `Stack' (its `current_stacktrace', innermost first), written
 %% `M:F/A;...' within `MaxTermBytes'. Not for users: written by the
 %% stack sampler.
 -spec emit_stack_sample(pid(), atom(), [stack_frame()], max_term_bytes()) -> ok.
-emit_stack_sample(_Pid, _Status, _Stack, _MaxTermBytes) ->
-    erlang:nif_error(nif_not_loaded).
+emit_stack_sample(_Pid, _Status, _Stack, _MaxTermBytes) -> erlang:nif_error(nif_not_loaded).
 
 %% @doc Sleeps `Microseconds' (0..1,000,000) on a dirty I/O scheduler:
 %% the stack sampler's wait below the runtime's 1 ms timer tick. Not for
 %% users.
 -spec sampler_sleep(0..1000000) -> ok.
-sampler_sleep(_Microseconds) ->
-    erlang:nif_error(nif_not_loaded).
+sampler_sleep(_Microseconds) -> erlang:nif_error(nif_not_loaded).
 
 %% @doc Writes `memory_sample' from `erlang:memory()''s answer (a category
 %% not in it is written 0). Not for users: written by the memory sampler.
 -spec emit_memory_sample([{atom(), non_neg_integer()}]) -> ok.
-emit_memory_sample(_Memory) ->
-    erlang:nif_error(nif_not_loaded).
+emit_memory_sample(_Memory) -> erlang:nif_error(nif_not_loaded).
 
 %% @doc Writes `allocator_sample': one allocator instance's carriers, in
 %% bytes. Not for users: written by the memory sampler.
@@ -759,7 +632,7 @@ emit_carrier(_Which, _Type, _Instance, _Size, _MbcCarriers, _MbcsSize, _SbcCarri
 %% available/0 answers false.
 -spec load_nif() -> ok.
 load_nif() ->
-    Priv = nif_dir(),
+    Priv = dyntrace_loading:nif_dir(),
     Library = filename:join(Priv, ?LIBRARY),
     Provider = filename:join(Priv, ?PROVIDER),
     %% Maps over 32 keys are written in maps:to_list/1's order; which way
@@ -786,54 +659,19 @@ load_nif() ->
                      Error
              end,
     persistent_term:put(?NIF_LOADED, Loaded =:= ok),
-    log_not_loaded(Loaded, Library),
+    dyntrace_loading:log_not_loaded(Loaded, Library),
     _ = spawn(fun check_shadowed/0),
     ok.
 
 %% Opens the probe provider library (a dirty I/O NIF): true when it is
 %% open, false when LTTng-UST's runtime library cannot be loaded.
 -spec open_provider(binary()) -> boolean().
-open_provider(_Path) ->
-    erlang:nif_error(nif_not_loaded).
+open_provider(_Path) -> erlang:nif_error(nif_not_loaded).
 
-%% One line for each way the NIF can be missing, naming the fix.
-log_not_loaded(ok, _Library) ->
-    ok;
-log_not_loaded({error, no_lttng_ust}, _Library) ->
-    logger:error("dyntrace: tracing is off: LTTng-UST's runtime library (liblttng-ust.so.1) "
-                 "cannot be loaded; install it (Debian/Ubuntu: apt-get install liblttng-ust1; "
-                 "Fedora: dnf install lttng-ust) and run l(dyntrace) again");
-log_not_loaded({error, {missing, Provider}}, _Library) ->
-    logger:error("dyntrace: tracing is off: no NIF library (~ts is missing); build dyntrace "
-                 "with cargo and liblttng-ust-dev installed (rebar3 compile) and keep its "
-                 "priv/ beside its ebin/", [Provider]);
-log_not_loaded({error, {Reason, Text}}, Library) ->
-    logger:error("dyntrace: tracing is off: cannot load the NIF library ~ts.so (~p: ~ts); "
-                 "rebuild dyntrace (rebar3 compile, with cargo and liblttng-ust-dev)",
-                 [Library, Reason, Text]).
-
-%% runtime_tools ships a module named dyntrace too. The next load of
-%% dyntrace (l(dyntrace), a restart in interactive mode) takes the code
-%% path's first dyntrace.beam: when that is not this module, say so. Run
-%% once the on_load function has returned: before, module_info/1 fails.
+%% Once the on_load function has returned: before, module_info/1 fails.
 check_shadowed() ->
     wait_loaded(?ON_LOAD_WAITS),
-    case code:where_is_file(?MODULE_STRING ".beam") of
-        non_existing ->
-            ok;
-        First ->
-            Ours = module_info(md5),
-            case beam_lib:md5(First) of
-                {ok, {?MODULE, Ours}} ->
-                    ok;
-                _ ->
-                    logger:warning("dyntrace: the code path's first dyntrace.beam (~ts) is not "
-                                   "this module, and the next load takes it; if it is "
-                                   "runtime_tools's, leave it out of the release (relx: "
-                                   "{exclude_modules, [{runtime_tools, [dyntrace]}]}; "
-                                   "Mix: see docs/releases.md)", [First])
-            end
-    end.
+    dyntrace_loading:check_shadowed(module_info(md5)).
 
 wait_loaded(0) ->
     exit(normal);
@@ -841,34 +679,4 @@ wait_loaded(Tries) ->
     case erlang:module_loaded(?MODULE) of
         true -> ok;
         false -> receive after 10 -> wait_loaded(Tries - 1) end
-    end.
-
-%% The application's `nif_dir' when set (`dyntrace record --nif' sets it
-%% in a node whose libraries are not beside the code); else the `priv/'
-%% beside the `ebin/' this module came from, where a build or release puts
-%% the libraries; else the application's `priv_dir', which the code server
-%% guesses from the code path's directory names (another `dyntrace-*'
-%% directory earlier on the path would win there).
-nif_dir() ->
-    Set = try application:get_env(dyntrace, nif_dir) of
-              {ok, NifDir} when is_list(NifDir) -> [NifDir];
-              _ -> []
-          catch
-              %% No application controller yet (an early boot).
-              error:_ -> []
-          end,
-    Beside = case code:which(?MODULE) of
-                 Beam when is_list(Beam) ->
-                     [filename:join(filename:dirname(filename:dirname(Beam)), "priv")];
-                 _ ->
-                     []
-             end,
-    App = case code:priv_dir(?MODULE) of
-              {error, bad_name} -> [];
-              Dir -> [Dir]
-          end,
-    Candidates = Set ++ Beside ++ App,
-    case [D || D <- Candidates, filelib:is_regular(filename:join(D, ?PROVIDER))] of
-        [Found | _] -> Found;
-        [] -> hd(Candidates ++ ["priv"])
     end.
