@@ -1,49 +1,11 @@
-%%% @doc The front door behind `dyntrace:trace/3', `calls/2', `sample/2',
-%%% `memory/1', `record/2', `stop/1', `clear/0' and `status/0': one call
-%%% sets the trace flags (and patterns) that feed the LTTng events asked
-%%% for, with limits, and one call undoes it.
-%%%
-%%% Why it is safe on a production node:
-%%% - the flags come from the tracer's own event table, so a call sets only
-%%%   the flags its events need;
-%%% - every argument is checked in the caller before anything is set; a
-%%%   call sets all it asked for or nothing, and no argument, module state
-%%%   or race takes this process down (a failure inside it undoes what the
-%%%   call set so far and answers `{error, Reason}');
-%%% - `max_events => N' is counted in the NIF: after `N' events written the
-%%%   tracer answers `remove' and the runtime drops the flags itself, with no
-%%%   process or mailbox in the way however fast events come;
-%%% - `duration => Ms' undoes everything that call set after `Ms', from
-%%%   this long-lived process (not linked to the caller): the limits hold
-%%%   after the shell that set them is gone;
-%%% - a limit holds or the call is refused: before OTP 27 a process has one
-%%%   tracer and patterns are node-wide, so a call whose processes (or, with
-%%%   a count, whose call tracing) another call with other options already
-%%%   traces is refused with `{error, {overlaps, Id}}' rather than listed
-%%%   with a limit the runtime would not apply;
-%%% - what is set is written, before it is set, to a table that outlives
-%%%   this process (`dyntrace_sup' owns it): this process is supervised,
-%%%   and its restart finds every call, limit, sampler and recording again;
-%%% - `clear()' works from what the runtime says is set with dyntrace as
-%%%   tracer (`erlang:trace_info/2'; on OTP 27+ dyntrace's trace sessions),
-%%%   not only from what this process remembers;
-%%% - a pattern on every module, or on every function of a module of erts,
-%%%   kernel or stdlib, is refused unless `force => true' (a careless
-%%%   pattern must not take a node down).
-%%%
-%%% ```
-%%% 1> dyntrace:calls({queue, in, fun([_, Q]) when is_tuple(Q) -> return_trace() end},
-%%%                   #{max_events => 10, duration => 60000}).
-%%% {ok,1}
-%%% 2> dyntrace:trace(whereis(logger), [messages, gc], #{max_events => 1000}).
-%%% {ok,1}
-%%% 3> dyntrace:status().
-%%% 4> dyntrace:clear().
-%%% ok
-%%% '''
-%%% Nothing is recorded until the events are enabled in an LTTng session
-%%% (`lttng enable-event -u org_erlang_dyntrace:function_call'...), or
-%%% use `dyntrace:record/2', which makes the session too.
+%%% @doc The front door's process, behind `dyntrace:trace/3', `calls/2',
+%%% `sample/2', `memory/1', `stop/1', `clear/0' and `status/0': the caller
+%%% checks its arguments (`dyntrace_plans'), this supervised process sets
+%%% them (`dyntrace_runtime'), starts the samplers and recordings, keeps
+%%% every entry in `dyntrace_sup''s table before it sets it (its restart
+%%% finds them again), ends an entry after its `duration' and undoes it on
+%%% `stop/1' or `clear/0'. Why that is safe on a production node, and the
+%%% contract: docs/reference.md, "The front door".
 -module(dyntrace_ctl).
 -behaviour(gen_server).
 
