@@ -64,12 +64,11 @@ init_per_suite(Config) ->
             Server = try workload()
                      after
                          ok = dyntrace:clear(),
-                         _ = erlang:trace(all, false, [all]),
-                         _ = erlang:trace_pattern({?MODULE, '_', '_'}, false, [local]),
+                         ok = dyntrace_test_trace:untrace(?MODULE),
                          lttng_session:stop(S)
                      end,
             Exe = analyze_cmd:exe(),
-            Out = filename:join(base_dir(), "export_" ++ os:getpid()),
+            Out = filename:join(lttng_session:base_dir(), "export_" ++ os:getpid()),
             ok = filelib:ensure_dir(filename:join(Out, "x")),
             Timeline = filename:join(Out, "timeline.json"),
             Profile = filename:join(Out, "profile.speedscope.json"),
@@ -342,9 +341,6 @@ start_distribution() ->
     lttng_session:wait_until(fun() -> element(1, lttng_session:cmd("epmd -names")) =:= 0 end, 50),
     {ok, _} = net_kernel:start([list_to_atom("dyntrace_export_" ++ os:getpid()), shortnames]),
     ok.
-
-base_dir() ->
-    os:getenv("DYNTRACE_TRACE_DIR", "/tmp/dyntrace-test-traces").
 
 dir(#{dir := Dir}) ->
     Dir.
