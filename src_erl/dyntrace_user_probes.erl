@@ -66,16 +66,17 @@ put_tag(Data) ->
 %% @doc See {@link dyntrace:get_tag/0}.
 -spec get_tag() -> binary() | undefined.
 get_tag() ->
-    case get(?TAG_KEY) of
-        undefined -> erlang:dt_get_tag();
-        Tag -> Tag
-    end.
+    kept_or(fun erlang:dt_get_tag/0).
 
 %% @doc See {@link dyntrace:get_tag_data/0}.
 -spec get_tag_data() -> binary() | undefined.
 get_tag_data() ->
+    kept_or(fun erlang:dt_get_tag_data/0).
+
+%% The tag put_tag/1 kept, else what the VM answers.
+kept_or(Vm) ->
     case get(?TAG_KEY) of
-        undefined -> erlang:dt_get_tag_data();
+        undefined -> Vm();
         Tag -> Tag
     end.
 
