@@ -36,7 +36,7 @@ announce_nodes() ->
 announce_processes() ->
     case lists:member(process_name, dyntrace:enabled_events()) of
         true ->
-            _ = [case dyntrace_memory:name(P) of
+            _ = [case dyntrace_lib:process_name(P) of
                      [] -> ok;
                      Name -> dyntrace:emit_process_name(P, Name)
                  end || P <- lists:sublist(erlang:processes(), ?MAX_ANNOUNCED)],

@@ -39,7 +39,7 @@
 -module(dyntrace_memory).
 
 %%% PUBLIC (through dyntrace_ctl) %%%
--export([plan/1, events/1, name/1]).
+-export([plan/1, events/1]).
 
 %%% PRIVATE EXPORTS (dyntrace_sampler's loop) %%%
 -export([sampler_init/1, sampler_tick/2]).
@@ -111,16 +111,6 @@ plan(Opts) ->
 events(#memory{carriers = Carriers}) ->
     [memory_sample, allocator_sample, process_memory]
         ++ [E || Carriers =/= false, E <- ?CARRIER_EVENTS].
-
-%% @doc A process's name as `process_name' and `process_memory' write it:
-%% its registered name, else its initial call; `[]' when it has ended.
--spec name(pid()) -> dyntrace:process_name() | [].
-name(P) ->
-    case erlang:process_info(P, registered_name) of
-        {registered_name, Name} -> name(P, Name);
-        [] -> name(P, []);
-        undefined -> []
-    end.
 
 %% Named processes: pids, or registered names looked up at every round
 %% (a restarted server is followed).
@@ -291,43 +281,11 @@ write_processes(C, #memory{top = Top, procs = Named} = M0) ->
                          ++ best(Top, fun({_, {_, _, _, Queue, _}}) -> Queue end, Read)
                          ++ Asked),
     _ = [write(C, fun() ->
-                          dyntrace:emit_process_memory(P, name(P, Name), Mem, Heap, Bin, Queue)
+                          dyntrace:emit_process_memory(P, dyntrace_lib:process_name(P, Name),
+                                                       Mem, Heap, Bin, Queue)
                   end)
          || {P, {Mem, Heap, Bin, Queue, Name}} <- Read, lists:member(P, Chosen)],
     M.
-
-%% The registered name, else the initial call (proc_lib's own record of
-%% it for a proc_lib process), as process_name events name processes.
-%% Never "": babeltrace2 2.0 reads an empty string field as the previous
-%% event's value of that field.
-name(_P, Registered) when Registered =/= [] ->
-    Registered;
-name(P, []) ->
-    try erlang:process_info(P, {dictionary, '$initial_call'}) of
-        {_, {M, F, A}} when is_atom(M), is_atom(F), is_integer(A) -> {M, F, A};
-        _ -> spawned_as(P)
-    catch
-        %% Before OTP 26 that item does not exist.
-        error:badarg -> spawned_as(P)
-    end.
-
-spawned_as(P) ->
-    case erlang:process_info(P, initial_call) of
-        {initial_call, {proc_lib, init_p, 5}} ->
-            case erlang:process_info(P, dictionary) of
-                {dictionary, Dict} ->
-                    case lists:keyfind('$initial_call', 1, Dict) of
-                        {_, {M, F, A}} when is_atom(M), is_atom(F), is_integer(A) -> {M, F, A};
-                        _ -> {proc_lib, init_p, 5}
-                    end;
-                undefined ->
-                    []
-            end;
-        {initial_call, MFA} ->
-            MFA;
-        undefined ->
-            []
-    end.
 
 %% {Memory, TotalHeap, BinVheap (bytes), QueueLen, Name}.
 figures(Info, Words) ->
