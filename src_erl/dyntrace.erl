@@ -23,30 +23,22 @@
 -export([tracer/0, tracer/1, format_term/2, format_term/3, events/0, enabled_events/0, stats/0,
          announce_nodes/0, announce_processes/0]).
 
-%%% PRIVATE EXPORTS %%%
--export([emit_node_name/4, emit_user_trace_s1/2, emit_user_trace/5, user_probe_enabled/1]).
-
-%%% PRIVATE EXPORTS (NIFs: the samplers' and snapshots' event writers) %%%
--export([emit_call_guard/3]).
--export([emit_process_name/2, emit_stack_sample/4, sampler_sleep/1, emit_memory_sample/1,
-         emit_allocator_sample/7, emit_process_memory/6, emit_carrier/8]).
+%%% PRIVATE EXPORTS (NIFs the other modules call: event budgets, option
+%%% limits, the announcer's, probes', guard's and samplers' event writers) %%%
+-export([new_event_budget/1, events_left/1, option_limits/0,
+         emit_node_name/4, emit_user_trace_s1/2, emit_user_trace/5, user_probe_enabled/1,
+         emit_call_guard/3, emit_process_name/2, emit_stack_sample/4, sampler_sleep/1,
+         emit_memory_sample/1, emit_allocator_sample/7, emit_process_memory/6, emit_carrier/8]).
 
 %%% THE FRONT DOOR (dyntrace_ctl does the work) %%%
 -export([trace/3, calls/2, clear/0, status/0, sample/2, memory/1, record/2, stop/1,
          snapshot/1]).
 
-%%% PRIVATE EXPORTS (NIFs used by tracer/1 and dyntrace_ctl) %%%
--export([new_event_budget/1, events_left/1, option_limits/0]).
-
 %%% erl_tracer CALLBACKS (NIFs) %%%
--export([enabled/3, trace/5,
-         enabled_procs/3, trace_procs/5,
-         enabled_ports/3, trace_ports/5,
+-export([enabled/3, trace/5, enabled_procs/3, trace_procs/5, enabled_ports/3, trace_ports/5,
          enabled_running_procs/3, trace_running_procs/5,
-         enabled_running_ports/3, trace_running_ports/5,
-         enabled_call/3, trace_call/5,
-         enabled_send/3, trace_send/5,
-         enabled_receive/3, trace_receive/5,
+         enabled_running_ports/3, trace_running_ports/5, enabled_call/3, trace_call/5,
+         enabled_send/3, trace_send/5, enabled_receive/3, trace_receive/5,
          enabled_garbage_collection/3, trace_garbage_collection/5]).
 
 %%% OTP's dyntrace API, kept so that code calling it keeps working %%%
@@ -82,6 +74,8 @@
                            redact := non_neg_integer(),
                            max_events := {pos_integer(), pos_integer()}}.
 -type enabled_result() :: trace | discard.
+-type tracee() :: erl_tracer:tracee().
+-type topts() :: erl_tracer:trace_opts().
 -type event_name() :: process_spawn | process_link | process_exit
                     | process_register | process_scheduled
                     | port_open | port_exit | port_link | port_scheduled
@@ -132,10 +126,7 @@ tracer() ->
     {tracer, ?MODULE, []}.
 
 %% @doc The `{tracer, dyntrace, Options}' element of `erlang:trace/3' flags,
-%% checked (`[]' means the defaults): an unknown key or a value out of range
-%% raises `error({badarg, {Key, Value}})'. `max_events => N' becomes a new
-%% event budget: after `N' events written, the tracer answers `remove' and
-%% the runtime drops the flags of every tracee of this state.
+%% checked: a bad option raises `error({badarg, {Key, Value}})'.
 -spec tracer(tracer_state()) -> {tracer, dyntrace, tracer_state()}.
 tracer(Options) ->
     {tracer, ?MODULE, dyntrace_options:validate(Options)}.
@@ -146,14 +137,9 @@ tracer(Options) ->
 -spec format_term(term(), max_term_bytes()) -> binary().
 format_term(_Term, _MaxTermBytes) -> erlang:nif_error(nif_not_loaded).
 
-%% @doc The text a field of kind `Kind' gets for `Term' under the tracer
-%% options `Options' (checked as {@link tracer/1} checks them; a bad kind
-%% raises `error({badarg, {kind, Kind}})'). `message' is the field of
-%% message_send and message_receive, `reason' of process_exit and
-%% port_exit, `name' of process_register, `driver' of port_open,
-%% `callback' port_scheduled's entry. Example:
-%% `format_term({login, <<"alice">>}, message, #{payload => shape})'
-%% returns `<<"{login,<<_:5/binary>>}">>'.
+%% @doc The text a field of kind `Kind' (`message', `reason', `name',
+%% `driver', `callback') gets for `Term' under the tracer options
+%% `Options', checked as {@link tracer/1} checks them.
 -spec format_term(term(), field_kind(), tracer_state()) -> binary().
 format_term(Term, Kind, Options) ->
     Valid = dyntrace_options:kind(Kind),
@@ -186,28 +172,17 @@ stats() -> erlang:nif_error(nif_not_loaded).
 %%% THE FRONT DOOR
 %%%===================================================================
 
-%% @doc Traces `Procs' (what `erlang:trace/3' takes, registered names, or a
-%% list of them) for `Events' (event names or the groups `procs', `ports',
-%% `messages', `calls', `gc', `scheduling', `all'), with the trace flags
-%% that feed those events. `Opts': `max_term_bytes', `max_events' (the
-%% tracer stops after that many events written), `duration' (ms, after which
-%% everything this call set is undone), and the tracer's other options
-%% (`payload', `redact'). The events are recorded once enabled
-%% in an LTTng session. Answers how many processes and ports got the flags.
+%% @doc Traces `Procs' (processes, ports, names or specs such as `all') for
+%% `Events' (event names or groups) with the flags that feed them, within
+%% the limits of `Opts': how many got the flags. See docs/reference.md.
 -spec trace(dyntrace_ctl:procs(), [dyntrace_ctl:event_or_group()],
             dyntrace_ctl:trace_opts()) -> dyntrace_ctl:result().
 trace(Procs, Events, Opts) ->
     dyntrace_ctl:trace(Procs, Events, Opts).
 
 %% @doc Traces calls to the functions of `Spec' (`{M, F, Arity | '_' |
-%% MatchSpec | fun}' or a list of them) in the processes of `procs' (default
-%% `all'). `Opts' as {@link trace/3} plus `return', `exception', `scope'
-%% (`global', the default, or `local'), `procs', `force' (a pattern on every
-%% module, or on every function of an erts, kernel or stdlib module, is
-%% refused without it), `exclude' (`[{M, F, Arity | '_'}]': functions the
-%% patterns match that are left out, e.g. one hot helper of a module; they
-%% show in {@link status/0}'s patterns with `false').
-%% Answers how many functions matched (those excluded not counted).
+%% MatchSpec | fun}' or a list), with the options of {@link trace/3} and
+%% more: how many functions matched. See docs/reference.md.
 -spec calls(dyntrace_ctl:call_spec() | [dyntrace_ctl:call_spec()],
             dyntrace_ctl:calls_opts()) -> dyntrace_ctl:result().
 calls(Spec, Opts) ->
@@ -252,25 +227,20 @@ record(What, Opts) ->
 stop(Id) ->
     dyntrace_ctl:stop(Id).
 
-%% @doc Writes what a flight recording's ring buffers hold (`lttng snapshot
-%% record') into a new directory under its `dir'; answers that directory.
-%% The recording goes on.
+%% @doc Writes what a flight recording's ring buffers hold into a new
+%% directory under its `dir'; the recording goes on.
 -spec snapshot(dyntrace_record:handle()) -> {ok, file:filename()} | {error, term()}.
 snapshot(Handle) ->
     dyntrace_record:snapshot(Handle).
 
-%% @doc Undoes everything the front door set (flags, trace patterns, on
-%% OTP 27+ its trace sessions, samplers), ends the recordings (their
-%% sessions stopped and destroyed, their traces kept), and turns off every
-%% trace flag the runtime shows with dyntrace as tracer, also after the
-%% process that set them is gone. Flags of other tracers stay.
+%% @doc Undoes everything the front door set, ends the recordings, and
+%% turns off every flag the runtime shows with dyntrace as tracer.
 -spec clear() -> ok.
 clear() ->
     dyntrace_ctl:clear().
 
-%% @doc What dyntrace traces now (per call: processes, events, flags,
-%% patterns, events and milliseconds left), the recordings, the LTTng
-%% events enabled now and the tracer's counters.
+%% @doc What dyntrace traces now, the recordings, the LTTng events enabled
+%% and the tracer's counters.
 -spec status() -> dyntrace_ctl:status().
 status() ->
     dyntrace_ctl:status().
@@ -287,10 +257,8 @@ new_event_budget(_N) -> erlang:nif_error(nif_not_loaded).
 -spec events_left(event_budget()) -> non_neg_integer().
 events_left(_Budget) -> erlang:nif_error(nif_not_loaded).
 
-%% @doc The tracer options and their limits, from the NIF that reads them
-%% (so that they are written once): `max_term_bytes' as `{Min, Max,
-%% Default}', the `payload' modes, the field `kinds' a payload map may
-%% name, the most `redact' keys, `max_events' as `{Min, Max}'.
+%% @doc The tracer options' limits, from the NIF that reads them (so that
+%% they are written once).
 -spec option_limits() -> option_limits().
 option_limits() -> erlang:nif_error(nif_not_loaded).
 
@@ -298,23 +266,14 @@ option_limits() -> erlang:nif_error(nif_not_loaded).
 %%% NODE AND PROCESS NAMES (dyntrace_announcer writes them)
 %%%===================================================================
 
-%% @doc Writes this node's `node_name' events now (when the event is
-%% enabled in a started session): one naming the node itself (channel 0)
-%% and one per connected node with the number this node writes first in
-%% that node's pids. Also written on its own: when the module loads, when a
-%% node connects or disconnects, when the event becomes enabled, and every
-%% 10 seconds while it is enabled.
+%% @doc Writes this node's `node_name' events now, when the event is
+%% enabled: itself (channel 0) and each connected node.
 -spec announce_nodes() -> ok.
 announce_nodes() ->
     dyntrace_announcer:announce_nodes().
 
-%% @doc Writes one `process_name' event per process (its registered name,
-%% else its initial call), when the event is enabled in a started session:
-%% names for a trace that saw the processes start or register before it
-%% began. At most 100000 processes, read one at a time. Also written when
-%% {@link trace/3}, {@link calls/2}, {@link sample/2} or {@link record/2}
-%% start (the announcer writes the registered processes' names when the
-%% event becomes enabled: a session made later).
+%% @doc Writes one `process_name' event per process (at most 100000), when
+%% the event is enabled: names for a trace that began after they started.
 -spec announce_processes() -> ok.
 announce_processes() ->
     dyntrace_announcer:announce_processes().
@@ -332,89 +291,84 @@ emit_node_name(_Node, _Channel, _Peer, _Why) -> erlang:nif_error(nif_not_loaded)
 
 %% @doc Generic enabled check; also answers `trace_status' with `trace'.
 -spec enabled(erl_tracer:trace_tag() | trace_status, tracer_state(),
-              erl_tracer:tracee()) -> enabled_result().
+              tracee()) -> enabled_result().
 enabled(_Tag, _State, _Tracee) -> erlang:nif_error(nif_not_loaded).
 
 %% @doc Generic event writer, for tags the class callbacks do not receive.
--spec trace(erl_tracer:trace_tag(), tracer_state(), erl_tracer:tracee(),
-            term(), erl_tracer:trace_opts()) -> ok.
+-spec trace(erl_tracer:trace_tag(), tracer_state(), tracee(), term(), topts()) -> ok.
 trace(_Tag, _State, _Tracee, _Term, _Opts) -> erlang:nif_error(nif_not_loaded).
 
 %% @doc Enabled check for `procs' tags (spawn, exit, link, register...).
 -spec enabled_procs(erl_tracer:trace_tag_procs() | trace_status, tracer_state(),
-                    erl_tracer:tracee()) -> enabled_result().
+                    tracee()) -> enabled_result().
 enabled_procs(_Tag, _State, _Tracee) -> erlang:nif_error(nif_not_loaded).
 %% @doc Writes `process_spawn', `process_link', `process_exit',
 %% `process_register'.
--spec trace_procs(erl_tracer:trace_tag_procs(), tracer_state(),
-                  erl_tracer:tracee(), term(), erl_tracer:trace_opts()) -> ok.
+-spec trace_procs(erl_tracer:trace_tag_procs(), tracer_state(), tracee(), term(), topts()) -> ok.
 trace_procs(_Tag, _State, _Tracee, _Term, _Opts) -> erlang:nif_error(nif_not_loaded).
 
 %% @doc Enabled check for `ports' tags (open, closed, link...).
 -spec enabled_ports(erl_tracer:trace_tag_ports() | trace_status, tracer_state(),
-                    erl_tracer:tracee()) -> enabled_result().
+                    tracee()) -> enabled_result().
 enabled_ports(_Tag, _State, _Tracee) -> erlang:nif_error(nif_not_loaded).
 %% @doc Writes `port_open', `port_exit', `port_link'.
--spec trace_ports(erl_tracer:trace_tag_ports(), tracer_state(),
-                  erl_tracer:tracee(), term(), erl_tracer:trace_opts()) -> ok.
+-spec trace_ports(erl_tracer:trace_tag_ports(), tracer_state(), tracee(), term(), topts()) -> ok.
 trace_ports(_Tag, _State, _Tracee, _Term, _Opts) -> erlang:nif_error(nif_not_loaded).
 
 %% @doc Enabled check for `running_procs' tags (in, out...).
 -spec enabled_running_procs(erl_tracer:trace_tag_running_procs() | trace_status,
-                            tracer_state(), erl_tracer:tracee()) -> enabled_result().
+                            tracer_state(), tracee()) -> enabled_result().
 enabled_running_procs(_Tag, _State, _Tracee) -> erlang:nif_error(nif_not_loaded).
 %% @doc Writes `process_scheduled'.
 -spec trace_running_procs(erl_tracer:trace_tag_running_procs(), tracer_state(),
-                          erl_tracer:tracee(), term(), erl_tracer:trace_opts()) -> ok.
+                          tracee(), term(), topts()) -> ok.
 trace_running_procs(_Tag, _State, _Tracee, _Term, _Opts) -> erlang:nif_error(nif_not_loaded).
 
 %% @doc Enabled check for `running_ports' tags (in, out...).
 -spec enabled_running_ports(erl_tracer:trace_tag_running_ports() | trace_status,
-                            tracer_state(), erl_tracer:tracee()) -> enabled_result().
+                            tracer_state(), tracee()) -> enabled_result().
 enabled_running_ports(_Tag, _State, _Tracee) -> erlang:nif_error(nif_not_loaded).
 %% @doc Writes `port_scheduled'.
 -spec trace_running_ports(erl_tracer:trace_tag_running_ports(), tracer_state(),
-                          erl_tracer:tracee(), term(), erl_tracer:trace_opts()) -> ok.
+                          tracee(), term(), topts()) -> ok.
 trace_running_ports(_Tag, _State, _Tracee, _Term, _Opts) -> erlang:nif_error(nif_not_loaded).
 
 %% @doc Enabled check for `call' tags (call, return_from, return_to,
 %% exception_from).
 -spec enabled_call(erl_tracer:trace_tag_call() | trace_status, tracer_state(),
-                   erl_tracer:tracee()) -> enabled_result().
+                   tracee()) -> enabled_result().
 enabled_call(_Tag, _State, _Tracee) -> erlang:nif_error(nif_not_loaded).
 %% @doc Writes `function_call', `function_return', `function_exception'.
--spec trace_call(erl_tracer:trace_tag_call(), tracer_state(),
-                 erl_tracer:tracee(), term(), erl_tracer:trace_opts()) -> ok.
+-spec trace_call(erl_tracer:trace_tag_call(), tracer_state(), tracee(), term(), topts()) -> ok.
 trace_call(_Tag, _State, _Tracee, _Term, _Opts) -> erlang:nif_error(nif_not_loaded).
 
 %% @doc Enabled check for `send' tags.
 -spec enabled_send(erl_tracer:trace_tag_send() | trace_status, tracer_state(),
-                   erl_tracer:tracee()) -> enabled_result().
+                   tracee()) -> enabled_result().
 enabled_send(_Tag, _State, _Tracee) -> erlang:nif_error(nif_not_loaded).
 %% @doc Writes `message_send'.
--spec trace_send(erl_tracer:trace_tag_send(), tracer_state(),
-                 erl_tracer:tracee(), term(), erl_tracer:trace_opts()) -> ok.
+-spec trace_send(erl_tracer:trace_tag_send(), tracer_state(), tracee(), term(), topts()) -> ok.
 trace_send(_Tag, _State, _Tracee, _Term, _Opts) -> erlang:nif_error(nif_not_loaded).
 
 %% @doc Enabled check for the `receive' tag.
 -spec enabled_receive(erl_tracer:trace_tag_receive() | trace_status, tracer_state(),
-                      erl_tracer:tracee()) -> enabled_result().
+                      tracee()) -> enabled_result().
 enabled_receive(_Tag, _State, _Tracee) -> erlang:nif_error(nif_not_loaded).
 %% @doc Writes `message_receive'.
 -spec trace_receive(erl_tracer:trace_tag_receive(), tracer_state(),
-                    erl_tracer:tracee(), term(), erl_tracer:trace_opts()) -> ok.
+                    tracee(), term(), topts()) -> ok.
 trace_receive(_Tag, _State, _Tracee, _Term, _Opts) -> erlang:nif_error(nif_not_loaded).
 
 %% @doc Enabled check for `garbage_collection' tags.
 -spec enabled_garbage_collection(erl_tracer:trace_tag_gc() | trace_status,
-                                 tracer_state(), erl_tracer:tracee()) ->
+                                 tracer_state(), tracee()) ->
           enabled_result().
 enabled_garbage_collection(_Tag, _State, _Tracee) -> erlang:nif_error(nif_not_loaded).
 %% @doc Writes `gc_minor_start', `gc_minor_end', `gc_major_start',
 %% `gc_major_end'.
 -spec trace_garbage_collection(erl_tracer:trace_tag_gc(), tracer_state(),
-                               erl_tracer:tracee(), term(),
-                               erl_tracer:trace_opts()) -> ok.
+                               tracee(), term(),
+                               topts()) -> ok.
 trace_garbage_collection(_Tag, _State, _Tracee, _Term, _Opts) -> erlang:nif_error(nif_not_loaded).
 
 %%%===================================================================
@@ -556,57 +510,49 @@ emit_user_trace_s1(_Pid, _Message) ->
 emit_user_trace(_Label, _Pid, _Tag, _Ints, _Strings) -> erlang:nif_error(nif_not_loaded).
 
 %%%===================================================================
-%%% SAMPLED EVENTS (NIFs). Each answers `ok', raises `badarg' on arguments
-%%% of the wrong type and writes nothing when its event is not enabled.
+%%% SAMPLED EVENTS (NIFs), not for users: the guard, the announcer and the
+%%% samplers write them. Each answers `ok', raises `badarg' on arguments of
+%%% the wrong type and writes nothing when its event is not enabled.
 %%%===================================================================
 
-%% @doc Writes `call_guard': the function `{M, F, Arity}' whose trace
-%% pattern the calls' rate guard removed, and the guard's limit (`Calls'
-%% per `Ms' milliseconds). Not for users: written by the guard.
+%% @doc Writes `call_guard': the function whose trace pattern the rate
+%% guard removed, and the guard's limit (`Calls' per `Ms' milliseconds).
 -spec emit_call_guard(mfa(), non_neg_integer(), non_neg_integer()) -> ok.
 emit_call_guard(_MFA, _Calls, _Ms) -> erlang:nif_error(nif_not_loaded).
 
-%% @doc Writes `process_name': `Pid' and its registered name or initial
-%% call. Not for users: written by the processes snapshot.
+%% @doc Writes `process_name': `Pid' and its registered name or initial call.
 -spec emit_process_name(pid(), process_name()) -> ok.
 emit_process_name(_Pid, _Name) -> erlang:nif_error(nif_not_loaded).
 
-%% @doc Writes `stack_sample': `Pid', its `Status' (process_info's status
-%% atom) and `Stack' (its `current_stacktrace', innermost first), written
-%% `M:F/A;...' within `MaxTermBytes'. Not for users: written by the
-%% stack sampler.
+%% @doc Writes `stack_sample': `Pid', its `Status' and `Stack' (innermost
+%% first), written `M:F/A;...' within `MaxTermBytes'.
 -spec emit_stack_sample(pid(), atom(), [stack_frame()], max_term_bytes()) -> ok.
 emit_stack_sample(_Pid, _Status, _Stack, _MaxTermBytes) -> erlang:nif_error(nif_not_loaded).
 
-%% @doc Sleeps `Microseconds' (0..1,000,000) on a dirty I/O scheduler:
-%% the stack sampler's wait below the runtime's 1 ms timer tick. Not for
-%% users.
+%% @doc Sleeps `Microseconds' on a dirty I/O scheduler: the stack
+%% sampler's wait below the runtime's 1 ms timer tick.
 -spec sampler_sleep(0..1000000) -> ok.
 sampler_sleep(_Microseconds) -> erlang:nif_error(nif_not_loaded).
 
-%% @doc Writes `memory_sample' from `erlang:memory()''s answer (a category
-%% not in it is written 0). Not for users: written by the memory sampler.
+%% @doc Writes `memory_sample' from `erlang:memory()''s answer.
 -spec emit_memory_sample([{atom(), non_neg_integer()}]) -> ok.
 emit_memory_sample(_Memory) -> erlang:nif_error(nif_not_loaded).
 
-%% @doc Writes `allocator_sample': one allocator instance's carriers, in
-%% bytes. Not for users: written by the memory sampler.
+%% @doc Writes `allocator_sample': one allocator instance's carriers.
 -spec emit_allocator_sample(atom(), non_neg_integer(), non_neg_integer(), non_neg_integer(),
                             non_neg_integer(), non_neg_integer(), non_neg_integer()) -> ok.
 emit_allocator_sample(_Type, _Instance, _MbcCarriers, _MbcsSize, _SbcCarriers, _SbcsSize,
                       _BlocksSize) ->
     erlang:nif_error(nif_not_loaded).
 
-%% @doc Writes `process_memory': `Pid', its name (`[]' for none) and its
-%% memory figures. Not for users: written by the memory sampler.
+%% @doc Writes `process_memory': `Pid', its name and its memory figures.
 -spec emit_process_memory(pid(), process_name() | [], non_neg_integer(), non_neg_integer(),
                           non_neg_integer(), non_neg_integer()) -> ok.
 emit_process_memory(_Pid, _Name, _Memory, _TotalHeap, _BinVheap, _QueueLen) ->
     erlang:nif_error(nif_not_loaded).
 
 %% @doc Writes `carrier_create' or `carrier_destroy': one carrier of an
-%% allocator instance and that instance's carriers. Not for users: written
-%% by the memory sampler.
+%% allocator instance and that instance's carriers.
 -spec emit_carrier(create | destroy, atom(), non_neg_integer(), non_neg_integer(),
                    non_neg_integer(), non_neg_integer(), non_neg_integer(),
                    non_neg_integer()) -> ok.
@@ -618,21 +564,15 @@ emit_carrier(_Which, _Type, _Instance, _Size, _MbcCarriers, _MbcsSize, _SbcCarri
 %%% NIF LOADING
 %%%===================================================================
 
-%% The NIF library does not link LTTng-UST: once it is loaded,
-%% open_provider/1 opens the probe provider library on a dirty I/O
-%% scheduler, where LTTng-UST's wait of up to LTTNG_UST_REGISTER_TIMEOUT ms
-%% (3 s unless the operator set it) for the session daemon holds no normal
-%% scheduler. That wait is left as it is: LTTng-UST makes the same value
-%% the deadline for the daemon's answers to the node's channel and event
-%% registrations, and at 0 (10 ms) a daemon slowed by load left a
-%% recording's events disabled in the node for good.
-%%
-%% The module loads even when its NIF cannot (an on_load failure would stop
-%% an embedded release's boot): it logs one line that names the fix, and
-%% available/0 answers false.
+%% open_provider/1 opens LTTng-UST's probe provider on a dirty I/O
+%% scheduler: LTTng-UST's wait for the session daemon (3 s unless
+%% LTTNG_UST_REGISTER_TIMEOUT says otherwise; at 0 a slow daemon left a
+%% recording's events disabled for good) holds no normal scheduler. The
+%% module loads even when its NIF cannot (an on_load failure would stop an
+%% embedded release's boot): one line logged names the fix.
 -spec load_nif() -> ok.
 load_nif() ->
-    Priv = dyntrace_loading:nif_dir(),
+    Priv = nif_dir(),
     Library = filename:join(Priv, ?LIBRARY),
     Provider = filename:join(Priv, ?PROVIDER),
     %% Maps over 32 keys are written in maps:to_list/1's order; which way
@@ -650,7 +590,7 @@ load_nif() ->
     Loaded = case filelib:is_regular(Provider) andalso erlang:load_nif(Library, LoadInfo) of
                  ok ->
                      case open_provider(list_to_binary(Provider)) of
-                         true -> dyntrace_announcer:start();
+                         true -> _ = spawn(fun start_announcer/0), ok;
                          false -> {error, no_lttng_ust}
                      end;
                  false ->
@@ -659,7 +599,7 @@ load_nif() ->
                      Error
              end,
     persistent_term:put(?NIF_LOADED, Loaded =:= ok),
-    dyntrace_loading:log_not_loaded(Loaded, Library),
+    log_not_loaded(Loaded, Library),
     _ = spawn(fun check_shadowed/0),
     ok.
 
@@ -668,10 +608,14 @@ load_nif() ->
 -spec open_provider(binary()) -> boolean().
 open_provider(_Path) -> erlang:nif_error(nif_not_loaded).
 
-%% Once the on_load function has returned: before, module_info/1 fails.
-check_shadowed() ->
-    wait_loaded(?ON_LOAD_WAITS),
-    dyntrace_loading:check_shadowed(module_info(md5)).
+%% The announcer (a module of its own, which a dyntrace.beam copied
+%% without the rest of its ebin/ lacks: it then loads without one).
+start_announcer() ->
+    case code:ensure_loaded(dyntrace_announcer) of
+        {module, _} -> dyntrace_announcer:start();
+        {error, _} -> ok
+    end.
+
 
 wait_loaded(0) ->
     exit(normal);
@@ -679,4 +623,70 @@ wait_loaded(Tries) ->
     case erlang:module_loaded(?MODULE) of
         true -> ok;
         false -> receive after 10 -> wait_loaded(Tries - 1) end
+    end.
+
+%% The application's `nif_dir' when set (`dyntrace record --nif' sets it);
+%% else the `priv/' beside the `ebin/' this module came from; else the
+%% application's `priv_dir' (the code server's guess from the path's names).
+nif_dir() ->
+    Set = try application:get_env(dyntrace, nif_dir) of
+              {ok, NifDir} when is_list(NifDir) -> [NifDir];
+              _ -> []
+          catch
+              %% No application controller yet (an early boot).
+              error:_ -> []
+          end,
+    Beside = case code:which(?MODULE) of
+                 Beam when is_list(Beam) ->
+                     [filename:join(filename:dirname(filename:dirname(Beam)), "priv")];
+                 _ ->
+                     []
+             end,
+    App = case code:priv_dir(?MODULE) of
+              {error, bad_name} -> [];
+              Dir -> [Dir]
+          end,
+    Candidates = Set ++ Beside ++ App,
+    case [D || D <- Candidates, filelib:is_regular(filename:join(D, ?PROVIDER))] of
+        [Found | _] -> Found;
+        [] -> hd(Candidates ++ ["priv"])
+    end.
+
+%% One line for each way the NIF can be missing, naming the fix.
+log_not_loaded(ok, _Library) ->
+    ok;
+log_not_loaded({error, no_lttng_ust}, _Library) ->
+    logger:error("dyntrace: tracing is off: LTTng-UST's runtime library (liblttng-ust.so.1) "
+                 "cannot be loaded; install it (Debian/Ubuntu: apt-get install liblttng-ust1; "
+                 "Fedora: dnf install lttng-ust) and run l(dyntrace) again");
+log_not_loaded({error, {missing, Provider}}, _Library) ->
+    logger:error("dyntrace: tracing is off: no NIF library (~ts is missing); build dyntrace "
+                 "with cargo and liblttng-ust-dev installed (rebar3 compile) and keep its "
+                 "priv/ beside its ebin/", [Provider]);
+log_not_loaded({error, {Reason, Text}}, Library) ->
+    logger:error("dyntrace: tracing is off: cannot load the NIF library ~ts.so (~p: ~ts); "
+                 "rebuild dyntrace (rebar3 compile, with cargo and liblttng-ust-dev)",
+                 [Library, Reason, Text]).
+
+%% runtime_tools ships a module named dyntrace too. The next load of
+%% dyntrace (l(dyntrace), a restart in interactive mode) takes the code
+%% path's first dyntrace.beam: when that is not this module, say so. Run
+%% once the on_load function has returned: before, module_info/1 fails.
+check_shadowed() ->
+    wait_loaded(?ON_LOAD_WAITS),
+    case code:where_is_file(?MODULE_STRING ".beam") of
+        non_existing ->
+            ok;
+        First ->
+            Ours = module_info(md5),
+            case beam_lib:md5(First) of
+                {ok, {?MODULE, Ours}} ->
+                    ok;
+                _ ->
+                    logger:warning("dyntrace: the code path's first dyntrace.beam (~ts) is not "
+                                   "this module, and the next load takes it; if it is "
+                                   "runtime_tools's, leave it out of the release (relx: "
+                                   "{exclude_modules, [{runtime_tools, [dyntrace]}]}; "
+                                   "Mix: see docs/releases.md)", [First])
+            end
     end.

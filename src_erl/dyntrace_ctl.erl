@@ -521,7 +521,8 @@ guarded_functions(Patterns) ->
 guard_poll(Id) ->
     case lookup(Id) of
         #trace{plan = #plan{guard = #{} = G, patterns = Patterns} = P, session = S} = T ->
-            {G1, Over} = dyntrace_guard:poll(G, fun(MFA) -> dyntrace_runtime:call_count(S, MFA) end),
+            Count = fun(MFA) -> dyntrace_runtime:call_count(S, MFA) end,
+            {G1, Over} = dyntrace_guard:poll(G, Count),
             Scopes = lists:usort([Scope || {_, MS, [Scope]} <- Patterns, MS =/= false]),
             {Calls, Ms} = dyntrace_guard:rate(G1),
             _ = [begin
