@@ -590,7 +590,7 @@ load_nif() ->
     Loaded = case filelib:is_regular(Provider) andalso erlang:load_nif(Library, LoadInfo) of
                  ok ->
                      case open_provider(list_to_binary(Provider)) of
-                         true -> _ = spawn(fun start_announcer/0), ok;
+                         true -> start_announcer();
                          false -> {error, no_lttng_ust}
                      end;
                  false ->
@@ -608,8 +608,8 @@ load_nif() ->
 -spec open_provider(binary()) -> boolean().
 open_provider(_Path) -> erlang:nif_error(nif_not_loaded).
 
-%% The announcer (a module of its own, which a dyntrace.beam copied
-%% without the rest of its ebin/ lacks: it then loads without one).
+%% The announcer, when its module is there (a dyntrace.beam copied without
+%% the rest of its ebin/ loads without one).
 start_announcer() ->
     case code:ensure_loaded(dyntrace_announcer) of
         {module, _} -> dyntrace_announcer:start();
