@@ -616,7 +616,6 @@ start_announcer() ->
         {error, _} -> ok
     end.
 
-
 wait_loaded(0) ->
     exit(normal);
 wait_loaded(Tries) ->
