@@ -59,7 +59,7 @@ init_per_suite(Config) ->
         {Chromium, App} ->
             ok = lttng_session:traced_node(),
             %% A distributed node names itself: delivery pairs its messages.
-            ok = start_distribution(),
+            ok = dyntrace_peers:alive(list_to_atom("dyntrace_export_" ++ os:getpid())),
             S = lttng_session:start_tracked(export_workload, ?EVENTS),
             Server = try workload()
                      after
@@ -334,13 +334,6 @@ speedscope(Config, File) ->
     ?assertNotEqual([], [L || L <- Console, binary:match(L, <<"\"Importing as ">>) =/= nomatch]),
     ?assertEqual(nomatch, binary:match(Dom, <<"Something went wrong">>)),
     Dom.
-
-start_distribution() ->
-    %% `epmd -daemon' returns before the daemon listens: wait for it.
-    _ = os:cmd("epmd -daemon"),
-    lttng_session:wait_until(fun() -> element(1, lttng_session:cmd("epmd -names")) =:= 0 end, 50),
-    {ok, _} = net_kernel:start([list_to_atom("dyntrace_export_" ++ os:getpid()), shortnames]),
-    ok.
 
 dir(#{dir := Dir}) ->
     Dir.

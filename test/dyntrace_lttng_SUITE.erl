@@ -624,7 +624,7 @@ node_name() ->
 
 %% Runs `Fun' in this node made distributed for it, or skips the case.
 distributed(Fun) ->
-    case start_distribution() of
+    case dyntrace_peers:alive(list_to_atom("dyntrace_ct_" ++ os:getpid())) of
         ok ->
             try
                 Fun()
@@ -633,15 +633,6 @@ distributed(Fun) ->
             end;
         {error, Why} ->
             {skip, io_lib:format("no distribution: ~p", [Why])}
-    end.
-
-start_distribution() ->
-    %% `epmd -daemon' returns before the daemon listens: wait for it.
-    _ = os:cmd("epmd -daemon"),
-    lttng_session:wait_until(fun() -> element(1, lttng_session:cmd("epmd -names")) =:= 0 end, 50),
-    case net_kernel:start([list_to_atom("dyntrace_ct_" ++ os:getpid()), shortnames]) of
-        {ok, _} -> ok;
-        {error, Why} -> {error, Why}
     end.
 
 %% message_receive: the receiver and the message.
