@@ -6,7 +6,7 @@
 %%% through `erlang:trace_info/2'.
 -module(dyntrace_test_trace).
 
--export([flags/1, traced/1, trace_info/2, sessions_available/0, untrace/1]).
+-export([flags/1, traced/1, trace_info/2, sessions_available/0, untrace/1, raised/1]).
 
 %% @doc The trace flags of a process or port (or of `new_processes',
 %% `new_ports'), in every session that has some.
@@ -56,3 +56,13 @@ untrace(Module) ->
     _ = erlang:trace(all, false, [all]),
     _ = erlang:trace_pattern({Module, '_', '_'}, false, [local]),
     ok.
+
+%% @doc What calling `Fun' did: `{returned, Value}', or the reason of the
+%% error it raised (`badarg' for most bad input).
+-spec raised(fun(() -> term())) -> {returned, term()} | term().
+raised(Fun) ->
+    try Fun() of
+        Value -> {returned, Value}
+    catch
+        error:Reason -> Reason
+    end.
