@@ -182,13 +182,17 @@ t_record_no_daemon(_Config) ->
 %% In a node whose PATH has no `lttng': `{error, {lttng, Text}}' saying so.
 t_record_no_lttng(_Config) ->
     {P, _} = start_peer(no_lttng, #{}),
-    true = peer:call(P, os, putenv, ["PATH", "/nonexistent"]),
-    refused(P, "lttng: command not found").
+    refused(P, fun() -> true = peer:call(P, os, putenv, ["PATH", "/nonexistent"]) end,
+            "lttng: command not found").
 
-%% record/2 in peer `P' answers `{error, {lttng, Text}}' with `Why' in
-%% `Text', and leaves the node as it was; the peer is stopped.
+%% After `Setup', record/2 in peer `P' answers `{error, {lttng, Text}}'
+%% with `Why' in `Text', and leaves the node as it was; the peer is stopped.
 refused(P, Why) ->
+    refused(P, fun() -> ok end, Why).
+
+refused(P, Setup, Why) ->
     try
+        _ = Setup(),
         {error, {lttng, Text}} = peer:call(P, ?MODULE, record_gc, []),
         ?assertNotEqual(nomatch, string:find(Text, Why), Text),
         left_as_it_was(P)
