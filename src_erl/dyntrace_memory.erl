@@ -1,41 +1,10 @@
 %%% @doc Memory over time (`dyntrace:memory/1'): a sampler of dyntrace's
-%%% own writes, every `interval' ms (default 1000),
-%%% - `memory_sample': the categories of `erlang:memory/0' (bytes);
-%%% - `allocator_sample': per allocator type and instance, from
-%%%   `erlang:system_info({allocator, Type})', the multi-block and
-%%%   single-block carriers (count, bytes) and the blocks' bytes;
-%%% - `process_memory': name (registered, else the initial call `M:F/A',
-%%%   proc_lib's record of it for a proc_lib process: on OTP 25 read from
-%%%   its dictionary), memory, total heap, binary virtual heap (bytes) and
-%%%   message queue length of the `top' processes (default 20) by memory
-%%%   with their binaries, the `top' by queue length, and those named in
-%%%   `procs';
-%%% - `carrier_create' / `carrier_destroy': the carriers that appeared or
-%%%   went between two `instrument:carriers/0' answers (read at most every
-%%%   `carriers' ms, default 10000; `false': never), per allocator type by
-%%%   size. Sampled, not exact: a carrier created and destroyed between two
-%%%   reads is never seen, carriers are told apart by type and size only,
-%%%   and `instance' is 0 (the answer does not say which instance owns a
-%%%   carrier).
-%%%
-%%% Why it is safe on a production node:
-%%% - an event not enabled in a started LTTng session is not read at all;
-%%% - processes are read one at a time, as recon's `proc_count' does,
-%%%   never in one answer about every process; a round reads at most 500
-%%%   and the sweep goes on in the next round, so on a large node a sweep
-%%%   over every process takes several rounds, and the largest processes
-%%%   the last sweep found are read again at every round;
-%%% - the rounds keep their schedule and are limited as `trace/3''s
-%%%   calls are (`duration', `max_events'); `status()' shows the sampler's
-%%%   time per round.
-%%%
-%%% ```
-%%% 1> dyntrace:memory(#{interval => 1000, top => 10, procs => [my_cache]}).
-%%% {ok,2}
-%%% '''
-%%% ```
-%%% $ dyntrace-analyze memory ~/lttng-traces/leak-*
-%%% '''
+%%% own writes `memory_sample', `allocator_sample', `process_memory' (the
+%%% `top' processes by memory and by queue length, and those in `procs')
+%%% and `carrier_create' / `carrier_destroy' every `interval' ms, reading
+%%% nothing for an event not enabled and at most 500 processes a round. The
+%%% events, what is sampled rather than exact, and why it is safe on a
+%%% production node: docs/sampling-and-memory.md and docs/reference.md.
 -module(dyntrace_memory).
 
 %%% PUBLIC (through dyntrace_ctl) %%%

@@ -1,49 +1,11 @@
 %%% @doc `dyntrace:record/2': one call records this node into an LTTng
-%%% session of its own, and leaves the node and the session daemon as they
-%%% were.
-%%%
-%%% ```
-%%% 1> dyntrace:record([{trace, all, [messages, scheduling, gc]},
-%%%                     {calls, {shop, '_', '_'}, #{return => true}}],
-%%%                    #{duration => 10000}).
-%%% {ok,"/tmp/dyntrace-record-20261128T083512Z-4242-7"}
-%%% '''
-%%% ```
-%%% $ dyntrace-analyze genserver /tmp/dyntrace-record-20261128T083512Z-4242-7
-%%% '''
-%%% What it does, with the `lttng' command line (as the node's user, so
-%%% with the session daemon that user's `lttng' reaches: root's, or the
-%%% user's own):
-%%% - creates a session of a unique name (`lttng create', writing into
-%%%   `dir', by default a new directory under the node's temporary
-%%%   directory), with the `vpid' context, recording this node's process
-%%%   only (`lttng track -u --vpid'), and enables exactly the events `What'
-%%%   needs, plus `node_name' and `process_name' (which name the node and
-%%%   its processes in `dyntrace-analyze');
-%%% - starts it, waits until this node sees the events enabled, sets the
-%%%   flags, patterns and samplers (through `dyntrace_ctl': `status()'
-%%%   lists them, with the recording), writes the node's and its processes'
-%%%   names;
-%%% - after `duration' (default 10 s), or once `max_events' are written,
-%%%   or on `dyntrace:stop/1', undoes everything it set, then stops and
-%%%   destroys the session: the trace stays in `dir'.
-%%% `mode => flight' records into LTTng's ring buffers only (`lttng create
-%%% --snapshot'): `dyntrace:snapshot/1' writes what they hold (the last
-%%% seconds) into a new directory under `dir', as often as asked, until
-%%% `dyntrace:stop/1' or the duration (none by default) ends it.
-%%%
-%%% Why it is safe on a production node: every argument is checked before
-%%% anything is made; a failure at any step (no `lttng' command, no session
-%%% daemon, a session that cannot be made) undoes the steps before it and
-%%% answers `{error, {lttng, Text}}' with the command's own message; the
-%%% recording runs in a process of dyntrace's supervisor, not the caller's,
-%%% and a `lttng' command that hangs is killed after 30 s.
-%%%
-%%% `lttng => external' runs the same plan with nothing driving `lttng'
-%%% in the node: whoever calls (the `dyntrace record' command, over
-%%% Erlang distribution) has made and started a session that records this
-%%% node, with the events {@link events/2} lists. The recording waits for
-%%% them as above, and ends as above or when the caller's node disconnects.
+%%% session of its own (made, started, stopped and destroyed with the
+%%% `lttng' command, by a worker under dyntrace's supervisor), sets the
+%%% flags, patterns and samplers through `dyntrace_ctl', and leaves the
+%%% node and the session daemon as they were; `mode => flight' and
+%%% `snapshot/1'; `lttng => external' for a session made outside the node
+%%% (`dyntrace record'). What it does step by step, and why it is safe on
+%%% a production node: docs/recording.md.
 -module(dyntrace_record).
 -behaviour(gen_server).
 
