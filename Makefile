@@ -45,6 +45,7 @@ soak:
 lint:
 	./scripts/module-graph.sh >/dev/null
 	./scripts/module-graph.sh analyze/src >/dev/null
+	./scripts/erl-module-graph.sh >/dev/null
 	cargo fmt --all -- --check
 	cargo clippy --release --workspace --all-targets -- -D warnings
 	cargo clippy --release -p dyntrace-analyze --no-default-features --all-targets -- -D warnings

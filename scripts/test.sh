@@ -1,6 +1,7 @@
 #!/bin/bash
 # Runs every test: lints (the NIF's and the analyser's module graphs free
-# of cycles and of imports pointing up a layer, cargo fmt,
+# of cycles and of imports pointing up a layer, the Erlang modules' graph
+# free of cycles, cargo fmt,
 # clippy -D warnings, the analyser built without C libraries, Erlang
 # compiled with warnings_as_errors), the Rust unit tests (cargo test), then each
 # Common Test suite against an LTTng
@@ -11,9 +12,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/setup.sh
 
-echo "==> module graphs of native/src and analyze/src (no cycle, no import up a layer), cargo fmt --check, cargo clippy -D warnings, pure-Rust analyser"
+echo "==> module graphs of native/src, analyze/src (no cycle, no import up a layer) and src_erl (no cycle), cargo fmt --check, cargo clippy -D warnings, pure-Rust analyser"
 ./scripts/module-graph.sh >/dev/null
 ./scripts/module-graph.sh analyze/src >/dev/null
+./scripts/erl-module-graph.sh >/dev/null
 cargo fmt --all -- --check
 cargo clippy --release --quiet --workspace --all-targets -- -D warnings
 # The analyser alone, as `cargo install --path analyze --no-default-features`

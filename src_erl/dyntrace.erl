@@ -1,111 +1,44 @@
-%%% @doc LTTng tracing for a stock Erlang/OTP node.
-%%%
-%%% `dyntrace' is a tracer module (the `erl_tracer' interface) whose callbacks
-%%% write LTTng-UST events of provider `org_erlang_dyntrace', the same events,
-%%% fields and text that OTP's `--with-dynamic-trace=lttng' build writes. Its
-%%% NIF needs no special VM build.
-%%%
-%%% Why it is safe on a production node: a trace event whose LTTng event is
-%%% not enabled costs one load in the enabled check and is discarded by the
-%%% runtime before anything is built (the runtime's dispatch to the tracer
-%%% still costs something per event: clear trace flags you do not need,
-%%% see the README's "What it costs"); an enabled one is written by LTTng-UST
-%%% into lock-free per-CPU ring buffers outside the VM's heap, which drop
-%%% (and count) events rather than block when they are full. No tracer
-%%% process, no mailbox, nothing that grows with the event rate. A term is
-%%% written at most `max_term_bytes' long, and its cost is bounded by that
-%%% limit, not by the term's size or depth.
-%%%
-%%% The operator's story:
+%%% @doc LTTng tracing for a stock Erlang/OTP node: a tracer module (the
+%%% `erl_tracer' interface) whose callbacks, NIFs, write the LTTng-UST
+%%% events of provider `org_erlang_dyntrace' that OTP's
+%%% `--with-dynamic-trace=lttng' build writes. An event not enabled in
+%%% LTTng is discarded after one load; an enabled one goes into LTTng's
+%%% lock-free per-CPU ring buffers, outside the VM's heap.
 %%% ```
-%%% 1> l(dyntrace).
-%%% {module,dyntrace}
-%%% 2> erlang:trace(new, true, [procs, {tracer, dyntrace, []}]).
-%%% 0
-%%% '''
-%%% ```
-%%% $ lttng create demo
-%%% $ lttng enable-event -u -s demo org_erlang_dyntrace:process_register
-%%% $ lttng track -u -s demo --vpid=4242     # os:getpid(): this node only
+%%% 1> erlang:trace(new, true, [procs, {tracer, dyntrace, []}]).
+%%% $ lttng create demo && lttng enable-event -u org_erlang_dyntrace:process_register
 %%% $ lttng start demo
-%%% '''
-%%% ```
-%%% 3> register(worker, spawn(timer, sleep, [infinity])).
-%%% '''
-%%% ```
-%%% $ lttng stop demo && lttng view demo && lttng destroy demo
-%%% [..] org_erlang_dyntrace:process_register: { cpu_id = 1 }, { pid = "<0.92.0>", name = "worker", type = "register" }
-%%% '''
-%%% Events are switched on and off from outside with `lttng enable-event' and
-%%% `lttng disable-event': the tracer stays attached (`enabled(trace_status,
-%%% ...)' answers `trace') and the next event sees the change.
-%%%
-%%% The front door does all of the above in one call, and undoes it in one:
-%%% ```
-%%% 1> dyntrace:trace(worker, [messages], #{duration => 60000}).
-%%% {ok,1}
-%%% 2> dyntrace:calls({queue, in, fun(_) -> return_trace() end}, #{max_events => 100}).
-%%% {ok,1}
-%%% 3> dyntrace:status().
-%%% 4> dyntrace:clear().
-%%% ok
-%%% '''
-%%% (see {@link trace/3}, {@link calls/2}, {@link clear/0}, {@link status/0}),
-%%% and {@link record/2} makes the LTTng session too:
-%%% ```
-%%% 1> dyntrace:record([{trace, worker, [messages]}], #{duration => 10000}).
+%%% 2> register(worker, spawn(timer, sleep, [infinity])).
+%%% $ lttng stop demo && lttng view demo
+%%% 3> dyntrace:record([{trace, worker, [messages]}], #{duration => 10000}).
 %%% {ok,"/tmp/dyntrace-record-20261128T083512Z-4242-1"}
 %%% '''
-%%%
-%%% Options: `{tracer, dyntrace, Options}' where `Options' is `[]' or a map:
-%%% - `max_term_bytes => 64..65536' (default 1024): the byte limit of a term
-%%%   text;
-%%% - `payload => full | shape | size | none' (default `full'): how much of a
-%%%   term reaches the trace, for every term field but registered names; or
-%%%   per field kind, `#{message => shape, reason => full}' (`message',
-%%%   `reason', `name', `driver', `callback'; kinds not named stay `full');
-%%% - `redact => [Key, ...]' (at most 32 keys): the value under any of these
-%%%   keys, in maps and 2-tuples anywhere in a term, is written `<redacted>'
-%%%   and never read;
-%%% - `max_events => N': the tracer writes at most `N' events, then answers
-%%%   `remove'; {@link tracer/1} turns `N' into the count the tracees share.
-%%% README's "Term text" section defines each text; {@link format_term/3}
-%%% shows it. Build the map with {@link tracer/1} to have a bad one rejected
-%%% when it is written; an invalid state that reaches the callbacks means
-%%% the defaults (a map naming `payload' or `redact' means empty texts
-%%% instead: it fails closed), and every event written so is counted in
-%%% {@link stats/0}.
+%%% This module is the public face: the names users call (the front door
+%%% delegates to `dyntrace_ctl', OTP's probes to `dyntrace_user_probes'),
+%%% the NIF stubs and their loading. The contract (options, events and
+%%% their text, the front door) is docs/reference.md.
 -module(dyntrace).
 
 %%% PUBLIC %%%
 -export([tracer/0, tracer/1, format_term/2, format_term/3, events/0, enabled_events/0, stats/0,
          announce_nodes/0, announce_processes/0]).
 
-%%% PRIVATE EXPORTS %%%
--export([emit_node_name/4, node_names_loop/1, start_announcer_link/0, emit_user_trace_s1/2, emit_user_trace/5,
-         user_probe_enabled/1]).
-
-%%% PRIVATE EXPORTS (NIFs: the samplers' and snapshots' event writers) %%%
--export([emit_call_guard/3]).
--export([emit_process_name/2, emit_stack_sample/4, sampler_sleep/1, emit_memory_sample/1,
-         emit_allocator_sample/7, emit_process_memory/6, emit_carrier/8]).
+%%% PRIVATE EXPORTS (NIFs the other modules call: event budgets, option
+%%% limits, the announcer's, probes', guard's and samplers' event writers) %%%
+-export([new_event_budget/1, events_left/1, option_limits/0,
+         emit_node_name/4, emit_user_trace_s1/2, emit_user_trace/5, user_probe_enabled/1,
+         emit_call_guard/3, emit_process_name/2, emit_stack_sample/4, sampler_sleep/1,
+         emit_memory_sample/1, emit_allocator_sample/7, emit_process_memory/6, emit_carrier/8]).
 
 %%% THE FRONT DOOR (dyntrace_ctl does the work) %%%
 -export([trace/3, calls/2, clear/0, status/0, sample/2, memory/1, record/2, stop/1,
          snapshot/1]).
 
-%%% PRIVATE EXPORTS (NIFs used by tracer/1 and dyntrace_ctl) %%%
--export([new_event_budget/1, events_left/1, option_limits/0]).
-
 %%% erl_tracer CALLBACKS (NIFs) %%%
--export([enabled/3, trace/5,
-         enabled_procs/3, trace_procs/5,
-         enabled_ports/3, trace_ports/5,
+-export([enabled/3, trace/5, enabled_procs/3, trace_procs/5, enabled_ports/3, trace_ports/5,
          enabled_running_procs/3, trace_running_procs/5,
-         enabled_running_ports/3, trace_running_ports/5,
-         enabled_call/3, trace_call/5,
-         enabled_send/3, trace_send/5,
-         enabled_receive/3, trace_receive/5,
+         enabled_running_ports/3, trace_running_ports/5, enabled_call/3, trace_call/5,
+         enabled_send/3, trace_send/5, enabled_receive/3, trace_receive/5,
          enabled_garbage_collection/3, trace_garbage_collection/5]).
 
 %%% OTP's dyntrace API, kept so that code calling it keeps working %%%
@@ -121,21 +54,8 @@
 -define(PROVIDER, "libdyntrace_lttng.so").
 %% Whether the NIF is loaded, for available/0.
 -define(NIF_LOADED, {?MODULE, nif_loaded}).
-%% The process that writes the node_name events, and how often it looks
-%% whether the event became enabled, and rewrites them while it is.
--define(NODE_NAMES, dyntrace_node_names).
-%% Where put_tag/1 keeps the process's tag (a stock VM keeps none).
--define(TAG_KEY, '$dyntrace_tag').
--define(NODE_NAMES_POLL_MS, 1000).
-%% How many times (10 ms apart) the announcer waits for on_load to return.
+%% How many times (10 ms apart) check_shadowed/0 waits for on_load to return.
 -define(ON_LOAD_WAITS, 1000).
--define(NODE_NAMES_REFRESH_MS, 10000).
-%% How long (in 10 ms steps) the announcer waits at load for LTTng-UST to
-%% have registered with a session daemon that records its names.
--define(START_POLLS, 500).
--define(START_POLL_MS, 10).
-%% The most processes announce_processes/0 names in one call.
--define(MAX_ANNOUNCED, 100000).
 
 %% The NIF's limits (option_limits/0): 64..65536.
 -type max_term_bytes() :: pos_integer().
@@ -154,6 +74,8 @@
                            redact := non_neg_integer(),
                            max_events := {pos_integer(), pos_integer()}}.
 -type enabled_result() :: trace | discard.
+-type tracee() :: erl_tracer:tracee().
+-type topts() :: erl_tracer:trace_opts().
 -type event_name() :: process_spawn | process_link | process_exit
                     | process_register | process_scheduled
                     | port_open | port_exit | port_link | port_scheduled
@@ -191,7 +113,8 @@
 
 -export_type([options/0, tracer_state/0, event_name/0, event_info/0, payload_mode/0,
               field_kind/0, event_budget/0, max_term_bytes/0, counters/0, option_limits/0,
-              process_name/0]).
+              process_name/0, probe_arg/0, n_probe_label/0, user_probe_result/0,
+              probe_int/0, probe_string/0]).
 
 %%%===================================================================
 %%% PUBLIC
@@ -203,114 +126,82 @@ tracer() ->
     {tracer, ?MODULE, []}.
 
 %% @doc The `{tracer, dyntrace, Options}' element of `erlang:trace/3' flags,
-%% checked (`[]' means the defaults): an unknown key or a value out of range
-%% raises `error({badarg, {Key, Value}})'. `max_events => N' becomes a new
-%% event budget: after `N' events written, the tracer answers `remove' and
-%% the runtime drops the flags of every tracee of this state.
+%% checked: a bad option raises `error({badarg, {Key, Value}})'.
 -spec tracer(tracer_state()) -> {tracer, dyntrace, tracer_state()}.
 tracer(Options) ->
-    {tracer, ?MODULE, validate_options(Options)}.
+    {tracer, ?MODULE, dyntrace_options:validate(Options)}.
 
 %% @doc The text a `message', `reason' or `name' field gets for `Term' under
 %% the byte limit `MaxTermBytes' (64..65536): the VM's `%T' text, cut with
 %% `...'. Useful to write the pattern a trace script greps for.
 -spec format_term(term(), max_term_bytes()) -> binary().
-format_term(_Term, _MaxTermBytes) ->
-    erlang:nif_error(nif_not_loaded).
+format_term(_Term, _MaxTermBytes) -> erlang:nif_error(nif_not_loaded).
 
-%% @doc The text a field of kind `Kind' gets for `Term' under the tracer
-%% options `Options' (checked as {@link tracer/1} checks them; a bad kind
-%% raises `error({badarg, {kind, Kind}})'). `message' is the field of
-%% message_send and message_receive, `reason' of process_exit and
-%% port_exit, `name' of process_register, `driver' of port_open,
-%% `callback' port_scheduled's entry. Example:
-%% `format_term({login, <<"alice">>}, message, #{payload => shape})'
-%% returns `<<"{login,<<_:5/binary>>}">>'.
+%% @doc The text a field of kind `Kind' (`message', `reason', `name',
+%% `driver', `callback') gets for `Term' under the tracer options
+%% `Options', checked as {@link tracer/1} checks them.
 -spec format_term(term(), field_kind(), tracer_state()) -> binary().
 format_term(Term, Kind, Options) ->
-    #{kinds := Kinds} = option_limits(),
-    lists:member(Kind, Kinds) orelse error({badarg, {kind, Kind}}),
-    format_field(Term, Kind, validate_options(Options)).
+    Valid = dyntrace_options:kind(Kind),
+    format_field(Term, Valid, dyntrace_options:validate(Options)).
 
 -spec format_field(term(), field_kind(), tracer_state()) -> binary().
-format_field(_Term, _Kind, _Options) ->
-    erlang:nif_error(nif_not_loaded).
+format_field(_Term, _Kind, _Options) -> erlang:nif_error(nif_not_loaded).
 
 %% @doc Every event of provider `org_erlang_dyntrace', in the provider's
 %% order: its name, its fields in order with their LTTng types (`string',
 %% `u32', `u64'), and the trace tags that emit it, each with its class, the
 %% trace flag that turns the tag on (`{send, send_to_non_existing_process}').
 -spec events() -> [event_info()].
-events() ->
-    erlang:nif_error(nif_not_loaded).
+events() -> erlang:nif_error(nif_not_loaded).
 
 %% @doc The `org_erlang_dyntrace' events enabled in a started LTTng session
 %% right now, as this node sees them.
 -spec enabled_events() -> [event_name()].
-enabled_events() ->
-    erlang:nif_error(nif_not_loaded).
+enabled_events() -> erlang:nif_error(nif_not_loaded).
 
 %% @doc Counters of what the tracer could not do as asked: events written
-%% with the default options (or, for a state naming `payload' or `redact',
-%% with every term field `-') because the tracer state was invalid
+%% with the defaults because the tracer state was invalid
 %% (`bad_tracer_state'), callback calls rejected with `badarg'
-%% (`bad_arguments'), and calls that failed inside the NIF (`panics', a bug:
-%% each one raised `badarg' and wrote no event). Events LTTng drops are counted by LTTng
-%% (`lttng view' and `babeltrace2' report them).
+%% (`bad_arguments'), calls that failed inside the NIF (`panics', a bug).
+%% LTTng counts the events it drops.
 -spec stats() -> counters().
-stats() ->
-    erlang:nif_error(nif_not_loaded).
+stats() -> erlang:nif_error(nif_not_loaded).
 
 %%%===================================================================
 %%% THE FRONT DOOR
 %%%===================================================================
 
-%% @doc Traces `Procs' (what `erlang:trace/3' takes, registered names, or a
-%% list of them) for `Events' (event names or the groups `procs', `ports',
-%% `messages', `calls', `gc', `scheduling', `all'), with the trace flags
-%% that feed those events. `Opts': `max_term_bytes', `max_events' (the
-%% tracer stops after that many events written), `duration' (ms, after which
-%% everything this call set is undone), and the tracer's other options
-%% (`payload', `redact'). The events are recorded once enabled
-%% in an LTTng session. Answers how many processes and ports got the flags.
+%% @doc Traces `Procs' (processes, ports, names or specs such as `all') for
+%% `Events' (event names or groups) with the flags that feed them, within
+%% the limits of `Opts': how many got the flags. See docs/reference.md.
 -spec trace(dyntrace_ctl:procs(), [dyntrace_ctl:event_or_group()],
             dyntrace_ctl:trace_opts()) -> dyntrace_ctl:result().
 trace(Procs, Events, Opts) ->
     dyntrace_ctl:trace(Procs, Events, Opts).
 
 %% @doc Traces calls to the functions of `Spec' (`{M, F, Arity | '_' |
-%% MatchSpec | fun}' or a list of them) in the processes of `procs' (default
-%% `all'). `Opts' as {@link trace/3} plus `return', `exception', `scope'
-%% (`global', the default, or `local'), `procs', `force' (a pattern on every
-%% module, or on every function of an erts, kernel or stdlib module, is
-%% refused without it), `exclude' (`[{M, F, Arity | '_'}]': functions the
-%% patterns match that are left out, e.g. one hot helper of a module; they
-%% show in {@link status/0}'s patterns with `false').
-%% Answers how many functions matched (those excluded not counted).
+%% MatchSpec | fun}' or a list), with the options of {@link trace/3} and
+%% more: how many functions matched. See docs/reference.md.
 -spec calls(dyntrace_ctl:call_spec() | [dyntrace_ctl:call_spec()],
             dyntrace_ctl:calls_opts()) -> dyntrace_ctl:result().
 calls(Spec, Opts) ->
     dyntrace_ctl:calls(Spec, Opts).
 
-%% @doc Samples the stacks of `Procs' (pids, registered names, or `all',
-%% `existing', `new' and the like, as {@link trace/3} takes them, or a list)
-%% every `interval' ms (default 1, the finest a timer gives) from a process
-%% of dyntrace's own, writing one `stack_sample' event per process and
-%% round while that event is enabled in LTTng. `Opts': `interval',
-%% `duration', `max_events', `max_term_bytes' (the stack text's limit).
-%% Stopped by {@link clear/0}; answers the id {@link status/0} lists it by.
-%% See docs/sampling-and-memory.md.
+%% @doc Samples the stacks of `Procs' (as {@link trace/3} takes them) every
+%% `interval' ms (default 1) from a process of dyntrace's own: one
+%% `stack_sample' event per process and round. `Opts': `interval',
+%% `duration', `max_events', `max_term_bytes'. Answers the id
+%% {@link status/0} lists it by. See docs/sampling-and-memory.md.
 -spec sample(dyntrace_sampler:procs(), dyntrace_sampler:opts()) -> {ok, pos_integer()}.
 sample(Procs, Opts) ->
     dyntrace_ctl:sample(Procs, Opts).
 
-%% @doc Samples memory every `interval' ms (default 1000): `memory_sample',
-%% `allocator_sample', `process_memory' (the `top' processes by memory,
-%% default 20, and those in `procs'), `carrier_create' and
-%% `carrier_destroy' (sampled from `instrument:carriers/0', not exact).
-%% `Opts': `interval', `duration', `max_events', `top', `procs',
-%% `carriers' (false: no instrument:carriers/0 calls). Stopped by
-%% {@link clear/0}; answers the id {@link status/0} lists it by.
+%% @doc Samples memory every `interval' ms (default 1000): the events
+%% `memory_sample', `allocator_sample', `process_memory' (the `top'
+%% processes, default 20), `carrier_create' and `carrier_destroy'. `Opts':
+%% `interval', `duration', `max_events', `top', `procs', `carriers'.
+%% Answers the id {@link status/0} lists it by.
 -spec memory(dyntrace_memory:opts()) -> {ok, pos_integer()}.
 memory(Opts) ->
     dyntrace_ctl:memory(Opts).
@@ -318,29 +209,12 @@ memory(Opts) ->
 %% @doc Records this node into an LTTng session of its own, and leaves
 %% node and session daemon as they were. `What' is a list of what
 %% {@link trace/3}, {@link calls/2}, {@link sample/2} and {@link memory/1}
-%% take: `{trace, Procs, Events}', `{calls, Spec}', `{sample, Procs}',
-%% `memory', each with its options as a last element if any (`duration'
-%% and `max_events' are the recording's). The session (a unique name, the
-%% `vpid' context, this node's process only) has exactly the events `What'
-%% needs, and `node_name' and `process_name'. `Opts': `duration' (ms,
-%% default 10000), `max_events' (one count for the trace and calls parts;
-%% each sampler counts its own), `dir' (default: a new directory under the
-%% node's temporary directory), `wait' (default `true': answers `{ok, Dir}'
-%% once the trace is complete there; `false': `{ok, Handle}' at once, for
-%% {@link stop/1}), `mode' (`flight': the session keeps the last seconds in
-%% its ring buffers until {@link snapshot/1}; answers `{ok, Handle}'), and
-%% the tracer's options for every part. No `lttng' command, no session
-%% daemon, a session that cannot be made: `{error, {lttng, Text}}' with the
-%% command's message, and nothing is left set. `What' = `triage' records
-%% what `dyntrace-analyze findings' needs at a bounded cost (see
-%% `dyntrace_triage'; `Opts' may add `focus => #{period, window, count,
-%% interval}'). `nodes => [Node, ...]' records those nodes at once into one
-%% directory: `{ok, Dir, #{recorded, unreachable, failed}}' (see
-%% `dyntrace_nodes'). `findings => true' prints `dyntrace-analyze findings'
-%% on the trace once it is complete. A plan that traces every process's
-%% messages, scheduling or GC and is expected to cost more than 10% more
-%% CPU here says so (and what triage would) before it starts. See
-%% docs/recording.md.
+%% take (`{trace, Procs, Events}', `{calls, Spec}', `{sample, Procs}',
+%% `memory', each with its options as a last element if any), or
+%% `triage'. `Opts': `duration' (ms, default 10000), `max_events', `dir',
+%% `wait', `mode', `nodes', `findings' and the tracer's options. Answers
+%% the trace's directory, or a handle for {@link stop/1} and
+%% {@link snapshot/1}. See docs/reference.md and docs/recording.md.
 -spec record([dyntrace_record:item()] | triage, map()) ->
           {ok, file:filename() | dyntrace_record:handle()}
               | {ok, file:filename(), dyntrace_nodes:answer()} | {error, term()}.
@@ -353,25 +227,20 @@ record(What, Opts) ->
 stop(Id) ->
     dyntrace_ctl:stop(Id).
 
-%% @doc Writes what a flight recording's ring buffers hold (`lttng snapshot
-%% record') into a new directory under its `dir'; answers that directory.
-%% The recording goes on.
+%% @doc Writes what a flight recording's ring buffers hold into a new
+%% directory under its `dir'; the recording goes on.
 -spec snapshot(dyntrace_record:handle()) -> {ok, file:filename()} | {error, term()}.
 snapshot(Handle) ->
     dyntrace_record:snapshot(Handle).
 
-%% @doc Undoes everything the front door set (flags, trace patterns, on
-%% OTP 27+ its trace sessions, samplers), ends the recordings (their
-%% sessions stopped and destroyed, their traces kept), and turns off every
-%% trace flag the runtime shows with dyntrace as tracer, also after the
-%% process that set them is gone. Flags of other tracers stay.
+%% @doc Undoes everything the front door set, ends the recordings, and
+%% turns off every flag the runtime shows with dyntrace as tracer.
 -spec clear() -> ok.
 clear() ->
     dyntrace_ctl:clear().
 
-%% @doc What dyntrace traces now (per call: processes, events, flags,
-%% patterns, events and milliseconds left), the recordings, the LTTng
-%% events enabled now and the tracer's counters.
+%% @doc What dyntrace traces now, the recordings, the LTTng events enabled
+%% and the tracer's counters.
 -spec status() -> dyntrace_ctl:status().
 status() ->
     dyntrace_ctl:status().
@@ -382,203 +251,37 @@ status() ->
 
 %% @doc A new event budget of `N' events (NIF; {@link tracer/1} makes them).
 -spec new_event_budget(pos_integer()) -> event_budget().
-new_event_budget(_N) ->
-    erlang:nif_error(nif_not_loaded).
+new_event_budget(_N) -> erlang:nif_error(nif_not_loaded).
 
 %% @doc The events an event budget has left (NIF).
 -spec events_left(event_budget()) -> non_neg_integer().
-events_left(_Budget) ->
-    erlang:nif_error(nif_not_loaded).
+events_left(_Budget) -> erlang:nif_error(nif_not_loaded).
 
-%% @doc The tracer options and their limits, from the NIF that reads them
-%% (so that they are written once): `max_term_bytes' as `{Min, Max,
-%% Default}', the `payload' modes, the field `kinds' a payload map may
-%% name, the most `redact' keys, `max_events' as `{Min, Max}'.
+%% @doc The tracer options' limits, from the NIF that reads them (so that
+%% they are written once).
 -spec option_limits() -> option_limits().
-option_limits() ->
-    erlang:nif_error(nif_not_loaded).
-
+option_limits() -> erlang:nif_error(nif_not_loaded).
 
 %%%===================================================================
-%%% NODE NAMES
+%%% NODE AND PROCESS NAMES (dyntrace_announcer writes them)
 %%%===================================================================
 
-%% @doc Writes this node's `node_name' events now (when the event is
-%% enabled in a started session): one naming the node itself (channel 0)
-%% and one per connected node with the number this node writes first in
-%% that node's pids. Also written on its own: when the module loads, when a
-%% node connects or disconnects, when the event becomes enabled, and every
-%% 10 seconds while it is enabled.
+%% @doc Writes this node's `node_name' events now, when the event is
+%% enabled: itself (channel 0) and each connected node.
 -spec announce_nodes() -> ok.
 announce_nodes() ->
-    write_node_names(request, [node() | nodes(connected)]).
+    dyntrace_announcer:announce_nodes().
 
-%% @doc Writes one `process_name' event per process (its registered name,
-%% else its initial call), when the event is enabled in a started session:
-%% names for a trace that saw the processes start or register before it
-%% began. At most 100000 processes, read one at a time. Also written when
-%% {@link trace/3}, {@link calls/2}, {@link sample/2} or {@link record/2}
-%% start (the announcer writes the registered processes' names when the
-%% event becomes enabled: a session made later).
+%% @doc Writes one `process_name' event per process (at most 100000), when
+%% the event is enabled: names for a trace that began after they started.
 -spec announce_processes() -> ok.
 announce_processes() ->
-    case lists:member(process_name, enabled_events()) of
-        true ->
-            _ = [case dyntrace_memory:name(P) of
-                     [] -> ok;
-                     Name -> emit_process_name(P, Name)
-                 end || P <- lists:sublist(erlang:processes(), ?MAX_ANNOUNCED)],
-            ok;
-        false ->
-            ok
-    end.
-
-%% The announcer: a registered process that writes the node names when
-%% something may have changed them or a new session may need them.
-start_node_names() ->
-    case whereis(?NODE_NAMES) of
-        undefined -> _ = spawn(fun node_names_init/0), ok;
-        Pid -> Pid ! {announce, load}, ok
-    end.
-
-%% @doc The announcer as `dyntrace_sup''s child: it replaces the one the
-%% load started unsupervised (which holds nothing the new one does not
-%% find again). Not for users.
--spec start_announcer_link() -> {ok, pid()}.
-start_announcer_link() ->
-    case whereis(?NODE_NAMES) of
-        undefined ->
-            ok;
-        Old ->
-            Ref = monitor(process, Old),
-            exit(Old, kill),
-            receive {'DOWN', Ref, process, Old, _} -> ok end
-    end,
-    {ok, spawn_link(fun node_names_init/0)}.
-
-%% Spawned from the on_load function: the module's exports answer only
-%% once that has returned (a call before is undef, as in an embedded
-%% release's boot), so the announcer waits for it.
-node_names_init() ->
-    try register(?NODE_NAMES, self()) of
-        true ->
-            ok = net_kernel:monitor_nodes(true, [{node_type, all}]),
-            wait_loaded(?ON_LOAD_WAITS),
-            ?MODULE:node_names_loop(#{node => node(), enabled => false, since => 0,
-                                      start => {?START_POLLS, [node_name, process_name]}})
-    catch
-        %% Another announcer registered first.
-        error:badarg -> ok
-    end.
-
-%% LTTng-UST registers with the session daemon from its own thread, 50 to
-%% 100 ms (more on a loaded host) after the module loads: a row written
-%% before is lost. The load's rows are written once this node sees their
-%% event enabled: the node's names once `node_name' is, the registered
-%% processes' names once `process_name' is (the daemon may enable one
-%% before the other). The announcer looks every 10 ms for at most 5 s
-%% after the load (then every second, as before): a node that lives a
-%% second names itself in its trace. Answers the events still to write.
-announce_at_start(Left) ->
-    Now = [E || E <- Left, lists:member(E, enabled_events())],
-    _ = [write_load_rows(E) || E <- Now],
-    Left -- Now.
-
-write_load_rows(node_name) ->
-    write_node_names(load, [node() | nodes(connected)]);
-write_load_rows(process_name) ->
-    _ = [try emit_process_name(P, Name) catch error:badarg -> ok end
-         || Name <- registered(), P <- [whereis(Name)], is_pid(P)],
-    ok.
-
-wait_loaded(0) ->
-    exit(normal);
-wait_loaded(Tries) ->
-    case erlang:module_loaded(?MODULE) of
-        true -> ok;
-        false -> receive after 10 -> wait_loaded(Tries - 1) end
-    end.
-
-%% @doc The announcer's loop, exported so that it moves to new code when
-%% the module is reloaded. Not for users.
--spec node_names_loop(#{node := node(), enabled := boolean(), since := non_neg_integer(),
-                         named => boolean(),
-                         start => {non_neg_integer(), [event_name()]}}) ->
-          no_return().
-node_names_loop(State) ->
-    Timeout = case State of
-                  #{start := {Polls, [_ | _]}} when Polls > 0 -> ?START_POLL_MS;
-                  _ -> ?NODE_NAMES_POLL_MS
-              end,
-    receive
-        {nodeup, Node, _} ->
-            write_node_names(nodeup, [node(), Node]),
-            ?MODULE:node_names_loop(State);
-        {nodedown, Node, _} ->
-            %% Not when distribution stopped: the node is `nonode@nohost'
-            %% then, and would number its own former name as a stranger.
-            is_alive() andalso write_node_names(nodedown, [Node]),
-            ?MODULE:node_names_loop(State);
-        {announce, Why} ->
-            write_node_names(Why, [node() | nodes(connected)]),
-            ?MODULE:node_names_loop(State)
-    after Timeout ->
-            ?MODULE:node_names_loop(node_names_tick(State))
-    end.
-
-%% The first seconds after the load: the load's rows. Then: the rows
-%% again when the event became enabled, the node was renamed, or every
-%% 10 s while it is enabled.
-node_names_tick(#{start := {Polls, [_ | _] = Left}} = State) when Polls > 0 ->
-    Still = announce_at_start(Left),
-    Named = State#{named => not lists:member(process_name, Still)},
-    case lists:member(node_name, Left) andalso not lists:member(node_name, Still) of
-        true -> Named#{start := {Polls - 1, Still}, enabled := true, since := 0};
-        false -> Named#{start := {Polls - 1, Still}}
-    end;
-node_names_tick(#{node := Self, enabled := WasEnabled, since := Since} = State) ->
-    Enabled = lists:member(node_name, enabled_events()),
-    %% A session that enables `process_name' after the load's first
-    %% seconds (made from outside, after trace/3 and the like started):
-    %% the registered processes' names, as at the load, once per time the
-    %% event becomes enabled.
-    Named = lists:member(process_name, enabled_events()),
-    _ = Named andalso not maps:get(named, State, false) andalso write_load_rows(process_name),
-    Why = if
-              Enabled andalso not WasEnabled -> enable;
-              Enabled andalso node() =/= Self -> nodeup;
-              Enabled andalso Since >= ?NODE_NAMES_REFRESH_MS -> refresh;
-              true -> none
-          end,
-    Why =/= none andalso write_node_names(Why, [node() | nodes(connected)]),
-    State#{node := node(), enabled := Enabled, named => Named,
-           since := case Why of
-                        none -> Since + ?NODE_NAMES_POLL_MS;
-                        _ -> 0
-                    end}.
+    dyntrace_announcer:announce_processes().
 
 %% @doc Writes one `node_name' event (the NIF). Not for users: see
 %% {@link announce_nodes/0}.
 -spec emit_node_name(node(), non_neg_integer(), node(), node_name_reason()) -> ok.
-emit_node_name(_Node, _Channel, _Peer, _Why) ->
-    erlang:nif_error(nif_not_loaded).
-
-write_node_names(Why, Nodes) ->
-    Self = node(),
-    [emit_node_name(Self, channel(N), N, Why) || N <- Nodes],
-    ok.
-
-%% The channel number the VM writes first in the text of `Node''s pids,
-%% ports and refs here: 0 for this node, otherwise the index of `Node''s
-%% name in this node's atom table. Read from the text of a pid of `Node'.
-channel(Node) when Node =:= node() ->
-    0;
-channel(Node) ->
-    Name = atom_to_binary(Node, utf8),
-    %% NEW_PID_EXT, node as ATOM_UTF8_EXT, number, serial and creation 0.
-    Pid = binary_to_term(<<131, 88, 118, (byte_size(Name)):16, Name/binary, 0:32, 0:32, 0:32>>),
-    [Channel | _] = string:lexemes(pid_to_list(Pid), "<."),
-    list_to_integer(Channel).
+emit_node_name(_Node, _Channel, _Peer, _Why) -> erlang:nif_error(nif_not_loaded).
 
 %%%===================================================================
 %%% erl_tracer CALLBACKS
@@ -588,112 +291,90 @@ channel(Node) ->
 
 %% @doc Generic enabled check; also answers `trace_status' with `trace'.
 -spec enabled(erl_tracer:trace_tag() | trace_status, tracer_state(),
-              erl_tracer:tracee()) -> enabled_result().
+              tracee()) -> enabled_result().
 enabled(_Tag, _State, _Tracee) -> erlang:nif_error(nif_not_loaded).
 
 %% @doc Generic event writer, for tags the class callbacks do not receive.
--spec trace(erl_tracer:trace_tag(), tracer_state(), erl_tracer:tracee(),
-            term(), erl_tracer:trace_opts()) -> ok.
+-spec trace(erl_tracer:trace_tag(), tracer_state(), tracee(), term(), topts()) -> ok.
 trace(_Tag, _State, _Tracee, _Term, _Opts) -> erlang:nif_error(nif_not_loaded).
 
 %% @doc Enabled check for `procs' tags (spawn, exit, link, register...).
 -spec enabled_procs(erl_tracer:trace_tag_procs() | trace_status, tracer_state(),
-                    erl_tracer:tracee()) -> enabled_result().
+                    tracee()) -> enabled_result().
 enabled_procs(_Tag, _State, _Tracee) -> erlang:nif_error(nif_not_loaded).
-
 %% @doc Writes `process_spawn', `process_link', `process_exit',
 %% `process_register'.
--spec trace_procs(erl_tracer:trace_tag_procs(), tracer_state(),
-                  erl_tracer:tracee(), term(), erl_tracer:trace_opts()) -> ok.
+-spec trace_procs(erl_tracer:trace_tag_procs(), tracer_state(), tracee(), term(), topts()) -> ok.
 trace_procs(_Tag, _State, _Tracee, _Term, _Opts) -> erlang:nif_error(nif_not_loaded).
 
 %% @doc Enabled check for `ports' tags (open, closed, link...).
 -spec enabled_ports(erl_tracer:trace_tag_ports() | trace_status, tracer_state(),
-                    erl_tracer:tracee()) -> enabled_result().
+                    tracee()) -> enabled_result().
 enabled_ports(_Tag, _State, _Tracee) -> erlang:nif_error(nif_not_loaded).
-
 %% @doc Writes `port_open', `port_exit', `port_link'.
--spec trace_ports(erl_tracer:trace_tag_ports(), tracer_state(),
-                  erl_tracer:tracee(), term(), erl_tracer:trace_opts()) -> ok.
+-spec trace_ports(erl_tracer:trace_tag_ports(), tracer_state(), tracee(), term(), topts()) -> ok.
 trace_ports(_Tag, _State, _Tracee, _Term, _Opts) -> erlang:nif_error(nif_not_loaded).
 
 %% @doc Enabled check for `running_procs' tags (in, out...).
 -spec enabled_running_procs(erl_tracer:trace_tag_running_procs() | trace_status,
-                            tracer_state(), erl_tracer:tracee()) -> enabled_result().
+                            tracer_state(), tracee()) -> enabled_result().
 enabled_running_procs(_Tag, _State, _Tracee) -> erlang:nif_error(nif_not_loaded).
-
 %% @doc Writes `process_scheduled'.
 -spec trace_running_procs(erl_tracer:trace_tag_running_procs(), tracer_state(),
-                          erl_tracer:tracee(), term(), erl_tracer:trace_opts()) -> ok.
-trace_running_procs(_Tag, _State, _Tracee, _Term, _Opts) ->
-    erlang:nif_error(nif_not_loaded).
+                          tracee(), term(), topts()) -> ok.
+trace_running_procs(_Tag, _State, _Tracee, _Term, _Opts) -> erlang:nif_error(nif_not_loaded).
 
 %% @doc Enabled check for `running_ports' tags (in, out...).
 -spec enabled_running_ports(erl_tracer:trace_tag_running_ports() | trace_status,
-                            tracer_state(), erl_tracer:tracee()) -> enabled_result().
+                            tracer_state(), tracee()) -> enabled_result().
 enabled_running_ports(_Tag, _State, _Tracee) -> erlang:nif_error(nif_not_loaded).
-
 %% @doc Writes `port_scheduled'.
 -spec trace_running_ports(erl_tracer:trace_tag_running_ports(), tracer_state(),
-                          erl_tracer:tracee(), term(), erl_tracer:trace_opts()) -> ok.
-trace_running_ports(_Tag, _State, _Tracee, _Term, _Opts) ->
-    erlang:nif_error(nif_not_loaded).
+                          tracee(), term(), topts()) -> ok.
+trace_running_ports(_Tag, _State, _Tracee, _Term, _Opts) -> erlang:nif_error(nif_not_loaded).
 
 %% @doc Enabled check for `call' tags (call, return_from, return_to,
 %% exception_from).
 -spec enabled_call(erl_tracer:trace_tag_call() | trace_status, tracer_state(),
-                   erl_tracer:tracee()) -> enabled_result().
+                   tracee()) -> enabled_result().
 enabled_call(_Tag, _State, _Tracee) -> erlang:nif_error(nif_not_loaded).
-
 %% @doc Writes `function_call', `function_return', `function_exception'.
--spec trace_call(erl_tracer:trace_tag_call(), tracer_state(),
-                 erl_tracer:tracee(), term(), erl_tracer:trace_opts()) -> ok.
+-spec trace_call(erl_tracer:trace_tag_call(), tracer_state(), tracee(), term(), topts()) -> ok.
 trace_call(_Tag, _State, _Tracee, _Term, _Opts) -> erlang:nif_error(nif_not_loaded).
 
 %% @doc Enabled check for `send' tags.
 -spec enabled_send(erl_tracer:trace_tag_send() | trace_status, tracer_state(),
-                   erl_tracer:tracee()) -> enabled_result().
+                   tracee()) -> enabled_result().
 enabled_send(_Tag, _State, _Tracee) -> erlang:nif_error(nif_not_loaded).
-
 %% @doc Writes `message_send'.
--spec trace_send(erl_tracer:trace_tag_send(), tracer_state(),
-                 erl_tracer:tracee(), term(), erl_tracer:trace_opts()) -> ok.
+-spec trace_send(erl_tracer:trace_tag_send(), tracer_state(), tracee(), term(), topts()) -> ok.
 trace_send(_Tag, _State, _Tracee, _Term, _Opts) -> erlang:nif_error(nif_not_loaded).
 
 %% @doc Enabled check for the `receive' tag.
 -spec enabled_receive(erl_tracer:trace_tag_receive() | trace_status, tracer_state(),
-                      erl_tracer:tracee()) -> enabled_result().
+                      tracee()) -> enabled_result().
 enabled_receive(_Tag, _State, _Tracee) -> erlang:nif_error(nif_not_loaded).
-
 %% @doc Writes `message_receive'.
 -spec trace_receive(erl_tracer:trace_tag_receive(), tracer_state(),
-                    erl_tracer:tracee(), term(), erl_tracer:trace_opts()) -> ok.
+                    tracee(), term(), topts()) -> ok.
 trace_receive(_Tag, _State, _Tracee, _Term, _Opts) -> erlang:nif_error(nif_not_loaded).
 
 %% @doc Enabled check for `garbage_collection' tags.
 -spec enabled_garbage_collection(erl_tracer:trace_tag_gc() | trace_status,
-                                 tracer_state(), erl_tracer:tracee()) ->
+                                 tracer_state(), tracee()) ->
           enabled_result().
 enabled_garbage_collection(_Tag, _State, _Tracee) -> erlang:nif_error(nif_not_loaded).
-
 %% @doc Writes `gc_minor_start', `gc_minor_end', `gc_major_start',
 %% `gc_major_end'.
 -spec trace_garbage_collection(erl_tracer:trace_tag_gc(), tracer_state(),
-                               erl_tracer:tracee(), term(),
-                               erl_tracer:trace_opts()) -> ok.
-trace_garbage_collection(_Tag, _State, _Tracee, _Term, _Opts) ->
-    erlang:nif_error(nif_not_loaded).
+                               tracee(), term(),
+                               topts()) -> ok.
+trace_garbage_collection(_Tag, _State, _Tracee, _Term, _Opts) -> erlang:nif_error(nif_not_loaded).
 
 %%%===================================================================
-%%% OTP's dyntrace API
-%%% The user probes write events `user_trace_s1', `user_trace_i4s4' and
-%%% `user_trace_n' (OTP's LTTng build has none: there they answer
-%%% `error'). Each answers `true' when written, `false' when its event is
-%%% not enabled; a string is written at most 1024 bytes long, cut with
-%%% `...'. A probe first asks whether its event is enabled, so that one
-%%% not enabled costs a NIF call and a load; the arguments are checked only
-%%% when it is (as OTP's probes do), but for the probe number and whether
-%%% the message of `user_trace_s1/1' is a list or binary.
+%%% OTP's dyntrace API (dyntrace_user_probes checks and writes)
+%%% Each probe answers `true' when written, `false' when its event is not
+%%% enabled in LTTng.
 %%%===================================================================
 
 %% @doc Whether the user probes exist: `true' when the NIF is loaded (they
@@ -703,10 +384,7 @@ available() -> persistent_term:get(?NIF_LOADED, false).
 
 %% @doc Writes `user_trace_s1': the calling process and `Message'.
 -spec user_trace_s1(iolist()) -> user_probe_result().
-user_trace_s1(Message) when is_list(Message); is_binary(Message) ->
-    emit_user_trace_s1(self(), Message);
-user_trace_s1(Message) ->
-    erlang:error(badarg, [Message]).
+user_trace_s1(Message) -> dyntrace_user_probes:user_trace_s1(Message).
 
 %% @doc Writes `user_trace_i4s4' with `Tag' as the tag (`undefined' is
 %% `""'); each integer may be `undefined' (0), each string `undefined' ("").
@@ -714,121 +392,95 @@ user_trace_s1(Message) ->
                       probe_int(), probe_string(), probe_string(), probe_string(),
                       probe_string()) -> user_probe_result().
 user_trace_i4s4(Tag, I1, I2, I3, I4, S1, S2, S3, S4) ->
-    user_probe_enabled(undefined)
-        andalso user_trace(undefined, Tag, [I1, I2, I3, I4], [S1, S2, S3, S4]).
+    dyntrace_user_probes:user_trace_i4s4(Tag, I1, I2, I3, I4, S1, S2, S3, S4).
 
 %% @doc Writes `user_trace_n': the probe number `Label', then as
 %% {@link user_trace_i4s4/9}.
 -spec user_trace_n(n_probe_label(), binary() | undefined, probe_int(), probe_int(),
                    probe_int(), probe_int(), probe_string(), probe_string(),
                    probe_string(), probe_string()) -> user_probe_result().
-user_trace_n(Label, Tag, I1, I2, I3, I4, S1, S2, S3, S4)
-  when is_integer(Label), Label >= 0, Label =< 1023 ->
-    user_probe_enabled(Label)
-        andalso user_trace(Label, Tag, [I1, I2, I3, I4], [S1, S2, S3, S4]);
 user_trace_n(Label, Tag, I1, I2, I3, I4, S1, S2, S3, S4) ->
-    erlang:error(badarg, [Label, Tag, I1, I2, I3, I4, S1, S2, S3, S4]).
+    dyntrace_user_probes:user_trace_n(Label, Tag, I1, I2, I3, I4, S1, S2, S3, S4).
 
 %% @doc User probe with no arguments.
 -spec p() -> user_probe_result().
-p() -> user_probe([]).
+p() -> dyntrace_user_probes:probe(undefined, []).
 %% @doc User probe: up to four integers, then up to four strings.
 -spec p(probe_arg()) -> user_probe_result().
-p(A) -> user_probe([A]).
+p(A) -> dyntrace_user_probes:probe(undefined, [A]).
 %% @doc User probe: up to four integers, then up to four strings.
 -spec p(probe_arg(), probe_arg()) -> user_probe_result().
-p(A, B) -> user_probe([A, B]).
+p(A, B) -> dyntrace_user_probes:probe(undefined, [A, B]).
 %% @doc User probe: up to four integers, then up to four strings.
 -spec p(probe_arg(), probe_arg(), probe_arg()) -> user_probe_result().
-p(A, B, C) -> user_probe([A, B, C]).
+p(A, B, C) -> dyntrace_user_probes:probe(undefined, [A, B, C]).
 %% @doc User probe: up to four integers, then up to four strings.
 -spec p(probe_arg(), probe_arg(), probe_arg(), probe_arg()) -> user_probe_result().
-p(A, B, C, D) -> user_probe([A, B, C, D]).
+p(A, B, C, D) -> dyntrace_user_probes:probe(undefined, [A, B, C, D]).
 %% @doc User probe: up to four integers, then up to four strings.
--spec p(probe_arg(), probe_arg(), probe_arg(), probe_arg(), probe_arg()) ->
-          user_probe_result().
-p(A, B, C, D, E) -> user_probe([A, B, C, D, E]).
+-spec p(probe_arg(), probe_arg(), probe_arg(), probe_arg(),
+        probe_arg()) -> user_probe_result().
+p(A, B, C, D, E) -> dyntrace_user_probes:probe(undefined, [A, B, C, D, E]).
 %% @doc User probe: up to four integers, then up to four strings.
 -spec p(probe_arg(), probe_arg(), probe_arg(), probe_arg(), probe_arg(),
         probe_arg()) -> user_probe_result().
-p(A, B, C, D, E, F) -> user_probe([A, B, C, D, E, F]).
+p(A, B, C, D, E, F) -> dyntrace_user_probes:probe(undefined, [A, B, C, D, E, F]).
 %% @doc User probe: up to four integers, then up to four strings.
--spec p(probe_arg(), probe_arg(), probe_arg(), probe_arg(), probe_arg(),
-        probe_arg(), probe_arg()) -> user_probe_result().
-p(A, B, C, D, E, F, G) -> user_probe([A, B, C, D, E, F, G]).
+-spec p(probe_arg(), probe_arg(), probe_arg(), probe_arg(), probe_arg(), probe_arg(),
+        probe_arg()) -> user_probe_result().
+p(A, B, C, D, E, F, G) -> dyntrace_user_probes:probe(undefined, [A, B, C, D, E, F, G]).
 %% @doc User probe: four integers, then four strings.
--spec p(probe_arg(), probe_arg(), probe_arg(), probe_arg(), probe_arg(),
-        probe_arg(), probe_arg(), probe_arg()) -> user_probe_result().
-p(A, B, C, D, E, F, G, H) -> user_probe([A, B, C, D, E, F, G, H]).
-
+-spec p(probe_arg(), probe_arg(), probe_arg(), probe_arg(), probe_arg(), probe_arg(),
+        probe_arg(), probe_arg()) -> user_probe_result().
+p(A, B, C, D, E, F, G, H) -> dyntrace_user_probes:probe(undefined, [A, B, C, D, E, F, G, H]).
 %% @doc Numbered user probe with no arguments.
 -spec pn(n_probe_label()) -> user_probe_result().
-pn(L) -> user_probe(L, []).
+pn(L) -> dyntrace_user_probes:probe(L, []).
 %% @doc Numbered user probe: up to four integers, then up to four strings.
 -spec pn(n_probe_label(), probe_arg()) -> user_probe_result().
-pn(L, A) -> user_probe(L, [A]).
+pn(L, A) -> dyntrace_user_probes:probe(L, [A]).
 %% @doc Numbered user probe: up to four integers, then up to four strings.
 -spec pn(n_probe_label(), probe_arg(), probe_arg()) -> user_probe_result().
-pn(L, A, B) -> user_probe(L, [A, B]).
+pn(L, A, B) -> dyntrace_user_probes:probe(L, [A, B]).
 %% @doc Numbered user probe: up to four integers, then up to four strings.
--spec pn(n_probe_label(), probe_arg(), probe_arg(), probe_arg()) ->
-          user_probe_result().
-pn(L, A, B, C) -> user_probe(L, [A, B, C]).
+-spec pn(n_probe_label(), probe_arg(), probe_arg(), probe_arg()) -> user_probe_result().
+pn(L, A, B, C) -> dyntrace_user_probes:probe(L, [A, B, C]).
 %% @doc Numbered user probe: up to four integers, then up to four strings.
--spec pn(n_probe_label(), probe_arg(), probe_arg(), probe_arg(), probe_arg()) ->
-          user_probe_result().
-pn(L, A, B, C, D) -> user_probe(L, [A, B, C, D]).
+-spec pn(n_probe_label(), probe_arg(), probe_arg(), probe_arg(),
+         probe_arg()) -> user_probe_result().
+pn(L, A, B, C, D) -> dyntrace_user_probes:probe(L, [A, B, C, D]).
 %% @doc Numbered user probe: up to four integers, then up to four strings.
 -spec pn(n_probe_label(), probe_arg(), probe_arg(), probe_arg(), probe_arg(),
          probe_arg()) -> user_probe_result().
-pn(L, A, B, C, D, E) -> user_probe(L, [A, B, C, D, E]).
+pn(L, A, B, C, D, E) -> dyntrace_user_probes:probe(L, [A, B, C, D, E]).
 %% @doc Numbered user probe: up to four integers, then up to four strings.
--spec pn(n_probe_label(), probe_arg(), probe_arg(), probe_arg(), probe_arg(),
+-spec pn(n_probe_label(), probe_arg(), probe_arg(), probe_arg(), probe_arg(), probe_arg(),
+         probe_arg()) -> user_probe_result().
+pn(L, A, B, C, D, E, F) -> dyntrace_user_probes:probe(L, [A, B, C, D, E, F]).
+%% @doc Numbered user probe: up to four integers, then up to four strings.
+-spec pn(n_probe_label(), probe_arg(), probe_arg(), probe_arg(), probe_arg(), probe_arg(),
          probe_arg(), probe_arg()) -> user_probe_result().
-pn(L, A, B, C, D, E, F) -> user_probe(L, [A, B, C, D, E, F]).
-%% @doc Numbered user probe: up to four integers, then up to four strings.
--spec pn(n_probe_label(), probe_arg(), probe_arg(), probe_arg(), probe_arg(),
-         probe_arg(), probe_arg(), probe_arg()) -> user_probe_result().
-pn(L, A, B, C, D, E, F, G) -> user_probe(L, [A, B, C, D, E, F, G]).
+pn(L, A, B, C, D, E, F, G) -> dyntrace_user_probes:probe(L, [A, B, C, D, E, F, G]).
 %% @doc Numbered user probe: four integers, then four strings.
--spec pn(n_probe_label(), probe_arg(), probe_arg(), probe_arg(), probe_arg(),
-         probe_arg(), probe_arg(), probe_arg(), probe_arg()) ->
-          user_probe_result().
-pn(L, A, B, C, D, E, F, G, H) -> user_probe(L, [A, B, C, D, E, F, G, H]).
+-spec pn(n_probe_label(), probe_arg(), probe_arg(), probe_arg(), probe_arg(), probe_arg(),
+         probe_arg(), probe_arg(), probe_arg()) -> user_probe_result().
+pn(L, A, B, C, D, E, F, G, H) -> dyntrace_user_probes:probe(L, [A, B, C, D, E, F, G, H]).
 
 %% @doc Sets this process's dynamic trace tag, which the user probes write
 %% as `tag'; the old one. A stock VM (built without dynamic trace) keeps no
-%% tag of its own (`erlang:dt_put_tag/1' does nothing there): the tag is
-%% kept in the process dictionary too.
+%% tag (`erlang:dt_put_tag/1' does nothing there): the tag is kept in the
+%% process dictionary too.
 -spec put_tag(undefined | iodata()) -> binary() | undefined.
-put_tag(Data) ->
-    Tag = case Data of
-              undefined -> undefined;
-              _ -> unicode:characters_to_binary(Data)
-          end,
-    is_binary(Tag) orelse Tag =:= undefined orelse erlang:error(badarg, [Data]),
-    VmOld = erlang:dt_put_tag(Tag),
-    case put(?TAG_KEY, Tag) of
-        undefined -> VmOld;
-        Old -> Old
-    end.
+put_tag(Data) -> dyntrace_user_probes:put_tag(Data).
 
 %% @doc This process's dynamic trace tag.
 -spec get_tag() -> binary() | undefined.
-get_tag() ->
-    case get(?TAG_KEY) of
-        undefined -> erlang:dt_get_tag();
-        Tag -> Tag
-    end.
+get_tag() -> dyntrace_user_probes:get_tag().
 
 %% @doc The tag if set, else the tag spread with the last message received
 %% (only a VM built with dynamic trace spreads tags).
 -spec get_tag_data() -> binary() | undefined.
-get_tag_data() ->
-    case get(?TAG_KEY) of
-        undefined -> erlang:dt_get_tag_data();
-        Tag -> Tag
-    end.
+get_tag_data() -> dyntrace_user_probes:get_tag_data().
 
 %% @doc Makes the tag spread with sent messages, like a sequential trace token.
 -spec spread_tag(boolean()) -> true | {non_neg_integer(), binary() | []}.
@@ -838,93 +490,10 @@ spread_tag(B) -> erlang:dt_spread_tag(B).
 -spec restore_tag(true | {non_neg_integer(), binary() | []}) -> true.
 restore_tag(T) -> erlang:dt_restore_tag(T).
 
-%%%===================================================================
-%%% VALIDATION
-%%%===================================================================
-
--spec validate_options(term()) -> tracer_state().
-validate_options([]) ->
-    [];
-validate_options(Options) when is_map(Options) ->
-    Limits = option_limits(),
-    maps:map(fun(Key, Value) -> validate_option(Key, Value, Limits) end, Options);
-validate_options(Options) ->
-    error({badarg, {options, Options}}).
-
-%% Each option against the NIF's own limits (option_limits/0).
-validate_option(max_term_bytes, N, #{max_term_bytes := {Min, Max, _}})
-  when is_integer(N), N >= Min, N =< Max ->
-    N;
-validate_option(payload, Mode, #{payload := Modes}) when is_atom(Mode) ->
-    lists:member(Mode, Modes) orelse error({badarg, {payload, Mode}}),
-    Mode;
-validate_option(payload, PerKind, #{payload := Modes, kinds := Kinds}) when is_map(PerKind) ->
-    Valid = fun(Kind, Mode) -> lists:member(Kind, Kinds) andalso lists:member(Mode, Modes) end,
-    maps:size(maps:filter(Valid, PerKind)) =:= maps:size(PerKind)
-        orelse error({badarg, {payload, PerKind}}),
-    PerKind;
-validate_option(redact, Keys, #{redact := MaxKeys}) when is_list(Keys) ->
-    Length = try length(Keys) catch error:badarg -> -1 end,
-    Length >= 0 andalso Length =< MaxKeys
-        orelse error({badarg, {redact, Keys}}),
-    Keys;
-validate_option(max_events, N, #{max_events := {Min, Max}})
-  when is_integer(N), N >= Min, N =< Max ->
-    new_event_budget(N);
-validate_option(max_events, Budget, _Limits) when is_reference(Budget) ->
-    try events_left(Budget) of
-        _ -> Budget
-    catch
-        error:badarg -> error({badarg, {max_events, Budget}})
-    end;
-validate_option(Key, Value, _Limits) ->
-    error({badarg, {Key, Value}}).
-
-%% Up to four integers, then up to four strings, as OTP's probes take them.
--spec user_probe([probe_arg()]) -> user_probe_result().
-user_probe(Args) ->
-    user_probe(undefined, Args).
-
--spec user_probe(n_probe_label() | undefined, [probe_arg()]) -> user_probe_result().
-user_probe(Label, Args) when Label =:= undefined;
-                             is_integer(Label), Label >= 0, Label =< 1023 ->
-    user_probe_enabled(Label) andalso user_probe_checked(Label, Args);
-user_probe(Label, Args) ->
-    erlang:error(badarg, [Label, Args]).
-
-user_probe_checked(Label, Args) ->
-    {Ints, Strings} = lists:splitwith(fun erlang:is_integer/1, Args),
-    case length(Ints) =< 4 andalso length(Strings) =< 4 of
-        true -> user_trace(Label, get_tag_data(), Ints, Strings);
-        false -> erlang:error(badarg, [Label, Args])
-    end.
-
-%% Checks the shape (64-bit integers or `undefined', then iolists or
-%% `undefined'), pads to four of each and writes the event.
-user_trace(Label, Tag, Ints, Strings) ->
-    Valid = (Tag =:= undefined orelse is_binary(Tag))
-        andalso lists:all(fun is_probe_int/1, Ints)
-        andalso lists:all(fun is_probe_string/1, Strings),
-    Valid orelse erlang:error(badarg, [Label, Tag, Ints, Strings]),
-    [I1, I2, I3, I4] = [int_or_zero(I) || I <- pad(Ints)],
-    [S1, S2, S3, S4] = pad(Strings),
-    emit_user_trace(Label, self(), Tag, {I1, I2, I3, I4}, {S1, S2, S3, S4}).
-
-is_probe_int(I) -> I =:= undefined orelse (is_integer(I) andalso I >= -(1 bsl 63)
-                                           andalso I < 1 bsl 63).
-
-is_probe_string(S) -> S =:= undefined orelse is_list(S) orelse is_binary(S).
-
-int_or_zero(undefined) -> 0;
-int_or_zero(I) -> I.
-
-pad(List) -> List ++ lists:duplicate(4 - length(List), undefined).
-
 %% @doc Whether the event of a probe is enabled (the NIF):
 %% `user_trace_i4s4' for `undefined', `user_trace_n' for a number.
 -spec user_probe_enabled(n_probe_label() | undefined) -> boolean().
-user_probe_enabled(_Label) ->
-    erlang:nif_error(nif_not_loaded).
+user_probe_enabled(_Label) -> erlang:nif_error(nif_not_loaded).
 
 %% @doc Writes `user_trace_s1' (the NIF). Not for users: see
 %% {@link user_trace_s1/1}.
@@ -938,66 +507,52 @@ emit_user_trace_s1(_Pid, _Message) ->
                       {integer(), integer(), integer(), integer()},
                       {probe_string(), probe_string(), probe_string(), probe_string()}) ->
           boolean().
-emit_user_trace(_Label, _Pid, _Tag, _Ints, _Strings) ->
-    erlang:nif_error(nif_not_loaded).
+emit_user_trace(_Label, _Pid, _Tag, _Ints, _Strings) -> erlang:nif_error(nif_not_loaded).
 
 %%%===================================================================
-%%% SAMPLED EVENTS (NIFs). Each answers `ok', raises `badarg' on arguments
-%%% of the wrong type and writes nothing when its event is not enabled.
+%%% SAMPLED EVENTS (NIFs), not for users: the guard, the announcer and the
+%%% samplers write them. Each answers `ok', raises `badarg' on arguments of
+%%% the wrong type and writes nothing when its event is not enabled.
 %%%===================================================================
 
-%% @doc Writes `call_guard': the function `{M, F, Arity}' whose trace
-%% pattern the calls' rate guard removed, and the guard's limit (`Calls'
-%% per `Ms' milliseconds). Not for users: written by the guard.
+%% @doc Writes `call_guard': the function whose trace pattern the rate
+%% guard removed, and the guard's limit (`Calls' per `Ms' milliseconds).
 -spec emit_call_guard(mfa(), non_neg_integer(), non_neg_integer()) -> ok.
-emit_call_guard(_MFA, _Calls, _Ms) ->
-    erlang:nif_error(nif_not_loaded).
+emit_call_guard(_MFA, _Calls, _Ms) -> erlang:nif_error(nif_not_loaded).
 
-%% @doc Writes `process_name': `Pid' and its registered name or initial
-%% call. Not for users: written by the processes snapshot.
+%% @doc Writes `process_name': `Pid' and its registered name or initial call.
 -spec emit_process_name(pid(), process_name()) -> ok.
-emit_process_name(_Pid, _Name) ->
-    erlang:nif_error(nif_not_loaded).
+emit_process_name(_Pid, _Name) -> erlang:nif_error(nif_not_loaded).
 
-%% @doc Writes `stack_sample': `Pid', its `Status' (process_info's status
-%% atom) and `Stack' (its `current_stacktrace', innermost first), written
-%% `M:F/A;...' within `MaxTermBytes'. Not for users: written by the
-%% stack sampler.
+%% @doc Writes `stack_sample': `Pid', its `Status' and `Stack' (innermost
+%% first), written `M:F/A;...' within `MaxTermBytes'.
 -spec emit_stack_sample(pid(), atom(), [stack_frame()], max_term_bytes()) -> ok.
-emit_stack_sample(_Pid, _Status, _Stack, _MaxTermBytes) ->
-    erlang:nif_error(nif_not_loaded).
+emit_stack_sample(_Pid, _Status, _Stack, _MaxTermBytes) -> erlang:nif_error(nif_not_loaded).
 
-%% @doc Sleeps `Microseconds' (0..1,000,000) on a dirty I/O scheduler:
-%% the stack sampler's wait below the runtime's 1 ms timer tick. Not for
-%% users.
+%% @doc Sleeps `Microseconds' on a dirty I/O scheduler: the stack
+%% sampler's wait below the runtime's 1 ms timer tick.
 -spec sampler_sleep(0..1000000) -> ok.
-sampler_sleep(_Microseconds) ->
-    erlang:nif_error(nif_not_loaded).
+sampler_sleep(_Microseconds) -> erlang:nif_error(nif_not_loaded).
 
-%% @doc Writes `memory_sample' from `erlang:memory()''s answer (a category
-%% not in it is written 0). Not for users: written by the memory sampler.
+%% @doc Writes `memory_sample' from `erlang:memory()''s answer.
 -spec emit_memory_sample([{atom(), non_neg_integer()}]) -> ok.
-emit_memory_sample(_Memory) ->
-    erlang:nif_error(nif_not_loaded).
+emit_memory_sample(_Memory) -> erlang:nif_error(nif_not_loaded).
 
-%% @doc Writes `allocator_sample': one allocator instance's carriers, in
-%% bytes. Not for users: written by the memory sampler.
+%% @doc Writes `allocator_sample': one allocator instance's carriers.
 -spec emit_allocator_sample(atom(), non_neg_integer(), non_neg_integer(), non_neg_integer(),
                             non_neg_integer(), non_neg_integer(), non_neg_integer()) -> ok.
 emit_allocator_sample(_Type, _Instance, _MbcCarriers, _MbcsSize, _SbcCarriers, _SbcsSize,
                       _BlocksSize) ->
     erlang:nif_error(nif_not_loaded).
 
-%% @doc Writes `process_memory': `Pid', its name (`[]' for none) and its
-%% memory figures. Not for users: written by the memory sampler.
+%% @doc Writes `process_memory': `Pid', its name and its memory figures.
 -spec emit_process_memory(pid(), process_name() | [], non_neg_integer(), non_neg_integer(),
                           non_neg_integer(), non_neg_integer()) -> ok.
 emit_process_memory(_Pid, _Name, _Memory, _TotalHeap, _BinVheap, _QueueLen) ->
     erlang:nif_error(nif_not_loaded).
 
 %% @doc Writes `carrier_create' or `carrier_destroy': one carrier of an
-%% allocator instance and that instance's carriers. Not for users: written
-%% by the memory sampler.
+%% allocator instance and that instance's carriers.
 -spec emit_carrier(create | destroy, atom(), non_neg_integer(), non_neg_integer(),
                    non_neg_integer(), non_neg_integer(), non_neg_integer(),
                    non_neg_integer()) -> ok.
@@ -1009,18 +564,12 @@ emit_carrier(_Which, _Type, _Instance, _Size, _MbcCarriers, _MbcsSize, _SbcCarri
 %%% NIF LOADING
 %%%===================================================================
 
-%% The NIF library does not link LTTng-UST: once it is loaded,
-%% open_provider/1 opens the probe provider library on a dirty I/O
-%% scheduler, where LTTng-UST's wait of up to LTTNG_UST_REGISTER_TIMEOUT ms
-%% (3 s unless the operator set it) for the session daemon holds no normal
-%% scheduler. That wait is left as it is: LTTng-UST makes the same value
-%% the deadline for the daemon's answers to the node's channel and event
-%% registrations, and at 0 (10 ms) a daemon slowed by load left a
-%% recording's events disabled in the node for good.
-%%
-%% The module loads even when its NIF cannot (an on_load failure would stop
-%% an embedded release's boot): it logs one line that names the fix, and
-%% available/0 answers false.
+%% open_provider/1 opens LTTng-UST's probe provider on a dirty I/O
+%% scheduler: LTTng-UST's wait for the session daemon (3 s unless
+%% LTTNG_UST_REGISTER_TIMEOUT says otherwise; at 0 a slow daemon left a
+%% recording's events disabled for good) holds no normal scheduler. The
+%% module loads even when its NIF cannot (an on_load failure would stop an
+%% embedded release's boot): one line logged names the fix.
 -spec load_nif() -> ok.
 load_nif() ->
     Priv = nif_dir(),
@@ -1041,7 +590,7 @@ load_nif() ->
     Loaded = case filelib:is_regular(Provider) andalso erlang:load_nif(Library, LoadInfo) of
                  ok ->
                      case open_provider(list_to_binary(Provider)) of
-                         true -> start_node_names();
+                         true -> start_announcer();
                          false -> {error, no_lttng_ust}
                      end;
                  false ->
@@ -1057,8 +606,50 @@ load_nif() ->
 %% Opens the probe provider library (a dirty I/O NIF): true when it is
 %% open, false when LTTng-UST's runtime library cannot be loaded.
 -spec open_provider(binary()) -> boolean().
-open_provider(_Path) ->
-    erlang:nif_error(nif_not_loaded).
+open_provider(_Path) -> erlang:nif_error(nif_not_loaded).
+
+%% The announcer, when its module is there (a dyntrace.beam copied without
+%% the rest of its ebin/ loads without one).
+start_announcer() ->
+    case code:ensure_loaded(dyntrace_announcer) of
+        {module, _} -> dyntrace_announcer:start();
+        {error, _} -> ok
+    end.
+
+wait_loaded(0) ->
+    exit(normal);
+wait_loaded(Tries) ->
+    case erlang:module_loaded(?MODULE) of
+        true -> ok;
+        false -> receive after 10 -> wait_loaded(Tries - 1) end
+    end.
+
+%% The application's `nif_dir' when set (`dyntrace record --nif' sets it);
+%% else the `priv/' beside the `ebin/' this module came from; else the
+%% application's `priv_dir' (the code server's guess from the path's names).
+nif_dir() ->
+    Set = try application:get_env(dyntrace, nif_dir) of
+              {ok, NifDir} when is_list(NifDir) -> [NifDir];
+              _ -> []
+          catch
+              %% No application controller yet (an early boot).
+              error:_ -> []
+          end,
+    Beside = case code:which(?MODULE) of
+                 Beam when is_list(Beam) ->
+                     [filename:join(filename:dirname(filename:dirname(Beam)), "priv")];
+                 _ ->
+                     []
+             end,
+    App = case code:priv_dir(?MODULE) of
+              {error, bad_name} -> [];
+              Dir -> [Dir]
+          end,
+    Candidates = Set ++ Beside ++ App,
+    case [D || D <- Candidates, filelib:is_regular(filename:join(D, ?PROVIDER))] of
+        [Found | _] -> Found;
+        [] -> hd(Candidates ++ ["priv"])
+    end.
 
 %% One line for each way the NIF can be missing, naming the fix.
 log_not_loaded(ok, _Library) ->
@@ -1097,34 +688,4 @@ check_shadowed() ->
                                    "{exclude_modules, [{runtime_tools, [dyntrace]}]}; "
                                    "Mix: see docs/releases.md)", [First])
             end
-    end.
-
-%% The application's `nif_dir' when set (`dyntrace record --nif' sets it
-%% in a node whose libraries are not beside the code); else the `priv/'
-%% beside the `ebin/' this module came from, where a build or release puts
-%% the libraries; else the application's `priv_dir', which the code server
-%% guesses from the code path's directory names (another `dyntrace-*'
-%% directory earlier on the path would win there).
-nif_dir() ->
-    Set = try application:get_env(dyntrace, nif_dir) of
-              {ok, NifDir} when is_list(NifDir) -> [NifDir];
-              _ -> []
-          catch
-              %% No application controller yet (an early boot).
-              error:_ -> []
-          end,
-    Beside = case code:which(?MODULE) of
-                 Beam when is_list(Beam) ->
-                     [filename:join(filename:dirname(filename:dirname(Beam)), "priv")];
-                 _ ->
-                     []
-             end,
-    App = case code:priv_dir(?MODULE) of
-              {error, bad_name} -> [];
-              Dir -> [Dir]
-          end,
-    Candidates = Set ++ Beside ++ App,
-    case [D || D <- Candidates, filelib:is_regular(filename:join(D, ?PROVIDER))] of
-        [Found | _] -> Found;
-        [] -> hd(Candidates ++ ["priv"])
     end.

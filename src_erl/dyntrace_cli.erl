@@ -1,35 +1,10 @@
-%%% @doc `dyntrace record': records a running node from the operator's
-%%% shell, as root or as a member of the `tracing' group, whatever OS user
-%%% the node runs as, without restarting it.
-%%%
-%%% ```
-%%% # priv/dyntrace record --node rabbit@db1 --duration 15s triage
-%%% /tmp/dyntrace-record-20261128T091502Z-rabbit-5120
-%%% # priv/dyntrace-analyze genserver /tmp/dyntrace-record-20261128T091502Z-rabbit-5120
-%%% '''
-%%% Why it is safe on a production node: the command joins the node as a
-%%% hidden node (it is in nobody's `nodes()'), drives the LTTng session
-%%% with the caller's own session daemon (nothing runs `lttng' inside the
-%%% node), and asks the node for `dyntrace:record(What, #{lttng =>
-%%% external})': the node's dyntrace supervisor owns the recording, and
-%%% undoes it at its end, on Ctrl-C, and when the command's connection
-%%% drops (the command killed). The steps:
-%%% - the node's name tells short or long names; its cookie is `--cookie',
-%%%   else the node's own, found as its OS process has it: the process
-%%%   listening on the node's distribution port (from epmd), its
-%%%   `-setcookie', else `$HOME/.erlang.cookie' of its environment, else
-%%%   of its user's home;
-%%% - dyntrace is loaded into the node when it is not (this build's `ebin'
-%%%   and the `priv' beside it), once the node's user is seen to read them;
-%%% - `lttng create' (into `--dir', else a new time-named directory under
-%%%   `$TMPDIR'), the events the plan needs (`dyntrace_record:events/2'),
-%%%   `node_name' and `process_name' among them, the `vpid' context, the
-%%%   node's process tracked, `lttng start';
-%%% - the recording, until `--duration' or SIGINT/SIGTERM; then `lttng
-%%%   stop' and `lttng destroy'; the trace directory is the last line.
-%%% The shell wrapper (`priv/dyntrace') starts this module in a VM of its
-%%% own, turns Ctrl-C into SIGTERM for it, and destroys the session if the
-%%% VM was killed before it could.
+%%% @doc `priv/dyntrace record': records a running node from the
+%%% operator's shell, whatever OS user the node runs as, without restarting
+%%% it. It joins the node as a hidden node, finds its cookie, loads
+%%% dyntrace into it when it is not there, drives the LTTng session with
+%%% the caller's session daemon, and asks the node for
+%%% `dyntrace:record(What, #{lttng => external})'. See docs/recording.md,
+%%% "From the operator's shell".
 -module(dyntrace_cli).
 -behaviour(gen_event).
 
@@ -241,7 +216,7 @@ make_session(Session, Dir, Events, OsPid) ->
 %% Until the recording's worker in the node ends (its duration), or
 %% SIGTERM (the wrapper's Ctrl-C) asks to stop it now.
 wait_end(Node, Id, Dir) ->
-    case remote(Node, dyntrace_ctl, recording, [Id]) of
+    case remote(Node, dyntrace_ctl_client, recording, [Id]) of
         {ok, Worker} ->
             Ref = erlang:monitor(process, Worker),
             receive

@@ -1,18 +1,9 @@
-%%% @doc The calls' rate guard: `max_rate => {Calls, Ms}' of
-%%% {@link dyntrace:calls/2} (set by default in {@link dyntrace:record/2}).
-%%%
-%%% A calls entry with a guard has a `call_count' pattern beside its trace
-%%% pattern on every function its `scope => local' patterns match (of
-%%% loaded modules; a pattern on every module is not guarded, nor a global
-%%% one: the runtime turns a function's global trace off when a call_count
-%%% pattern is set on it). dyntrace_ctl looks at the
-%%% counts every `Ms div 10' milliseconds (10 at least): a function called
-%%% more than its share of `Calls' in that slice (`Calls' per `Ms', at
-%%% least one call) has its trace pattern removed at once, and one
-%%% `call_guard' event names it, so that the rest of the pattern still
-%%% records. {@link dyntrace:status/0} lists the functions removed
-%%% (`guarded'). This module holds the guard's state and decisions;
-%%% dyntrace_ctl sets and reads the patterns.
+%%% @doc The calls' rate guard (`max_rate => {Calls, Ms}' of
+%%% `dyntrace:calls/2', set by default in `dyntrace:record/2'): its state
+%%% and decisions. `dyntrace_ctl' sets and reads the `call_count' patterns
+%%% every `Ms div 10' ms; a function called more than its share loses its
+%%% trace pattern, and one `call_guard' event names it. See
+%%% docs/reference.md.
 -module(dyntrace_guard).
 
 -export([validate/1, new/2, interval/1, poll/2, functions/1, removed/1, rate/1]).

@@ -1,45 +1,14 @@
 %%% @doc Memory over time (`dyntrace:memory/1'): a sampler of dyntrace's
-%%% own writes, every `interval' ms (default 1000),
-%%% - `memory_sample': the categories of `erlang:memory/0' (bytes);
-%%% - `allocator_sample': per allocator type and instance, from
-%%%   `erlang:system_info({allocator, Type})', the multi-block and
-%%%   single-block carriers (count, bytes) and the blocks' bytes;
-%%% - `process_memory': name (registered, else the initial call `M:F/A',
-%%%   proc_lib's record of it for a proc_lib process: on OTP 25 read from
-%%%   its dictionary), memory, total heap, binary virtual heap (bytes) and
-%%%   message queue length of the `top' processes (default 20) by memory
-%%%   with their binaries, the `top' by queue length, and those named in
-%%%   `procs';
-%%% - `carrier_create' / `carrier_destroy': the carriers that appeared or
-%%%   went between two `instrument:carriers/0' answers (read at most every
-%%%   `carriers' ms, default 10000; `false': never), per allocator type by
-%%%   size. Sampled, not exact: a carrier created and destroyed between two
-%%%   reads is never seen, carriers are told apart by type and size only,
-%%%   and `instance' is 0 (the answer does not say which instance owns a
-%%%   carrier).
-%%%
-%%% Why it is safe on a production node:
-%%% - an event not enabled in a started LTTng session is not read at all;
-%%% - processes are read one at a time, as recon's `proc_count' does,
-%%%   never in one answer about every process; a round reads at most 500
-%%%   and the sweep goes on in the next round, so on a large node a sweep
-%%%   over every process takes several rounds, and the largest processes
-%%%   the last sweep found are read again at every round;
-%%% - the rounds keep their schedule and are limited as `trace/3''s
-%%%   calls are (`duration', `max_events'); `status()' shows the sampler's
-%%%   time per round.
-%%%
-%%% ```
-%%% 1> dyntrace:memory(#{interval => 1000, top => 10, procs => [my_cache]}).
-%%% {ok,2}
-%%% '''
-%%% ```
-%%% $ dyntrace-analyze memory ~/lttng-traces/leak-*
-%%% '''
+%%% own writes `memory_sample', `allocator_sample', `process_memory' (the
+%%% `top' processes by memory and by queue length, and those in `procs')
+%%% and `carrier_create' / `carrier_destroy' every `interval' ms, reading
+%%% nothing for an event not enabled and at most 500 processes a round. The
+%%% events, what is sampled rather than exact, and why it is safe on a
+%%% production node: docs/sampling-and-memory.md and docs/reference.md.
 -module(dyntrace_memory).
 
 %%% PUBLIC (through dyntrace_ctl) %%%
--export([plan/1, events/1, name/1]).
+-export([plan/1, events/1]).
 
 %%% PRIVATE EXPORTS (dyntrace_sampler's loop) %%%
 -export([sampler_init/1, sampler_tick/2]).
@@ -112,20 +81,10 @@ events(#memory{carriers = Carriers}) ->
     [memory_sample, allocator_sample, process_memory]
         ++ [E || Carriers =/= false, E <- ?CARRIER_EVENTS].
 
-%% @doc A process's name as `process_name' and `process_memory' write it:
-%% its registered name, else its initial call; `[]' when it has ended.
--spec name(pid()) -> dyntrace:process_name() | [].
-name(P) ->
-    case erlang:process_info(P, registered_name) of
-        {registered_name, Name} -> name(P, Name);
-        [] -> name(P, []);
-        undefined -> []
-    end.
-
 %% Named processes: pids, or registered names looked up at every round
 %% (a restarted server is followed).
 validate_procs(Procs) when is_list(Procs) ->
-    dyntrace_ctl:is_proper_list(Procs) orelse error({badarg, {procs, Procs}}),
+    dyntrace_lib:is_proper_list(Procs) orelse error({badarg, {procs, Procs}}),
     [case P of
          _ when is_pid(P), node(P) =:= node() -> P;
          _ when is_atom(P) -> P;
@@ -291,43 +250,11 @@ write_processes(C, #memory{top = Top, procs = Named} = M0) ->
                          ++ best(Top, fun({_, {_, _, _, Queue, _}}) -> Queue end, Read)
                          ++ Asked),
     _ = [write(C, fun() ->
-                          dyntrace:emit_process_memory(P, name(P, Name), Mem, Heap, Bin, Queue)
+                          dyntrace:emit_process_memory(P, dyntrace_lib:process_name(P, Name),
+                                                       Mem, Heap, Bin, Queue)
                   end)
          || {P, {Mem, Heap, Bin, Queue, Name}} <- Read, lists:member(P, Chosen)],
     M.
-
-%% The registered name, else the initial call (proc_lib's own record of
-%% it for a proc_lib process), as process_name events name processes.
-%% Never "": babeltrace2 2.0 reads an empty string field as the previous
-%% event's value of that field.
-name(_P, Registered) when Registered =/= [] ->
-    Registered;
-name(P, []) ->
-    try erlang:process_info(P, {dictionary, '$initial_call'}) of
-        {_, {M, F, A}} when is_atom(M), is_atom(F), is_integer(A) -> {M, F, A};
-        _ -> spawned_as(P)
-    catch
-        %% Before OTP 26 that item does not exist.
-        error:badarg -> spawned_as(P)
-    end.
-
-spawned_as(P) ->
-    case erlang:process_info(P, initial_call) of
-        {initial_call, {proc_lib, init_p, 5}} ->
-            case erlang:process_info(P, dictionary) of
-                {dictionary, Dict} ->
-                    case lists:keyfind('$initial_call', 1, Dict) of
-                        {_, {M, F, A}} when is_atom(M), is_atom(F), is_integer(A) -> {M, F, A};
-                        _ -> {proc_lib, init_p, 5}
-                    end;
-                undefined ->
-                    []
-            end;
-        {initial_call, MFA} ->
-            MFA;
-        undefined ->
-            []
-    end.
 
 %% {Memory, TotalHeap, BinVheap (bytes), QueueLen, Name}.
 figures(Info, Words) ->

@@ -1,30 +1,8 @@
-%%% @doc `dyntrace:record/2' with `nodes' (several nodes at once, one
-%%% directory) and `findings' (the analyser's findings printed at the end).
-%%%
-%%% ```
-%%% 1> dyntrace:record(triage, #{nodes => [a@web1, b@web1, c@db1], duration => 30000}).
-%%% {ok,"/tmp/dyntrace-record-20261128T083512Z-4242-1",
-%%%     #{recorded => [a@web1,b@web1,c@db1],unreachable => [],failed => []}}
-%%% '''
-%%% ```
-%%% $ dyntrace-analyze findings /tmp/dyntrace-record-20261128T083512Z-4242-1
-%%% '''
-%%% Every node records with the same `What' and options, all at once.
-%%% The nodes on this host (their `net_adm:localhost()', or the application
-%%% environment's `host', is this node's) share one LTTng session, which
-%%% this node makes into `DIR/HOST', tracking each of their OS processes,
-%%% and each of them runs its part with `lttng => external'. A node on
-%%% another host records on its host (`record/2' there) and its trace is
-%%% read there, in chunks over distribution, and written into `DIR/NODE'
-%%% (then removed there). `dyntrace-analyze' reads the directory as one
-%%% timeline (babeltrace2 merges the traces by time).
-%%%
-%%% Why it is safe: a node that cannot be reached, or has no dyntrace, is
-%%% named in the answer and the others are recorded; each node's recording
-%%% is its own `record/2', undone on that node whatever happens here (a
-%%% node here ends its part when this node goes away). The shared session
-%%% is destroyed here at the end; should this node be killed first, it is
-%%% left in the daemon as `dyntrace-nodes-OSPID-N' (`lttng destroy' it).
+%%% @doc `dyntrace:record/2' with `nodes' (several nodes at once into one
+%%% directory: those on this host share one LTTng session, the others
+%%% record on their host and their traces are copied here over
+%%% distribution) and `findings' (the analyser's findings printed at the
+%%% end). See docs/recording.md, "Several nodes at once".
 -module(dyntrace_nodes).
 
 %%% PUBLIC (through dyntrace) %%%
@@ -75,7 +53,7 @@ record(_What, Opts) ->
     error({badarg, {options, Opts}}).
 
 valid_nodes(Nodes) ->
-    (is_list(Nodes) andalso Nodes =/= [] andalso dyntrace_ctl:is_proper_list(Nodes)
+    (is_list(Nodes) andalso Nodes =/= [] andalso dyntrace_lib:is_proper_list(Nodes)
      andalso lists:all(fun is_atom/1, Nodes))
         orelse error({badarg, {nodes, Nodes}}),
     lists:usort(Nodes).

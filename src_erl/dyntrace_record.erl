@@ -1,49 +1,11 @@
 %%% @doc `dyntrace:record/2': one call records this node into an LTTng
-%%% session of its own, and leaves the node and the session daemon as they
-%%% were.
-%%%
-%%% ```
-%%% 1> dyntrace:record([{trace, all, [messages, scheduling, gc]},
-%%%                     {calls, {shop, '_', '_'}, #{return => true}}],
-%%%                    #{duration => 10000}).
-%%% {ok,"/tmp/dyntrace-record-20261128T083512Z-4242-7"}
-%%% '''
-%%% ```
-%%% $ dyntrace-analyze genserver /tmp/dyntrace-record-20261128T083512Z-4242-7
-%%% '''
-%%% What it does, with the `lttng' command line (as the node's user, so
-%%% with the session daemon that user's `lttng' reaches: root's, or the
-%%% user's own):
-%%% - creates a session of a unique name (`lttng create', writing into
-%%%   `dir', by default a new directory under the node's temporary
-%%%   directory), with the `vpid' context, recording this node's process
-%%%   only (`lttng track -u --vpid'), and enables exactly the events `What'
-%%%   needs, plus `node_name' and `process_name' (which name the node and
-%%%   its processes in `dyntrace-analyze');
-%%% - starts it, waits until this node sees the events enabled, sets the
-%%%   flags, patterns and samplers (through `dyntrace_ctl': `status()'
-%%%   lists them, with the recording), writes the node's and its processes'
-%%%   names;
-%%% - after `duration' (default 10 s), or once `max_events' are written,
-%%%   or on `dyntrace:stop/1', undoes everything it set, then stops and
-%%%   destroys the session: the trace stays in `dir'.
-%%% `mode => flight' records into LTTng's ring buffers only (`lttng create
-%%% --snapshot'): `dyntrace:snapshot/1' writes what they hold (the last
-%%% seconds) into a new directory under `dir', as often as asked, until
-%%% `dyntrace:stop/1' or the duration (none by default) ends it.
-%%%
-%%% Why it is safe on a production node: every argument is checked before
-%%% anything is made; a failure at any step (no `lttng' command, no session
-%%% daemon, a session that cannot be made) undoes the steps before it and
-%%% answers `{error, {lttng, Text}}' with the command's own message; the
-%%% recording runs in a process of dyntrace's supervisor, not the caller's,
-%%% and a `lttng' command that hangs is killed after 30 s.
-%%%
-%%% `lttng => external' runs the same plan with nothing driving `lttng'
-%%% in the node: whoever calls (the `dyntrace record' command, over
-%%% Erlang distribution) has made and started a session that records this
-%%% node, with the events {@link events/2} lists. The recording waits for
-%%% them as above, and ends as above or when the caller's node disconnects.
+%%% session of its own (made, started, stopped and destroyed with the
+%%% `lttng' command, by a worker under dyntrace's supervisor), sets the
+%%% flags, patterns and samplers through `dyntrace_ctl', and leaves the
+%%% node and the session daemon as they were; `mode => flight' and
+%%% `snapshot/1'; `lttng => external' for a session made outside the node
+%%% (`dyntrace record'). What it does step by step, and why it is safe on
+%%% a production node: docs/recording.md.
 -module(dyntrace_record).
 -behaviour(gen_server).
 
@@ -136,7 +98,7 @@
 -spec record([item()] | triage, opts()) -> {ok, file:filename() | handle()} | {error, term()}.
 record(What, Opts) ->
     #{wait := Wait} = Plan = plan(What, Opts),
-    case dyntrace_ctl:record_start(Plan) of
+    case dyntrace_ctl_client:record_start(Plan) of
         {ok, Id, Pid} ->
             case call(Pid, setup) of
                 ok when Wait -> call(Pid, wait);
@@ -165,7 +127,7 @@ events(_What, Opts) ->
 %% @doc See {@link dyntrace:snapshot/1}.
 -spec snapshot(handle()) -> {ok, file:filename()} | {error, term()}.
 snapshot(Id) when is_integer(Id), Id > 0 ->
-    case dyntrace_ctl:recording(Id) of
+    case dyntrace_ctl_client:recording(Id) of
         {ok, Pid} -> call(Pid, snapshot);
         {error, _} = Error -> Error
     end;
@@ -253,13 +215,13 @@ plan(What, Opts) when is_map(Opts) ->
         orelse error({badarg, {wait, Wait}}),
     %% The tracer's own checks; one count shared by every trace and calls
     %% part (the samplers count their own).
-    {tracer, dyntrace, Tracer} = dyntrace:tracer(maps:with([max_events | ?TRACER_OPTS], Opts)),
+    Tracer = dyntrace_options:validate(maps:with([max_events | ?TRACER_OPTS], Opts)),
     Shared = case Tracer of
                  [] -> #{};
                  _ -> Tracer
              end,
     Budget = maps:get(max_events, Shared, none),
-    (is_list(What) andalso What =/= [] andalso dyntrace_ctl:is_proper_list(What))
+    (is_list(What) andalso What =/= [] andalso dyntrace_lib:is_proper_list(What))
         orelse error({badarg, {what, What}}),
     Parts = [part(Item, Shared, maps:get(max_events, Opts, undefined)) || Item <- What],
     Name = new_name(),
@@ -273,25 +235,31 @@ plan(What, Opts) when is_map(Opts) ->
       duration => Duration,
       wait => Wait,
       parts => Parts,
-      events => lists:usort(?NAMES ++ lists:flatmap(fun dyntrace_ctl:plan_events/1, Parts)),
+      events => lists:usort(?NAMES ++ lists:flatmap(fun part_events/1, Parts)),
       budget => Budget,
       lttng => Lttng,
       caller => caller(Lttng)};
 plan(_What, Opts) ->
     error({badarg, {options, Opts}}).
 
+%% The LTTng events a part writes: a sampler's, or a trace or calls plan's.
+part_events(#{kind := sample}) -> [stack_sample];
+part_events(#{kind := memory, args := Args}) -> dyntrace_memory:events(Args);
+part_events(#{kind := focus, args := Args}) -> dyntrace_triage:events(Args);
+part_events(Plan) -> dyntrace_plans:events(Plan).
+
 part({trace, Procs, Events}, Shared, Max) ->
     part({trace, Procs, Events, #{}}, Shared, Max);
 part({trace, Procs, Events, Opts} = Item, Shared, _Max) ->
     own_limits(Opts, Item),
-    dyntrace_ctl:trace_plan(Procs, Events, Opts, Shared);
+    dyntrace_plans:trace(Procs, Events, Opts, Shared);
 part({calls, Spec}, Shared, Max) ->
     part({calls, Spec, #{}}, Shared, Max);
 part({calls, Spec, Opts} = Item, Shared, _Max) ->
     own_limits(Opts, Item),
     %% A hot function never floods the recording: the rate guard is on
     %% unless the item sets its own.
-    dyntrace_ctl:calls_plan(Spec, maps:merge(#{max_rate => ?MAX_RATE}, Opts), Shared);
+    dyntrace_plans:calls(Spec, maps:merge(#{max_rate => ?MAX_RATE}, Opts), Shared);
 part({sample, Procs}, Shared, Max) ->
     part({sample, Procs, #{}}, Shared, Max);
 part({sample, Procs, Opts} = Item, _Shared, Max) ->
@@ -454,10 +422,10 @@ setup(#rec{id = Id, plan = #{name := Name, dir := Dir, mode := Mode, events := E
         {ok, R1} ->
             case wait_enabled(Events, Lttng, ?ENABLED_MS) of
                 ok ->
-                    case dyntrace_ctl:record_parts(Id, Parts) of
+                    case dyntrace_ctl_client:record_parts(Id, Parts) of
                         {ok, Samplers} ->
-                            ok = dyntrace:announce_nodes(),
-                            ok = dyntrace:announce_processes(),
+                            ok = dyntrace_announcer:announce_nodes(),
+                            ok = dyntrace_announcer:announce_processes(),
                             {ok, R1#rec{samplers = Samplers}};
                         {error, _} = Error ->
                             Error
@@ -606,7 +574,7 @@ end_recording(#rec{plan = #{dir := Dir}} = R) ->
     R1#rec{waiting = [], ended = Result}.
 
 teardown(#rec{id = Id, made = Made, plan = #{name := Name}} = R) ->
-    _ = try dyntrace_ctl:undo_parts(Id)
+    _ = try dyntrace_ctl_client:undo_parts(Id)
         catch _:_ -> ok
         end,
     _ = Made andalso lttng(["stop", Name]),

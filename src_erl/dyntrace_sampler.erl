@@ -338,7 +338,7 @@ validate_opt(duration, Ms) when is_integer(Ms), Ms > 0, Ms =< 16#ffffffff -> Ms;
 validate_opt(max_events, N) when is_integer(N), N > 0, N < 1 bsl 63 -> N;
 validate_opt(max_term_bytes, N) ->
     %% The tracer's own check.
-    {tracer, dyntrace, #{max_term_bytes := Valid}} = dyntrace:tracer(#{max_term_bytes => N}),
+    #{max_term_bytes := Valid} = dyntrace_options:validate(#{max_term_bytes => N}),
     Valid;
 validate_opt(Key, Value) ->
     error({badarg, {Key, Value}}).
@@ -346,7 +346,7 @@ validate_opt(Key, Value) ->
 validate_procs([]) ->
     error({badarg, {procs, []}});
 validate_procs(List) when is_list(List) ->
-    dyntrace_ctl:is_proper_list(List) orelse error({badarg, {procs, List}}),
+    dyntrace_lib:is_proper_list(List) orelse error({badarg, {procs, List}}),
     lists:usort([validate_target(P) || P <- List]);
 validate_procs(One) ->
     [validate_target(One)].

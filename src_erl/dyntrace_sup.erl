@@ -1,23 +1,9 @@
-%%% @doc The top of dyntrace's processes: `dyntrace_ctl' (the front door's
-%%% owner), the announcer (`dyntrace_node_names', which writes the node's
-%%% names; loading the module starts one unsupervised, which this
-%%% supervisor takes over), and under it as they start, the samplers
-%%% (`dyntrace:sample/2', `dyntrace:memory/1') and the recordings
-%%% (`dyntrace:record/2'). `application:ensure_all_started(dyntrace)'
-%%% starts it (`dyntrace_app'); without the application, the front door's
-%%% first call does.
-%%%
-%%% Why it is safe on a production node:
-%%% - it is started on first use, registered and linked to nobody, so that
-%%%   neither the shell that made the first call nor an application's
-%%%   restart takes it down, and it never takes the node down: it is no
-%%%   application's top, and when it gives up (its children crashed too
-%%%   often) nothing but dyntrace's own processes ends;
-%%% - it owns the table where `dyntrace_ctl' writes what it set before it
-%%%   sets it, so that a `dyntrace_ctl' that crashed and was restarted
-%%%   finds every flag, pattern, session, limit and sampler it had; the
-%%%   table dies with this supervisor, and `dyntrace:clear()' then finds
-%%%   what is set from the runtime itself (`dyntrace_ctl').
+%%% @doc The top of dyntrace's processes: `dyntrace_ctl', the announcer
+%%% (`dyntrace_node_names'), and the samplers and recordings as they start.
+%%% Started on first use (or by `dyntrace_app'), registered and linked to
+%%% nobody: it never takes the node down. It owns the table where
+%%% `dyntrace_ctl' writes what it sets, so that a restarted `dyntrace_ctl'
+%%% finds it again. See docs/reference.md and docs/releases.md.
 -module(dyntrace_sup).
 -behaviour(supervisor).
 
@@ -130,7 +116,7 @@ init([]) ->
             shutdown => ?CTL_SHUTDOWN_MS,
             type => worker},
     Announcer = #{id => dyntrace_node_names,
-                  start => {dyntrace, start_announcer_link, []},
+                  start => {dyntrace_announcer, start_link, []},
                   restart => transient,
                   shutdown => brutal_kill,
                   type => worker},

@@ -164,7 +164,7 @@ pos_integer(_K, V) when is_integer(V), V > 0, V =< 16#ffffffff -> ok;
 pos_integer(K, V) -> error({badarg, {K, V}}).
 
 focus_events(Shared) ->
-    dyntrace_ctl:plan_events(dyntrace_ctl:trace_plan(self(), ?FOCUS, #{}, Shared)).
+    dyntrace_plans:events(dyntrace_plans:trace(self(), ?FOCUS, #{}, Shared)).
 
 %%%===================================================================
 %%% THE EXPECTED COST
@@ -228,7 +228,7 @@ broad({trace, Procs, Events, _Opts}) ->
                          false -> [Procs]
                      end),
     Frequent = focus_events(#{}),
-    [E || Wide, E <- dyntrace_ctl:plan_events(dyntrace_ctl:trace_plan(all, Events, #{}, #{})),
+    [E || Wide, E <- dyntrace_plans:events(dyntrace_plans:trace(all, Events, #{}, #{})),
           lists:member(E, Frequent)];
 broad(_) ->
     [].
@@ -395,8 +395,8 @@ open(Pids, Scores, #focus{shared = Shared, window_ms = Ms} = F) ->
                                [D, Q, G, H]))
          || P <- Pids, {_, D, Q, G, H} <- [maps:get(P, Scores)]],
     %% The window's own duration outlives the controller, should it die.
-    Plan = dyntrace_ctl:trace_plan(Pids, ?FOCUS, #{duration => 2 * Ms + 1000}, Shared),
-    case dyntrace_ctl:focus(Plan) of
+    Plan = dyntrace_plans:trace(Pids, ?FOCUS, #{duration => 2 * Ms + 1000}, Shared),
+    case dyntrace_ctl_client:focus(Plan) of
         {ok, Id} ->
             F#focus{window = {Id, Pids, now_ms() + Ms}};
         {error, _} ->
@@ -406,7 +406,7 @@ open(Pids, Scores, #focus{shared = Shared, window_ms = Ms} = F) ->
     end.
 
 close(#focus{window = {Id, Pids, _}} = F) ->
-    _ = dyntrace_ctl:stop(Id),
+    _ = dyntrace_ctl_client:stop(Id),
     _ = [mark(P, " end") || P <- Pids],
     F#focus{window = none, recent = Pids}.
 

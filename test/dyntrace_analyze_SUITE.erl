@@ -58,9 +58,7 @@ init_per_testcase(_Case, Config) ->
     Config.
 
 end_per_testcase(_Case, _Config) ->
-    _ = erlang:trace(all, false, [all]),
-    _ = erlang:trace_pattern({?MODULE, '_', '_'}, false, [local]),
-    ok.
+    dyntrace_test_trace:untrace(?MODULE).
 
 %%%===================================================================
 %%% Workload
@@ -145,7 +143,7 @@ t_calls_planted_slow_path(Config) ->
     Late = analyze_ok(Config, ["calls", "--json", "--slower-than", "4ms", "--from", From, dir(S)]),
     ?assertEqual(lists:nthtail(5, Slow), maps:get(<<"slow">>, Late)),
     %% The report plots exactly the planted calls over time.
-    Report = filename:join(base_dir(), "report_" ++ os:getpid()),
+    Report = filename:join(lttng_session:base_dir(), "report_" ++ os:getpid()),
     {0, _, _} = analyze(Config, ["report", Report, "--slower-than", "4ms", "--pid", pid_text(Pid), dir(S)]),
     {ok, Page} = file:read_file(filename:join(Report, "index.html")),
     ?assertNotEqual(nomatch, string:find(Page, "dyntrace_analyze_SUITE:slow_path/1")),
@@ -475,7 +473,7 @@ t_probes(Config) ->
                end,
     ?assertEqual({116, 40, 3}, {PerEvent(<<"user_trace_i4s4">>), PerEvent(<<"user_trace_n">>),
                                 PerEvent(<<"user_trace_s1">>)}),
-    Report = filename:join(base_dir(), "probes_report_" ++ os:getpid()),
+    Report = filename:join(lttng_session:base_dir(), "probes_report_" ++ os:getpid()),
     {0, _, _} = analyze(Config, ["report", Report, dir(S)]),
     {ok, Page} = file:read_file(filename:join(Report, "index.html")),
     ?assertNotEqual(nomatch, string:find(Page, "\">User probes: events per probe")),
@@ -546,7 +544,7 @@ t_discarded(Config) ->
 
 %% Bad input: one line on stderr naming the input, exit status 1.
 t_bad_input(Config) ->
-    Empty = filename:join(base_dir(), "empty_" ++ os:getpid()),
+    Empty = filename:join(lttng_session:base_dir(), "empty_" ++ os:getpid()),
     ok = filelib:ensure_dir(filename:join(Empty, "x")),
     bad(Config, ["calls", Empty], [Empty, "no CTF trace"]),
     bad(Config, ["calls", Empty ++ "/missing"], [Empty ++ "/missing"]),
@@ -560,7 +558,7 @@ t_bad_input(Config) ->
     S = start_session(t_cut, [message_send, process_scheduled]),
     _ = ping_server(),
     lttng_session:stop(S),
-    Cut = filename:join(base_dir(), "cut_" ++ os:getpid()),
+    Cut = filename:join(lttng_session:base_dir(), "cut_" ++ os:getpid()),
     lttng_session:cmd_ok("rm -rf " ++ Cut ++ " && cp -r " ++ dir(S) ++ " " ++ Cut),
     %% Metadata cut short (libbabeltrace2 itself would loop on it).
     [Metadata] = filelib:wildcard(filename:join(Cut, "**/metadata")),
@@ -587,9 +585,6 @@ start_session(Name, Events) ->
 
 dir(#{dir := Dir}) ->
     Dir.
-
-base_dir() ->
-    os:getenv("DYNTRACE_TRACE_DIR", "/tmp/dyntrace-test-traces").
 
 pid_text(Pid) ->
     pid_to_list(Pid).

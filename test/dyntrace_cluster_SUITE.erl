@@ -112,7 +112,7 @@ t_live_delivery(Config) ->
     ct:log("~b tables before every delivery was paired; in each, {events read, sends and "
            "receives waiting for names}: ~p", [length(Seen), [progress(L) || L <- Seen]]),
     ok = dyntrace_cluster:finish(C),
-    {0, Out} = collect(Port, []),
+    {0, Out} = analyze_cmd:collect(Port),
     Last = lists:last(binary:split(<<Buffer/binary, Out/binary>>, <<"\n">>, [global, trim_all])),
     ok = all_delivered(C, Last).
 
@@ -211,15 +211,8 @@ analyzer() ->
 
 analyze(Args) ->
     Port = open_port({spawn_executable, analyzer()}, [{args, Args}, exit_status, binary]),
-    {0, Out} = collect(Port, []),
+    {0, Out} = analyze_cmd:collect(Port),
     Out.
-
-collect(Port, Acc) ->
-    receive
-        {Port, {data, D}} -> collect(Port, [D | Acc]);
-        {Port, {exit_status, S}} -> {S, iolist_to_binary(lists:reverse(Acc))}
-    after 120000 -> error({timeout, Port})
-    end.
 
 %%%===================================================================
 %%% IN THE NODES

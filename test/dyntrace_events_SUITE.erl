@@ -208,12 +208,12 @@ t_bad_arguments(_Config) ->
               fun() -> dyntrace:emit_stack_sample(self(), running, [{m, f, 1, []} | x], 64) end,
               fun() -> dyntrace:emit_stack_sample(self(), running,
                                                   [{m, f, lists:seq(1, 256), []}], 64) end],
-    ?assertEqual([badarg || _ <- Always], [raised(F) || F <- Always]),
-    ?assertEqual([{returned, ok} || _ <- Frames], [raised(F) || F <- Frames]),
+    Raised = fun(Funs) -> lists:map(fun dyntrace_test_trace:raised/1, Funs) end,
+    ?assertEqual([badarg || _ <- Always], Raised(Always)),
+    ?assertEqual([{returned, ok} || _ <- Frames], Raised(Frames)),
     Events = record(t_bad_arguments,
                     fun() ->
-                            ?assertEqual([badarg || _ <- Always ++ Frames],
-                                         [raised(F) || F <- Always ++ Frames])
+                            ?assertEqual([badarg || _ <- Always ++ Frames], Raised(Always ++ Frames))
                     end),
     ?assertEqual([], Events).
 
@@ -243,13 +243,6 @@ write_each() ->
     ok = dyntrace:emit_process_memory(self(), me, 1, 2, 3, 4),
     ok = dyntrace:emit_carrier(create, ets_alloc, 0, 1, 2, 3, 4, 5),
     ok = dyntrace:emit_carrier(destroy, ets_alloc, 0, 1, 2, 3, 4, 5).
-
-raised(Fun) ->
-    try Fun() of
-        Result -> {returned, Result}
-    catch
-        error:badarg -> badarg
-    end.
 
 %% Runs `Fun' with the events of the suite recorded; their events, in order.
 record(Case, Fun) ->

@@ -82,17 +82,16 @@ init_per_suite(Config) ->
         {Chromium, App, true} ->
             ok = lttng_session:traced_node(),
             %% A distributed node names itself: delivery pairs its messages.
-            ok = start_distribution(),
+            ok = dyntrace_peers:alive(list_to_atom("dyntrace_export_" ++ os:getpid())),
             S = lttng_session:start_tracked(export_workload, ?EVENTS),
             Server = try workload()
                      after
                          ok = dyntrace:clear(),
-                         _ = erlang:trace(all, false, [all]),
-                         _ = erlang:trace_pattern({?MODULE, '_', '_'}, false, [local]),
+                         ok = dyntrace_test_trace:untrace(?MODULE),
                          lttng_session:stop(S)
                      end,
             Exe = analyze_cmd:exe(),
-            Out = filename:join(base_dir(), "export_" ++ os:getpid()),
+            Out = filename:join(lttng_session:base_dir(), "export_" ++ os:getpid()),
             ok = filelib:ensure_dir(filename:join(Out, "x")),
             Timeline = filename:join(Out, "timeline.json"),
             Profile = filename:join(Out, "profile.speedscope.json"),
@@ -506,16 +505,6 @@ speedscope(Config, File) ->
     ?assertNotEqual([], [L || L <- Console, binary:match(L, <<"\"Importing as ">>) =/= nomatch]),
     ?assertEqual(nomatch, binary:match(Dom, <<"Something went wrong">>)),
     Dom.
-
-start_distribution() ->
-    %% `epmd -daemon' returns before the daemon listens: wait for it.
-    _ = os:cmd("epmd -daemon"),
-    lttng_session:wait_until(fun() -> element(1, lttng_session:cmd("epmd -names")) =:= 0 end, 50),
-    {ok, _} = net_kernel:start([list_to_atom("dyntrace_export_" ++ os:getpid()), shortnames]),
-    ok.
-
-base_dir() ->
-    os:getenv("DYNTRACE_TRACE_DIR", "/tmp/dyntrace-test-traces").
 
 dir(#{dir := Dir}) ->
     Dir.

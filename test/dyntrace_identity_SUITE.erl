@@ -57,9 +57,7 @@ end_per_suite(_Config) ->
     ok.
 
 end_per_testcase(_Case, _Config) ->
-    _ = erlang:trace(all, false, [all]),
-    _ = erlang:trace_pattern({?MODULE, '_', '_'}, false, [local]),
-    ok.
+    dyntrace_test_trace:untrace(?MODULE).
 
 %%%===================================================================
 %%% Workload

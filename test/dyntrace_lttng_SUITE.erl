@@ -558,16 +558,7 @@ t_send_many_pids(_Config) ->
 %% Sends to another node: remote pids as the VM numbers them, and a
 %% {Name, Node} destination as written.
 t_send_remote(_Config) ->
-    case start_distribution() of
-        ok ->
-            try
-                send_remote()
-            after
-                net_kernel:stop()
-            end;
-        {error, Why} ->
-            {skip, io_lib:format("no distribution: ~p", [Why])}
-    end.
+    distributed(fun send_remote/0).
 
 send_remote() ->
     {ok, Peer, Node} = peer:start_link(#{name => peer:random_name(dyntrace_ct)}),
@@ -597,16 +588,7 @@ send_remote() ->
 %% becomes enabled and names a node that connects, with the channel its
 %% pids are written with; on request, the whole table.
 t_node_name(_Config) ->
-    case start_distribution() of
-        ok ->
-            try
-                node_name()
-            after
-                net_kernel:stop()
-            end;
-        {error, Why} ->
-            {skip, io_lib:format("no distribution: ~p", [Why])}
-    end.
+    distributed(fun node_name/0).
 
 node_name() ->
     S = start_session(t_node_name, [node_name, message_send]),
@@ -640,13 +622,17 @@ node_name() ->
         peer:stop(Peer)
     end.
 
-start_distribution() ->
-    %% `epmd -daemon' returns before the daemon listens: wait for it.
-    _ = os:cmd("epmd -daemon"),
-    lttng_session:wait_until(fun() -> element(1, lttng_session:cmd("epmd -names")) =:= 0 end, 50),
-    case net_kernel:start([list_to_atom("dyntrace_ct_" ++ os:getpid()), shortnames]) of
-        {ok, _} -> ok;
-        {error, Why} -> {error, Why}
+%% Runs `Fun' in this node made distributed for it, or skips the case.
+distributed(Fun) ->
+    case dyntrace_peers:alive(list_to_atom("dyntrace_ct_" ++ os:getpid())) of
+        ok ->
+            try
+                Fun()
+            after
+                net_kernel:stop()
+            end;
+        {error, Why} ->
+            {skip, io_lib:format("no distribution: ~p", [Why])}
     end.
 
 %% message_receive: the receiver and the message.

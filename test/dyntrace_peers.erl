@@ -6,8 +6,9 @@
 -export([alive/1, start/2]).
 
 %% @doc Makes this node distributed as `Name' (a suite's node is not, by
-%% default), starting epmd; a distributed node stays as it is.
--spec alive(atom()) -> ok.
+%% default), starting epmd; a distributed node stays as it is. `{error,
+%% Why}' when distribution cannot start.
+-spec alive(atom()) -> ok | {error, term()}.
 alive(Name) ->
     case is_alive() of
         true ->
@@ -17,8 +18,10 @@ alive(Name) ->
             _ = os:cmd("epmd -daemon"),
             lttng_session:wait_until(fun() -> element(1, lttng_session:cmd("epmd -names")) =:= 0 end,
                                      50),
-            {ok, _} = net_kernel:start([Name, shortnames]),
-            ok
+            case net_kernel:start([Name, shortnames]) of
+                {ok, _} -> ok;
+                {error, _} = Error -> Error
+            end
     end.
 
 %% @doc Starts a peer named after `Name' with the code of dyntrace, the

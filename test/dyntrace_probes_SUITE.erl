@@ -152,11 +152,12 @@ t_bad_arguments(_Config) ->
                fun() -> dyntrace:p([256]) end,
                fun() -> dyntrace:pn(1, 1, [$a | b]) end,
                fun() -> dyntrace:user_trace_s1([-1]) end],
-    ?assertEqual([badarg || _ <- Always], [raised(F) || F <- Always]),
-    ?assertEqual([{returned, false} || _ <- Enabled], [raised(F) || F <- Enabled]),
+    Raised = fun(Funs) -> lists:map(fun dyntrace_test_trace:raised/1, Funs) end,
+    ?assertEqual([badarg || _ <- Always], Raised(Always)),
+    ?assertEqual([{returned, false} || _ <- Enabled], Raised(Enabled)),
     S = lttng_session:start_tracked(t_bad_arguments, ?PROBES),
     try
-        ?assertEqual([badarg || _ <- Always ++ Enabled], [raised(F) || F <- Always ++ Enabled])
+        ?assertEqual([badarg || _ <- Always ++ Enabled], Raised(Always ++ Enabled))
     after
         lttng_session:destroy(S)
     end.
@@ -164,13 +165,6 @@ t_bad_arguments(_Config) ->
 %%%===================================================================
 %%% Helpers
 %%%===================================================================
-
-raised(Fun) ->
-    try Fun() of
-        Result -> {returned, Result}
-    catch
-        error:badarg -> badarg
-    end.
 
 %% Runs `Fun' with the events of the suite recorded; their events, in order.
 record(Case, Fun) ->

@@ -67,9 +67,7 @@ init_per_testcase(_Case, Config) ->
     Config.
 
 end_per_testcase(_Case, _Config) ->
-    _ = erlang:trace(all, false, [all]),
-    _ = erlang:trace_pattern({?MODULE, '_', '_'}, false, [local]),
-    ok.
+    dyntrace_test_trace:untrace(?MODULE).
 
 %%%===================================================================
 %%% Workload

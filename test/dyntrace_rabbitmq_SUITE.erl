@@ -47,7 +47,7 @@ groups() ->
 %% installs it.
 init_per_suite(Config) ->
     ok = lttng_session:ensure_daemon(),
-    ok = start_distribution(),
+    ok = dyntrace_peers:alive(list_to_atom("dyntrace_ct_rmq_" ++ os:getpid())),
     Top = string:trim(os:cmd("mktemp -d /tmp/dyntrace-rmq-suite.XXXXXX")),
     Build = filename:join(Top, "dyntrace"),
     Lib = code:lib_dir(dyntrace),
@@ -498,14 +498,6 @@ env(Env) ->
 %%%===================================================================
 %%% Helpers
 %%%===================================================================
-
-start_distribution() ->
-    _ = os:cmd("epmd -daemon"),
-    lttng_session:wait_until(fun() -> element(1, lttng_session:cmd("epmd -names")) =:= 0 end, 50),
-    case net_kernel:start([list_to_atom("dyntrace_ct_rmq_" ++ os:getpid()), shortnames]) of
-        {ok, _} -> ok;
-        {error, {already_started, _}} -> ok
-    end.
 
 host() ->
     [_, Host] = string:split(atom_to_list(node()), "@"),

@@ -177,21 +177,24 @@ t_record_no_daemon(_Config) ->
     {P, _} = start_peer(no_daemon, #{exec => {os:find_executable("unshare"),
                                              ["--mount", "--propagation", "private",
                                               "/bin/sh", "-c", Script, Erl]}}),
-    try
-        {error, {lttng, Text}} = peer:call(P, ?MODULE, record_gc, []),
-        ?assertNotEqual(nomatch, string:find(Text, "No session daemon"), Text),
-        left_as_it_was(P)
-    after
-        peer:stop(P)
-    end.
+    refused(P, "No session daemon").
 
 %% In a node whose PATH has no `lttng': `{error, {lttng, Text}}' saying so.
 t_record_no_lttng(_Config) ->
     {P, _} = start_peer(no_lttng, #{}),
+    refused(P, fun() -> true = peer:call(P, os, putenv, ["PATH", "/nonexistent"]) end,
+            "lttng: command not found").
+
+%% After `Setup', record/2 in peer `P' answers `{error, {lttng, Text}}'
+%% with `Why' in `Text', and leaves the node as it was; the peer is stopped.
+refused(P, Why) ->
+    refused(P, fun() -> ok end, Why).
+
+refused(P, Setup, Why) ->
     try
-        true = peer:call(P, os, putenv, ["PATH", "/nonexistent"]),
+        _ = Setup(),
         {error, {lttng, Text}} = peer:call(P, ?MODULE, record_gc, []),
-        ?assertNotEqual(nomatch, string:find(Text, "lttng: command not found"), Text),
+        ?assertNotEqual(nomatch, string:find(Text, Why), Text),
         left_as_it_was(P)
     after
         peer:stop(P)

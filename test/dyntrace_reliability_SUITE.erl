@@ -631,16 +631,9 @@ bad_states() ->
                       M
               end,
     Bad = [{State, byte_size(M), binary:longest_common_suffix([M, <<"...">>]) =:= 3,
-            Counted, raised(fun() -> dyntrace:tracer(State) end)}
+            Counted, dyntrace_test_trace:raised(fun() -> dyntrace:tracer(State) end)}
            || {State, {Pid, Counted}} <- Sent, M <- [Message(Pid)]],
     #{bad => Bad, good => {byte_size(Message(GoodPid)), GoodCounted}}.
-
-raised(Fun) ->
-    try Fun() of
-        Value -> {returned, Value}
-    catch
-        error:Reason -> Reason
-    end.
 
 %%%===================================================================
 %%% helpers

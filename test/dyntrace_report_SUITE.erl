@@ -59,12 +59,11 @@ init_per_suite(Config) ->
             Server = try workload()
                      after
                          ok = dyntrace:clear(),
-                         _ = erlang:trace(all, false, [all]),
-                         _ = erlang:trace_pattern({?MODULE, '_', '_'}, false, [local]),
+                         ok = dyntrace_test_trace:untrace(?MODULE),
                          lttng_session:stop(S)
                      end,
             Exe = analyze_cmd:exe(),
-            Out = filename:join(base_dir(), "report_" ++ os:getpid()),
+            Out = filename:join(lttng_session:base_dir(), "report_" ++ os:getpid()),
             {Status, Stdout, Stderr} = analyze_cmd:run(Exe, ["report", Out, dir(S)]),
             ct:log("report -> ~p~n~s~s", [Status, Stdout, Stderr]),
             0 = Status,
@@ -298,9 +297,6 @@ number(Text) ->
         {F, _} when is_float(F) -> F;
         _ -> float(list_to_integer(Text))
     end.
-
-base_dir() ->
-    os:getenv("DYNTRACE_TRACE_DIR", "/tmp/dyntrace-test-traces").
 
 dir(#{dir := Dir}) ->
     Dir.

@@ -6,7 +6,7 @@
 %%% through `erlang:trace_info/2'.
 -module(dyntrace_test_trace).
 
--export([flags/1, traced/1, trace_info/2, sessions_available/0]).
+-export([flags/1, traced/1, trace_info/2, sessions_available/0, untrace/1, raised/1]).
 
 %% @doc The trace flags of a process or port (or of `new_processes',
 %% `new_ports'), in every session that has some.
@@ -47,3 +47,22 @@ trace_info(Item, What) ->
 sessions_available() ->
     code:ensure_loaded(trace) =:= {module, trace}
         andalso erlang:function_exported(trace, session_create, 3).
+
+%% @doc Turns off every process's and port's trace flags and the local
+%% trace patterns on `Module''s functions: what a case that traced by
+%% hand leaves for the next.
+-spec untrace(module()) -> ok.
+untrace(Module) ->
+    _ = erlang:trace(all, false, [all]),
+    _ = erlang:trace_pattern({Module, '_', '_'}, false, [local]),
+    ok.
+
+%% @doc What calling `Fun' did: `{returned, Value}', or the reason of the
+%% error it raised (`badarg' for most bad input).
+-spec raised(fun(() -> term())) -> {returned, term()} | term().
+raised(Fun) ->
+    try Fun() of
+        Value -> {returned, Value}
+    catch
+        error:Reason -> Reason
+    end.

@@ -18,7 +18,7 @@
          create/2, create/3, enable/2, track_self/1, start/1, start_tracked/2, record/3, wait_enabled/1, traced/2, stop/1,
          destroy/1, destroy_left/1, delete_traces/1,
          read/1, read_all/1, stop_and_read/1, discarded/1, recorded/1,
-         select/2, field/2, cmd/1, cmd_ok/1, parse_line/1, wait_until/2]).
+         select/2, field/2, cmd/1, cmd_ok/1, parse_line/1, wait_until/2, base_dir/0]).
 
 -define(PROVIDER, "org_erlang_dyntrace").
 
@@ -378,6 +378,9 @@ unescape(C) -> C.
 %%% helpers
 %%%===================================================================
 
+%% @doc Where the tests write their traces and files: `DYNTRACE_TRACE_DIR'
+%% (scripts/isolated.sh sets one per run), else a fixed directory.
+-spec base_dir() -> string().
 base_dir() ->
     case os:getenv("DYNTRACE_TRACE_DIR") of
         false -> "/tmp/dyntrace-test-traces";
