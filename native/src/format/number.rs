@@ -3,6 +3,7 @@
 use super::bounded_text::BoundedText;
 use super::leaf::{write_bignum, write_leaf};
 use crate::decimal::{below_10000, decimal, DECIMAL_MAX};
+use crate::vm::big;
 use rustler::sys::{ErlNifEnv, ErlNifTerm};
 use std::io::Write;
 
@@ -17,6 +18,17 @@ pub fn write_integer(env: *mut ErlNifEnv, term: ErlNifTerm, text: &mut BoundedTe
         write_decimal(false, unsigned, text);
     } else {
         write_bignum(term, text);
+    }
+}
+
+/// A bignum read in place, `digits` its words: its decimal text when
+/// below 2^4096, as `write_bignum` writes one read through enif; else the
+/// text is cut just before it.
+pub fn write_big(negative: bool, digits: &[usize], text: &mut BoundedText) {
+    let mut buf = [0u8; big::TEXT_MAX];
+    match big::decimal(negative, digits, &mut buf) {
+        Some(at) => text.put(&buf[at..]),
+        None => text.stop(),
     }
 }
 

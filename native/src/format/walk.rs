@@ -25,11 +25,11 @@
 //! written `<redacted>` and never looked at.
 
 use super::atom::write_atom;
-use super::binary_text::{write_binary, write_binary_bytes};
+use super::binary_text::{write_binary, write_binary_bytes, write_bits};
 use super::bounded_text::BoundedText;
 use super::leaf::{write_identifier, write_leaf};
 use super::leaf_texts::LeafTexts;
-use super::number::{write_float, write_integer, write_small};
+use super::number::{write_big, write_float, write_integer, write_small};
 use super::payload::Redact;
 use super::printable::{list_char, Lists};
 use super::shape;
@@ -423,7 +423,19 @@ fn start(
             Some(child)
         }
         Kind::Other => other_start(walk, term, text, frames, iters, leaves),
-        Kind::Atom | Kind::LocalPid | Kind::Small(_) | Kind::Nil | Kind::Binary(_) | Kind::Ref => {
+        // Their shapes are told through enif.
+        Kind::Bits(_) | Kind::Big(..) | Kind::ExportFun(_) if walk.shape => {
+            other_start(walk, term, text, frames, iters, leaves)
+        }
+        Kind::Atom
+        | Kind::LocalId
+        | Kind::Small(_)
+        | Kind::Nil
+        | Kind::Binary(_)
+        | Kind::Ref
+        | Kind::Bits(_)
+        | Kind::Big(..)
+        | Kind::ExportFun(_) => {
             write_leaf_kind(walk, term, kind, text, leaves);
             None
         }
@@ -440,7 +452,7 @@ fn write_leaf_kind(
     leaves: &mut LeafTexts,
 ) {
     match kind {
-        Kind::Atom | Kind::LocalPid => {
+        Kind::Atom | Kind::LocalId => {
             if !leaves.write(term, text) {
                 let env = walk.env;
                 leaves.write_and_keep(term, text, |text| identifier_or_atom(env, term, text));
@@ -457,6 +469,14 @@ fn write_leaf_kind(
             match unsafe { walk.reader.write_reference(term, &mut buf) } {
                 Some(ref_text) => text.put_medium(ref_text),
                 None => write_identifier(term_of_word(term), text),
+            }
+        }
+        Kind::Bits(bits) => write_bits(bits, text),
+        Kind::Big(negative, digits) => write_big(negative, digits, text),
+        // Kept by the entry's address: export entries are never freed.
+        Kind::ExportFun(entry) => {
+            if !leaves.write(entry, text) {
+                leaves.write_and_keep(entry, text, |text| write_leaf(term_of_word(term), text));
             }
         }
         Kind::Cons(..) | Kind::Tuple(_) | Kind::Map(_) | Kind::Other => {}
@@ -745,7 +765,11 @@ fn leaf_slow(walk: &Walk, term: usize, text: &mut BoundedText, leaves: &mut Leaf
     // SAFETY: the walk reads only live terms of the call being served.
     let kind = unsafe { walk.reader.kind(term) };
     match kind {
-        Kind::Atom | Kind::LocalPid | Kind::Small(_) | Kind::Nil | Kind::Binary(_) | Kind::Ref => {
+        Kind::Atom | Kind::LocalId | Kind::Small(_) | Kind::Nil | Kind::Binary(_) | Kind::Ref => {
+            write_leaf_kind(walk, term, kind, text, leaves);
+            true
+        }
+        Kind::Bits(_) | Kind::Big(..) | Kind::ExportFun(_) if !walk.shape => {
             write_leaf_kind(walk, term, kind, text, leaves);
             true
         }

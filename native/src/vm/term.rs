@@ -9,12 +9,15 @@
 //! and tuple is `Other`. Small maps and binaries have layouts of their
 //! own (`map`, `binary`), local references too (`reference`).
 
-use super::binary::{self, Known};
+use super::big;
+use super::binary::{self, Bits, Known};
 use super::enif::{list_cell, tuple_elements};
+use super::fun;
 use super::map::{self, SmallMap};
 use super::reference;
 use super::word::{
-    is_atom_word, is_local_pid, is_nil, object, small_int, term_of_word, term_word, BOXED, LIST,
+    is_atom_word, is_local_pid, is_local_port, is_nil, object, small_int, term_of_word, term_word,
+    BOXED, LIST,
 };
 use rustler::sys::{ErlNifEnv, ErlNifTerm};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -33,7 +36,8 @@ static CONTAINERS: AtomicBool = AtomicBool::new(false);
 pub enum Kind<'a> {
     Atom,
     Small(i64),
-    LocalPid,
+    /// A local pid or port: its text depends on its word alone.
+    LocalId,
     Nil,
     /// A list cell: the words of its head and tail.
     Cons(usize, usize),
@@ -43,6 +47,14 @@ pub enum Kind<'a> {
     Binary(&'a [u8]),
     /// A local reference whose text `reference::write` knows.
     Ref,
+    /// A bitstring whose size is not a multiple of 8.
+    Bits(Bits<'a>),
+    /// A bignum: negative or not, its digit words, least significant
+    /// first.
+    Big(bool, &'a [usize]),
+    /// An external fun: the address of its export entry, which its text
+    /// depends on alone.
+    ExportFun(usize),
     /// Anything else (floats, bignums, funs, ports, remote identifiers,
     /// large maps, bitstrings, other binaries and references), or a
     /// layout not confirmed at load: ask enif.
@@ -56,6 +68,8 @@ pub struct Reader {
     map_header: usize,
     binary: Option<Known>,
     refs: reference::Known,
+    bigs: big::Known,
+    funs: fun::Known,
 }
 
 impl Reader {
@@ -67,6 +81,8 @@ impl Reader {
             map_header: map::header(),
             binary: binary::known(),
             refs: reference::known(),
+            bigs: big::known(),
+            funs: fun::known(),
         }
     }
 
@@ -122,8 +138,8 @@ impl Reader {
                     Kind::Atom
                 } else if let Some(n) = small_int(term_of_word(word)) {
                     Kind::Small(n)
-                } else if is_local_pid(term_of_word(word)) {
-                    Kind::LocalPid
+                } else if is_local_pid(term_of_word(word)) || is_local_port(term_of_word(word)) {
+                    Kind::LocalId
                 } else if is_nil(term_of_word(word)) {
                     Kind::Nil
                 } else {
@@ -159,6 +175,20 @@ impl Reader {
                 // SAFETY: as above.
                 if unsafe { self.refs.is_written(obj, header) } {
                     return Kind::Ref;
+                }
+                // SAFETY: as above.
+                if let Some((negative, digits)) = unsafe { self.bigs.digits(obj, header) } {
+                    return Kind::Big(negative, digits);
+                }
+                // SAFETY: as above.
+                if let Some(entry) = unsafe { self.funs.entry(obj, header) } {
+                    return Kind::ExportFun(entry);
+                }
+                if let Some(known) = self.binary {
+                    // SAFETY: the caller's promise, passed on.
+                    if let Some(bits) = unsafe { binary::read_bits(known, word) } {
+                        return Kind::Bits(bits);
+                    }
                 }
                 Kind::Other
             }
@@ -252,6 +282,8 @@ mod tests {
             map_header: 0,
             binary: None,
             refs: reference::Known::NONE,
+            bigs: big::Known::NONE,
+            funs: fun::Known::NONE,
         }
     }
 
@@ -259,13 +291,16 @@ mod tests {
         match kind {
             Kind::Atom => "atom".into(),
             Kind::Small(n) => format!("small {n}"),
-            Kind::LocalPid => "pid".into(),
+            Kind::LocalId => "local id".into(),
             Kind::Nil => "nil".into(),
             Kind::Cons(h, t) => format!("cons {h:#x} {t:#x}"),
             Kind::Tuple(elems) => format!("tuple {elems:x?}"),
             Kind::Map(_) => "map".into(),
             Kind::Binary(bytes) => format!("binary {}", bytes.len()),
             Kind::Ref => "ref".into(),
+            Kind::Bits(bits) => format!("bits {}", bits.size),
+            Kind::Big(negative, digits) => format!("big {negative} {digits:x?}"),
+            Kind::ExportFun(entry) => format!("export fun {entry:#x}"),
             Kind::Other => "other".into(),
         }
     }
@@ -281,9 +316,8 @@ mod tests {
         let r = reader(true);
         assert_eq!(kind(r, (5 << 6) | 0x0B), "atom");
         assert_eq!(kind(r, ((-3i64 as usize) << 4) | 0xF), "small -3");
-        assert_eq!(kind(r, (42 << 4) | 0x3), "pid");
-        // A local port: the VM prints it.
-        assert_eq!(kind(r, (42 << 4) | 0x7), "other");
+        assert_eq!(kind(r, (42 << 4) | 0x3), "local id");
+        assert_eq!(kind(r, (42 << 4) | 0x7), "local id");
     }
 
     #[test]
