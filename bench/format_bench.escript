@@ -6,6 +6,8 @@
 %%     escript bench/format_bench.escript
 %% or, for the leaf table alone:
 %%     escript bench/format_bench.escript leaves
+%% (DYNTRACE_EBIN=DIR loads the modules from DIR instead, e.g. the build
+%% scripts/otp-newest.sh makes, to run under another release.)
 -mode(compile).
 
 -define(BUDGET, 1024).
@@ -126,7 +128,11 @@ timing(Term, Calls) -> format_timing(per_call_ns(Term, Calls)).
 
 load() ->
     Top = filename:dirname(filename:dirname(filename:absname(escript:script_name()))),
-    true = code:add_patha(filename:join(Top, "_build/default/lib/dyntrace/ebin")),
+    Ebin = case os:getenv("DYNTRACE_EBIN") of
+               false -> filename:join(Top, "_build/default/lib/dyntrace/ebin");
+               Dir -> Dir
+           end,
+    true = code:add_patha(Ebin),
     {module, dyntrace} = code:ensure_loaded(dyntrace).
 
 format_timing({Med, Min, Max}) -> io_lib:format("~s [~s-~s]", [ns(Med), ns(Min), ns(Max)]).
