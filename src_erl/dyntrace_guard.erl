@@ -3,9 +3,12 @@
 %%%
 %%% A calls entry with a guard has a `call_count' pattern beside its trace
 %%% pattern on every function its `scope => local' patterns match (of
-%%% loaded modules; a pattern on every module is not guarded, nor a global
-%%% one: the runtime turns a function's global trace off when a call_count
-%%% pattern is set on it). dyntrace_ctl looks at the
+%%% loaded modules; a pattern on every module is not guarded). A global
+%%% pattern is not guarded: a `call_count' pattern is a breakpoint, and the
+%%% runtime turns a function's global trace off in the session where one
+%%% is set; counted in another session (OTP 27 and later) it would count
+%%% the local calls too, which the global pattern does not record
+%%% (docs/reference.md, `calls/2'). dyntrace_ctl looks at the
 %%% counts every `Ms div 10' milliseconds (10 at least): a function called
 %%% more than its share of `Calls' in that slice (`Calls' per `Ms', at
 %%% least one call) has its trace pattern removed at once, and one
