@@ -29,7 +29,7 @@ use super::binary_text::{write_binary, write_binary_bytes, write_bits};
 use super::bounded_text::BoundedText;
 use super::leaf::{write_identifier, write_leaf};
 use super::leaf_texts::LeafTexts;
-use super::number::{write_big, write_float, write_integer, write_small};
+use super::number::{write_big, write_float, write_float_value, write_integer, write_small};
 use super::payload::Redact;
 use super::printable::{list_char, Lists};
 use super::shape;
@@ -424,7 +424,7 @@ fn start(
         }
         Kind::Other => other_start(walk, term, text, frames, iters, leaves),
         // Their shapes are told through enif.
-        Kind::Bits(_) | Kind::Big(..) | Kind::ExportFun(_) if walk.shape => {
+        Kind::Bits(_) | Kind::Big(..) | Kind::ExportFun(_) | Kind::Float(_) if walk.shape => {
             other_start(walk, term, text, frames, iters, leaves)
         }
         Kind::Atom
@@ -435,7 +435,8 @@ fn start(
         | Kind::Ref
         | Kind::Bits(_)
         | Kind::Big(..)
-        | Kind::ExportFun(_) => {
+        | Kind::ExportFun(_)
+        | Kind::Float(_) => {
             write_leaf_kind(walk, term, kind, text, leaves);
             None
         }
@@ -473,6 +474,7 @@ fn write_leaf_kind(
         }
         Kind::Bits(bits) => write_bits(bits, text),
         Kind::Big(negative, digits) => write_big(negative, digits, text),
+        Kind::Float(x) => write_float_value(x, text),
         // Kept by the entry's address: export entries are never freed.
         Kind::ExportFun(entry) => {
             if !leaves.write(entry, text) {
@@ -769,7 +771,7 @@ fn leaf_slow(walk: &Walk, term: usize, text: &mut BoundedText, leaves: &mut Leaf
             write_leaf_kind(walk, term, kind, text, leaves);
             true
         }
-        Kind::Bits(_) | Kind::Big(..) | Kind::ExportFun(_) if !walk.shape => {
+        Kind::Bits(_) | Kind::Big(..) | Kind::ExportFun(_) | Kind::Float(_) if !walk.shape => {
             write_leaf_kind(walk, term, kind, text, leaves);
             true
         }

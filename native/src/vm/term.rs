@@ -20,7 +20,7 @@ use super::word::{
     BOXED, LIST,
 };
 use rustler::sys::{ErlNifEnv, ErlNifTerm};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 /// A header's tag bits, and the shift of its arity.
 const HEADER_TAG_BITS: usize = 0x3F;
@@ -30,6 +30,9 @@ const TUPLE_TAG: usize = 0;
 
 /// Whether tuples and list cells are laid out as above (checked at load).
 static CONTAINERS: AtomicBool = AtomicBool::new(false);
+/// The header of a float (one word after it, the IEEE 754 double), as
+/// learned at load; 0 (no float's) when not learned.
+static FLOAT_HEADER: AtomicUsize = AtomicUsize::new(0);
 
 /// A term, as its word says.
 #[derive(Clone, Copy)]
@@ -55,6 +58,7 @@ pub enum Kind<'a> {
     /// An external fun: the address of its export entry, which its text
     /// depends on alone.
     ExportFun(usize),
+    Float(f64),
     /// Anything else (floats, bignums, funs, ports, remote identifiers,
     /// large maps, bitstrings, other binaries and references), or a
     /// layout not confirmed at load: ask enif.
@@ -70,6 +74,7 @@ pub struct Reader {
     refs: reference::Known,
     bigs: big::Known,
     funs: fun::Known,
+    float_header: usize,
 }
 
 impl Reader {
@@ -83,6 +88,7 @@ impl Reader {
             refs: reference::known(),
             bigs: big::known(),
             funs: fun::known(),
+            float_header: FLOAT_HEADER.load(Ordering::Relaxed),
         }
     }
 
@@ -166,6 +172,11 @@ impl Reader {
                     // SAFETY: a small map's header, as confirmed at load.
                     return Kind::Map(unsafe { map::view_object(obj) });
                 }
+                if header == self.float_header && header != 0 {
+                    // SAFETY: a float's header, as learned at load: its
+                    // double is the word after it.
+                    return Kind::Float(f64::from_bits(unsafe { *obj.add(1) } as u64));
+                }
                 if let Some(known) = self.binary {
                     // SAFETY: the caller's promise, passed on.
                     if let Some(bytes) = unsafe { binary::read_known(known, word) } {
@@ -229,7 +240,30 @@ pub unsafe fn tuple<'a>(env: *mut ErlNifEnv, term: ErlNifTerm) -> Option<&'a [Er
 pub fn init(env: *mut ErlNifEnv) -> bool {
     let ok = check(env).is_some();
     CONTAINERS.store(ok, Ordering::Relaxed);
+    FLOAT_HEADER.store(float_header(env).unwrap_or(0), Ordering::Relaxed);
     ok
+}
+
+/// The header of floats the VM makes, when every one made has it and the
+/// word after it is the double's bits.
+fn float_header(env: *mut ErlNifEnv) -> Option<usize> {
+    if usize::BITS != 64 {
+        return None;
+    }
+    let mut header = None;
+    for x in [1.5f64, -0.25, 1e300, 5e-324, -0.0] {
+        // SAFETY: making a float in the load's environment.
+        let term = unsafe { rustler::sys::enif_make_double(env, x) };
+        let obj = super::word::boxed(term_word(term))?;
+        // SAFETY: a live boxed term (a float): a header, then a word
+        // (every boxed object has at least one after its header; the
+        // arity is checked before the word counts).
+        let (h, bits) = unsafe { (*obj, *obj.add(1)) };
+        if h >> ARITY_SHIFT != 1 || bits as u64 != x.to_bits() || *header.get_or_insert(h) != h {
+            return None;
+        }
+    }
+    header
 }
 
 fn check(env: *mut ErlNifEnv) -> Option<()> {
@@ -284,6 +318,7 @@ mod tests {
             refs: reference::Known::NONE,
             bigs: big::Known::NONE,
             funs: fun::Known::NONE,
+            float_header: 0,
         }
     }
 
@@ -301,6 +336,7 @@ mod tests {
             Kind::Bits(bits) => format!("bits {}", bits.size),
             Kind::Big(negative, digits) => format!("big {negative} {digits:x?}"),
             Kind::ExportFun(entry) => format!("export fun {entry:#x}"),
+            Kind::Float(x) => format!("float {x}"),
             Kind::Other => "other".into(),
         }
     }
