@@ -83,17 +83,23 @@ leaves() ->
               || _ <- lists:seq(1, ?ROUNDS)],
     Timings = [stats([lists:nth(I, Round) || Round <- Rounds])
                || I <- lists:seq(1, length(Lists))],
-    Rows = [{Name, Bytes, Timing, Med / Bytes}
-            || {{Name, _}, Bytes, {Med, _, _} = Timing} <- lists:zip3(Lists, Sizes, Timings)],
+    %% Per byte from each kind's fastest round: on a shared machine the
+    %% medians carry the other jobs' load, the minimums much less.
+    Rows = [{Name, Bytes, Timing, Min / Bytes}
+            || {{Name, _}, Bytes, {_, Min, _} = Timing} <- lists:zip3(Lists, Sizes, Timings)],
     Fastest = lists:min([PerByte || {_, _, _, PerByte} <- Rows]),
+    [{_, _, _, Integer} | _] = Rows,
     io:format("~nLists of 20,000 equal leaves: time per `format_term(List, ~w)` call, "
-              "median of ~w rounds [min-max] (the kinds' rounds interleaved), per byte of "
-              "text written, and that against the fastest kind's (target: 3x at most). "
-              "OTP ~s.~n~n", [Budget, ?ROUNDS, erlang:system_info(otp_release)]),
-    io:format("| leaf | text bytes | time per call | per text byte | against the fastest |~n"),
-    io:format("|---|---:|---:|---:|---:|~n"),
-    [io:format("| ~s | ~w | ~s | ~.2f ns | ~.1fx |~n",
-               [Name, Bytes, format_timing(Timing), PerByte, PerByte / Fastest])
+              "median of ~w rounds [min-max] (the kinds' rounds interleaved); the fastest "
+              "round per byte of text written, and that against the fastest kind's "
+              "(target: 3x at most) and the small integer's. OTP ~s.~n~n",
+              [Budget, ?ROUNDS, erlang:system_info(otp_release)]),
+    io:format("| leaf | text bytes | time per call | per text byte (min) "
+              "| against the fastest | against the small integer |~n"),
+    io:format("|---|---:|---:|---:|---:|---:|~n"),
+    [io:format("| ~s | ~w | ~s | ~.2f ns | ~.1fx | ~.1fx |~n",
+               [Name, Bytes, format_timing(Timing), PerByte, PerByte / Fastest,
+                PerByte / Integer])
      || {Name, Bytes, Timing, PerByte} <- Rows],
     ok.
 

@@ -143,8 +143,10 @@ pub unsafe fn read_bits<'a>(known: Known, word: usize) -> Option<Bits<'a>> {
             // flag in the low bytes of word 3, the original binary's term.
             let (bytes, offs, bits, orig) =
                 unsafe { (*obj.add(1), *obj.add(2), *obj.add(3), *obj.add(4)) };
+            // The word's other bytes are the struct's padding: never
+            // written, whatever they hold.
             let (bit_size, bit_offs) = (bits & 0xFF, (bits >> 8) & 0xFF);
-            if bits >> 24 != 0 || bit_size >= 8 || bit_offs >= 8 {
+            if bit_size >= 8 || bit_offs >= 8 {
                 return None;
             }
             // SAFETY: the original of a live sub-binary is a live binary.
@@ -344,7 +346,13 @@ fn learn_bits(env: *mut ErlNifEnv, known: Known, sub: ErlNifTerm, large: ErlNifT
     };
     // The sub-binary of bytes 8..48 of `large`; the bitstring's header the
     // same, one byte and three bits from offset 0.
-    if s != [s[0], 40, 8, 0, term_word(large)] || b[0] != s[0] || b[1..4] != [1, 0, 3] {
+    // Word 3's three low bytes are the bit size, the bit offset and the
+    // writable flag; its other bytes are padding, never written.
+    let fields = |w: usize| w & 0xFF_FFFF;
+    if [s[1], s[2], fields(s[3]), s[4]] != [40, 8, 0, term_word(large)]
+        || b[0] != s[0]
+        || [b[1], b[2], fields(b[3])] != [1, 0, 3]
+    {
         return known;
     }
     let learned = Known {
