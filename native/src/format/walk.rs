@@ -14,10 +14,12 @@
 //! reused from event to event.
 //!
 //! Terms are read from their words (`vm::term`): atoms, small integers,
-//! local pids, lists, tuples, small maps, binaries and local references,
-//! with no VM call. What the words do not tell (floats, bignums, funs,
-//! ports, remote identifiers, large maps, a layout not confirmed at load)
-//! is read through enif, one term at a time.
+//! local pids and ports, lists, tuples, small maps, binaries, bitstrings,
+//! bignums, floats, external funs and local references, with no VM call.
+//! What the words do not tell (local funs, remote identifiers, large maps,
+//! a layout not confirmed at load) is read through enif, one term at a
+//! time. In `shape`, bitstrings, bignums, floats and funs are told through
+//! enif too: their shapes are written there.
 //!
 //! The same walk writes `shape` (`Walk::shape`: leaves as their type and
 //! size, `shape`) and leaves out the values under redacted keys: in a map

@@ -186,7 +186,9 @@ mod tests {
         assert_eq!(text(true, &[1 << 63]), "-9223372036854775808");
         assert_eq!(text(false, &[0, 1]), (1u128 << 64).to_string());
         assert_eq!(text(false, &[0, 0x10]), (1u128 << 68).to_string());
-        // 10^19 and 10^38: chunks of all zeros.
+        // 10^9, 10^19 and 10^38: chunks of all zeros.
+        assert_eq!(text(false, &[1_000_000_000]), "1000000000");
+        assert_eq!(text(true, &[999_999_999]), "-999999999");
         assert_eq!(
             text(false, &[10_000_000_000_000_000_000]),
             "10000000000000000000"

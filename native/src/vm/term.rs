@@ -59,9 +59,9 @@ pub enum Kind<'a> {
     /// depends on alone.
     ExportFun(usize),
     Float(f64),
-    /// Anything else (floats, bignums, funs, ports, remote identifiers,
-    /// large maps, bitstrings, other binaries and references), or a
-    /// layout not confirmed at load: ask enif.
+    /// Anything else (local funs, remote identifiers, large maps,
+    /// binaries and references in other forms), or a layout not confirmed
+    /// at load: ask enif.
     Other,
 }
 
