@@ -463,7 +463,8 @@ fn write_leaf_kind(
         }
         Kind::Small(n) if walk.shape => shape::write_small(n, text),
         Kind::Small(n) => write_small(n, text),
-        Kind::Nil => text.put(b"[]"),
+        // Kept like an atom's: the next `[]` is one lookup in line.
+        Kind::Nil => leaves.write_and_keep(term, text, |text| text.put(b"[]")),
         Kind::Binary(bytes) => write_binary_bytes(bytes, text, walk.shape),
         Kind::Ref => {
             let mut buf = [0u8; REF_TEXT_MAX];
