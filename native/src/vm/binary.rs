@@ -256,6 +256,13 @@ pub unsafe fn bytes<'a>(env: *mut ErlNifEnv, term: ErlNifTerm) -> Option<&'a [u8
     unsafe { read(term).or_else(|| inspect_binary(env, term)) }
 }
 
+/// Whether bitstrings that are not whole bytes are read in place under
+/// the learned layout: always from OTP 27, up to OTP 26 when the
+/// sub-binary's header was learned.
+pub fn reads_bits() -> bool {
+    known().is_some_and(|k| k.layout == Layout::SubBits || k.sub_header != 0)
+}
+
 /// Learns the layout from binaries the VM makes; called from the NIF's
 /// load. Returns whether binaries will be read in place.
 pub fn init(env: *mut ErlNifEnv) -> bool {

@@ -29,6 +29,7 @@ pub struct Layouts {
     pub maps: bool,
     pub binaries: bool,
     pub references: bool,
+    pub bitstrings: bool,
     pub bignums: bool,
     pub external_funs: bool,
 }
@@ -50,6 +51,7 @@ pub fn init(env: Env, hash_map: Term, to_list_first: Term, samples: &[Term]) -> 
         maps: map::init(env),
         binaries: binary::init(env.as_c_arg()),
         references: reference::init(env.as_c_arg(), &samples),
+        bitstrings: binary::reads_bits(),
         bignums: big::init(env.as_c_arg()),
         external_funs: fun::init(env.as_c_arg()),
     }
