@@ -122,9 +122,9 @@ fn learn(env: *mut ErlNifEnv) -> Option<Known> {
 /// The decimal text of a bignum of at most `MAX_DIGITS` words: `-` when
 /// `negative`, then its digits, written at the end of `buf`; answers
 /// where the text starts. Schoolbook division by 10^19, word by word:
-/// quadratic in the words, at most 64 of them.
+/// quadratic in the words, at most 64 of them. Each step divides a
+/// two-word value whose high word is below 10^19 by 10^19 (`div_step`).
 pub fn decimal(negative: bool, digits: &[usize], buf: &mut [u8; TEXT_MAX]) -> Option<usize> {
-    const CHUNK: u64 = 10_000_000_000_000_000_000;
     if digits.len() > MAX_DIGITS {
         return None;
     }
@@ -139,16 +139,14 @@ pub fn decimal(negative: bool, digits: &[usize], buf: &mut [u8; TEXT_MAX]) -> Op
     let mut at = TEXT_MAX;
     loop {
         // Divide words[..len] by 10^19; the remainder is 19 digits.
-        let mut rem = 0u128;
+        let mut rem = 0u64;
         for w in words[..len].iter_mut().rev() {
-            let cur = (rem << 64) | u128::from(*w);
-            *w = (cur / u128::from(CHUNK)) as u64;
-            rem = cur % u128::from(CHUNK);
+            (*w, rem) = div_step(rem, *w);
         }
         while len > 0 && words[len - 1] == 0 {
             len -= 1;
         }
-        let start = crate::decimal::decimal_before(rem as u64, buf, at);
+        let start = crate::decimal::decimal_before(rem, buf, at);
         if len == 0 {
             at = start;
             break;
@@ -162,6 +160,31 @@ pub fn decimal(negative: bool, digits: &[usize], buf: &mut [u8; TEXT_MAX]) -> Op
         buf[at] = b'-';
     }
     Some(at)
+}
+
+/// 10^19: the largest power of ten below 2^64, its top bit set.
+const CHUNK: u64 = 10_000_000_000_000_000_000;
+/// floor((2^128 - 1) / CHUNK) - 2^64: CHUNK's reciprocal, so that a step
+/// divides by multiplying (Möller and Granlund, "Improved division by
+/// invariant integers", 2011, algorithm 4).
+const CHUNK_INV: u64 = (u128::MAX / CHUNK as u128 - (1u128 << 64)) as u64;
+
+/// `(high * 2^64 + low) / CHUNK` and its remainder, `high` below CHUNK.
+#[inline(always)]
+fn div_step(high: u64, low: u64) -> (u64, u64) {
+    let product = u128::from(CHUNK_INV) * u128::from(high);
+    let sum = product.wrapping_add((u128::from(high) << 64) | u128::from(low));
+    let (mut q, q0) = (((sum >> 64) as u64).wrapping_add(1), sum as u64);
+    let mut r = low.wrapping_sub(q.wrapping_mul(CHUNK));
+    if r > q0 {
+        q = q.wrapping_sub(1);
+        r = r.wrapping_add(CHUNK);
+    }
+    if r >= CHUNK {
+        q += 1;
+        r -= CHUNK;
+    }
+    (q, r)
 }
 
 /// The most digit words a bignum written here has: below 2^4096.
@@ -178,6 +201,31 @@ mod tests {
         let mut buf = [0u8; TEXT_MAX];
         let at = decimal(negative, digits, &mut buf).unwrap();
         String::from_utf8(buf[at..].to_vec()).unwrap()
+    }
+
+    #[test]
+    fn div_step_is_division() {
+        let mut state = 0x9E37_79B9_7F4A_7C15u64;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let edges = [0, 1, CHUNK - 1, CHUNK / 2, u64::MAX, 1 << 63];
+        for i in 0..200_000 {
+            let (high, low) = if i < 36 {
+                (edges[i / 6] % CHUNK, edges[i % 6])
+            } else {
+                (next() % CHUNK, next())
+            };
+            let n = (u128::from(high) << 64) | u128::from(low);
+            let want = (
+                (n / u128::from(CHUNK)) as u64,
+                (n % u128::from(CHUNK)) as u64,
+            );
+            assert_eq!(div_step(high, low), want, "{high} {low}");
+        }
     }
 
     #[test]
