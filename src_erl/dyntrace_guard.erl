@@ -2,8 +2,8 @@
 %%% `dyntrace:calls/2', set by default in `dyntrace:record/2'): its state
 %%% and decisions. `dyntrace_ctl' sets and reads the `call_count' patterns
 %%% every `Ms div 10' ms; a function called more than its share loses its
-%%% trace pattern, and one `call_guard' event names it. See
-%%% docs/reference.md.
+%%% trace pattern, and one `call_guard' event names it. Only `scope =>
+%%% local' patterns are guarded: docs/reference.md (`calls/2') says why.
 -module(dyntrace_guard).
 
 -export([validate/1, new/2, interval/1, poll/2, functions/1, removed/1, rate/1]).

@@ -9,7 +9,7 @@
 -include_lib("common_test/include/ct.hrl").
 -include_lib("stdlib/include/assert.hrl").
 
--export([t_calls_exclude/1, t_calls_guard/1, all/0, suite/0, init_per_suite/1, end_per_suite/1,
+-export([t_calls_exclude/1, t_calls_guard/1, t_calls_guard_global/1, all/0, suite/0, init_per_suite/1, end_per_suite/1,
          init_per_testcase/2, end_per_testcase/2]).
 -export([t_trace_messages/1,
          t_trace_flags_from_events/1,
@@ -46,6 +46,7 @@ all() ->
      t_calls_exception,
      t_calls_exclude,
      t_calls_guard,
+     t_calls_guard_global,
      t_max_events,
      t_max_events_concurrent,
      t_max_events_with_payload,
@@ -261,6 +262,35 @@ t_calls_guard(_Config) ->
     ?assertMatch({match, _}, re:run(Text, "the rate guard removed dyntrace_test_mod:helper/1's "
                                     "pattern at \\+[0-9.]+ s \\(more than 1000 calls per 100 ms\\)"),
                  Text),
+    lttng_session:destroy(S).
+
+%% The rate guard does not cover a global pattern (docs/reference.md says
+%% why: a call_count pattern would turn the function's global trace off):
+%% `{M, '_', '_'}' global with `max_rate => {1000, 100}' over a function
+%% called through the export 10,000 times in well under a second records
+%% every call, no call_guard event, nothing listed as guarded.
+t_calls_guard_global(_Config) ->
+    Events = [function_call, call_guard],
+    S = start_session(t_calls_guard_global, Events, #{subbuf_size => 1 bsl 20, num_subbuf => 4}),
+    A = actor(),
+    Mod = dyntrace_test_mod,
+    {ok, _} = dyntrace:calls({Mod, '_', '_'}, #{procs => [A], max_rate => {1000, 100}}),
+    Steps = 20,
+    Helpers = 500,
+    run(A, fun() -> Mod:hot_remote_run(Steps, Helpers) end),
+    #{traces := [#{guarded := Guarded}]} = dyntrace:status(),
+    ?assertEqual([], Guarded),
+    lttng_session:stop(S),
+    All = lttng_session:read(S),
+    ?assertEqual([], lttng_session:select(call_guard, All)),
+    Calls = [lttng_session:field("entry", E) || E <- lttng_session:select(function_call, All),
+                                                lttng_session:field("pid", E) =:= text(A)],
+    Count = fun(Entry) -> length([C || C <- Calls, C =:= Entry]) end,
+    ?assertEqual({1, Steps, Steps * Helpers},
+                 {Count(<<"dyntrace_test_mod:hot_remote_run/2">>),
+                  Count(<<"dyntrace_test_mod:remote_step/2">>),
+                  Count(<<"dyntrace_test_mod:remote_helper/1">>)}),
+    ok = nothing_discarded(S),
     lttng_session:destroy(S).
 
 %% A fun made in the shell becomes the match spec: only the calls whose

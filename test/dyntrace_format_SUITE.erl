@@ -15,6 +15,7 @@
 -export([all/0, init_per_suite/1, end_per_suite/1]).
 -export([t_leaves/1, t_containers/1, t_strings/1, t_atoms/1, t_numbers/1,
          t_identifiers/1, t_binaries/1, t_binary_forms/1, t_leaf_lists/1, t_cut_utf8/1,
+         t_bits_in_place/1, t_bignums_in_place/1, t_ports_and_funs_in_place/1,
          t_huge_terms/1, t_beyond_scan_bound/1, t_payload_texts/1, t_payload_huge_terms/1,
          prop_matches_vm/1, prop_unicode_atoms/1, prop_big_maps/1,
          prop_payload_model/1, prop_payload_cut/1, prop_secrets_hidden/1]).
@@ -31,7 +32,9 @@
 
 all() ->
     [t_leaves, t_containers, t_strings, t_atoms, t_numbers, t_identifiers,
-     t_binaries, t_binary_forms, t_leaf_lists, t_cut_utf8, t_huge_terms, t_beyond_scan_bound,
+     t_binaries, t_binary_forms, t_leaf_lists, t_cut_utf8,
+     t_bits_in_place, t_bignums_in_place, t_ports_and_funs_in_place,
+     t_huge_terms, t_beyond_scan_bound,
      t_payload_texts, t_payload_huge_terms,
      prop_matches_vm, prop_unicode_atoms, prop_big_maps,
      prop_payload_model, prop_payload_cut, prop_secrets_hidden].
@@ -198,6 +201,83 @@ t_leaf_lists(_Config) ->
          [true = check_cut(Expected, fmt(List, Max), Max) || Max <- [64, 1000, 1024, ?BIG]]
      end || Leaf <- [<<1:3>>, <<255, 7:3>>, fun lists:reverse/1, fun() -> ok end,
                      make_ref(), self(), 1000]].
+
+%% Bitstrings that are not whole bytes, read in place (heap bitstrings,
+%% sub-bitstrings of heap and off-heap binaries): every bit offset, every
+%% size up to 9 bytes and some of thousands, bytes of every value; alone,
+%% in containers, and cut at budgets that end inside them.
+t_bits_in_place(_Config) ->
+    _ = rand:seed(exsss, 20261128),
+    Bytes = fun(N) -> rand:bytes(N) end,
+    Sized = [<<Bin/bitstring, Tail:Bits>>
+             || Size <- lists:seq(0, 9) ++ [63, 64, 65, 100, 4000],
+                Bits <- lists:seq(1, 7),
+                Bin <- [Bytes(Size), binary:copy(<<255>>, Size), binary:copy(<<0>>, Size)],
+                Tail <- [0, rand:uniform(1 bsl Bits) - 1, (1 bsl Bits) - 1]],
+    Offset = [Rest || Bits <- Sized, Offset <- lists:seq(1, 7),
+                      <<_:Offset, Rest/bitstring>> <- [<<0:Offset, Bits/bitstring>>]],
+    %% Sub-bitstrings of an off-heap binary, at bit offsets into it.
+    Large = Bytes(300),
+    Parts = [Part || Start <- lists:seq(0, 40), Len <- [1, 7, 9, 15, 17, 100, 2000],
+                     <<_:Start, Part:Len/bitstring, _/bitstring>> <- [Large]],
+    self() ! {copy, Offset},
+    Received = receive {copy, Copy} -> Copy end,
+    All = Sized ++ Offset ++ Parts ++ Received,
+    same_as_vm(All),
+    Some = [B || B <- All, bit_size(B) < 200],
+    same_as_vm([lists:sublist(Some, 500), list_to_tuple(lists:sublist(Parts, 30)),
+                #{bits => hd(Parts), 1 => lists:sublist(Offset, 20)}]),
+    [true = check_cut(expected(All), fmt(All, Max), Max) || Max <- [?BIG, 1000]],
+    [true = check_cut(expected(B), fmt(B, Max), Max)
+     || B <- lists:sublist(Parts, 50), Max <- [64, 65, 66, 67, 100, 201]],
+    <<"<<_/bitstring>>">> = mode(<<1:3>>, shape),
+    <<"<<_/bitstring>>">> = mode(lists:last(Offset), shape).
+
+%% Bignums, written from their digit words up to 2^4096 - 1: around
+%% every power of two from 2^59, both signs, and random digits.
+t_bignums_in_place(_Config) ->
+    _ = rand:seed(exsss, 20261129),
+    Around = [Sign * ((1 bsl K) + D) || K <- lists:seq(59, 4095), D <- [-1, 0, 1],
+                                        Sign <- [1, -1], (1 bsl K) + D < 1 bsl 4096],
+    Random = [Sign * binary:decode_unsigned(rand:bytes(rand:uniform(512)))
+              || _ <- lists:seq(1, 2000), Sign <- [1, -1]],
+    Tens = [Sign * (P + D) || K <- lists:seq(18, 1233), P <- [pow10(K)], D <- [-1, 0, 1],
+                              Sign <- [1, -1]],
+    same_as_vm(Around ++ Random ++ Tens),
+    same_as_vm([lists:sublist(Around, 50), list_to_tuple(lists:sublist(Random, 20)),
+                #{(1 bsl 100) => -(1 bsl 200)}]),
+    [true = check_cut(expected(Around), fmt(Around, Max), Max) || Max <- [?BIG, 1000]],
+    Largest = (1 bsl 4096) - 1,
+    true = check_cut(expected(Largest), fmt(Largest, 100), 100),
+    %% 2^4096 and beyond are cut before the number, not converted.
+    <<"[1,...">> = fmt([1, 1 bsl 4096, 2], 100),
+    <<"<bigint>">> = mode(1 bsl 100, shape),
+    <<"<int:20>">> = mode(1 bsl 64 - 1, shape).
+
+pow10(K) -> pow10(K, 1).
+pow10(0, Acc) -> Acc;
+pow10(K, Acc) -> pow10(K - 1, Acc * 10).
+
+%% Local ports and external funs, whose texts the walk keeps by their
+%% word and their export entry: many ports, open and closed, and funs of
+%% every arity, of quoted and unloaded modules.
+t_ports_and_funs_in_place(_Config) ->
+    Ports = [open_port({spawn, "cat"}, []) || _ <- lists:seq(1, 20)],
+    Closed = lists:sublist(Ports, 5),
+    _ = [port_close(P) || P <- Closed],
+    Funs = [fun erlang:self/0, fun lists:reverse/1, fun lists:reverse/2, fun lists:map/2,
+            fun 'Quoted Atom':'b c'/0, fun erlang:'+'/2, fun no_such_module:f/255,
+            fun no_such_module:'don\'t'/3, fun 'a@b':'A'/1, fun ok:'and'/0],
+    Terms = Ports ++ erlang:ports() ++ Funs,
+    same_as_vm(Terms),
+    same_as_vm([Terms, list_to_tuple(Terms), lists:duplicate(100, hd(Funs))]),
+    same_as_vm([fun 'ét':'été'/1]),
+    [true = check_cut(expected(T), fmt(T, Max), Max)
+     || T <- [lists:duplicate(300, fun lists:reverse/1), lists:duplicate(300, hd(Ports))],
+        Max <- lists:seq(64, 90)],
+    <<"<fun>">> = mode(fun lists:map/2, shape),
+    _ = [port_close(P) || P <- Ports -- Closed],
+    ok.
 
 %% A budget that ends inside a multi-byte character cuts before it.
 t_cut_utf8(_Config) ->
@@ -534,7 +614,7 @@ r_list(Gen) ->
     [Gen() || _ <- lists:seq(1, rand:uniform(7) - 1)].
 
 r_leaf() ->
-    case rand:uniform(16) of
+    case rand:uniform(17) of
         1 -> r_atom();
         2 -> rand:uniform(2001) - 1001;
         3 -> (rand:uniform(1 bsl 62) - (1 bsl 61)) * rand:uniform(64);
@@ -550,11 +630,22 @@ r_leaf() ->
         12 -> r_pick([self(), hd(erlang:ports()), make_ref(), remote_pid(), remote_port(),
                       remote_ref()]);
         13 -> r_pick([fun lists:reverse/1, fun() -> ok end, fun(X) -> {X} end,
-                      fun 'Quoted Atom':'b c'/0]);
+                      fun 'Quoted Atom':'b c'/0, fun lists:map/2, fun erlang:self/0,
+                      fun no_such_module:f/255]);
         14 -> r_pick([[], {}, #{}, <<>>, "", [[]], {{}}]);
         15 -> r_chars(fun() -> r_pick([$a, $\n, $\t, $\r, $", $\\, 233, 160, 255, 0, 12, 127, 128, 256]) end);
-        16 -> lists:duplicate(rand:uniform(60), $a) ++ r_pick(["", [0], "b", [300]])
+        16 -> lists:duplicate(rand:uniform(60), $a) ++ r_pick(["", [0], "b", [300]]);
+        17 -> r_bits()
     end.
+
+%% A bitstring that is not whole bytes, at any bit offset of its parent,
+%% on the heap or off it.
+r_bits() ->
+    Offset = rand:uniform(8) - 1,
+    Bits = rand:uniform(7),
+    Bytes = rand:bytes(r_pick([0, 1, rand:uniform(70), 64 + rand:uniform(200)])),
+    <<_:Offset, Rest/bitstring>> = <<0:Offset, Bytes/binary, (rand:uniform(256)):Bits>>,
+    Rest.
 
 r_atom() ->
     case rand:uniform(3) of
@@ -602,7 +693,7 @@ leaf_g() ->
     proper_types:oneof(
       [atom_g(), proper_types:integer(), bignum_g(), float_g(), string_g(),
        proper_types:list(proper_types:choose(0, 300)), proper_types:binary(),
-       printable_binary_g(), bitstring_g(), unaligned_g(), identifier_g(),
+       printable_binary_g(), bitstring_g(), unaligned_g(), unaligned_bits_g(), identifier_g(),
        proper_types:elements([[], {}, #{}, <<>>, "", fun lists:reverse/1,
                               fun() -> ok end, fun(X) -> {X} end])]).
 
@@ -638,6 +729,18 @@ bitstring_g() ->
     ?LET({Bin, Bits, Value}, {proper_types:binary(), proper_types:choose(1, 7),
                               proper_types:non_neg_integer()},
          <<Bin/binary, Value:Bits>>).
+
+%% A bitstring that is not whole bytes, at a bit offset of its parent,
+%% small or not.
+unaligned_bits_g() ->
+    ?LET({Bin, Copies, Offset, Bits, Value},
+         {proper_types:binary(), proper_types:choose(1, 40), proper_types:choose(0, 7),
+          proper_types:choose(1, 7), proper_types:non_neg_integer()},
+         begin
+             Whole = binary:copy(Bin, Copies),
+             <<_:Offset, Rest/bitstring>> = <<0:Offset, Whole/binary, Value:Bits>>,
+             Rest
+         end).
 
 %% A binary that does not start on a byte boundary of its parent.
 unaligned_g() ->

@@ -6,7 +6,7 @@
 
 -export([work/1, outer/1, fail/1, unmute/0, mute/0,
          a_function_whose_code_location_is_longer_than_the_smallest_byte_limit/0,
-         grow_and_collect/1, hot_run/2,
+         grow_and_collect/1, hot_run/2, hot_remote_run/2, remote_step/2, remote_helper/1,
          actor/0, run/2, stop/1, stop/2, wait/1]).
 
 %% @doc A traced function: `{acc, [1..N]}'.
@@ -35,6 +35,21 @@ step(I, Helpers) ->
     I.
 
 helper(N) ->
+    N + 1.
+
+%% @doc `hot_run/2' through the export: `Steps' calls of `remote_step/2',
+%% each calling `remote_helper/1' `Helpers' times, every call global.
+hot_remote_run(Steps, Helpers) ->
+    _ = [?MODULE:remote_step(I, Helpers) || I <- lists:seq(1, Steps)],
+    {steps, Steps}.
+
+%% @doc One step of `hot_remote_run/2'.
+remote_step(I, Helpers) ->
+    _ = [?MODULE:remote_helper(N) || N <- lists:seq(1, Helpers)],
+    I.
+
+%% @doc The hot function of `hot_remote_run/2'.
+remote_helper(N) ->
     N + 1.
 
 %% @doc A code location longer than 64 bytes, which is never cut.

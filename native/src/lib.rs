@@ -88,6 +88,9 @@ fn on_load(env: Env, load_info: Term) -> Result<(), c_int> {
         (layouts.maps, "maps"),
         (layouts.binaries, "binaries"),
         (layouts.references, "references"),
+        (layouts.bitstrings, "bitstrings"),
+        (layouts.bignums, "bignums"),
+        (layouts.external_funs, "external funs"),
     ] {
         if !read {
             eprintln!("dyntrace: {what} are not laid out as expected; reading them through enif");

@@ -1,5 +1,6 @@
-//! Leaves whose text only the VM knows, through `enif_snprintf("%T")` on
-//! that one term. Its return value is not reliable when the text is cut,
+//! Leaves whose text only the VM knows (local funs, remote identifiers),
+//! or whose layout the load did not confirm, through `enif_snprintf("%T")`
+//! on that one term. Its return value is not reliable when the text is cut,
 //! so the text's length is read from the buffer (up to its NUL).
 
 use super::bounded_text::BoundedText;

@@ -1,11 +1,14 @@
-//! The texts of atoms and local pids met by the walks of one scheduler
-//! thread, by their word.
+//! The texts of atoms, local pids and ports, `[]` and external funs met
+//! by the walks of one scheduler thread, by their word (an external fun's:
+//! its export entry's address).
 //!
 //! An atom's text (its name, quoted and escaped where the VM's printer
-//! does) and a local pid's (`<0.N.S>`) depend on the word alone, for as
-//! long as the node runs: atoms are never collected, and a pid's word
-//! encodes its number and serial. Both would otherwise be read from the
-//! VM (its atom table, its printer) at every occurrence. The walk keeps
+//! does) and a local pid's (`<0.N.S>`) or port's (`#Port<0.N>`) depend on
+//! the word alone, for as long as the node runs: atoms are never
+//! collected, and a pid's or port's word encodes its numbers. An external
+//! fun's (`fun M:F/A`) depends on its export entry alone, which is never
+//! freed. These would otherwise be read from the VM (its atom table, its
+//! printer) at every occurrence. The walk keeps
 //! them in a fixed number of slots (`text_cache`), apart from the event
 //! fields' identifier cache, whose texts are lent to a tracepoint while a
 //! message's walk runs.

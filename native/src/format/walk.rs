@@ -14,10 +14,12 @@
 //! reused from event to event.
 //!
 //! Terms are read from their words (`vm::term`): atoms, small integers,
-//! local pids, lists, tuples, small maps, binaries and local references,
-//! with no VM call. What the words do not tell (floats, bignums, funs,
-//! ports, remote identifiers, large maps, a layout not confirmed at load)
-//! is read through enif, one term at a time.
+//! local pids and ports, lists, tuples, small maps, binaries, bitstrings,
+//! bignums, floats, external funs and local references, with no VM call.
+//! What the words do not tell (local funs, remote identifiers, large maps,
+//! a layout not confirmed at load) is read through enif, one term at a
+//! time. In `shape`, bitstrings, bignums, floats and funs are told through
+//! enif too: their shapes are written there.
 //!
 //! The same walk writes `shape` (`Walk::shape`: leaves as their type and
 //! size, `shape`) and leaves out the values under redacted keys: in a map
@@ -25,11 +27,11 @@
 //! written `<redacted>` and never looked at.
 
 use super::atom::write_atom;
-use super::binary_text::{write_binary, write_binary_bytes};
+use super::binary_text::{write_binary, write_binary_bytes, write_bits};
 use super::bounded_text::BoundedText;
 use super::leaf::{write_identifier, write_leaf};
 use super::leaf_texts::LeafTexts;
-use super::number::{write_float, write_integer, write_small};
+use super::number::{write_big, write_float, write_float_value, write_integer, write_small};
 use super::payload::Redact;
 use super::printable::{list_char, Lists};
 use super::shape;
@@ -423,7 +425,20 @@ fn start(
             Some(child)
         }
         Kind::Other => other_start(walk, term, text, frames, iters, leaves),
-        Kind::Atom | Kind::LocalPid | Kind::Small(_) | Kind::Nil | Kind::Binary(_) | Kind::Ref => {
+        // Their shapes are told through enif.
+        Kind::Bits(_) | Kind::Big(..) | Kind::ExportFun(_) | Kind::Float(_) if walk.shape => {
+            other_start(walk, term, text, frames, iters, leaves)
+        }
+        Kind::Atom
+        | Kind::LocalId
+        | Kind::Small(_)
+        | Kind::Nil
+        | Kind::Binary(_)
+        | Kind::Ref
+        | Kind::Bits(_)
+        | Kind::Big(..)
+        | Kind::ExportFun(_)
+        | Kind::Float(_) => {
             write_leaf_kind(walk, term, kind, text, leaves);
             None
         }
@@ -440,7 +455,7 @@ fn write_leaf_kind(
     leaves: &mut LeafTexts,
 ) {
     match kind {
-        Kind::Atom | Kind::LocalPid => {
+        Kind::Atom | Kind::LocalId => {
             if !leaves.write(term, text) {
                 let env = walk.env;
                 leaves.write_and_keep(term, text, |text| identifier_or_atom(env, term, text));
@@ -448,7 +463,8 @@ fn write_leaf_kind(
         }
         Kind::Small(n) if walk.shape => shape::write_small(n, text),
         Kind::Small(n) => write_small(n, text),
-        Kind::Nil => text.put(b"[]"),
+        // Kept like an atom's: the next `[]` is one lookup in line.
+        Kind::Nil => leaves.write_and_keep(term, text, |text| text.put(b"[]")),
         Kind::Binary(bytes) => write_binary_bytes(bytes, text, walk.shape),
         Kind::Ref => {
             let mut buf = [0u8; REF_TEXT_MAX];
@@ -457,6 +473,15 @@ fn write_leaf_kind(
             match unsafe { walk.reader.write_reference(term, &mut buf) } {
                 Some(ref_text) => text.put_medium(ref_text),
                 None => write_identifier(term_of_word(term), text),
+            }
+        }
+        Kind::Bits(bits) => write_bits(bits, text),
+        Kind::Big(negative, digits) => write_big(negative, digits, text),
+        Kind::Float(x) => write_float_value(x, text),
+        // Kept by the entry's address: export entries are never freed.
+        Kind::ExportFun(entry) => {
+            if !leaves.write(entry, text) {
+                leaves.write_and_keep(entry, text, |text| write_leaf(term_of_word(term), text));
             }
         }
         Kind::Cons(..) | Kind::Tuple(_) | Kind::Map(_) | Kind::Other => {}
@@ -745,7 +770,11 @@ fn leaf_slow(walk: &Walk, term: usize, text: &mut BoundedText, leaves: &mut Leaf
     // SAFETY: the walk reads only live terms of the call being served.
     let kind = unsafe { walk.reader.kind(term) };
     match kind {
-        Kind::Atom | Kind::LocalPid | Kind::Small(_) | Kind::Nil | Kind::Binary(_) | Kind::Ref => {
+        Kind::Atom | Kind::LocalId | Kind::Small(_) | Kind::Nil | Kind::Binary(_) | Kind::Ref => {
+            write_leaf_kind(walk, term, kind, text, leaves);
+            true
+        }
+        Kind::Bits(_) | Kind::Big(..) | Kind::ExportFun(_) | Kind::Float(_) if !walk.shape => {
             write_leaf_kind(walk, term, kind, text, leaves);
             true
         }

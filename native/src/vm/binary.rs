@@ -43,11 +43,17 @@ static LAYOUT: AtomicU8 = AtomicU8::new(Layout::Unknown as u8);
 static HEAP_TAG: AtomicUsize = AtomicUsize::new(0);
 /// The whole header word of the off-heap form, learned at load.
 static OFF_HEAP_HEADER: AtomicUsize = AtomicUsize::new(0);
+/// Up to OTP 26, the whole header word of a sub-binary (`ErlSubBin`), the
+/// form of every bitstring that is not whole bytes; 0 when not learned.
+static SUB_HEADER: AtomicUsize = AtomicUsize::new(0);
 
 /// A header's tag bits (primary and subtag), and the shift of its arity:
 /// the number of words that follow it (ERTS's `_HEADER_ARITY_OFFS`).
 const TAG_BITS: usize = 0x3F;
 const ARITY_SHIFT: u32 = 6;
+/// The tag bits of a sub-binary's header up to OTP 26
+/// (`_TAG_HEADER_SUB_BIN`).
+const SUB_BIN_TAG: usize = 0x28;
 /// The flag bits in a sub-bitstring's base word.
 const SUB_BITS_FLAGS: usize = 0b11;
 
@@ -57,6 +63,16 @@ pub struct Known {
     layout: Layout,
     heap_tag: usize,
     off_heap_header: usize,
+    sub_header: usize,
+}
+
+/// A bitstring whose size is not a multiple of 8, read in place: `size`
+/// bits from bit `offset` (below 8) of the byte at `base`.
+#[derive(Clone, Copy)]
+pub struct Bits<'a> {
+    pub bytes: &'a [u8],
+    pub offset: usize,
+    pub size: usize,
 }
 
 /// The bytes of `term` if it is a binary in a form read in place; `None`
@@ -83,6 +99,80 @@ pub fn known() -> Option<Known> {
         },
         heap_tag: HEAP_TAG.load(Ordering::Relaxed),
         off_heap_header: OFF_HEAP_HEADER.load(Ordering::Relaxed),
+        sub_header: SUB_HEADER.load(Ordering::Relaxed),
+    })
+}
+
+/// The bits of `word`'s term if it is a bitstring whose size is not a
+/// multiple of 8, in a form read in place; `None` for anything else.
+/// The bytes answered hold the bits and nothing past the object's.
+///
+/// # Safety
+/// As for `read`: `word` must be a live term's word, the term outliving
+/// 'a.
+#[inline]
+pub unsafe fn read_bits<'a>(known: Known, word: usize) -> Option<Bits<'a>> {
+    let obj = boxed(word)?;
+    // SAFETY: a live boxed term's object starts with a header word.
+    let header = unsafe { *obj };
+    let arity = header >> ARITY_SHIFT;
+    // (address, first bit, size in bits) as the layout says.
+    let (base, offset, size) = match known.layout {
+        Layout::SubBits if header & TAG_BITS == known.heap_tag && arity >= 1 => {
+            // SAFETY: word 1 is within the object.
+            let size = unsafe { *obj.add(1) };
+            if size.div_ceil(64) > arity - 1 {
+                return None;
+            }
+            // SAFETY: word 2 onwards holds the bytes, within the object.
+            (unsafe { obj.add(2) }.cast::<u8>(), 0, size)
+        }
+        Layout::SubBits if header == known.off_heap_header && arity >= 3 => {
+            // SAFETY: words 1 to 3 are within the object (arity >= 3).
+            let (base, start, end) = unsafe { (*obj.add(1), *obj.add(2), *obj.add(3)) };
+            if base & SUB_BITS_FLAGS != 0 || end < start {
+                return None;
+            }
+            (base as *const u8, start, end - start)
+        }
+        Layout::ProcBin if header == known.sub_header && known.sub_header != 0 => {
+            // SAFETY: a sub-binary (its header as learned at load) has
+            // five words: the header, whose arity counts three of them
+            // (the original's term after them is not counted), the size
+            // and offset in bytes, the bit size, bit offset and writable
+            // flag in the low bytes of word 3, the original binary's term.
+            let (bytes, offs, bits, orig) =
+                unsafe { (*obj.add(1), *obj.add(2), *obj.add(3), *obj.add(4)) };
+            // The word's other bytes are the struct's padding: never
+            // written, whatever they hold.
+            let (bit_size, bit_offs) = (bits & 0xFF, (bits >> 8) & 0xFF);
+            if bit_size >= 8 || bit_offs >= 8 {
+                return None;
+            }
+            // SAFETY: the original of a live sub-binary is a live binary.
+            let (data, len) = unsafe { read_with(known, orig) }?;
+            let size = bytes.checked_mul(8)?.checked_add(bit_size)?;
+            let start = offs.checked_mul(8)?.checked_add(bit_offs)?;
+            if start.checked_add(size)? > len.checked_mul(8)? {
+                return None;
+            }
+            (data, start, size)
+        }
+        _ => return None,
+    };
+    if size % 8 == 0 {
+        return None;
+    }
+    let first = offset / 8;
+    let len = (offset % 8 + size).div_ceil(8);
+    // SAFETY: the bits lie within the binary's bytes (checked above for the
+    // forms whose size the object does not bound itself), which live as
+    // long as the term.
+    let bytes = unsafe { std::slice::from_raw_parts(base.add(first), len) };
+    Some(Bits {
+        bytes,
+        offset: offset % 8,
+        size,
     })
 }
 
@@ -166,6 +256,13 @@ pub unsafe fn bytes<'a>(env: *mut ErlNifEnv, term: ErlNifTerm) -> Option<&'a [u8
     unsafe { read(term).or_else(|| inspect_binary(env, term)) }
 }
 
+/// Whether bitstrings that are not whole bytes are read in place under
+/// the learned layout: always from OTP 27, up to OTP 26 when the
+/// sub-binary's header was learned.
+pub fn reads_bits() -> bool {
+    known().is_some_and(|k| k.layout == Layout::SubBits || k.sub_header != 0)
+}
+
 /// Learns the layout from binaries the VM makes; called from the NIF's
 /// load. Returns whether binaries will be read in place.
 pub fn init(env: *mut ErlNifEnv) -> bool {
@@ -174,6 +271,7 @@ pub fn init(env: *mut ErlNifEnv) -> bool {
     if let Some(k) = known {
         HEAP_TAG.store(k.heap_tag, Ordering::Relaxed);
         OFF_HEAP_HEADER.store(k.off_heap_header, Ordering::Relaxed);
+        SUB_HEADER.store(k.sub_header, Ordering::Relaxed);
     }
     LAYOUT.store(layout as u8, Ordering::Relaxed);
     layout != Layout::Unknown
@@ -204,6 +302,7 @@ fn learn(env: *mut ErlNifEnv) -> Option<Known> {
                 layout,
                 heap_tag,
                 off_heap_header,
+                sub_header: 0,
             };
             let agrees = |term: ErlNifTerm, must_read: bool| {
                 // SAFETY: a live term of `env`, made above.
@@ -218,6 +317,60 @@ fn learn(env: *mut ErlNifEnv) -> Option<Known> {
                 && agrees(sub, false))
             .then_some(known)
         })
+        .map(|known| learn_bits(env, known, sub, large))
+}
+
+/// The learned layout, with the sub-binary's header of the releases that
+/// have one (up to OTP 26) when a sub-binary and a bitstring the VM makes
+/// read as they were made: the bitstring from its external format,
+/// `<<171,7:3>>`.
+fn learn_bits(env: *mut ErlNifEnv, known: Known, sub: ErlNifTerm, large: ErlNifTerm) -> Known {
+    if known.layout != Layout::ProcBin {
+        return known;
+    }
+    let ext = [131u8, 77, 0, 0, 0, 2, 3, 0xAB, 0xE0];
+    let mut bits = ErlNifTerm::default();
+    // SAFETY: `ext` is a complete external term; `env` is the load's.
+    let used =
+        unsafe { rustler::sys::enif_binary_to_term(env, ext.as_ptr(), ext.len(), &mut bits, 0) };
+    // A sub-binary's header counts three words; the original's term
+    // follows them (ERTS's `ErlSubBin`, five words).
+    let words = |term: ErlNifTerm| -> Option<[usize; 5]> {
+        let obj = boxed(term_word(term))?;
+        // SAFETY: a live boxed term's object starts with a header; the
+        // other words are read only when it is a sub-binary's (its tag
+        // and arity), which has five words.
+        let header = unsafe { *obj };
+        (header >> ARITY_SHIFT == 3 && header & TAG_BITS == SUB_BIN_TAG)
+            // SAFETY: as above.
+            .then(|| unsafe { [header, *obj.add(1), *obj.add(2), *obj.add(3), *obj.add(4)] })
+    };
+    let (Some(s), Some(b)) = (
+        words(sub),
+        (used == ext.len()).then(|| words(bits)).flatten(),
+    ) else {
+        return known;
+    };
+    // The sub-binary of bytes 8..48 of `large`; the bitstring's header the
+    // same, one byte and three bits from offset 0.
+    // Word 3's three low bytes are the bit size, the bit offset and the
+    // writable flag; its other bytes are padding, never written.
+    let fields = |w: usize| w & 0xFF_FFFF;
+    if [s[1], s[2], fields(s[3]), s[4]] != [40, 8, 0, term_word(large)]
+        || b[0] != s[0]
+        || [b[1], b[2], fields(b[3])] != [1, 0, 3]
+    {
+        return known;
+    }
+    let learned = Known {
+        sub_header: s[0],
+        ..known
+    };
+    // SAFETY: a live term of `env`, made above.
+    match unsafe { read_bits(learned, term_word(bits)) } {
+        Some(read) if read.bytes == [0xAB, 0xE0] && read.offset == 0 && read.size == 11 => learned,
+        _ => known,
+    }
 }
 
 /// A new binary of `len` bytes, made by the VM, its bytes filled.
@@ -260,6 +413,7 @@ mod tests {
             layout,
             heap_tag: HEAP_TAG,
             off_heap_header: header(off_heap_arity, OFF_HEAP_TAG),
+            sub_header: header(4, 0x28),
         }
     }
 

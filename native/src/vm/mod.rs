@@ -8,8 +8,10 @@
 //! readers answer `None` and callers go through enif: slower, never
 //! wrong.
 
+pub mod big;
 pub mod binary;
 pub mod enif;
+pub mod fun;
 pub mod map;
 pub mod reference;
 pub mod term;
@@ -27,6 +29,9 @@ pub struct Layouts {
     pub maps: bool,
     pub binaries: bool,
     pub references: bool,
+    pub bitstrings: bool,
+    pub bignums: bool,
+    pub external_funs: bool,
 }
 
 /// Learns the words and layouts of this release from terms the VM makes
@@ -46,5 +51,8 @@ pub fn init(env: Env, hash_map: Term, to_list_first: Term, samples: &[Term]) -> 
         maps: map::init(env),
         binaries: binary::init(env.as_c_arg()),
         references: reference::init(env.as_c_arg(), &samples),
+        bitstrings: binary::reads_bits(),
+        bignums: big::init(env.as_c_arg()),
+        external_funs: fun::init(env.as_c_arg()),
     }
 }

@@ -9,15 +9,18 @@
 //! and tuple is `Other`. Small maps and binaries have layouts of their
 //! own (`map`, `binary`), local references too (`reference`).
 
-use super::binary::{self, Known};
+use super::big;
+use super::binary::{self, Bits, Known};
 use super::enif::{list_cell, tuple_elements};
+use super::fun;
 use super::map::{self, SmallMap};
 use super::reference;
 use super::word::{
-    is_atom_word, is_local_pid, is_nil, object, small_int, term_of_word, term_word, BOXED, LIST,
+    is_atom_word, is_local_pid, is_local_port, is_nil, object, small_int, term_of_word, term_word,
+    BOXED, LIST,
 };
 use rustler::sys::{ErlNifEnv, ErlNifTerm};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 /// A header's tag bits, and the shift of its arity.
 const HEADER_TAG_BITS: usize = 0x3F;
@@ -27,13 +30,17 @@ const TUPLE_TAG: usize = 0;
 
 /// Whether tuples and list cells are laid out as above (checked at load).
 static CONTAINERS: AtomicBool = AtomicBool::new(false);
+/// The header of a float (one word after it, the IEEE 754 double), as
+/// learned at load; 0 (no float's) when not learned.
+static FLOAT_HEADER: AtomicUsize = AtomicUsize::new(0);
 
 /// A term, as its word says.
 #[derive(Clone, Copy)]
 pub enum Kind<'a> {
     Atom,
     Small(i64),
-    LocalPid,
+    /// A local pid or port: its text depends on its word alone.
+    LocalId,
     Nil,
     /// A list cell: the words of its head and tail.
     Cons(usize, usize),
@@ -43,9 +50,18 @@ pub enum Kind<'a> {
     Binary(&'a [u8]),
     /// A local reference whose text `reference::write` knows.
     Ref,
-    /// Anything else (floats, bignums, funs, ports, remote identifiers,
-    /// large maps, bitstrings, other binaries and references), or a
-    /// layout not confirmed at load: ask enif.
+    /// A bitstring whose size is not a multiple of 8.
+    Bits(Bits<'a>),
+    /// A bignum: negative or not, its digit words, least significant
+    /// first.
+    Big(bool, &'a [usize]),
+    /// An external fun: the address of its export entry, which its text
+    /// depends on alone.
+    ExportFun(usize),
+    Float(f64),
+    /// Anything else (local funs, remote identifiers, large maps,
+    /// binaries and references in other forms), or a layout not confirmed
+    /// at load: ask enif.
     Other,
 }
 
@@ -56,6 +72,9 @@ pub struct Reader {
     map_header: usize,
     binary: Option<Known>,
     refs: reference::Known,
+    bigs: big::Known,
+    funs: fun::Known,
+    float_header: usize,
 }
 
 impl Reader {
@@ -67,6 +86,9 @@ impl Reader {
             map_header: map::header(),
             binary: binary::known(),
             refs: reference::known(),
+            bigs: big::known(),
+            funs: fun::known(),
+            float_header: FLOAT_HEADER.load(Ordering::Relaxed),
         }
     }
 
@@ -122,8 +144,8 @@ impl Reader {
                     Kind::Atom
                 } else if let Some(n) = small_int(term_of_word(word)) {
                     Kind::Small(n)
-                } else if is_local_pid(term_of_word(word)) {
-                    Kind::LocalPid
+                } else if is_local_pid(term_of_word(word)) || is_local_port(term_of_word(word)) {
+                    Kind::LocalId
                 } else if is_nil(term_of_word(word)) {
                     Kind::Nil
                 } else {
@@ -150,6 +172,11 @@ impl Reader {
                     // SAFETY: a small map's header, as confirmed at load.
                     return Kind::Map(unsafe { map::view_object(obj) });
                 }
+                if header == self.float_header && header != 0 {
+                    // SAFETY: a float's header, as learned at load: its
+                    // double is the word after it.
+                    return Kind::Float(f64::from_bits(unsafe { *obj.add(1) } as u64));
+                }
                 if let Some(known) = self.binary {
                     // SAFETY: the caller's promise, passed on.
                     if let Some(bytes) = unsafe { binary::read_known(known, word) } {
@@ -159,6 +186,20 @@ impl Reader {
                 // SAFETY: as above.
                 if unsafe { self.refs.is_written(obj, header) } {
                     return Kind::Ref;
+                }
+                // SAFETY: as above.
+                if let Some((negative, digits)) = unsafe { self.bigs.digits(obj, header) } {
+                    return Kind::Big(negative, digits);
+                }
+                // SAFETY: as above.
+                if let Some(entry) = unsafe { self.funs.entry(obj, header) } {
+                    return Kind::ExportFun(entry);
+                }
+                if let Some(known) = self.binary {
+                    // SAFETY: the caller's promise, passed on.
+                    if let Some(bits) = unsafe { binary::read_bits(known, word) } {
+                        return Kind::Bits(bits);
+                    }
                 }
                 Kind::Other
             }
@@ -199,7 +240,30 @@ pub unsafe fn tuple<'a>(env: *mut ErlNifEnv, term: ErlNifTerm) -> Option<&'a [Er
 pub fn init(env: *mut ErlNifEnv) -> bool {
     let ok = check(env).is_some();
     CONTAINERS.store(ok, Ordering::Relaxed);
+    FLOAT_HEADER.store(float_header(env).unwrap_or(0), Ordering::Relaxed);
     ok
+}
+
+/// The header of floats the VM makes, when every one made has it and the
+/// word after it is the double's bits.
+fn float_header(env: *mut ErlNifEnv) -> Option<usize> {
+    if usize::BITS != 64 {
+        return None;
+    }
+    let mut header = None;
+    for x in [1.5f64, -0.25, 1e300, 5e-324, -0.0] {
+        // SAFETY: making a float in the load's environment.
+        let term = unsafe { rustler::sys::enif_make_double(env, x) };
+        let obj = super::word::boxed(term_word(term))?;
+        // SAFETY: a live boxed term (a float): a header, then a word
+        // (every boxed object has at least one after its header; the
+        // arity is checked before the word counts).
+        let (h, bits) = unsafe { (*obj, *obj.add(1)) };
+        if h >> ARITY_SHIFT != 1 || bits as u64 != x.to_bits() || *header.get_or_insert(h) != h {
+            return None;
+        }
+    }
+    header
 }
 
 fn check(env: *mut ErlNifEnv) -> Option<()> {
@@ -252,6 +316,9 @@ mod tests {
             map_header: 0,
             binary: None,
             refs: reference::Known::NONE,
+            bigs: big::Known::NONE,
+            funs: fun::Known::NONE,
+            float_header: 0,
         }
     }
 
@@ -259,13 +326,17 @@ mod tests {
         match kind {
             Kind::Atom => "atom".into(),
             Kind::Small(n) => format!("small {n}"),
-            Kind::LocalPid => "pid".into(),
+            Kind::LocalId => "local id".into(),
             Kind::Nil => "nil".into(),
             Kind::Cons(h, t) => format!("cons {h:#x} {t:#x}"),
             Kind::Tuple(elems) => format!("tuple {elems:x?}"),
             Kind::Map(_) => "map".into(),
             Kind::Binary(bytes) => format!("binary {}", bytes.len()),
             Kind::Ref => "ref".into(),
+            Kind::Bits(bits) => format!("bits {}", bits.size),
+            Kind::Big(negative, digits) => format!("big {negative} {digits:x?}"),
+            Kind::ExportFun(entry) => format!("export fun {entry:#x}"),
+            Kind::Float(x) => format!("float {x}"),
             Kind::Other => "other".into(),
         }
     }
@@ -281,9 +352,8 @@ mod tests {
         let r = reader(true);
         assert_eq!(kind(r, (5 << 6) | 0x0B), "atom");
         assert_eq!(kind(r, ((-3i64 as usize) << 4) | 0xF), "small -3");
-        assert_eq!(kind(r, (42 << 4) | 0x3), "pid");
-        // A local port: the VM prints it.
-        assert_eq!(kind(r, (42 << 4) | 0x7), "other");
+        assert_eq!(kind(r, (42 << 4) | 0x3), "local id");
+        assert_eq!(kind(r, (42 << 4) | 0x7), "local id");
     }
 
     #[test]

@@ -29,6 +29,13 @@ pub fn is_local_pid(term: ErlNifTerm) -> bool {
     term_word(term) & 0xF == 0x3
 }
 
+/// Whether a term is a local port, by its tag (`_TAG_IMMED1_PORT`): no
+/// VM call. Its text, like a local pid's, depends on its word alone.
+#[inline]
+pub fn is_local_port(term: ErlNifTerm) -> bool {
+    term_word(term) & 0xF == 0x7
+}
+
 /// Whether a term is an atom, by its tag (`_TAG_IMMED2_ATOM`): no VM
 /// call.
 #[inline]
