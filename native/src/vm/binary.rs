@@ -164,7 +164,7 @@ pub unsafe fn read_bits<'a>(known: Known, word: usize) -> Option<Bits<'a>> {
         return None;
     }
     let first = offset / 8;
-    let len = (offset % 8 + size).div_ceil(8);
+    let len = (offset % 8).checked_add(size)?.div_ceil(8);
     // SAFETY: the bits lie within the binary's bytes (checked above for the
     // forms whose size the object does not bound itself), which live as
     // long as the term.
