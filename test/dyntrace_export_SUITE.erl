@@ -37,6 +37,7 @@
          t_sql_counts_what_the_analyses_count/1,
          t_sql_percentiles_within_a_bucket/1,
          t_sql_answers_the_questions_of_the_docs/1,
+         t_parquet_selects_as_every_command/1,
          t_parquet_refuses_a_bad_directory/1]).
 -export([price/1]).
 -export([init/1, handle_call/3, handle_cast/2]).
@@ -67,6 +68,7 @@ all() ->
      t_sql_counts_what_the_analyses_count,
      t_sql_percentiles_within_a_bucket,
      t_sql_answers_the_questions_of_the_docs,
+     t_parquet_selects_as_every_command,
      t_parquet_refuses_a_bad_directory].
 
 %% The workload is recorded once and exported once; each case reads the
@@ -196,6 +198,23 @@ t_sql_answers_the_questions_of_the_docs(Config) ->
     [[Client, Calls, _] | _] = Shares,
     ?assertMatch(<<"<", _/binary>>, Client),
     ?assertEqual(?ROUNDS * ?PRICES_PER_ROUND, Calls).
+
+%% `--name': only the events naming the planted receiver, so its messages
+%% (every one paired with its send) and its GCs, and no call.
+t_parquet_selects_as_every_command(Config) ->
+    Dir = filename:join(?config(out, Config), "parquet_audit"),
+    _ = analyze_cmd:json(?config(analyze, Config),
+                         ["export", "--json", "--parquet", Dir, "--name", "export_audit",
+                          dir(?config(session, Config))]),
+    [Messages, Calls, Gcs] =
+        sql([{parquet, Dir} | Config],
+            ["SELECT receiver_name, count(*), count(latency_ns) FROM messages GROUP BY ALL",
+             "SELECT count(*) FROM calls",
+             "SELECT name, kind, count(*) FROM gc WHERE kind = 'major' GROUP BY ALL"]),
+    Planted = ?NOTES + ?ALERTS + 1,
+    ?assertEqual([[<<"export_audit">>, Planted, Planted]], Messages),
+    ?assertEqual([[0]], Calls),
+    ?assertEqual([[<<"export_audit">>, <<"major">>, ?ALERTS]], Gcs).
 
 %% An OUTDIR that is a file, or that cannot be made: one line, status 1.
 t_parquet_refuses_a_bad_directory(Config) ->

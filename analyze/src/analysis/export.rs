@@ -23,6 +23,9 @@
 //! command fails, saying how many events were left out and how to select
 //! fewer (`--from`/`--to`, `--name`, `--pid`): the viewers load a file of a
 //! few hundred megabytes at most.
+//!
+//! `export --parquet DIR` (alone or beside the timeline) writes the trace
+//! as Parquet tables for SQL engines: [`super::to_parquet`].
 
 use std::fs::File;
 use std::io::{BufWriter, Write};

@@ -1,8 +1,10 @@
 //! One Parquet file, filled a row at a time: the columns of a row group
 //! are kept in memory (compactly: repeated texts and processes as small
-//! ids) and written as one row group when [`ROW_GROUP_ROWS`] rows or
-//! [`ROW_GROUP_BYTES`] bytes are held, so memory is bounded by a row group
-//! per file and by the distinct texts and processes, never by the trace.
+//! ids) and written as one row group when [`ROW_GROUP_ROWS`] rows are
+//! held, or earlier when the owner says ([`ParquetFile::flush`]: the files
+//! of an export share one memory budget), so memory is bounded by the
+//! values held and by the distinct texts and processes, never by the
+//! trace.
 //!
 //! A process column is four columns in the file (`pid`, `name`, `node`,
 //! `label`, each with the column's prefix), resolved by the identity layer
@@ -27,9 +29,6 @@ use crate::model::keyed::{entry, ByText};
 
 /// Rows per row group: what engines split work by.
 pub const ROW_GROUP_ROWS: usize = 1 << 20;
-/// Bytes held per file before its row group is written, whatever its rows
-/// (wide rows make smaller row groups, never more memory).
-pub const ROW_GROUP_BYTES: usize = 24 << 20;
 /// Values handed to the Parquet writer at once.
 const CHUNK: usize = 1 << 16;
 /// The columns of a process column, after its prefix.
@@ -303,13 +302,18 @@ impl ParquetFile {
         debug_assert_eq!(self.cursor, self.columns.len(), "a row fills every column");
         self.cursor = 0;
         self.rows += 1;
-        if self.rows >= ROW_GROUP_ROWS || self.bytes >= ROW_GROUP_BYTES {
+        if self.rows >= ROW_GROUP_ROWS {
             self.flush(who);
         }
     }
 
+    /// About how many bytes of values the rows held take.
+    pub fn held(&self) -> usize {
+        self.bytes
+    }
+
     /// Writes the rows held as a row group.
-    fn flush(&mut self, who: &Identity) {
+    pub fn flush(&mut self, who: &Identity) {
         if self.rows == 0 {
             return;
         }

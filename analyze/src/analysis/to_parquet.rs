@@ -32,6 +32,10 @@ use crate::model::table::{col, Cell, Table, Unit};
 
 /// Bytes of a message's text written in `messages.message`.
 pub const MESSAGE_BYTES: usize = 120;
+/// Bytes of values held by all the files at once: past it, the file
+/// holding the most writes its row group (a table of wide rows gets
+/// row groups of fewer rows, never more memory).
+pub const HELD_BYTES: usize = 64 << 20;
 
 const EVENTS: &[Column] = &[
     ("time", Type::Time),
@@ -275,6 +279,17 @@ impl ToParquet {
             Some(Kind::StackSample) => self.sample(ev, who),
             Some(Kind::ProcessMemory | Kind::MemorySample) => self.memory(ev, who),
             _ => {}
+        }
+        self.within_budget(who);
+    }
+
+    /// Past [`HELD_BYTES`], the file holding the most writes its rows.
+    fn within_budget(&mut self, who: &Identity) {
+        if self.files.iter().map(ParquetFile::held).sum::<usize>() < HELD_BYTES {
+            return;
+        }
+        if let Some(f) = self.files.iter_mut().max_by_key(|f| f.held()) {
+            f.flush(who);
         }
     }
 
