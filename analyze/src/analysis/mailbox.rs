@@ -377,6 +377,10 @@ fn elements(inner: &[u8], max: usize) -> Vec<&[u8]> {
                 b',' if depth == 0 && parts.len() + 1 < max => {
                     parts.push(&inner[start..i]);
                     start = i + 1;
+                    // The last part is the rest: no need to read it.
+                    if parts.len() + 1 == max {
+                        break;
+                    }
                 }
                 _ => {}
             },

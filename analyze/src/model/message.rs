@@ -6,15 +6,9 @@
 
 /// The reference inside a call's tag or a reply: `#Ref<...>` up to its `>`.
 pub fn reference(text: &[u8]) -> Option<&[u8]> {
-    let mut from = 0;
-    loop {
-        let start = from + text[from..].iter().position(|&b| b == b'#')?;
-        if text[start..].starts_with(b"#Ref<") {
-            let len = text[start..].iter().position(|&b| b == b'>')?;
-            return Some(&text[start..=start + len]);
-        }
-        from = start + 1;
-    }
+    let start = memchr::memmem::find(text, b"#Ref<")?;
+    let len = memchr::memchr(b'>', &text[start..])?;
+    Some(&text[start..=start + len])
 }
 
 const CALL_PREFIX: &[u8] = b"{'$gen_call',{";
