@@ -373,12 +373,30 @@ fn is_atom(t: &[u8]) -> bool {
     }
 }
 
+/// The bytes [`elements`] acts on: quotes, escapes, brackets, commas.
+const ACTS: [bool; 256] = {
+    let mut acts = [false; 256];
+    let bytes = b"\"'\\{[(<}])>,";
+    let mut i = 0;
+    while i < bytes.len() {
+        acts[bytes[i] as usize] = true;
+        i += 1;
+    }
+    acts
+};
+
 /// The first `max` top-level elements of a tuple's or list's inside (the
 /// last holds the rest).
 fn elements(inner: &[u8], max: usize) -> Vec<&[u8]> {
     let mut parts = Vec::new();
     let (mut depth, mut start, mut quote, mut i) = (0i32, 0, None, 0);
     while i < inner.len() {
+        // Letters, digits and the like change nothing: pass them in a
+        // tight loop.
+        if !ACTS[inner[i] as usize] {
+            i += 1;
+            continue;
+        }
         let b = inner[i];
         match quote {
             Some(_) if b == b'\\' => i += 1,
