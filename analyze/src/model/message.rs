@@ -27,10 +27,10 @@ pub struct Call<'a> {
 /// A call's parts, if the message is a call.
 pub fn parse_call(message: &[u8]) -> Option<Call<'_>> {
     let rest = message.strip_prefix(CALL_PREFIX)?;
-    let caller_end = rest.iter().position(|&b| b == b',').unwrap_or(rest.len());
+    let caller_end = memchr::memchr(b',', rest).unwrap_or(rest.len());
     let caller = &rest[..caller_end];
     // From is a pid (no braces); the tag has no braces either.
-    let Some(close) = rest.iter().position(|&b| b == b'}') else {
+    let Some(close) = memchr::memchr(b'}', rest) else {
         return Some(Call {
             caller,
             reference: None,
