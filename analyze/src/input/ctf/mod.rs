@@ -6,7 +6,8 @@
 //! The streams are split into parts of about equal bytes; each part is
 //! read on a thread of its own, its streams merged by timestamp into
 //! batches, and the parts merged by [`crate::input::merge::Merge`] as
-//! libbabeltrace2's are. A trace it cannot read (CTF 2, a type it does not
+//! libbabeltrace2's are; a single part is read on the merge's own thread,
+//! its events handed on from the mapped packets without batches. A trace it cannot read (CTF 2, a type it does not
 //! know) is an error at [`open`], before any event is handed on.
 
 mod decode;
@@ -38,7 +39,7 @@ pub fn compile(dir: &Path) -> Result<Trace, String> {
 /// Opens the streams of `checked` (trace directories with their streams'
 /// readable packets) in the parts `groups` makes of them (per part: each
 /// trace's index in `checked` and the streams of it the part reads), each
-/// part decoded on a thread of its own. Fails, before any event is read,
+/// part decoded on a thread of its own (a single one on the caller's). Fails, before any event is read,
 /// when a trace's metadata is not one this reader compiles.
 pub fn open(
     checked: &[(PathBuf, Vec<StreamCheck>)],
