@@ -305,7 +305,16 @@ const RECEIVE_EXPIRED: &str = "timeout";
 /// call's request's kind, `cast note`, `call get`), an atom, else the
 /// term's shape (`integer`, `list`, `binary`, `map`, `pid`, `tuple`...).
 pub fn kind_of(message: &[u8]) -> String {
-    let mut kind = kind_text(message.trim_ascii());
+    let mut kind = String::new();
+    kind_into(message, &mut kind);
+    kind
+}
+
+/// [`kind_of`] written into `kind` (cleared first), so that a caller
+/// reuses one buffer.
+fn kind_into(message: &[u8], kind: &mut String) {
+    kind.clear();
+    kind_text(message.trim_ascii(), kind);
     if kind.len() > MAX_KIND_BYTES {
         let mut cut = MAX_KIND_BYTES;
         while !kind.is_char_boundary(cut) {
@@ -313,23 +322,30 @@ pub fn kind_of(message: &[u8]) -> String {
         }
         kind.truncate(cut);
     }
-    kind
 }
 
-fn kind_text(t: &[u8]) -> String {
+fn kind_text(t: &[u8], out: &mut String) {
     if let Some(inner) = t.strip_prefix(b"{").and_then(|r| r.strip_suffix(b"}")) {
         let parts = elements(inner, 3);
         let first = parts.first().map(|p| p.trim_ascii()).unwrap_or_default();
-        return match (first, parts.len()) {
-            (b"'$gen_cast'", 2) => format!("cast {}", kind_text(parts[1].trim_ascii())),
-            (b"'$gen_call'", 3) => format!("call {}", kind_text(parts[2].trim_ascii())),
-            (a, _) if is_atom(a) => String::from_utf8_lossy(a).into_owned(),
-            _ if first.is_empty() => "{}".into(),
-            _ => "tuple".into(),
-        };
+        match (first, parts.len()) {
+            (b"'$gen_cast'", 2) => {
+                out.push_str("cast ");
+                kind_text(parts[1].trim_ascii(), out);
+            }
+            (b"'$gen_call'", 3) => {
+                out.push_str("call ");
+                kind_text(parts[2].trim_ascii(), out);
+            }
+            (a, _) if is_atom(a) => out.push_str(&String::from_utf8_lossy(a)),
+            _ if first.is_empty() => out.push_str("{}"),
+            _ => out.push_str("tuple"),
+        }
+        return;
     }
     if is_atom(t) {
-        return String::from_utf8_lossy(t).into_owned();
+        out.push_str(&String::from_utf8_lossy(t));
+        return;
     }
     let shape = match t {
         [] => "empty",
@@ -344,7 +360,7 @@ fn kind_text(t: &[u8]) -> String {
         [b'-' | b'0'..=b'9', ..] => "integer",
         _ => "term",
     };
-    shape.into()
+    out.push_str(shape);
 }
 
 fn is_atom(t: &[u8]) -> bool {
@@ -357,12 +373,30 @@ fn is_atom(t: &[u8]) -> bool {
     }
 }
 
+/// The bytes [`elements`] acts on: quotes, escapes, brackets, commas.
+const ACTS: [bool; 256] = {
+    let mut acts = [false; 256];
+    let bytes = b"\"'\\{[(<}])>,";
+    let mut i = 0;
+    while i < bytes.len() {
+        acts[bytes[i] as usize] = true;
+        i += 1;
+    }
+    acts
+};
+
 /// The first `max` top-level elements of a tuple's or list's inside (the
 /// last holds the rest).
 fn elements(inner: &[u8], max: usize) -> Vec<&[u8]> {
     let mut parts = Vec::new();
     let (mut depth, mut start, mut quote, mut i) = (0i32, 0, None, 0);
     while i < inner.len() {
+        // Letters, digits and the like change nothing: pass them in a
+        // tight loop.
+        if !ACTS[inner[i] as usize] {
+            i += 1;
+            continue;
+        }
         let b = inner[i];
         match quote {
             Some(_) if b == b'\\' => i += 1,
@@ -377,6 +411,10 @@ fn elements(inner: &[u8], max: usize) -> Vec<&[u8]> {
                 b',' if depth == 0 && parts.len() + 1 < max => {
                     parts.push(&inner[start..i]);
                     start = i + 1;
+                    // The last part is the rest: no need to read it.
+                    if parts.len() + 1 == max {
+                        break;
+                    }
                 }
                 _ => {}
             },
@@ -395,6 +433,8 @@ pub struct Mailbox {
     scheduling: u64,
     /// Sends to a target that is no pid the trace explains.
     unresolved: u64,
+    /// The current message's kind (one buffer for every message).
+    kind: String,
 }
 
 impl Mailbox {
@@ -458,8 +498,8 @@ impl Analysis for Mailbox {
         match ev.kind() {
             Some(Kind::MessageReceive) => {
                 let r = entry(&mut self.receivers, ev.str(Slot::To), Receiver::default);
-                r.kinds
-                    .add(kind_of(ev.str(Slot::Message)).as_bytes(), MAX_KINDS);
+                kind_into(ev.str(Slot::Message), &mut self.kind);
+                r.kinds.add(self.kind.as_bytes(), MAX_KINDS);
                 r.received.see(ev.ts_ns);
                 r.received_since += 1;
             }
@@ -471,8 +511,8 @@ impl Analysis for Mailbox {
                     return;
                 }
                 let r = entry(&mut self.receivers, to, Receiver::default);
-                r.kinds_sent
-                    .add(kind_of(ev.str(Slot::Message)).as_bytes(), MAX_KINDS);
+                kind_into(ev.str(Slot::Message), &mut self.kind);
+                r.kinds_sent.add(self.kind.as_bytes(), MAX_KINDS);
                 r.senders.add(ev.str(Slot::From), MAX_SENDERS);
                 r.sent.see(ev.ts_ns);
             }

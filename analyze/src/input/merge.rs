@@ -40,7 +40,7 @@ const QUEUE: usize = 8;
 /// Read batches kept for reuse per part.
 const SPARE: usize = 4;
 /// Events merged per call of [`Merge::step`].
-const STEP: usize = 1 << 16;
+pub(crate) const STEP: usize = 1 << 16;
 
 /// A copied field: a range of the batch's bytes, or an integer.
 #[derive(Clone, Copy)]
@@ -313,8 +313,28 @@ impl Lane {
 /// back what is to be freed on the merge's thread.
 pub(crate) type Part = Box<dyn FnOnce(SyncSender<Batch>, Receiver<Batch>) -> Box<dyn Send> + Send>;
 
-/// Parts decoded on threads of their own, merged by timestamp.
+/// A part read on the merge's own thread, without batches: what a trace
+/// read by one part is (one decoding thread would only hand its events
+/// over to this one).
+pub(crate) trait Local: Send {
+    /// Hands up to [`STEP`] events to `handler` (which answers false to
+    /// stop at once), each trace numbered in `traces` by its directory at
+    /// its first event, as the merge numbers them.
+    fn step(
+        &mut self,
+        handler: &mut dyn FnMut(&Event) -> bool,
+        traces: &mut HashMap<PathBuf, u32>,
+    ) -> Result<Step, String>;
+    /// Adds the events it counted rather than handed on, once it ended.
+    fn counted(&self, counted: &mut Counted);
+    /// Discarded events reported so far.
+    fn discarded(&self) -> Discarded;
+}
+
+/// Parts decoded on threads of their own, merged by timestamp; or one part
+/// read on this thread.
 pub struct Merge {
+    local: Option<Box<dyn Local>>,
     lanes: Vec<Lane>,
     /// Each gives back what its decoder leaves to free on this thread.
     threads: Vec<JoinHandle<Box<dyn Send>>>,
@@ -353,6 +373,7 @@ impl Merge {
     /// Starts each part on a thread of its own.
     pub(crate) fn spawn(parts: Vec<Part>) -> Result<Merge, String> {
         let mut merge = Merge {
+            local: None,
             lanes: Vec::new(),
             threads: Vec::new(),
             traces: HashMap::new(),
@@ -381,9 +402,23 @@ impl Merge {
         Ok(merge)
     }
 
+    /// One part read on this thread.
+    pub(crate) fn local(part: Box<dyn Local>) -> Merge {
+        Merge {
+            local: Some(part),
+            lanes: Vec::new(),
+            threads: Vec::new(),
+            traces: HashMap::new(),
+            started: false,
+        }
+    }
+
     /// Merges up to [`STEP`] events into `handler` (which answers false to
     /// stop at once).
     pub fn step(&mut self, handler: &mut dyn FnMut(&Event) -> bool) -> Result<Step, String> {
+        if let Some(local) = &mut self.local {
+            return local.step(handler, &mut self.traces);
+        }
         if !self.started {
             self.started = true;
             for lane in &mut self.lanes {
@@ -448,6 +483,9 @@ impl Merge {
     /// Adds the events the parts counted rather than sent (once read to
     /// their end).
     pub fn counted(&self, counted: &mut Counted) {
+        if let Some(local) = &self.local {
+            local.counted(counted);
+        }
         for l in &self.lanes {
             let (counts, first, last) = &l.counted;
             counted.add(&l.classes, counts, *first, *last);
@@ -456,6 +494,9 @@ impl Merge {
 
     /// Discarded events the parts reported so far.
     pub fn discarded(&self) -> Discarded {
+        if let Some(local) = &self.local {
+            return local.discarded();
+        }
         self.lanes
             .iter()
             .fold(Discarded::default(), |sum, l| Discarded {

@@ -6,15 +6,9 @@
 
 /// The reference inside a call's tag or a reply: `#Ref<...>` up to its `>`.
 pub fn reference(text: &[u8]) -> Option<&[u8]> {
-    let mut from = 0;
-    loop {
-        let start = from + text[from..].iter().position(|&b| b == b'#')?;
-        if text[start..].starts_with(b"#Ref<") {
-            let len = text[start..].iter().position(|&b| b == b'>')?;
-            return Some(&text[start..=start + len]);
-        }
-        from = start + 1;
-    }
+    let start = memchr::memmem::find(text, b"#Ref<")?;
+    let len = memchr::memchr(b'>', &text[start..])?;
+    Some(&text[start..=start + len])
 }
 
 const CALL_PREFIX: &[u8] = b"{'$gen_call',{";
@@ -33,10 +27,10 @@ pub struct Call<'a> {
 /// A call's parts, if the message is a call.
 pub fn parse_call(message: &[u8]) -> Option<Call<'_>> {
     let rest = message.strip_prefix(CALL_PREFIX)?;
-    let caller_end = rest.iter().position(|&b| b == b',').unwrap_or(rest.len());
+    let caller_end = memchr::memchr(b',', rest).unwrap_or(rest.len());
     let caller = &rest[..caller_end];
     // From is a pid (no braces); the tag has no braces either.
-    let Some(close) = rest.iter().position(|&b| b == b'}') else {
+    let Some(close) = memchr::memchr(b'}', rest) else {
         return Some(Call {
             caller,
             reference: None,

@@ -145,3 +145,34 @@ pub fn render_json(summary: &Summary, tables: &[Table]) -> Value {
     top.insert("columns".into(), Value::Object(columns));
     Value::Object(top)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::table::col;
+
+    /// A process's cell gives its row the keys `pid`, `name` and, when
+    /// the results carry nodes, `node`.
+    #[test]
+    fn processes_carry_their_name_and_node() {
+        let mut t = Table::new("gc", "GC", vec![col("pid", "pid", Unit::Pid)]);
+        t.with_nodes = true;
+        let proc = |name: Option<&str>, node: &str| Cell::Proc {
+            pid: "<0.82.0>".into(),
+            name: name.map(str::to_string),
+            node: Some(node.into()),
+        };
+        t.push(vec![proc(Some("shop_audit"), "n1@h")], None);
+        t.push(vec![proc(None, "n2@h")], None);
+        let json = render_json(&Summary::default(), &[t]);
+        let rows = json["gc"].as_array().expect("rows");
+        assert_eq!(
+            (&rows[0]["pid"], &rows[0]["name"], &rows[0]["node"]),
+            (&"<0.82.0>".into(), &"shop_audit".into(), &"n1@h".into())
+        );
+        assert_eq!(
+            (&rows[1]["pid"], &rows[1]["name"], &rows[1]["node"]),
+            (&"<0.82.0>".into(), &Value::Null, &"n2@h".into())
+        );
+    }
+}

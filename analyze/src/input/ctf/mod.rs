@@ -6,7 +6,8 @@
 //! The streams are split into parts of about equal bytes; each part is
 //! read on a thread of its own, its streams merged by timestamp into
 //! batches, and the parts merged by [`crate::input::merge::Merge`] as
-//! libbabeltrace2's are. A trace it cannot read (CTF 2, a type it does not
+//! libbabeltrace2's are; a single part is read on the merge's own thread,
+//! its events handed on from the mapped packets without batches. A trace it cannot read (CTF 2, a type it does not
 //! know) is an error at [`open`], before any event is handed on.
 
 mod decode;
@@ -14,14 +15,16 @@ mod map;
 mod stream;
 pub mod tsdl;
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{Receiver, SyncSender};
 use std::sync::Arc;
 
 use crate::input::damage::StreamCheck;
-use crate::input::merge::{Batch, CopiedEvent, Merge, Part, BATCH, BATCH_BYTES};
+use crate::input::merge::{Batch, CopiedEvent, Merge, Part, BATCH, BATCH_BYTES, STEP};
+use crate::input::step::{Discarded, Step};
 use crate::model::event::message_shape;
-use crate::model::event::{Field, Reading, Wanted, MAX_FIELDS};
+use crate::model::event::{Counted, Event, EventClass, Field, Reading, Wanted, MAX_FIELDS};
 
 use decode::Val;
 use stream::{Read, Stream, Trace};
@@ -36,7 +39,7 @@ pub fn compile(dir: &Path) -> Result<Trace, String> {
 /// Opens the streams of `checked` (trace directories with their streams'
 /// readable packets) in the parts `groups` makes of them (per part: each
 /// trace's index in `checked` and the streams of it the part reads), each
-/// part decoded on a thread of its own. Fails, before any event is read,
+/// part decoded on a thread of its own (a single one on the caller's). Fails, before any event is read,
 /// when a trace's metadata is not one this reader compiles.
 pub fn open(
     checked: &[(PathBuf, Vec<StreamCheck>)],
@@ -47,6 +50,7 @@ pub fn open(
         .iter()
         .map(|(dir, _)| compile(dir).map(Arc::new))
         .collect::<Result<Vec<_>, _>>()?;
+    let one = groups.len() == 1;
     let mut parts: Vec<Part> = Vec::new();
     for group in groups {
         let mut lane = Lane {
@@ -70,6 +74,9 @@ pub fn open(
                 lane.streams
                     .push(Lane::stream(s, index, check.path.clone()));
             }
+        }
+        if one {
+            return Ok(Merge::local(Box::new(Local::new(lane))));
         }
         parts.push(Box::new(move |send, spare| {
             lane.run(send, spare);
@@ -189,8 +196,8 @@ impl Lane {
         }
     }
 
-    fn discarded(&self) -> crate::input::step::Discarded {
-        crate::input::step::Discarded {
+    fn discarded(&self) -> Discarded {
+        Discarded {
             events: self.streams.iter().map(|s| s.stream.discarded).sum(),
             reports_without_count: self
                 .streams
@@ -201,36 +208,55 @@ impl Lane {
     }
 }
 
-/// Copies the read-ahead event of `s` into `batch` (its fields when
-/// `with_fields`, else its time only).
-fn copy(batch: &mut Batch, s: &LaneStream, class: u32, with_fields: bool) {
-    let packet = s.stream.packet();
-    let r = &s.next;
-    let mut fields = [Field::Other; MAX_FIELDS];
+/// The read-ahead event `r`'s fields (of `packet`, its stream's current
+/// packet) into `out` when `with_fields`; how many.
+fn fields_of<'p>(
+    packet: &'p [u8],
+    r: &Read,
+    with_fields: bool,
+    out: &mut [Field<'p>; MAX_FIELDS],
+) -> usize {
     let n = if with_fields {
         r.fields.len().min(MAX_FIELDS)
     } else {
         0
     };
-    for (slot, v) in fields.iter_mut().zip(&r.fields[..n]) {
+    for (slot, v) in out.iter_mut().zip(&r.fields[..n]) {
         *slot = match *v {
             Val::Int(i) => Field::Int(i),
             Val::Str(at, len) => Field::Str(&packet[at as usize..(at + len) as usize]),
             Val::Other => Field::Other,
         };
     }
+    n
+}
+
+/// The read-ahead event's CPU and `vpid` as a batch holds them (-1 when
+/// its fields are not read).
+fn cpu_vpid(r: &Read, with_fields: bool) -> (i32, i32) {
+    match with_fields {
+        true => (
+            i32::try_from(r.cpu).unwrap_or(-1),
+            i32::try_from(r.vpid).unwrap_or(-1),
+        ),
+        false => (-1, -1),
+    }
+}
+
+/// Copies the read-ahead event of `s` into `batch` (its fields when
+/// `with_fields`, else its time only).
+fn copy(batch: &mut Batch, s: &LaneStream, class: u32, with_fields: bool) {
+    let r = &s.next;
+    let mut fields = [Field::Other; MAX_FIELDS];
+    let n = fields_of(s.stream.packet(), r, with_fields, &mut fields);
     let ec = &s.stream.trace.events[r.class as usize].class;
     let shape = message_shape(ec, &fields[..n]);
-    let (cpu, vpid) = if with_fields {
-        (r.cpu, r.vpid)
-    } else {
-        (-1, -1)
-    };
+    let (cpu, vpid) = cpu_vpid(r, with_fields);
     batch.push(
         CopiedEvent {
             ts_ns: r.ts_ns,
-            cpu: i32::try_from(cpu).unwrap_or(-1),
-            vpid: i32::try_from(vpid).unwrap_or(-1),
+            cpu,
+            vpid,
             class,
             trace: s.trace,
             first: 0,
@@ -239,4 +265,121 @@ fn copy(batch: &mut Batch, s: &LaneStream, class: u32, with_fields: bool) {
         },
         &fields[..n],
     );
+}
+
+/// A part read on the merge's thread: its events handed on from the
+/// mapped packets as [`Lane::run`] would send them.
+struct Local {
+    lane: Lane,
+    started: bool,
+    handed: Vec<bool>,
+    /// Per class index of the part, its events counted rather than handed
+    /// on, and the first and last one's time.
+    counted: (Vec<u64>, i64, i64),
+    /// The part's classes, per class index (for [`Counted::add`]).
+    classes: Vec<EventClass>,
+    /// Per trace of the part: its number among the merge's traces, once
+    /// its first event is handed on.
+    numbers: Vec<Option<u32>>,
+    ended: bool,
+}
+
+impl Local {
+    fn new(lane: Lane) -> Local {
+        let classes = lane
+            .traces
+            .iter()
+            .flat_map(|(_, trace, _)| trace.events.iter().map(|e| e.class.clone()))
+            .collect();
+        Local {
+            started: false,
+            handed: vec![false; lane.traces.len()],
+            counted: (vec![0; lane.readings.len()], i64::MAX, i64::MIN),
+            classes,
+            numbers: vec![None; lane.traces.len()],
+            ended: false,
+            lane,
+        }
+    }
+}
+
+impl crate::input::merge::Local for Local {
+    fn step(
+        &mut self,
+        handler: &mut dyn FnMut(&Event) -> bool,
+        traces: &mut HashMap<PathBuf, u32>,
+    ) -> Result<Step, String> {
+        if !self.started {
+            self.started = true;
+            // As `Lane::run`: every stream read ahead, the last error kept.
+            let mut end = Ok(());
+            for i in 0..self.lane.streams.len() {
+                if let Err(e) = self.lane.advance(i) {
+                    end = Err(e);
+                }
+            }
+            end?;
+        }
+        for _ in 0..STEP {
+            let mut best: Option<(i64, usize)> = None;
+            for (i, s) in self.lane.streams.iter().enumerate() {
+                if !s.ended && best.is_none_or(|(ts, _)| s.next.ts_ns < ts) {
+                    best = Some((s.next.ts_ns, i));
+                }
+            }
+            let Some((_, i)) = best else {
+                self.ended = true;
+                return Ok(Step::End);
+            };
+            let s = &self.lane.streams[i];
+            let (dir, _, base) = &self.lane.traces[s.trace as usize];
+            let class = base + s.next.class;
+            match self.lane.readings[class as usize] {
+                Reading::Dropped => {}
+                Reading::Counted if self.handed[s.trace as usize] => {
+                    self.counted.0[class as usize] += 1;
+                    self.counted.1 = self.counted.1.min(s.next.ts_ns);
+                    self.counted.2 = self.counted.2.max(s.next.ts_ns);
+                }
+                reading => {
+                    self.handed[s.trace as usize] = true;
+                    let next = traces.len() as u32;
+                    let trace = *self.numbers[s.trace as usize]
+                        .get_or_insert_with(|| *traces.entry(dir.clone()).or_insert(next));
+                    let with_fields = reading == Reading::Fields;
+                    let r = &s.next;
+                    let mut fields = [Field::Other; MAX_FIELDS];
+                    let n = fields_of(s.stream.packet(), r, with_fields, &mut fields);
+                    let ec = &s.stream.trace.events[r.class as usize].class;
+                    let (cpu, vpid) = cpu_vpid(r, with_fields);
+                    let event = Event {
+                        class: ec,
+                        ts_ns: r.ts_ns,
+                        cpu: cpu.into(),
+                        trace,
+                        vpid: vpid.into(),
+                        node: trace,
+                        fields: &fields[..n],
+                        shape: message_shape(ec, &fields[..n]),
+                    };
+                    if !handler(&event) {
+                        return Ok(Step::End);
+                    }
+                }
+            }
+            self.lane.advance(i)?;
+        }
+        Ok(Step::Progress)
+    }
+
+    fn counted(&self, counted: &mut Counted) {
+        if self.ended {
+            let (counts, first, last) = &self.counted;
+            counted.add(&self.classes, counts, *first, *last);
+        }
+    }
+
+    fn discarded(&self) -> Discarded {
+        self.lane.discarded()
+    }
 }
