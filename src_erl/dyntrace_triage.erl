@@ -341,28 +341,35 @@ now_ms() ->
     erlang:monotonic_time(millisecond).
 
 %% Reads the processes, singles some out and opens a window on them.
-look(#focus{last = Last, count = Count} = F) ->
+look(#focus{last = Last, count = Count, cursor = Cursor0} = F) ->
     {{Rows, Cursor}, Seen} = read(F),
     F1 = F#focus{cursor = Cursor,
-                 last = maps:merge(case Cursor of
-                                       %% A sweep ended: forget the processes gone.
-                                       [] -> maps:with(erlang:processes(), Last);
-                                       _ -> Last
-                                   end, Seen)},
+                 last = case {Cursor0, Cursor} of
+                            %% The whole node in this look: what it read is all
+                            %% there is (the processes gone are not in it).
+                            {[], []} -> Seen;
+                            %% A sweep ended: forget the processes gone.
+                            {_, []} -> maps:merge(maps:with(erlang:processes(), Last), Seen);
+                            _ -> maps:merge(Last, Seen)
+                        end},
     %% A process first seen has no reductions "since the last look".
-    Scored = [{P, R - element(1, maps:get(P, Last, {R, Q})), Q,
-               Q - element(2, maps:get(P, Last, {R, Q})), H}
-              || {P, R, Q, H} <- Rows],
+    Scored = [{P, R - R0, Q, Q - Q0, H}
+              || {P, R, Q, H} <- Rows, {R0, Q0} <- [maps:get(P, Last, {R, Q})]],
     ByReductions = ranked([{D, P} || {P, D, _, _, _} <- Scored, D > 0]),
     %% A growing queue before a longer one that does not grow.
     ByQueue = ranked([{{G > 0, Q}, P} || {P, _, Q, G, _} <- Scored, Q > 0]),
     ByHeap = ranked([{H, P} || {P, _, _, _, H} <- Scored]),
     Recent = F#focus.recent,
-    Lists = [[P || P <- L, not lists:member(P, Recent)] ++ [P || P <- L, lists:member(P, Recent)]
-             || L <- [ByReductions, ByQueue, ByHeap]],
+    %% Each line's first `Count' after the recent ones are put last: they
+    %% lie among its first `Count' + length(Recent), and no more are picked.
+    Lists = [begin
+                 {Again, New} = lists:partition(fun(P) -> lists:member(P, Recent) end,
+                                                lists:sublist(L, Count + length(Recent))),
+                 lists:sublist(New ++ Again, Count)
+             end || L <- [ByReductions, ByQueue, ByHeap]],
     case pick(Lists, Count, []) of
         [] -> F1;
-        Pids -> open(Pids, maps:from_list([{P, S} || {P, _, _, _, _} = S <- Scored]), F1)
+        Pids -> open(Pids, maps:from_list([{P, lists:keyfind(P, 1, Scored)} || P <- Pids]), F1)
     end.
 
 %% The processes, highest key first.
