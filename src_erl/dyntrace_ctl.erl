@@ -1040,10 +1040,20 @@ flags_for(P, Flags) when is_port(P); P =:= port; P =:= ports;
 flags_for(_Both, Flags) ->
     Flags.
 
-%% Whether this runtime has trace sessions (OTP 27 and later).
+%% Whether this runtime has trace sessions (OTP 27 and later). Asked
+%% once: before OTP 27, code:ensure_loaded(trace) searches the whole code
+%% path every time (0.6-3 ms on a test node, more on a node with a long
+%% path), and triage's controller opens a window every 2 s.
 sessions_available() ->
-    code:ensure_loaded(trace) =:= {module, trace}
-        andalso erlang:function_exported(trace, session_create, 3).
+    case persistent_term:get({?MODULE, sessions_available}, undefined) of
+        undefined ->
+            Available = code:ensure_loaded(trace) =:= {module, trace}
+                andalso erlang:function_exported(trace, session_create, 3),
+            persistent_term:put({?MODULE, sessions_available}, Available),
+            Available;
+        Available ->
+            Available
+    end.
 
 %%%===================================================================
 %%% OVERLAPS (before OTP 27)
