@@ -39,11 +39,12 @@ idle() ->
     [put({key, I}, lists:seq(1, 20)) || I <- lists:seq(1, 30)],
     receive stop -> ok end.
 
-%% What each configuration records.
-what(triage) -> triage;
-what(procs) -> [{trace, processes, [process_spawn, process_exit, process_register]}];
-what(memory) -> [{memory, #{interval => 1000, top => 20, carriers => false}}];
-what(focus) -> [{focus, #{}}].
+%% What each configuration records: triage, or one of its items.
+what(triage) ->
+    triage;
+what(Part) ->
+    {Items, _} = dyntrace_triage:items(#{}),
+    [lists:keyfind(case Part of procs -> trace; _ -> Part end, 1, Items)].
 
 %% One run: `{CpuMsPerS, #{SamplerKind => RoundUsMean}}'.
 run(untraced) ->
