@@ -333,10 +333,11 @@ sampler_tick(#focus{events = Events, next_look = Due, period_ms = Period} = F, C
 after_now(Due, Step, Now) ->
     Due + Step * (1 + (Now - Due) div Step).
 
-%% When the next tick is due: the next stack samples or the end of the
-%% open window, else the next look.
-next_due(#focus{window = {_Id, _Pids, End}, next_stacks = Stacks, next_look = Look}) ->
-    lists:min([Stacks, End, Look]);
+%% When the next tick is due: the open window's next stack samples (the
+%% first at or after its end closes it: a window lasts whole intervals,
+%% as when the controller ticked every interval), else the next look.
+next_due(#focus{window = {_Id, _Pids, _End}, next_stacks = Stacks, next_look = Look}) ->
+    min(Stacks, Look);
 next_due(#focus{next_look = Look}) ->
     Look.
 
