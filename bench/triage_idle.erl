@@ -27,10 +27,12 @@ main([Out]) ->
     ok = lttng_session:wait_registered(),
     Idle = [proc_lib:spawn(fun() -> idle() end) || _ <- lists:seq(1, ?PROCS)],
     Configs = [untraced, triage, procs, memory, focus],
+    Sh = fun(Cmd) -> string:trim(os:cmd(Cmd)) end,
+    Start = {Sh("date -u '+%Y-%m-%d %H:%M UTC'"), Sh("cut -d' ' -f1-3 /proc/loadavg")},
     Runs = lists:append([[{C, run(C)} || C <- rotate(Configs, R)]
                          || R <- lists:seq(1, ?ROUNDS)]),
     [exit(P, kill) || P <- Idle],
-    Lines = section(Configs, Runs),
+    Lines = section(Start, Configs, Runs),
     ok = file:write_file(Out, Lines),
     io:put_chars(Lines),
     halt(0).
@@ -82,7 +84,7 @@ cpu_ns() ->
 %%% The section
 %%%===================================================================
 
-section(Configs, Runs) ->
+section({Date, Load}, Configs, Runs) ->
     Cpu = fun(C) -> lists:sort([Ms || {C1, {Ms, _}} <- Runs, C1 =:= C]) end,
     Base = median(Cpu(untraced)),
     Sh = fun(Cmd) -> string:trim(os:cmd(Cmd)) end,
@@ -94,8 +96,7 @@ section(Configs, Runs) ->
                    "without busy waiting (`+sbwt none`). Triage's parts alone: `procs` = "
                    "`~w`, `memory` = `~w`, `focus` = `~w`. Median of the rounds [min-max]; the "
                    "samplers' own mean time per round (`dyntrace:status()`).\n\n",
-                   [Sh("date -u '+%Y-%m-%d %H:%M UTC'"), Sh("nproc"),
-                    erlang:system_info(otp_release), Sh("cut -d' ' -f1-3 /proc/loadavg"),
+                   [Date, Sh("nproc"), erlang:system_info(otp_release), Load,
                     ?PROCS, ?RUN_MS div 1000, ?SETTLE_MS div 1000, ?ROUNDS,
                     what(procs), what(memory), what(focus)]),
      "| run | node CPU | over untraced | sampler's round (mean) |\n"
