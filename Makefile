@@ -1,5 +1,5 @@
 # Shortcuts; the README's commands are scripts/demo.sh and scripts/test.sh.
-.PHONY: all demo test bench bench-analyze bench-analyze-memory bench-triage bench-rabbitmq soak lint clean
+.PHONY: all demo test bench bench-analyze bench-analyze-memory bench-triage bench-triage-idle bench-rabbitmq soak lint clean
 
 all:
 	rebar3 compile
@@ -31,6 +31,11 @@ bench-analyze-memory:
 bench-triage:
 	./bench/triage.sh
 	./scripts/replace-section.sh '## Triage: CPU per request' _build/bench/triage.md
+
+# What triage and each of its parts cost a node that does nothing.
+bench-triage-idle:
+	./bench/triage_idle.sh
+	./scripts/replace-section.sh '## Triage on an idle node' _build/bench/triage_idle.md
 
 # Triage's cost on Debian's RabbitMQ with a pika client (needs rabbitmq-server
 # and python3-pika: scripts/setup.sh): the RabbitMQ suite's bench group.

@@ -1,10 +1,11 @@
 %%% @doc Memory over time (`dyntrace:memory/1'): a sampler of dyntrace's
-%%% own writes `memory_sample', `allocator_sample', `process_memory' (the
-%%% `top' processes by memory and by queue length, and those in `procs')
-%%% and `carrier_create' / `carrier_destroy' every `interval' ms, reading
-%%% nothing for an event not enabled and at most 500 processes a round. The
-%%% events, what is sampled rather than exact, and why it is safe on a
-%%% production node: docs/sampling-and-memory.md and docs/reference.md.
+%%% own writes `memory_sample', `allocator_sample' (unless `allocators =>
+%%% false', as triage's), `process_memory' (the `top' processes by memory
+%%% and by queue length, and those in `procs') and `carrier_create' /
+%%% `carrier_destroy' every `interval' ms, reading nothing for an event not
+%%% enabled and at most 500 processes a round. The events, what is sampled
+%%% rather than exact, and why it is safe on a production node:
+%%% docs/sampling-and-memory.md and docs/reference.md.
 -module(dyntrace_memory).
 
 %%% PUBLIC (through dyntrace_ctl) %%%
@@ -18,7 +19,8 @@
                   max_events => pos_integer(),
                   top => non_neg_integer(),
                   procs => [pid() | atom()],
-                  carriers => false | pos_integer()}.
+                  carriers => false | pos_integer(),
+                  allocators => boolean()}.
 -export_type([opts/0]).
 
 -define(DEFAULT_INTERVAL_MS, 1000).
@@ -33,6 +35,8 @@
 -record(memory, {top :: non_neg_integer(),
                  procs :: [pid() | atom()],
                  carriers :: false | pos_integer(),
+                 %% Whether `allocator_sample' is written.
+                 allocators = true :: boolean(),
                  %% Monotonic ms of the next read (the clock may be negative).
                  carriers_due = undefined :: integer() | undefined,
                  %% The last instrument:carriers/0 answer: per type, the
@@ -56,19 +60,22 @@
 plan(Opts) ->
     O = dyntrace_sampler:validate_opts(Opts, #{interval => ?DEFAULT_INTERVAL_MS,
                                                top => ?DEFAULT_TOP, procs => [],
-                                               carriers => ?DEFAULT_CARRIERS_MS},
-                                       [top, procs, carriers]),
+                                               carriers => ?DEFAULT_CARRIERS_MS,
+                                               allocators => true},
+                                       [top, procs, carriers, allocators]),
     Top = maps:get(top, O),
     (is_integer(Top) andalso Top >= 0 andalso Top =< ?MAX_TOP)
         orelse error({badarg, {top, Top}}),
     Carriers = maps:get(carriers, O),
     (Carriers =:= false orelse (is_integer(Carriers) andalso Carriers > 0))
         orelse error({badarg, {carriers, Carriers}}),
+    Allocators = maps:get(allocators, O),
+    is_boolean(Allocators) orelse error({badarg, {allocators, Allocators}}),
     Procs = validate_procs(maps:get(procs, O)),
     #{kind => memory,
       module => ?MODULE,
       priority => normal,
-      args => #memory{top = Top, procs = Procs, carriers = Carriers},
+      args => #memory{top = Top, procs = Procs, carriers = Carriers, allocators = Allocators},
       procs => Procs,
       interval => maps:get(interval, O),
       duration => maps:get(duration, O, infinity),
@@ -77,8 +84,9 @@ plan(Opts) ->
 %% @doc The LTTng events a memory sampler of these arguments (a plan's
 %% `args') writes.
 -spec events(#memory{}) -> [dyntrace:event_name()].
-events(#memory{carriers = Carriers}) ->
-    [memory_sample, allocator_sample, process_memory]
+events(#memory{carriers = Carriers, allocators = Allocators}) ->
+    [memory_sample, process_memory]
+        ++ [allocator_sample || Allocators]
         ++ [E || Carriers =/= false, E <- ?CARRIER_EVENTS].
 
 %% Named processes: pids, or registered names looked up at every round
@@ -112,11 +120,14 @@ sampler_tick(M, C) ->
         Now = erlang:monotonic_time(millisecond),
         Carriers = M#memory.carriers =/= false andalso lists:any(On, ?CARRIER_EVENTS)
             andalso due(Now, M#memory.carriers_due),
-        Allocators = case On(allocator_sample) orelse Carriers of
+        %% Read only for what is written: `allocators => false' saves
+        %% erlang:system_info({allocator, Type}) of every type each round.
+        Write = M#memory.allocators andalso On(allocator_sample),
+        Allocators = case Write orelse Carriers of
                          true -> allocators();
                          false -> []
                      end,
-        On(allocator_sample) andalso write_allocators(C, Allocators),
+        Write andalso write_allocators(C, Allocators),
         M1 = case On(process_memory) of
                  true -> write_processes(C, M);
                  false -> M

@@ -172,7 +172,9 @@ describe(C) ->
 %%%===================================================================
 %%% THE LOOP
 %%% One round every interval, due at start + n * interval (monotonic
-%%% time): a late round does not shift the ones after it.
+%%% time): a late round does not shift the ones after it. A module's
+%%% `sampler_tick/2' answers `{ok, State}' for the next round on that
+%%% grid, or `{ok, State, DueMs}' for a round at a time of its choosing.
 %%%===================================================================
 
 %% @private
@@ -220,12 +222,20 @@ tick(#loop{module = Module, state = State, counters = C, interval_us = Interval,
     atomics:add(C, ?ROUNDS, 1),
     atomics:add(C, ?BUSY_US, Busy),
     Busy > atomics:get(C, ?MAX_US) andalso atomics:put(C, ?MAX_US, Busy),
+    %% The rounds of the grid this one overran are counted as skipped.
+    Late = max(0, (End - Due) div Interval),
+    atomics:add(C, ?SKIPPED, Late),
     case Result of
         {ok, NewState} ->
-            %% The next round due after now; the ones passed are skipped.
-            Late = max(0, (End - Due) div Interval),
-            atomics:add(C, ?SKIPPED, Late),
+            %% The next round due after now, on the grid.
             loop(at(L#loop{state = NewState}, Due + (Late + 1) * Interval));
+        {ok, NewState, NextMs} ->
+            %% The module says when its next round is due (monotonic ms;
+            %% now if that has passed): taken then, off the grid and at no
+            %% random instant. Triage's controller sleeps so from one
+            %% thing due to the next instead of waking every interval.
+            Next = NextMs * 1000,
+            loop(L#loop{state = NewState, due = Next, at = Next});
         stop ->
             exit(normal)
     end.

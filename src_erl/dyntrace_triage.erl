@@ -93,12 +93,16 @@
                 max_term_bytes :: dyntrace:max_term_bytes(),
                 period_ms :: pos_integer(),
                 window_ms :: pos_integer(),
+                interval_ms :: pos_integer(),
                 count :: pos_integer(),
                 events :: [dyntrace:event_name()],
                 %% When the next look is due (monotonic ms: the sampler's
                 %% rounds may be skipped on a loaded node, so time is read,
                 %% not rounds counted).
                 next_look = 0 :: integer(),
+                %% When the open window's next stack samples are due
+                %% (monotonic ms).
+                next_stacks = 0 :: integer(),
                 %% What the last look read of each process: reductions
                 %% and queue length.
                 last = #{} :: #{pid() => {non_neg_integer(), non_neg_integer()}},
@@ -120,7 +124,10 @@
 items(Opts) when is_map(Opts) ->
     Focus = maps:get(focus, Opts, #{}),
     {[{trace, processes, ?EVERY_PROCESS},
-      {memory, #{interval => ?MEMORY_MS, top => ?MEMORY_TOP, carriers => false}},
+      %% No allocator_sample: findings reads none, and reading every
+      %% allocator was a fifth of the sampler's round.
+      {memory, #{interval => ?MEMORY_MS, top => ?MEMORY_TOP, carriers => false,
+                 allocators => false}},
       {focus, Focus}],
      maps:remove(focus, Opts)};
 items(Opts) ->
@@ -148,6 +155,7 @@ plan(Opts, Shared) ->
                      max_term_bytes = maps:get(max_term_bytes, Shared, DefaultMax),
                      period_ms = Period,
                      window_ms = Window,
+                     interval_ms = Interval,
                      count = Count,
                      events = focus_events(Shared)},
       procs => [],
@@ -280,9 +288,11 @@ clock_ticks() ->
 
 %%%===================================================================
 %%% THE CONTROLLER
-%%% One tick every `interval': a look every `period_ticks' (which opens a
-%%% window), stack samples of the window's processes at every tick while
-%%% it is open, and its end.
+%%% A tick at each thing due, and none between: a look every `period'
+%%% (which opens a window), stack samples of the window's processes every
+%%% `interval' while it is open, and its end. Outside a window the
+%%% controller sleeps until the next look (on an idle node a tick every
+%%% 20 ms cost about 4 ms of CPU a second).
 %%%===================================================================
 
 %% @private
@@ -294,54 +304,76 @@ sampler_init(#focus{window_ms = Window} = F) ->
     F#focus{last = Last, next_look = now_ms() + Window}.
 
 %% @private
--spec sampler_tick(#focus{}, dyntrace_sampler:counters()) -> {ok, #focus{}} | stop.
+-spec sampler_tick(#focus{}, dyntrace_sampler:counters()) -> {ok, #focus{}, integer()} | stop.
 sampler_tick(#focus{events = Events, next_look = Due, period_ms = Period} = F, C) ->
     Now = now_ms(),
     F1 = case F#focus.window of
              {_Id, _Pids, End} when Now >= End -> close(F);
-             {_Id, Pids, _End} -> stacks(Pids, F, C), F;
-             none -> F
+             {_Id, Pids, _End} when Now >= F#focus.next_stacks ->
+                 stacks(Pids, F, C),
+                 F#focus{next_stacks = after_now(F#focus.next_stacks, F#focus.interval_ms, Now)};
+             _ -> F
          end,
-    case Now >= Due of
-        true ->
-            %% The next look a period after this one was due (after now,
-            %% should looks have been missed).
-            Next = Due + Period * (1 + (Now - Due) div Period),
-            F2 = F1#focus{next_look = Next},
-            case F2#focus.window =:= none andalso Events -- dyntrace:enabled_events() =:= [] of
-                true -> {ok, look(F2)};
-                false -> {ok, F2}
-            end;
-        false ->
-            {ok, F1}
-    end.
+    F3 = case Now >= Due of
+             true ->
+                 %% The next look a period after this one was due (after
+                 %% now, should looks have been missed).
+                 F2 = F1#focus{next_look = after_now(Due, Period, Now)},
+                 case F2#focus.window =:= none
+                     andalso Events -- dyntrace:enabled_events() =:= [] of
+                     true -> look(F2);
+                     false -> F2
+                 end;
+             false ->
+                 F1
+         end,
+    {ok, F3, next_due(F3)}.
+
+%% The first of `Due' + n * `Step' after `Now'.
+after_now(Due, Step, Now) ->
+    Due + Step * (1 + (Now - Due) div Step).
+
+%% When the next tick is due: the open window's next stack samples (the
+%% first at or after its end closes it: a window lasts whole intervals,
+%% as when the controller ticked every interval), else the next look.
+next_due(#focus{window = {_Id, _Pids, _End}, next_stacks = Stacks, next_look = Look}) ->
+    min(Stacks, Look);
+next_due(#focus{next_look = Look}) ->
+    Look.
 
 now_ms() ->
     erlang:monotonic_time(millisecond).
 
 %% Reads the processes, singles some out and opens a window on them.
-look(#focus{last = Last, count = Count} = F) ->
+look(#focus{last = Last, count = Count, cursor = Cursor0} = F) ->
     {{Rows, Cursor}, Seen} = read(F),
     F1 = F#focus{cursor = Cursor,
-                 last = maps:merge(case Cursor of
-                                       %% A sweep ended: forget the processes gone.
-                                       [] -> maps:with(erlang:processes(), Last);
-                                       _ -> Last
-                                   end, Seen)},
+                 last = case {Cursor0, Cursor} of
+                            %% The whole node in this look: what it read is all
+                            %% there is (the processes gone are not in it).
+                            {[], []} -> Seen;
+                            %% A sweep ended: forget the processes gone.
+                            {_, []} -> maps:merge(maps:with(erlang:processes(), Last), Seen);
+                            _ -> maps:merge(Last, Seen)
+                        end},
     %% A process first seen has no reductions "since the last look".
-    Scored = [{P, R - element(1, maps:get(P, Last, {R, Q})), Q,
-               Q - element(2, maps:get(P, Last, {R, Q})), H}
-              || {P, R, Q, H} <- Rows],
+    Scored = [{P, R - R0, Q, Q - Q0, H}
+              || {P, R, Q, H} <- Rows, {R0, Q0} <- [maps:get(P, Last, {R, Q})]],
     ByReductions = ranked([{D, P} || {P, D, _, _, _} <- Scored, D > 0]),
     %% A growing queue before a longer one that does not grow.
     ByQueue = ranked([{{G > 0, Q}, P} || {P, _, Q, G, _} <- Scored, Q > 0]),
     ByHeap = ranked([{H, P} || {P, _, _, _, H} <- Scored]),
     Recent = F#focus.recent,
-    Lists = [[P || P <- L, not lists:member(P, Recent)] ++ [P || P <- L, lists:member(P, Recent)]
-             || L <- [ByReductions, ByQueue, ByHeap]],
+    %% Each line's first `Count' after the recent ones are put last: they
+    %% lie among its first `Count' + length(Recent), and no more are picked.
+    Lists = [begin
+                 {Again, New} = lists:partition(fun(P) -> lists:member(P, Recent) end,
+                                                lists:sublist(L, Count + length(Recent))),
+                 lists:sublist(New ++ Again, Count)
+             end || L <- [ByReductions, ByQueue, ByHeap]],
     case pick(Lists, Count, []) of
         [] -> F1;
-        Pids -> open(Pids, maps:from_list([{P, S} || {P, _, _, _, _} = S <- Scored]), F1)
+        Pids -> open(Pids, maps:from_list([{P, lists:keyfind(P, 1, Scored)} || P <- Pids]), F1)
     end.
 
 %% The processes, highest key first.
@@ -398,7 +430,8 @@ open(Pids, Scores, #focus{shared = Shared, window_ms = Ms} = F) ->
     Plan = dyntrace_plans:trace(Pids, ?FOCUS, #{duration => 2 * Ms + 1000}, Shared),
     case dyntrace_ctl_client:focus(Plan) of
         {ok, Id} ->
-            F#focus{window = {Id, Pids, now_ms() + Ms}};
+            Now = now_ms(),
+            F#focus{window = {Id, Pids, Now + Ms}, next_stacks = Now + F#focus.interval_ms};
         {error, _} ->
             %% A process that ended since the look: the next look.
             _ = [mark(P, " end") || P <- Pids],

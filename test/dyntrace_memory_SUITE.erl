@@ -147,8 +147,19 @@ t_events_and_fields(_Config) ->
     %% Top 3 and the named one per round, at most.
     Rounds = length(lttng_session:select(memory_sample, Events)),
     ?assert(length(lttng_session:select(process_memory, Events)) =< 4 * Rounds),
+    lttng_session:destroy(S),
+    %% `allocators => false' (triage's sampler): the rest, no allocator.
+    S2 = lttng_session:start_tracked(t_events_and_fields_2, ?EVENTS),
+    {ok, _} = dyntrace:memory(#{interval => 100, top => 3, procs => [Idle], allocators => false,
+                                max_events => 1000}),
+    lttng_session:wait_until(fun() -> rounds() >= 3 end, 100),
+    ok = dyntrace:clear(),
+    Events2 = lttng_session:stop_and_read(S2),
+    ?assert(length(lttng_session:select(memory_sample, Events2)) >= 3),
+    ?assert(length(lttng_session:select(process_memory, Events2)) >= 3),
+    ?assertEqual([], lttng_session:select(allocator_sample, Events2)),
     exit(Idle, kill),
-    lttng_session:destroy(S).
+    lttng_session:destroy(S2).
 
 %% status() lists the sampler; max_events ends it after that many events;
 %% duration ends it; clear() ends it.
@@ -172,7 +183,7 @@ t_limits_and_status(_Config) ->
 t_bad_arguments(_Config) ->
     [?assertError({badarg, _}, dyntrace:memory(Opts))
      || Opts <- [#{interval => 0}, #{top => -1}, #{top => 100000}, #{procs => self()},
-                 #{procs => ["x"]}, #{carriers => yes}, #{max_events => 0},
+                 #{procs => ["x"]}, #{carriers => yes}, #{allocators => 1}, #{max_events => 0},
                  #{unknown => 1}, [{interval, 10}]]],
     ?assertEqual([], traces()).
 
