@@ -87,6 +87,25 @@ struct Row {
     caller: Durations,
     server_share: Durations,
     unmatched: u64,
+    /// The same since [`GenServer::next_sub_window`], when kept
+    /// ([`GenServer::with_sub_windows`]).
+    sub: Option<Box<(Durations, Durations)>>,
+}
+
+impl Row {
+    fn caller_took(&mut self, ns: u64) {
+        self.caller.record(ns);
+        if let Some(sub) = &mut self.sub {
+            sub.0.record(ns);
+        }
+    }
+
+    fn server_took(&mut self, ns: u64) {
+        self.server_share.record(ns);
+        if let Some(sub) = &mut self.sub {
+            sub.1.record(ns);
+        }
+    }
 }
 
 /// A row's server and request texts.
@@ -119,6 +138,11 @@ impl Registered for GenServer {
     fn new(o: GenServerOptions) -> Result<GenServer, String> {
         Ok(GenServer::with_slowest(o.slowest))
     }
+    /// In `report`, `findings` runs it inside (one pass, its options) and
+    /// shows its tables.
+    fn for_report(_: GenServerOptions) -> Option<Result<GenServer, String>> {
+        None
+    }
 }
 
 /// The `genserver` state machine.
@@ -133,6 +157,8 @@ pub struct GenServer {
     server_only: FxHashMap<ShortText, (usize, i64)>,
     slowest: usize,
     slow: BinaryHeap<Reverse<Slow>>,
+    /// Whether rows keep their calls since the last sub-window too.
+    sub_windows: bool,
 }
 
 /// The request's first atom (`get` of `{get,Key}`), else its text cut short.
@@ -163,6 +189,35 @@ impl GenServer {
         }
     }
 
+    /// Rows also keep their calls since the last
+    /// [`GenServer::next_sub_window`] ([`GenServer::sub_window_requests`]):
+    /// whoever needs figures per window (`findings`) and the whole run's
+    /// tables reads the calls once.
+    pub fn with_sub_windows(mut self) -> GenServer {
+        self.sub_windows = true;
+        self
+    }
+
+    /// Each server and request: the caller's latencies and the server's
+    /// share since the last sub-window (see [`GenServer::requests`]).
+    pub fn sub_window_requests(
+        &self,
+    ) -> impl Iterator<Item = (&[u8], &[u8], &Durations, &Durations)> {
+        self.rows.iter().filter_map(|r| {
+            let sub = r.sub.as_deref()?;
+            Some((&r.server[..], &r.request[..], &sub.0, &sub.1))
+        })
+    }
+
+    /// A sub-window starts: its figures start again; the whole run's go on.
+    pub fn next_sub_window(&mut self) {
+        for r in self.rows.iter_mut() {
+            if let Some(sub) = &mut r.sub {
+                **sub = (Durations::new(2), Durations::new(2));
+            }
+        }
+    }
+
     /// Each server and request: the caller's latencies and the server's
     /// share (which alone has figures where the callers were not traced).
     pub fn requests(&self) -> impl Iterator<Item = (&[u8], &[u8], &Durations, &Durations)> {
@@ -186,6 +241,9 @@ impl GenServer {
             caller: Durations::new(2),
             server_share: Durations::new(2),
             unmatched: 0,
+            sub: self
+                .sub_windows
+                .then(|| Box::new((Durations::new(2), Durations::new(2)))),
         });
         self.row_ids.insert(key, i);
         i
@@ -228,11 +286,11 @@ impl GenServer {
         } else if let Some(key) = ev.reply() {
             if let Some((row, received)) = self.server_only.remove(key) {
                 let ns = ev.ts_ns.saturating_sub(received).max(0) as u64;
-                self.rows[row].server_share.record(ns);
+                self.rows[row].server_took(ns);
             } else if let Some(p) = self.pending.get_mut(key) {
                 if let Some(received) = p.server_received_ns {
                     let ns = ev.ts_ns.saturating_sub(received).max(0) as u64;
-                    self.rows[p.row].server_share.record(ns);
+                    self.rows[p.row].server_took(ns);
                     p.server_ns = Some(ns);
                 }
             }
@@ -255,7 +313,7 @@ impl GenServer {
         } else if let Some(key) = ev.reply() {
             if let Some(p) = self.pending.remove(key) {
                 let ns = ev.ts_ns.saturating_sub(p.sent_ns).max(0) as u64;
-                self.rows[p.row].caller.record(ns);
+                self.rows[p.row].caller_took(ns);
                 if let Some(detail) = p.detail {
                     self.keep_if_slow(Slow {
                         latency_ns: ns,
@@ -341,6 +399,9 @@ impl Analysis for GenServer {
             r.caller = Durations::new(2);
             r.server_share = Durations::new(2);
             r.unmatched = 0;
+            if let Some(sub) = &mut r.sub {
+                **sub = (Durations::new(2), Durations::new(2));
+            }
         }
         self.slow.clear();
     }

@@ -202,6 +202,11 @@ impl Registered for Memory {
     fn new(options: MemoryOptions) -> Result<Memory, String> {
         Ok(Memory::with_leak_windows(options.leak_windows))
     }
+    /// In `report`, `findings` runs it inside (one pass, its options) and
+    /// shows its tables.
+    fn for_report(_: MemoryOptions) -> Option<Result<Memory, String>> {
+        None
+    }
 }
 
 impl Default for Memory {
