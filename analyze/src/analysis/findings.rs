@@ -953,7 +953,32 @@ impl Findings {
             }
         }
 
-        for (location, r) in &self.raised {
+        // Exceptions by code location; and processes that crash in a
+        // burst, what triage sees of exceptions (it traces no calls), from
+        // every process's exits.
+        let bursts = self.raised.iter().map(|(location, r)| {
+            let claim = format!(
+                "burst of {} exceptions ({}) in one second in {}",
+                r.burst,
+                String::from_utf8_lossy(&r.class),
+                String::from_utf8_lossy(location)
+            );
+            (r, claim, "exceptions")
+        });
+        let crashes = self.exits.iter().map(|(kind, r)| {
+            let claim = format!(
+                "burst of {} processes crashing ({}, such as {}) in one second{}",
+                r.burst,
+                String::from_utf8_lossy(kind),
+                String::from_utf8_lossy(&r.class),
+                match r.by_parent {
+                    true => ", spawned by this one",
+                    false => "",
+                }
+            );
+            (r, claim, "rates")
+        });
+        for (r, claim, see) in bursts.chain(crashes) {
             let mean = r.count as f64 / span_s.max(1.0);
             if r.burst >= BURST_MIN && r.burst as f64 >= BURST_MIN_RATIO * mean {
                 let pid = (!r.burst_pid.is_empty()).then_some(&r.burst_pid[..]);
@@ -961,12 +986,7 @@ impl Findings {
                     "exception_burst",
                     STEADY + (10.0 * (r.burst as f64).log10()).min(40.0),
                     pid,
-                    format!(
-                        "burst of {} exceptions ({}) in one second in {}",
-                        r.burst,
-                        String::from_utf8_lossy(&r.class),
-                        String::from_utf8_lossy(location)
-                    ),
+                    claim,
                     format!(
                         "the second from {}; {} in all from {} to {} ({:.1}/s over the trace)",
                         at(r.burst_at),
@@ -975,39 +995,7 @@ impl Findings {
                         at(r.last_ns),
                         mean
                     ),
-                    "exceptions".into(),
-                ));
-            }
-        }
-        // Processes that crash in a burst: what triage sees of exceptions
-        // (it traces no calls), from every process's exits.
-        for (kind, r) in &self.exits {
-            let mean = r.count as f64 / span_s.max(1.0);
-            if r.burst >= BURST_MIN && r.burst as f64 >= BURST_MIN_RATIO * mean {
-                let pid = (!r.burst_pid.is_empty()).then_some(&r.burst_pid[..]);
-                found.push(Finding::of(
-                    "exception_burst",
-                    STEADY + (10.0 * (r.burst as f64).log10()).min(40.0),
-                    pid,
-                    format!(
-                        "burst of {} processes crashing ({}, such as {}) in one second{}",
-                        r.burst,
-                        String::from_utf8_lossy(kind),
-                        String::from_utf8_lossy(&r.class),
-                        match r.by_parent {
-                            true => ", spawned by this one",
-                            false => "",
-                        }
-                    ),
-                    format!(
-                        "the second from {}; {} in all from {} to {} ({:.1}/s over the trace)",
-                        at(r.burst_at),
-                        r.count,
-                        at(r.first_ns),
-                        at(r.last_ns),
-                        mean
-                    ),
-                    "rates".into(),
+                    see.into(),
                 ));
             }
         }
