@@ -237,6 +237,8 @@ struct Requests {
     /// lowest p50.
     fit: Fit,
     p50_min: u64,
+    /// The start of the first window of calls still adding up.
+    since: Option<i64>,
 }
 
 /// A least-squares line's sums.
@@ -407,12 +409,16 @@ fn add_capped(counts: &mut ByText<u64>, key: &[u8], n: u64) {
 
 impl Findings {
     /// Closes the window of `calls` that started at `start`.
-    fn roll(&mut self) {
+    fn roll(&mut self, last: bool) {
         let Some(start) = self.window_start else {
             return;
         };
         // The callers' latency, else (callers not traced, as in triage's
-        // windows) the server's share.
+        // windows) the server's share. A request with calls, but fewer than
+        // LATENCY_MIN_CALLS, adds up over the windows that follow until it
+        // has them (a triage window of 150 ms on a loaded host may hold a
+        // few calls): one point of its latency, at the first window's start.
+        let mut short = Vec::new();
         for (server, request, caller, server_share) in self.calls.sub_window_requests() {
             let d = match caller.count() {
                 0 => server_share,
@@ -427,23 +433,30 @@ impl Findings {
                 String::from_utf8_lossy(request).into_owned(),
             );
             let r = self.requests.entry(key).or_default();
+            let since = *r.since.get_or_insert(start);
+            if count < LATENCY_MIN_CALLS && !last {
+                short.push((Box::<[u8]>::from(server), Box::<[u8]>::from(request)));
+                continue;
+            }
+            r.since = None;
             let (p50, p99) = (d.quantile(0.5), d.quantile(0.99));
             r.count += count;
             r.total = r.total.saturating_add(d.total());
             r.p99_max = r.p99_max.max(p99);
             if count >= LATENCY_MIN_CALLS {
-                let w = Some((start, count, p50, p99));
-                let base = r.first.map_or(start, |f| f.0);
+                let w = Some((since, count, p50, p99));
+                let base = r.first.map_or(since, |f| f.0);
                 if r.first.is_none() {
                     r.first = w;
                     r.p50_min = p50;
                 }
                 r.last = w;
                 r.p50_min = r.p50_min.min(p50);
-                r.fit.add((start - base) as f64 / 1e9, p50 as f64);
+                r.fit.add((since - base) as f64 / 1e9, p50 as f64);
             }
         }
-        self.calls.next_sub_window();
+        self.calls
+            .next_sub_window(|server, request| short.iter().any(|(s, r)| **s == *server && **r == *request));
     }
 
     fn scheduled(&mut self, ev: &Event) {
@@ -1136,7 +1149,7 @@ impl Analysis for Findings {
             Kind::MessageSend | Kind::MessageReceive => {
                 let start = *self.window_start.get_or_insert(ev.ts_ns);
                 if ev.ts_ns >= start.saturating_add(WINDOW_NS) {
-                    self.roll();
+                    self.roll(false);
                     self.window_start = Some(start + (ev.ts_ns - start) / WINDOW_NS * WINDOW_NS);
                 }
                 self.calls.on_event(ev, who);
@@ -1168,7 +1181,7 @@ impl Analysis for Findings {
         self.mailbox.finish(who);
         self.memory.finish(who);
         self.calls.finish(who);
-        self.roll();
+        self.roll(true);
         self.window_start = None;
         self.names.clear();
         for f in self.findings(&Summary::default()) {
@@ -1506,6 +1519,23 @@ mod tests {
             assert_eq!(rank(&found, "growing_latency", Some("<0.51.0>")), None, "{found:?}");
             assert!(found[0].figures.contains("over the 10.0 s traced (3."), "{}", found[0].figures);
         }
+    }
+
+    /// On a loaded host a triage window of 150 ms holds 3 calls: windows
+    /// add up until they have 5, one point of latency each.
+    #[test]
+    fn latency_grows_from_windows_of_few_calls() {
+        let mut s = Script::default();
+        s.ev(0, Kind::UserTraceS1, &["<0.9.0>", "dyntrace_focus start"]);
+        for w in 0..10i64 {
+            let t0 = w * S + 100 * MS;
+            let grown = move |_: i64| 2 * MS + w * 2 * MS;
+            calls(&mut s, "<0.50.0>", "<0.60.0>", "lookup", t0, 50 * MS, 3, grown);
+        }
+        s.ev(10 * S, Kind::UserTraceS1, &["<0.9.0>", "dyntrace_focus end"]);
+        let (found, _) = run(&s, 10 * S, 0);
+        assert_eq!(rank(&found, "growing_latency", Some("<0.50.0>")), Some(1), "{found:?}");
+        assert!(found[0].figures.contains("(6 calls)"), "{}", found[0].figures);
     }
 
     /// Triage traces no calls, but every process's spawn and exit: 3000

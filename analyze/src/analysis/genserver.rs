@@ -209,11 +209,15 @@ impl GenServer {
         })
     }
 
-    /// A sub-window starts: its figures start again; the whole run's go on.
-    pub fn next_sub_window(&mut self) {
+    /// A sub-window starts: its figures start again, but for the servers
+    /// and requests `keep` holds on to (they go on adding up); the whole
+    /// run's go on.
+    pub fn next_sub_window(&mut self, keep: impl Fn(&[u8], &[u8]) -> bool) {
         for r in self.rows.iter_mut() {
             if let Some(sub) = &mut r.sub {
-                **sub = (Durations::new(2), Durations::new(2));
+                if !keep(&r.server, &r.request) {
+                    **sub = (Durations::new(2), Durations::new(2));
+                }
             }
         }
     }
