@@ -215,12 +215,7 @@ t_two_nodes(Config) ->
         Dir = filename:join(os:getenv("DYNTRACE_TRACE_DIR", "/tmp/dyntrace-test-traces"),
                             lists:concat([t_two_nodes, "_", os:getpid(), "_",
                                           erlang:unique_integer([positive])])),
-        %% 20 s: a `get' waits for the next poll (~1.3 ms apart) and its
-        %% scan, which grows by ~0.3 ms a second; over 10 s front's p50
-        %% went from ~1.5 ms to ~3-4 ms, about the finding's 2x, with
-        %% windows' p50 (~10 calls each) apart by as much.
-        {ok, Trace, Answer} = dyntrace:record(triage, #{nodes => [A, B],
-                                                        duration => 2 * ?RECORD_MS,
+        {ok, Trace, Answer} = dyntrace:record(triage, #{nodes => [A, B], duration => ?RECORD_MS,
                                                         dir => Dir}),
         ?assertEqual(#{recorded => lists:sort([A, B]), unreachable => [], failed => []}, Answer),
         Exe = ?config(analyze, Config),
@@ -231,11 +226,11 @@ t_two_nodes(Config) ->
                                    andalso maps:get(<<"name">>, F) =:= <<"store">>
                                    andalso maps:get(<<"node">>, F) =:= atom_to_binary(A)
                      end, Findings) =< 3, Findings),
-        %% And the latency it causes on B.
-        ?assert(rank(fun(F) -> maps:get(<<"kind">>, F) =:= <<"growing_latency">>
-                                   andalso maps:get(<<"name">>, F) =:= <<"front">>
-                                   andalso maps:get(<<"node">>, F) =:= atom_to_binary(B)
-                     end, Findings) =< 3, Findings),
+        %% Front's latency on B is not asserted to grow: a `get' waits for
+        %% the rest of a poll's scan or the sleep after it, and a window's
+        %% p50 (~12 calls) is not a function of the queue (recorded for
+        %% 20 s, it swung between 0.7 and 5 ms while the queue went from
+        %% 600,000 to 900,000; docs/findings.md, "growing_latency").
         %% B's side is in the same trace: front's calls.
         Calls = maps:get(<<"genserver">>,
                          analyze_cmd:json(Exe, ["genserver", "--json", "--name", "front", Trace])),
