@@ -23,7 +23,12 @@
 %%% pid is the process: `dyntrace_focus start ...' (with why it was
 %%% chosen: `reductions=R queue=Q heap_words=H') and `dyntrace_focus end';
 %%% rates from the traced events must be taken over those windows, not
-%%% over the whole trace. A window the recording's end cuts short has no
+%%% over the whole trace. Inside them, once the flags are set and before
+%%% they are cleared, `dyntrace_focus count_from queue=Q reductions=R' and
+%%% `dyntrace_focus count_to queue=Q reductions=R' give the process's
+%%% exact queue length and reductions: the messages queued between them
+%%% less the queue's growth are those it took out, and the reductions it
+%%% spent per message taken out say whether its receive scans its queue. A window the recording's end cuts short has no
 %%% `end' row: it ends with the trace.
 %%%
 %%% Why it is safe on a production node:
@@ -430,6 +435,7 @@ open(Pids, Scores, #focus{shared = Shared, window_ms = Ms} = F) ->
     Plan = dyntrace_plans:trace(Pids, ?FOCUS, #{duration => 2 * Ms + 1000}, Shared),
     case dyntrace_ctl_client:focus(Plan) of
         {ok, Id} ->
+            _ = [count_mark(P, " count_from") || P <- Pids],
             Now = now_ms(),
             F#focus{window = {Id, Pids, Now + Ms}, next_stacks = Now + F#focus.interval_ms};
         {error, _} ->
@@ -439,9 +445,24 @@ open(Pids, Scores, #focus{shared = Shared, window_ms = Ms} = F) ->
     end.
 
 close(#focus{window = {Id, Pids, _}} = F) ->
+    _ = [count_mark(P, " count_to") || P <- Pids],
     _ = dyntrace_ctl_client:stop(Id),
     _ = [mark(P, " end") || P <- Pids],
     F#focus{window = none, recent = Pids}.
+
+%% While the window's flags are set: the process's exact queue length and
+%% reductions, so that the messages it took out in the window (those
+%% queued between the two marks less the queue's growth) and the
+%% reductions it spent on them are known (a receive spends one reduction
+%% on each message it skips: a receive that scans its queue spends about
+%% the queue's length per message).
+count_mark(P, What) ->
+    case erlang:process_info(P, [message_queue_len, reductions]) of
+        [{message_queue_len, Q}, {reductions, R}] ->
+            mark(P, io_lib:format("~s queue=~b reductions=~b", [What, Q, R]));
+        undefined ->
+            ok
+    end.
 
 mark(P, Text) ->
     try dyntrace:emit_user_trace_s1(P, [?MARK, Text])

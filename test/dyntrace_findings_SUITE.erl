@@ -3,10 +3,10 @@
 %%% kind of finding, each planted cause beside a harmless red herring (a
 %%% large but flat queue, heap or binary, a periodic CPU burst, a slow but
 %%% rare call, steady exceptions). `findings' must rank the cause in its
-%%% top 3 and above anything it says of the red herring. Two cases add to
+%%% top 3 and above anything it says of the red herring. One case adds to
 %%% triage's items what triage does not record (docs/findings.md, "What
-%%% each finding needs"): the exceptions of the suspect functions, and the
-%%% scanning receiver traced throughout. A last case records two peer
+%%% each finding needs"): the caught exceptions of the suspect functions.
+%%% A last case records two peer
 %%% nodes with one `record(triage, #{nodes => ...})' call: a queue on one,
 %%% the latency it causes on the other.
 -module(dyntrace_findings_SUITE).
@@ -25,6 +25,7 @@
          t_growing_heap/1,
          t_growing_memory/1,
          t_exception_burst/1,
+         t_caught_exceptions/1,
          t_two_nodes/1]).
 %% Run in peer nodes.
 -export([start_store/0, start_asker/1]).
@@ -49,6 +50,7 @@ all() ->
      t_growing_heap,
      t_growing_memory,
      t_exception_burst,
+     t_caught_exceptions,
      t_two_nodes].
 
 init_per_suite(Config) ->
@@ -106,16 +108,12 @@ t_growing_queue(Config) ->
 %% `ticker' burns 100 ms of CPU every second.
 t_receive_scans_queue(Config) ->
     start(ticker, fun() -> tick() end),
-    Scanner = start(scanner, fun scan/0),
+    start(scanner, fun scan/0),
     start(feeder, fun request/0),
     %% The junk from the second second on: the first requests find the
     %% queue empty.
     start(junker, fun() -> timer:sleep(1000), junk(0) end),
-    %% Triage alone finds the queue that grows; the CPU per message
-    %% handled as it grows needs the suspect's messages and scheduling
-    %% throughout (docs/findings.md): the operator's second look.
-    Findings = planted(t_receive_scans_queue,
-                       [{trace, [Scanner], [messages, scheduling]}], Config),
+    Findings = planted(t_receive_scans_queue, Config),
     assert_ranked({<<"receive_scans_queue">>, <<"scanner">>}, <<"ticker">>, Findings).
 
 %% `spinner' never stops running; `ticker' burns 100 ms every second.
@@ -169,8 +167,26 @@ t_growing_memory(Config) ->
     Findings = planted(t_growing_memory, Config),
     assert_ranked({<<"growing_memory">>, <<"bin_keeper">>}, <<"bin_holder">>, Findings).
 
-%% `flaky' raises 3000 times in a burst; `grumpy' raises twice a second.
+%% `flaky' spawns 3000 workers that crash at once; `grumpy''s workers
+%% crash twice a second. Triage traces no calls; it sees the crashes in
+%% every process's exits.
 t_exception_burst(Config) ->
+    start(grumpy, fun() -> crash_every(500, 0) end),
+    start(flaky, fun() ->
+                         %% The burst 1.5 s into the recording.
+                         wait_for(process_exit),
+                         timer:sleep(1500),
+                         [spawn(fun() -> exit({planted, I}) end) || I <- lists:seq(1, 3000)],
+                         receive stop -> ok end
+                 end),
+    Findings = planted(t_exception_burst, Config),
+    assert_ranked({<<"exception_burst">>, <<"flaky">>}, <<"grumpy">>, Findings).
+
+%% `flaky' raises 3000 times in a burst and catches them; `grumpy' raises
+%% twice a second. A caught exception leaves no trace but the call's, and
+%% triage traces no calls (docs/findings.md): the operator adds the
+%% suspect functions' exceptions to triage's items.
+t_caught_exceptions(Config) ->
     start(grumpy, fun() -> grumble_every(500) end),
     start(flaky, fun() ->
                          %% The burst 1.5 s into the recording, once it
@@ -180,10 +196,8 @@ t_exception_burst(Config) ->
                          [raised(fun ?MODULE:fail/1, I) || I <- lists:seq(1, 3000)],
                          receive stop -> ok end
                  end),
-    %% Triage traces no calls: the operator adds the suspect functions'
-    %% exceptions to triage's items.
     Calls = {calls, [{?MODULE, fail, 1}, {?MODULE, grumble, 1}], #{exception => true}},
-    Findings = planted(t_exception_burst, [Calls], Config),
+    Findings = planted(t_caught_exceptions, [Calls], Config),
     assert_ranked({<<"exception_burst">>, <<"flaky">>}, <<"grumpy">>, Findings).
 
 %% Two nodes: on A, `store' polls its queue for `get' while `note' piles
@@ -212,6 +226,11 @@ t_two_nodes(Config) ->
                                    andalso maps:get(<<"name">>, F) =:= <<"store">>
                                    andalso maps:get(<<"node">>, F) =:= atom_to_binary(A)
                      end, Findings) =< 3, Findings),
+        %% Front's latency on B is not asserted to grow: a `get' waits for
+        %% the rest of a poll's scan or the sleep after it, and a window's
+        %% p50 (~12 calls) is not a function of the queue (recorded for
+        %% 20 s, it swung between 0.7 and 5 ms while the queue went from
+        %% 600,000 to 900,000; docs/findings.md, "growing_latency").
         %% B's side is in the same trace: front's calls.
         Calls = maps:get(<<"genserver">>,
                          analyze_cmd:json(Exe, ["genserver", "--json", "--name", "front", Trace])),
@@ -385,6 +404,11 @@ keep(Bins) ->
 
 hold(Bins) ->
     receive stop -> Bins end.
+
+crash_every(Ms, I) ->
+    spawn(fun() -> exit({grumpy, I}) end),
+    timer:sleep(Ms),
+    crash_every(Ms, I + 1).
 
 grumble_every(Ms) ->
     raised(fun ?MODULE:grumble/1, Ms),

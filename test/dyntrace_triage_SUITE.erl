@@ -76,6 +76,10 @@ t_triage(_Config) ->
         Outside = [E || #{name := N} = E <- Events, lists:member(N, ?WINDOWED),
                         not inside(E, Windows)],
         ?assertEqual([], Outside),
+        %% Inside the store's windows, its exact queue and reductions at
+        %% both ends: the queue grows, the reductions go on.
+        [_ | _] = StoreCounts = maps:get(text(Store), counted(Events)),
+        [?assert(Q1 > Q0 andalso R1 > R0, StoreCounts) || {{Q0, R0}, {Q1, R1}} <- StoreCounts],
         %% What each window shows of its fault.
         ?assert(count_of(message_receive, "to", Store, Events) > 0),
         ?assert(count_of(process_scheduled, "pid", Hog, Events) > 0),
@@ -265,8 +269,32 @@ windows(Events) ->
                                          [{Ts, infinity}], Acc);
                    ({Pid, Ts, <<"dyntrace_focus end">>}, Acc) ->
                         [{Start, infinity} | Ws] = maps:get(Pid, Acc),
-                        Acc#{Pid := [{Start, Ts} | Ws]}
+                        Acc#{Pid := [{Start, Ts} | Ws]};
+                   ({_Pid, _Ts, <<"dyntrace_focus count_", _/binary>>}, Acc) ->
+                        Acc
                 end, #{}, Marks).
+
+%% Per process, its counted windows inside its focus windows: the queue
+%% and reductions at their two marks, `{{Q0, R0}, {Q1, R1}}'.
+counted(Events) ->
+    Marks = [{lttng_session:field("pid", E), lttng_session:field("message", E)}
+             || E <- lttng_session:select(user_trace_s1, Events)],
+    Counts = fun(Text) ->
+                     {match, [Q, R]} = re:run(Text, "queue=([0-9]+) reductions=([0-9]+)$",
+                                              [{capture, all_but_first, binary}]),
+                     {binary_to_integer(Q), binary_to_integer(R)}
+             end,
+    {_, Done} = lists:foldl(
+                  fun({Pid, <<"dyntrace_focus count_from ", Text/binary>>}, {Open, Acc}) ->
+                          {Open#{Pid => Counts(Text)}, Acc};
+                     ({Pid, <<"dyntrace_focus count_to ", Text/binary>>}, {Open, Acc}) ->
+                          {From, Open1} = maps:take(Pid, Open),
+                          {Open1, maps:update_with(Pid, fun(L) -> [{From, Counts(Text)} | L] end,
+                                                   [{From, Counts(Text)}], Acc)};
+                     (_, State) ->
+                          State
+                  end, {#{}, #{}}, Marks),
+    Done.
 
 inside(#{name := Name, ts := Ts} = E, Windows) ->
     Key = case Name of

@@ -248,4 +248,44 @@ mod tests {
             assert!(names.contains(&e.name), "{}", e.name);
         }
     }
+
+    /// `report` reads the trace into `mailbox`, `memory` and `genserver`
+    /// once: `findings` runs them, with the report's options, and their
+    /// tables are on the page once.
+    #[test]
+    fn the_report_runs_each_analysis_once() {
+        let m = command()
+            .try_get_matches_from([
+                "dyntrace-analyze",
+                "report",
+                "/tmp/out",
+                "--slowest",
+                "3",
+                "t",
+            ])
+            .unwrap();
+        let (_, sub) = m.subcommand().unwrap();
+        let summary = dyntrace_analyze::engine::summary::Summary::default();
+        let mut keys = Vec::new();
+        let mut reading_queues = 0;
+        for e in dyntrace_analyze::present::commands::REGISTRY {
+            if let Some(a) = (e.build_for_report)(sub) {
+                let a = a.unwrap();
+                reading_queues +=
+                    a.needs_fields(dyntrace_analyze::model::event::Kind::ProcessMemory) as u32;
+                keys.extend(a.tables(&summary).into_iter().map(|t| t.key));
+            }
+        }
+        // The memory sampler's process samples are read once, by findings.
+        assert_eq!(reading_queues, 1);
+        for key in ["findings", "mailbox", "genserver", "memory_text"] {
+            assert_eq!(
+                keys.iter().filter(|k| **k == key).count(),
+                1,
+                "{key}: {keys:?}"
+            );
+        }
+        // --slowest reached the genserver findings runs.
+        assert!(keys.contains(&"slowest"), "{keys:?}");
+    }
 }

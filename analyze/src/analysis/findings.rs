@@ -14,7 +14,7 @@
 use std::fmt::Write as _;
 
 use crate::analysis::genserver::GenServer;
-use crate::analysis::mailbox::{rate_text, Mailbox, Traced};
+use crate::analysis::mailbox::{rate_text, Counted, Mailbox, Receiver, Traced};
 use crate::analysis::memory::{Memory, Series};
 use crate::analysis::profile::wilson;
 use crate::engine::analysis::Analysis;
@@ -37,6 +37,14 @@ pub const SCAN_MIN_QUEUE: u64 = 1000;
 /// ... and CPU per message handled this many times higher at the longest
 /// queue than at the shortest.
 pub const SCAN_MIN_RATIO: f64 = 4.0;
+/// A receive that scans, from triage's counted windows (a receive spends
+/// a reduction on each message it skips): from the window with the
+/// shortest queue to the one with the longest, the reductions per message
+/// handled rose by at least this many per message more in the queue...
+pub const SCAN_MIN_SLOPE: f64 = 0.5;
+/// ... the longest queue being longer than the shortest by at least this
+/// share of it.
+pub const SCAN_MIN_SPREAD: f64 = 0.25;
 /// A scheduler hog: on a scheduler at least this share of the time traced...
 pub const HOG_MIN_SHARE: f64 = 0.5;
 /// ... or one slice at least this long.
@@ -52,8 +60,15 @@ pub const SLOW_MIN_CALLS: u64 = 5;
 pub const LATENCY_MIN_CALLS: u64 = 5;
 /// ... p50 at least this many times the first window's...
 pub const LATENCY_MIN_RATIO: f64 = 2.0;
-/// ... and at least this in the last window.
+/// ... and at least this in the last window. Where a request's windows
+/// cover at least [`LATENCY_MIN_COVER`] of the time traced, the p50 is
+/// compared at the trace's first and last window of the line fitted to
+/// its windows' p50 (least squares), not at its own first and last: a
+/// triage recording traces a server only in some windows, and which ones
+/// must not decide whether its latency grows.
 pub const LATENCY_MIN_NS: u64 = 1_000_000;
+/// See [`LATENCY_MIN_NS`].
+pub const LATENCY_MIN_COVER: f64 = 1.0 / 3.0;
 /// GC pauses: at least this share of the time traced...
 pub const GC_MIN_SHARE: f64 = 0.05;
 /// ... or one pause at least this long.
@@ -117,7 +132,7 @@ struct Collections {
     heap: Series,
 }
 
-/// One code location's exceptions.
+/// One code location's exceptions (or one kind of exit reason's crashes).
 #[derive(Default)]
 struct Raised {
     count: u64,
@@ -132,7 +147,40 @@ struct Raised {
     burst: u64,
     burst_at: i64,
     burst_pid: Box<[u8]>,
+    /// Crashes: whether `burst_pid` is the crashed processes' parent.
+    by_parent: bool,
 }
+
+impl Raised {
+    /// One more at `ts`, by `pid`: whether the busiest second is now its.
+    fn count_one(&mut self, ts: i64, pid: &[u8]) -> bool {
+        let mut busiest = false;
+        self.count += 1;
+        self.last_ns = ts;
+        for (i, offset) in [0, 500_000_000].into_iter().enumerate() {
+            let second = (ts - offset).div_euclid(1_000_000_000);
+            if second != self.second[i] {
+                self.second[i] = second;
+                self.in_second[i] = 0;
+            }
+            self.in_second[i] += 1;
+            if self.in_second[i] > self.burst {
+                self.burst = self.in_second[i];
+                self.burst_at = second * 1_000_000_000 + offset;
+                if *self.burst_pid != *pid {
+                    self.burst_pid = pid.into();
+                }
+                busiest = true;
+            }
+        }
+        busiest
+    }
+}
+
+/// Live processes whose parent is kept (the spawns seen, less the exits).
+const MAX_PARENTS: usize = 1 << 20;
+/// An exit reason is cut to this many bytes in a finding.
+const MAX_REASON_BYTES: usize = 60;
 
 /// One process's focus windows: triage traces its messages, scheduling
 /// and GC only between a `dyntrace_focus start` and a `dyntrace_focus end`
@@ -158,6 +206,43 @@ struct Requests {
     /// [`LATENCY_MIN_CALLS`].
     first: Option<(i64, u64, u64, u64)>,
     last: Option<(i64, u64, u64, u64)>,
+    /// The p50 of those windows against their start: a least-squares
+    /// line's sums (seconds from the first such window, ns), and the
+    /// lowest p50.
+    fit: Fit,
+    p50_min: u64,
+    /// The start of the first window of calls still adding up.
+    since: Option<i64>,
+}
+
+/// A least-squares line's sums.
+#[derive(Default, Clone, Copy, Debug)]
+struct Fit {
+    n: f64,
+    x: f64,
+    y: f64,
+    xx: f64,
+    xy: f64,
+}
+
+impl Fit {
+    fn add(&mut self, x: f64, y: f64) {
+        self.n += 1.0;
+        self.x += x;
+        self.y += y;
+        self.xx += x * x;
+        self.xy += x * y;
+    }
+
+    /// The line's value at `x`, None under two distinct points.
+    fn at(&self, x: f64) -> Option<f64> {
+        let d = self.n * self.xx - self.x * self.x;
+        if self.n < 2.0 || d <= f64::EPSILON {
+            return None;
+        }
+        let slope = (self.n * self.xy - self.x * self.y) / d;
+        Some((self.y - slope * self.x) / self.n + slope * x)
+    }
 }
 
 /// One finding.
@@ -218,15 +303,43 @@ pub struct Findings {
     gc: ByText<Collections>,
     collecting: Traced,
     raised: ByText<Raised>,
+    /// Crashes by the kind of their exit reason.
+    exits: ByText<Raised>,
+    /// Each live process's parent, from `process_spawn`.
+    parents: ByText<Box<[u8]>>,
     /// Each process's focus windows (triage's `dyntrace_focus` marks).
     focus: ByText<Focused>,
-    /// The last event's time.
+    /// The first and the last event's time.
+    first_ns: i64,
     last_ns: i64,
     /// Events per kind.
     kinds: [u64; Kind::ALL.len()],
     /// From `finish`: names and nodes of the processes found.
     names: ByText<String>,
     node_names: hashbrown::HashMap<u32, String, rustc_hash::FxBuildHasher>,
+    /// In `report`: also the tables and sections of `genserver`, `memory`
+    /// and `mailbox`, which it runs inside.
+    report: bool,
+}
+
+impl Findings {
+    /// In `report`: the `mailbox`, `memory` and `genserver` it runs inside
+    /// are the report's (built with the report's options), and their
+    /// tables come from here, so that each reads the trace once.
+    pub fn in_report(memory: Memory, calls: GenServer) -> Findings {
+        Findings {
+            memory,
+            calls: calls.with_sub_windows(),
+            report: true,
+            ..Findings::default()
+        }
+    }
+
+    /// The analyses it runs inside, when it stands in for them in `report`.
+    pub fn report_parts(&self) -> Option<(&GenServer, &Memory, &Mailbox)> {
+        self.report
+            .then_some((&self.calls, &self.memory, &self.mailbox))
+    }
 }
 
 impl Default for Findings {
@@ -234,7 +347,7 @@ impl Default for Findings {
         Findings {
             mailbox: Mailbox::default(),
             memory: Memory::with_leak_windows(GROWTH_WINDOWS),
-            calls: GenServer::default(),
+            calls: GenServer::default().with_sub_windows(),
             window_start: None,
             requests: Default::default(),
             cpu: ByText::default(),
@@ -242,11 +355,15 @@ impl Default for Findings {
             gc: ByText::default(),
             collecting: Traced::default(),
             raised: ByText::default(),
+            exits: ByText::default(),
+            parents: ByText::default(),
             focus: ByText::default(),
+            first_ns: i64::MAX,
             last_ns: i64::MIN,
             kinds: [0; Kind::ALL.len()],
             names: ByText::default(),
             node_names: Default::default(),
+            report: false,
         }
     }
 }
@@ -286,13 +403,17 @@ fn add_capped(counts: &mut ByText<u64>, key: &[u8], n: u64) {
 
 impl Findings {
     /// Closes the window of `calls` that started at `start`.
-    fn roll(&mut self) {
+    fn roll(&mut self, last: bool) {
         let Some(start) = self.window_start else {
             return;
         };
         // The callers' latency, else (callers not traced, as in triage's
-        // windows) the server's share.
-        for (server, request, caller, server_share) in self.calls.requests() {
+        // windows) the server's share. A request with calls, but fewer than
+        // LATENCY_MIN_CALLS, adds up over the windows that follow until it
+        // has them (a triage window of 150 ms on a loaded host may hold a
+        // few calls): one point of its latency, at the first window's start.
+        let mut short = Vec::new();
+        for (server, request, caller, server_share) in self.calls.sub_window_requests() {
             let d = match caller.count() {
                 0 => server_share,
                 _ => caller,
@@ -306,19 +427,31 @@ impl Findings {
                 String::from_utf8_lossy(request).into_owned(),
             );
             let r = self.requests.entry(key).or_default();
+            let since = *r.since.get_or_insert(start);
+            if count < LATENCY_MIN_CALLS && !last {
+                short.push((Box::<[u8]>::from(server), Box::<[u8]>::from(request)));
+                continue;
+            }
+            r.since = None;
             let (p50, p99) = (d.quantile(0.5), d.quantile(0.99));
             r.count += count;
             r.total = r.total.saturating_add(d.total());
             r.p99_max = r.p99_max.max(p99);
             if count >= LATENCY_MIN_CALLS {
-                let w = Some((start, count, p50, p99));
+                let w = Some((since, count, p50, p99));
+                let base = r.first.map_or(since, |f| f.0);
                 if r.first.is_none() {
                     r.first = w;
+                    r.p50_min = p50;
                 }
                 r.last = w;
+                r.p50_min = r.p50_min.min(p50);
+                r.fit.add((since - base) as f64 / 1e9, p50 as f64);
             }
         }
-        self.calls.next_window();
+        self.calls.next_sub_window(|server, request| {
+            short.iter().any(|(s, r)| **s == *server && **r == *request)
+        });
     }
 
     fn scheduled(&mut self, ev: &Event) {
@@ -383,23 +516,34 @@ impl Findings {
             class: ev.str(Slot::Class).into(),
             ..Raised::default()
         });
-        r.count += 1;
-        r.last_ns = ev.ts_ns;
-        for (i, offset) in [0, 500_000_000].into_iter().enumerate() {
-            let second = (ev.ts_ns - offset).div_euclid(1_000_000_000);
-            if second != r.second[i] {
-                r.second[i] = second;
-                r.in_second[i] = 0;
-            }
-            r.in_second[i] += 1;
-            if r.in_second[i] > r.burst {
-                r.burst = r.in_second[i];
-                r.burst_at = second * 1_000_000_000 + offset;
-                let pid = ev.str(Slot::Pid);
-                if *r.burst_pid != *pid {
-                    r.burst_pid = pid.into();
-                }
-            }
+        r.count_one(ev.ts_ns, ev.str(Slot::Pid));
+    }
+
+    fn spawned(&mut self, ev: &Event) {
+        if self.parents.len() < MAX_PARENTS {
+            self.parents
+                .insert(ev.str(Slot::Pid).into(), ev.str(Slot::Parent).into());
+        }
+    }
+
+    /// A process exit: one that crashed (a reason other than `normal`,
+    /// `shutdown` or `{shutdown, _}`) counts for its reason's kind, and the
+    /// process that spawned it, when the trace saw the spawn.
+    fn exited(&mut self, ev: &Event) {
+        let parent = self.parents.remove(ev.str(Slot::Pid));
+        let reason = ev.str(Slot::Reason).trim_ascii();
+        if reason == b"normal" || reason == b"shutdown" || reason.starts_with(b"{shutdown,") {
+            return;
+        }
+        let kind = crate::analysis::mailbox::kind_of(reason);
+        let r = entry(&mut self.exits, kind.as_bytes(), || Raised {
+            first_ns: ev.ts_ns,
+            second: [i64::MIN; 2],
+            class: reason[..reason.len().min(MAX_REASON_BYTES)].into(),
+            ..Raised::default()
+        });
+        if r.count_one(ev.ts_ns, parent.as_deref().unwrap_or(ev.str(Slot::Pid))) {
+            r.by_parent = parent.is_some();
         }
     }
 
@@ -465,8 +609,12 @@ impl Findings {
             "no GC events: GC findings skipped",
         );
         lack(
-            !self.has(Kind::FunctionException),
-            "no function_exception events: exception findings skipped",
+            !self.has(Kind::FunctionException) && !self.has(Kind::ProcessExit),
+            "no function_exception or process_exit events: exception findings skipped",
+        );
+        lack(
+            !self.has(Kind::FunctionException) && self.has(Kind::ProcessExit),
+            "no function_exception events: bursts of caught exceptions not looked for (crashes are, from process exits)",
         );
         lines
     }
@@ -493,6 +641,9 @@ impl Findings {
         }
 
         for (pid, r) in self.mailbox.receivers() {
+            if r.counted_windows() {
+                found.extend(self.scans_by_reductions(pid, r.queue.peak(), r));
+            }
             let (Some(first), last) = (r.queue.first(), r.queue.last()) else {
                 continue;
             };
@@ -533,7 +684,7 @@ impl Findings {
             }
             let buckets = r.cpu_by_queue();
             if let (true, Some((lo_q, lo)), Some((hi_q, hi))) = (
-                r.queue.peak() >= SCAN_MIN_QUEUE && buckets.len() >= 2,
+                !r.counted_windows() && r.queue.peak() >= SCAN_MIN_QUEUE && buckets.len() >= 2,
                 buckets.first(),
                 buckets.last(),
             ) {
@@ -635,8 +786,12 @@ impl Findings {
                 ));
             }
             if let (Some(first), Some(last)) = (r.first, r.last) {
-                let ratio = last.2 as f64 / first.2.max(1) as f64;
-                if last.0 > first.0 && ratio >= LATENCY_MIN_RATIO && last.2 >= LATENCY_MIN_NS {
+                let (ratio, trend) = self.latency_growth(r, first, last);
+                if last.0 > first.0
+                    && last.2 > first.2
+                    && ratio >= LATENCY_MIN_RATIO
+                    && last.2 >= LATENCY_MIN_NS
+                {
                     found.push(Finding::of(
                         "growing_latency",
                         grows(FELT, 5.0 * ratio.log2()),
@@ -649,7 +804,7 @@ impl Findings {
                             format_ns(last.3)
                         ),
                         format!(
-                            "first window {} ({} calls), last window {} ({} calls), windows of {}",
+                            "first window {} ({} calls), last window {} ({} calls), windows of {}{trend}",
                             at(first.0),
                             first.1,
                             at(last.0),
@@ -768,7 +923,7 @@ impl Findings {
                 Some(pid) => g.what != "queue" && !(g.what == "memory" && heaps.contains(&pid)),
             };
             if !wanted
-                || !g.every_window
+                || !g.series.grows_in_every_window(GROWTH_WINDOWS)
                 || last.1 < first.1 + MEMORY_MIN_RISE
                 || (last.1 as f64) < first.1 as f64 * MEMORY_MIN_RATIO
             {
@@ -808,7 +963,32 @@ impl Findings {
             }
         }
 
-        for (location, r) in &self.raised {
+        // Exceptions by code location; and processes that crash in a
+        // burst, what triage sees of exceptions (it traces no calls), from
+        // every process's exits.
+        let bursts = self.raised.iter().map(|(location, r)| {
+            let claim = format!(
+                "burst of {} exceptions ({}) in one second in {}",
+                r.burst,
+                String::from_utf8_lossy(&r.class),
+                String::from_utf8_lossy(location)
+            );
+            (r, claim, "exceptions")
+        });
+        let crashes = self.exits.iter().map(|(kind, r)| {
+            let claim = format!(
+                "burst of {} processes crashing ({}, such as {}) in one second{}",
+                r.burst,
+                String::from_utf8_lossy(kind),
+                String::from_utf8_lossy(&r.class),
+                match r.by_parent {
+                    true => ", spawned by this one",
+                    false => "",
+                }
+            );
+            (r, claim, "rates")
+        });
+        for (r, claim, see) in bursts.chain(crashes) {
             let mean = r.count as f64 / span_s.max(1.0);
             if r.burst >= BURST_MIN && r.burst as f64 >= BURST_MIN_RATIO * mean {
                 let pid = (!r.burst_pid.is_empty()).then_some(&r.burst_pid[..]);
@@ -816,12 +996,7 @@ impl Findings {
                     "exception_burst",
                     STEADY + (10.0 * (r.burst as f64).log10()).min(40.0),
                     pid,
-                    format!(
-                        "burst of {} exceptions ({}) in one second in {}",
-                        r.burst,
-                        String::from_utf8_lossy(&r.class),
-                        String::from_utf8_lossy(location)
-                    ),
+                    claim,
                     format!(
                         "the second from {}; {} in all from {} to {} ({:.1}/s over the trace)",
                         at(r.burst_at),
@@ -830,7 +1005,7 @@ impl Findings {
                         at(r.last_ns),
                         mean
                     ),
-                    "exceptions".into(),
+                    see.into(),
                 ));
             }
         }
@@ -843,6 +1018,85 @@ impl Findings {
         });
         found.truncate(MAX_FINDINGS);
         found
+    }
+
+    /// How many times a request's p50 grew, and what the figures say of
+    /// how: its last window's over its first's; or, where its windows
+    /// cover at least [`LATENCY_MIN_COVER`] of the time traced, the line
+    /// fitted to every window's p50 at the trace's first and last window
+    /// (its start at least half the lowest p50 seen).
+    fn latency_growth(
+        &self,
+        r: &Requests,
+        first: (i64, u64, u64, u64),
+        last: (i64, u64, u64, u64),
+    ) -> (f64, String) {
+        let seen = last.2 as f64 / first.2.max(1) as f64;
+        let (x0, x1) = (
+            (self.first_ns - first.0) as f64 / 1e9,
+            ((self.last_ns - WINDOW_NS).max(last.0) - first.0) as f64 / 1e9,
+        );
+        let covered = (last.0 - first.0) as f64 / 1e9;
+        let (Some(y0), Some(y1)) = (r.fit.at(x0), r.fit.at(x1)) else {
+            return (seen, String::new());
+        };
+        if x1 - x0 <= 0.0 || covered < LATENCY_MIN_COVER * (x1 - x0) {
+            return (seen, String::new());
+        }
+        let y0 = y0.max(r.p50_min as f64 / 2.0);
+        let ratio = y1 / y0;
+        (
+            ratio,
+            format!(
+                "; the line through its {} windows' p50: {} -> {} over the {:.1} s traced ({ratio:.1}x)",
+                r.fit.n,
+                format_ns(y0 as u64),
+                format_ns(y1.max(0.0) as u64),
+                x1 - x0 + WINDOW_NS as f64 / 1e9
+            ),
+        )
+    }
+
+    /// A receive that scans its queue, from triage's counted windows (their
+    /// marks give the exact queue and reductions at each end): the queue
+    /// reached [`SCAN_MIN_QUEUE`], and from the window with the shortest
+    /// queue to the one with the longest (at least [`SCAN_MIN_SPREAD`] of
+    /// it apart), the reductions per message handled rose by at least
+    /// [`SCAN_MIN_SLOPE`] per message more in the queue. A process whose
+    /// every message costs much, whatever its queue, does not rise so.
+    fn scans_by_reductions(&self, pid: &[u8], peak: u64, r: &Receiver) -> Option<Finding> {
+        let (lo, hi) = r.counted_extremes()?;
+        let (lo_r, hi_r) = (lo.reductions_per_message(), hi.reductions_per_message());
+        let spread = hi.queue.saturating_sub(lo.queue);
+        if hi.queue < SCAN_MIN_QUEUE
+            || (spread as f64) < SCAN_MIN_SPREAD * hi.queue as f64
+            || (hi_r as f64 - lo_r as f64) < SCAN_MIN_SLOPE * spread as f64
+        {
+            return None;
+        }
+        let per_cpu = |c: &Counted| format_ns(c.cpu_ns / c.handled.max(1));
+        Some(Finding::of(
+            "receive_scans_queue",
+            grows(SCANS, 5.0 * (hi_r as f64 / lo_r.max(1) as f64).log2()),
+            Some(pid),
+            format!(
+                "receive scans a long queue: {hi_r} reductions per message handled at queue {}, \
+                 {lo_r} at queue {} (a receive spends one on each message it skips)",
+                hi.queue, lo.queue
+            ),
+            format!(
+                "{} handled at queue {}, CPU {} per message; {} at queue {}, CPU {} per message \
+                 (triage's windows); queue peak {}",
+                hi.handled,
+                hi.queue,
+                per_cpu(&hi),
+                lo.handled,
+                lo.queue,
+                per_cpu(&lo),
+                peak.max(hi.queue)
+            ),
+            format!("mailbox {}", self.select(pid)),
+        ))
     }
 
     /// `--name NAME` of a process the trace names, else `--pid PID`.
@@ -869,6 +1123,8 @@ impl Analysis for Findings {
                     | Kind::GcMajorEnd
                     | Kind::FunctionException
                     | Kind::UserTraceS1
+                    | Kind::ProcessSpawn
+                    | Kind::ProcessExit
             )
     }
 
@@ -881,12 +1137,13 @@ impl Analysis for Findings {
             return;
         };
         self.kinds[kind as usize] += 1;
+        self.first_ns = self.first_ns.min(ev.ts_ns);
         self.last_ns = self.last_ns.max(ev.ts_ns);
         match kind {
             Kind::MessageSend | Kind::MessageReceive => {
                 let start = *self.window_start.get_or_insert(ev.ts_ns);
                 if ev.ts_ns >= start.saturating_add(WINDOW_NS) {
-                    self.roll();
+                    self.roll(false);
                     self.window_start = Some(start + (ev.ts_ns - start) / WINDOW_NS * WINDOW_NS);
                 }
                 self.calls.on_event(ev, who);
@@ -904,13 +1161,21 @@ impl Analysis for Findings {
             Kind::GcMinorStart | Kind::GcMajorStart => self.collection(ev, false),
             Kind::GcMinorEnd | Kind::GcMajorEnd => self.collection(ev, true),
             Kind::FunctionException => self.exception(ev),
-            Kind::UserTraceS1 => self.mark(ev),
+            Kind::ProcessSpawn => self.spawned(ev),
+            Kind::ProcessExit => self.exited(ev),
+            Kind::UserTraceS1 => {
+                self.mailbox.on_event(ev, who);
+                self.mark(ev);
+            }
             _ => self.memory.on_event(ev, who),
         }
     }
 
     fn finish(&mut self, who: &Identity) {
-        self.roll();
+        self.mailbox.finish(who);
+        self.memory.finish(who);
+        self.calls.finish(who);
+        self.roll(true);
         self.window_start = None;
         self.names.clear();
         for f in self.findings(&Summary::default()) {
@@ -1009,7 +1274,14 @@ impl Analysis for Findings {
                 .notes
                 .insert(0, "nothing found by the rules of docs/findings.md".into());
         }
-        vec![lines, json, skipped]
+        let mut tables = vec![lines, json, skipped];
+        if self.report {
+            // In the registry's order.
+            tables.extend(self.calls.tables(summary));
+            tables.extend(self.memory.tables(summary));
+            tables.extend(self.mailbox.tables(summary));
+        }
+        tables
     }
 }
 
@@ -1124,6 +1396,70 @@ mod tests {
         assert_eq!(rank(&found, "receive_scans_queue", Some("<0.8.0>")), None);
     }
 
+    /// Triage's counted windows: a scanner spends about its queue's
+    /// length in reductions per message handled, more as the queue grows;
+    /// a worker that spends 3000 per message whatever its queue (1000 to
+    /// 1500) is no scanning receive.
+    #[test]
+    fn a_receive_scanning_its_queue_spends_its_length_in_reductions_per_message() {
+        let mut s = Script::default();
+        let mut t = 0;
+        let mut reductions = [0i64, 0];
+        for (w, q) in [(0i64, 0i64), (1, 8000), (2, 20000), (3, 36000)] {
+            for (i, pid) in ["<0.7.0>", "<0.8.0>"].into_iter().enumerate() {
+                let q0 = match i {
+                    0 => q,
+                    _ => 1000 + 150 * w,
+                };
+                s.ev(
+                    t,
+                    Kind::UserTraceS1,
+                    &[pid, "dyntrace_focus start reductions=1"],
+                );
+                let mark = |what: &str, q: i64, r: i64| {
+                    format!("dyntrace_focus {what} queue={q} reductions={r}")
+                };
+                s.ev(
+                    t + 1,
+                    Kind::UserTraceS1,
+                    &[pid, &mark("count_from", q0, reductions[i])],
+                );
+                // 700 junk messages queued, 40 requests taken out.
+                for m in 0..740 {
+                    let msg = match m % 18 {
+                        0 => "{req,1}",
+                        _ => "{junk,1}",
+                    };
+                    s.ev(t + 2 + m, Kind::MessageReceive, &[pid, msg]);
+                }
+                let handled = 740 - 700;
+                reductions[i] += handled
+                    * match i {
+                        0 => q + 10,
+                        _ => 3000,
+                    };
+                s.ev(
+                    t + 5000,
+                    Kind::UserTraceS1,
+                    &[pid, &mark("count_to", q0 + 700, reductions[i])],
+                );
+                s.ev(t + 5001, Kind::UserTraceS1, &[pid, "dyntrace_focus end"]);
+            }
+            t += 2 * S;
+        }
+        let (found, _) = run(&s, t, 0);
+        let r = rank(&found, "receive_scans_queue", Some("<0.7.0>"));
+        assert!(r.is_some(), "{found:?}");
+        let f = &found[r.unwrap() - 1];
+        assert!(
+            f.claim
+                .contains("36010 reductions per message handled at queue 36350, 10 at queue 350"),
+            "{}",
+            f.claim
+        );
+        assert_eq!(rank(&found, "receive_scans_queue", Some("<0.8.0>")), None);
+    }
+
     #[test]
     fn a_busy_process_is_a_hog_and_a_periodic_burst_is_not() {
         let mut s = Script::default();
@@ -1182,6 +1518,152 @@ mod tests {
             s.ev(done - 1, Kind::MessageSend, &[server, &r, &reply]);
             s.ev(done, Kind::MessageReceive, &[caller, &reply]);
         }
+    }
+
+    /// A server traced only in triage's windows: 150 ms every 4 s, in
+    /// either phase (from +0.1 s or from +2.1 s) of a 10 s trace. Its
+    /// latency grows 1.5 ms + 0.35 ms a second: 1.6x from +2.1 s to
+    /// +6.1 s, 2.9x from +0.1 s to +8.1 s; the line through its windows
+    /// says ~3x over the trace either way. Beside it a steady server,
+    /// 3 ms give or take 10%, in the same windows, is no finding.
+    #[test]
+    fn latency_grows_whichever_windows_triage_traced_the_server_in() {
+        for starts in [&[100, 4100, 8100][..], &[2100, 6100][..]] {
+            let mut s = Script::default();
+            s.ev(0, Kind::UserTraceS1, &["<0.9.0>", "dyntrace_focus start"]);
+            for &ms in starts {
+                let t0 = ms * MS;
+                let grown = move |_: i64| 1_500_000 + ms * 350;
+                calls(
+                    &mut s,
+                    "<0.50.0>",
+                    "<0.60.0>",
+                    "ask",
+                    t0,
+                    10 * MS,
+                    14,
+                    grown,
+                );
+                let noisy = move |i: i64| 3 * MS + ((i + ms / 100) % 3 - 1) * 300_000;
+                calls(
+                    &mut s,
+                    "<0.51.0>",
+                    "<0.61.0>",
+                    "nap",
+                    t0 + 1,
+                    10 * MS,
+                    14,
+                    noisy,
+                );
+            }
+            s.ev(
+                10 * S,
+                Kind::UserTraceS1,
+                &["<0.9.0>", "dyntrace_focus end"],
+            );
+            let (found, _) = run(&s, 10 * S, 0);
+            assert_eq!(
+                rank(&found, "growing_latency", Some("<0.50.0>")),
+                Some(1),
+                "{found:?}"
+            );
+            assert_eq!(
+                rank(&found, "growing_latency", Some("<0.51.0>")),
+                None,
+                "{found:?}"
+            );
+            assert!(
+                found[0].figures.contains("over the 10.0 s traced (3."),
+                "{}",
+                found[0].figures
+            );
+        }
+    }
+
+    /// On a loaded host a triage window of 150 ms holds 3 calls: windows
+    /// add up until they have 5, one point of latency each.
+    #[test]
+    fn latency_grows_from_windows_of_few_calls() {
+        let mut s = Script::default();
+        s.ev(0, Kind::UserTraceS1, &["<0.9.0>", "dyntrace_focus start"]);
+        for w in 0..10i64 {
+            let t0 = w * S + 100 * MS;
+            let grown = move |_: i64| 2 * MS + w * 2 * MS;
+            calls(
+                &mut s,
+                "<0.50.0>",
+                "<0.60.0>",
+                "lookup",
+                t0,
+                50 * MS,
+                3,
+                grown,
+            );
+        }
+        s.ev(
+            10 * S,
+            Kind::UserTraceS1,
+            &["<0.9.0>", "dyntrace_focus end"],
+        );
+        let (found, _) = run(&s, 10 * S, 0);
+        assert_eq!(
+            rank(&found, "growing_latency", Some("<0.50.0>")),
+            Some(1),
+            "{found:?}"
+        );
+        assert!(
+            found[0].figures.contains("(6 calls)"),
+            "{}",
+            found[0].figures
+        );
+    }
+
+    /// Triage traces no calls, but every process's spawn and exit: 3000
+    /// workers of `<0.5.0>` crash within half a second; `<0.6.0>`'s
+    /// crash twice a second; thousands exit `normal`.
+    #[test]
+    fn processes_crashing_in_a_burst_are_a_burst_of_exceptions() {
+        let mut s = Script::default();
+        for i in 0..3000i64 {
+            let (pid, t) = (format!("<0.{}.0>", 1000 + i), 2 * S + i * 150_000);
+            s.ev(t, Kind::ProcessSpawn, &[&pid, "<0.5.0>", "m:work/1"]);
+            s.ev(
+                t + 1,
+                Kind::ProcessExit,
+                &[&pid, &format!("{{planted,{i}}}")],
+            );
+        }
+        for i in 0..20i64 {
+            let (pid, t) = (format!("<0.{}.0>", 5000 + i), i * 500 * MS);
+            s.ev(t, Kind::ProcessSpawn, &[&pid, "<0.6.0>", "m:grumble/1"]);
+            s.ev(
+                t + 1,
+                Kind::ProcessExit,
+                &[&pid, &format!("{{grumpy,{i}}}")],
+            );
+        }
+        for i in 0..5000i64 {
+            s.ev(
+                3 * S + i * 1000,
+                Kind::ProcessExit,
+                &[&format!("<0.{}.0>", 9000 + i), "normal"],
+            );
+        }
+        let (found, f) = run(&s, 10 * S, 0);
+        assert_eq!(
+            rank(&found, "exception_burst", Some("<0.5.0>")),
+            Some(1),
+            "{found:?}"
+        );
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(
+            found[0].claim,
+            "burst of 3000 processes crashing (planted, such as {planted,0}) in one second, spawned by this one"
+        );
+        assert!(f
+            .skipped()
+            .iter()
+            .any(|l| l.contains("bursts of caught exceptions not looked for")));
     }
 
     #[test]

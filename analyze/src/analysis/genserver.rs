@@ -79,6 +79,25 @@ struct Row {
     caller: Durations,
     server_share: Durations,
     unmatched: u64,
+    /// The same since [`GenServer::next_sub_window`], when kept
+    /// ([`GenServer::with_sub_windows`]).
+    sub: Option<Box<(Durations, Durations)>>,
+}
+
+impl Row {
+    fn caller_took(&mut self, ns: u64) {
+        self.caller.record(ns);
+        if let Some(sub) = &mut self.sub {
+            sub.0.record(ns);
+        }
+    }
+
+    fn server_took(&mut self, ns: u64) {
+        self.server_share.record(ns);
+        if let Some(sub) = &mut self.sub {
+            sub.1.record(ns);
+        }
+    }
 }
 
 /// A row's server and request texts.
@@ -115,6 +134,8 @@ pub struct GenServer {
     server_only: FxHashMap<ShortText, (usize, i64)>,
     slowest: usize,
     slow: BinaryHeap<Reverse<Slow>>,
+    /// Whether rows keep their calls since the last sub-window too.
+    sub_windows: bool,
 }
 
 /// The request's first atom (`get` of `{get,Key}`), else its text cut short.
@@ -145,6 +166,39 @@ impl GenServer {
         }
     }
 
+    /// Rows also keep their calls since the last
+    /// [`GenServer::next_sub_window`] ([`GenServer::sub_window_requests`]):
+    /// whoever needs figures per window (`findings`) and the whole run's
+    /// tables reads the calls once.
+    pub fn with_sub_windows(mut self) -> GenServer {
+        self.sub_windows = true;
+        self
+    }
+
+    /// Each server and request: the caller's latencies and the server's
+    /// share since the last sub-window (see [`GenServer::requests`]).
+    pub fn sub_window_requests(
+        &self,
+    ) -> impl Iterator<Item = (&[u8], &[u8], &Durations, &Durations)> {
+        self.rows.iter().filter_map(|r| {
+            let sub = r.sub.as_deref()?;
+            Some((&r.server[..], &r.request[..], &sub.0, &sub.1))
+        })
+    }
+
+    /// A sub-window starts: its figures start again, but for the servers
+    /// and requests `keep` holds on to (they go on adding up); the whole
+    /// run's go on.
+    pub fn next_sub_window(&mut self, keep: impl Fn(&[u8], &[u8]) -> bool) {
+        for r in self.rows.iter_mut() {
+            if let Some(sub) = &mut r.sub {
+                if !keep(&r.server, &r.request) {
+                    **sub = (Durations::new(2), Durations::new(2));
+                }
+            }
+        }
+    }
+
     /// Each server and request: the caller's latencies and the server's
     /// share (which alone has figures where the callers were not traced).
     pub fn requests(&self) -> impl Iterator<Item = (&[u8], &[u8], &Durations, &Durations)> {
@@ -168,6 +222,9 @@ impl GenServer {
             caller: Durations::new(2),
             server_share: Durations::new(2),
             unmatched: 0,
+            sub: self
+                .sub_windows
+                .then(|| Box::new((Durations::new(2), Durations::new(2)))),
         });
         self.row_ids.insert(key, i);
         i
@@ -210,11 +267,11 @@ impl GenServer {
         } else if let Some(key) = ev.reply() {
             if let Some((row, received)) = self.server_only.remove(key) {
                 let ns = ev.ts_ns.saturating_sub(received).max(0) as u64;
-                self.rows[row].server_share.record(ns);
+                self.rows[row].server_took(ns);
             } else if let Some(p) = self.pending.get_mut(key) {
                 if let Some(received) = p.server_received_ns {
                     let ns = ev.ts_ns.saturating_sub(received).max(0) as u64;
-                    self.rows[p.row].server_share.record(ns);
+                    self.rows[p.row].server_took(ns);
                     p.server_ns = Some(ns);
                 }
             }
@@ -238,7 +295,7 @@ impl GenServer {
         } else if let Some(key) = ev.reply() {
             if let Some(p) = self.pending.remove(key) {
                 let ns = ev.ts_ns.saturating_sub(p.sent_ns).max(0) as u64;
-                self.rows[p.row].caller.record(ns);
+                self.rows[p.row].caller_took(ns);
                 if let Some(detail) = p.detail {
                     self.keep_if_slow(Slow {
                         latency_ns: ns,
@@ -324,6 +381,9 @@ impl Analysis for GenServer {
             r.caller = Durations::new(2);
             r.server_share = Durations::new(2);
             r.unmatched = 0;
+            if let Some(sub) = &mut r.sub {
+                **sub = (Durations::new(2), Durations::new(2));
+            }
         }
         self.slow.clear();
     }

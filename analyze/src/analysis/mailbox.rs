@@ -132,6 +132,81 @@ pub struct QueueBucket {
     pub handled: u64,
     /// Time on a scheduler.
     pub cpu_ns: u64,
+    /// Reductions spent (counted windows only: their marks give them).
+    pub reductions: u64,
+    /// The intervals' queue lengths (the mean of each interval's first
+    /// and last), summed.
+    pub queue_sum: u64,
+}
+
+impl QueueBucket {
+    /// The mean queue length over its intervals.
+    pub fn mean_queue(&self) -> u64 {
+        self.queue_sum / self.intervals.max(1)
+    }
+
+    /// Reductions per message handled.
+    pub fn reductions_per_message(&self) -> u64 {
+        self.reductions / self.handled.max(1)
+    }
+
+    fn add(&mut self, handled: u64, cpu_ns: u64, reductions: u64, queue: u64) {
+        self.intervals += 1;
+        self.handled += handled;
+        self.cpu_ns = self.cpu_ns.saturating_add(cpu_ns);
+        self.reductions = self.reductions.saturating_add(reductions);
+        self.queue_sum = self.queue_sum.saturating_add(queue);
+    }
+}
+
+/// One counted window: its queue length (the mean of its two marks'),
+/// the messages handled in it, the reductions and CPU spent.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Counted {
+    /// The mean of the queue lengths at its two marks.
+    pub queue: u64,
+    /// Messages taken out (in, less the queue's growth).
+    pub handled: u64,
+    /// Reductions spent between the marks.
+    pub reductions: u64,
+    /// Time on a scheduler between the marks.
+    pub cpu_ns: u64,
+}
+
+impl Counted {
+    /// Reductions per message handled.
+    pub fn reductions_per_message(&self) -> u64 {
+        self.reductions / self.handled.max(1)
+    }
+}
+
+/// Counted windows with fewer messages handled than this are left out of
+/// the shortest and longest queue's (a message or two queued on either
+/// side of a mark would weigh too much).
+pub const COUNTED_MIN_HANDLED: u64 = 10;
+
+/// A counted window open: triage's `dyntrace_focus count_from` mark, with
+/// the process's exact queue length and reductions.
+#[derive(Clone, Copy, Debug)]
+struct Counting {
+    ts: i64,
+    queue: u64,
+    reductions: u64,
+    received: u64,
+    cpu_ns: u64,
+}
+
+/// The marks a focus window's counting starts and ends with.
+const COUNT_FROM: &[u8] = b"dyntrace_focus count_from ";
+const COUNT_TO: &[u8] = b"dyntrace_focus count_to ";
+const FOCUS_START: &[u8] = b"dyntrace_focus start";
+
+/// `key=N` in a mark's text.
+fn mark_value(text: &[u8], key: &str) -> Option<u64> {
+    text.split(|&b| b == b' ').find_map(|w| {
+        let v = w.strip_prefix(key.as_bytes())?.strip_prefix(b"=")?;
+        std::str::from_utf8(v).ok()?.parse().ok()
+    })
 }
 
 /// One receiver.
@@ -150,6 +225,16 @@ pub struct Receiver {
     received_since: u64,
     last_sample: Option<(i64, u64)>,
     by_queue: Vec<QueueBucket>,
+    /// The counted window open, if any.
+    counting: Option<Counting>,
+    /// Counted windows (triage's focus windows) by queue length: where
+    /// there are any, they replace `by_queue`, whose samples a second
+    /// apart see only the windows' arrivals.
+    by_window: Vec<QueueBucket>,
+    /// The counted windows (of [`COUNTED_MIN_HANDLED`] or more) with the
+    /// shortest and the longest queue.
+    shortest: Option<Counted>,
+    longest: Option<Counted>,
 }
 
 /// A kind's arrivals beside the queue's growth.
@@ -256,12 +341,86 @@ impl Receiver {
     /// CPU per message handled by queue length: (bucket's low bound, its
     /// figures), buckets with messages handled, shortest queue first.
     pub fn cpu_by_queue(&self) -> Vec<(u64, QueueBucket)> {
-        self.by_queue
+        let buckets = match self.by_window.is_empty() {
+            true => &self.by_queue,
+            false => &self.by_window,
+        };
+        buckets
             .iter()
             .enumerate()
             .filter(|(_, b)| b.handled > 0)
             .map(|(i, b)| (bucket_floor(i), *b))
             .collect()
+    }
+
+    /// Whether its CPU per message comes from counted windows (triage's
+    /// marks, which give reductions too).
+    pub fn counted_windows(&self) -> bool {
+        !self.by_window.is_empty()
+    }
+
+    /// The counted windows (of [`COUNTED_MIN_HANDLED`] messages handled
+    /// or more) with the shortest and the longest queue.
+    pub fn counted_extremes(&self) -> Option<(Counted, Counted)> {
+        Some((self.shortest?, self.longest?))
+    }
+
+    /// Triage's marks: a counted window opens or closes.
+    fn mark(&mut self, ts: i64, text: &[u8]) {
+        if text.starts_with(FOCUS_START) {
+            self.counting = None;
+            return;
+        }
+        let from = text.starts_with(COUNT_FROM);
+        if !from && !text.starts_with(COUNT_TO) {
+            return;
+        }
+        let (Some(queue), Some(reductions)) =
+            (mark_value(text, "queue"), mark_value(text, "reductions"))
+        else {
+            return;
+        };
+        if from {
+            self.counting = Some(Counting {
+                ts,
+                queue,
+                reductions,
+                received: 0,
+                cpu_ns: 0,
+            });
+            return;
+        }
+        let Some(mut c) = self.counting.take() else {
+            return;
+        };
+        // A slice under way counts up to the mark.
+        if let Some(since) = self.on_cpu_since {
+            c.cpu_ns = c
+                .cpu_ns
+                .saturating_add(ts.saturating_sub(since.max(c.ts)).max(0) as u64);
+        }
+        let handled = c.received as i64 - (queue as i64 - c.queue as i64);
+        if handled <= 0 || ts <= c.ts {
+            return;
+        }
+        if self.by_window.is_empty() {
+            self.by_window = vec![QueueBucket::default(); QUEUE_BUCKETS];
+        }
+        let w = Counted {
+            queue: (c.queue + queue) / 2,
+            handled: handled as u64,
+            reductions: reductions.saturating_sub(c.reductions),
+            cpu_ns: c.cpu_ns,
+        };
+        self.by_window[bucket_of(w.queue)].add(w.handled, w.cpu_ns, w.reductions, w.queue);
+        if w.handled >= COUNTED_MIN_HANDLED {
+            if self.shortest.is_none_or(|s| w.queue < s.queue) {
+                self.shortest = Some(w);
+            }
+            if self.longest.is_none_or(|l| w.queue > l.queue) {
+                self.longest = Some(w);
+            }
+        }
     }
 
     /// The senders, most first.
@@ -283,10 +442,12 @@ impl Receiver {
                     if self.by_queue.is_empty() {
                         self.by_queue = vec![QueueBucket::default(); QUEUE_BUCKETS];
                     }
-                    let b = &mut self.by_queue[bucket_of(q0.max(q))];
-                    b.intervals += 1;
-                    b.handled += handled as u64;
-                    b.cpu_ns = b.cpu_ns.saturating_add(self.cpu_ns);
+                    self.by_queue[bucket_of(q0.max(q))].add(
+                        handled as u64,
+                        self.cpu_ns,
+                        0,
+                        (q0 + q) / 2,
+                    );
                 }
             }
         }
@@ -486,7 +647,11 @@ impl Analysis for Mailbox {
     fn needs_fields(&self, kind: Kind) -> bool {
         matches!(
             kind,
-            Kind::MessageSend | Kind::MessageReceive | Kind::ProcessMemory | Kind::ProcessScheduled
+            Kind::MessageSend
+                | Kind::MessageReceive
+                | Kind::ProcessMemory
+                | Kind::ProcessScheduled
+                | Kind::UserTraceS1
         )
     }
 
@@ -502,6 +667,16 @@ impl Analysis for Mailbox {
                 r.kinds.add(self.kind.as_bytes(), MAX_KINDS);
                 r.received.see(ev.ts_ns);
                 r.received_since += 1;
+                if let Some(c) = &mut r.counting {
+                    c.received += 1;
+                }
+            }
+            Some(Kind::UserTraceS1) => {
+                let text = ev.str(Slot::Message);
+                if text.starts_with(b"dyntrace_focus ") {
+                    let r = entry(&mut self.receivers, ev.str(Slot::Pid), Receiver::default);
+                    r.mark(ev.ts_ns, text);
+                }
             }
             Some(Kind::MessageSend) => {
                 let to = ev.str(Slot::To);
@@ -534,6 +709,11 @@ impl Analysis for Mailbox {
                                 .cpu_ns
                                 .saturating_add(ev.ts_ns.saturating_sub(since).max(0) as u64);
                             r.scheduled = true;
+                            if let Some(c) = &mut r.counting {
+                                c.cpu_ns = c.cpu_ns.saturating_add(
+                                    ev.ts_ns.saturating_sub(since.max(c.ts)).max(0) as u64,
+                                );
+                            }
                         }
                     }
                 }
@@ -596,7 +776,11 @@ impl Analysis for Mailbox {
                 col("cpu_per_message_ns", "cpu/message", Unit::Ns),
             ],
         );
-        for (pid, r) in &ordered {
+        // A process only triage's marks named (in focus, nothing in).
+        for (pid, r) in ordered
+            .iter()
+            .filter(|(_, r)| r.count_in() > 0 || r.has_queue())
+        {
             let (_, traced) = r.arrivals();
             let rates = r.kind_rates();
             let q = |v: Option<u64>| v.map_or(Cell::Null, Cell::Num);

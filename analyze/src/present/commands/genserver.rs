@@ -21,4 +21,9 @@ impl Registered for GenServer {
     fn new(o: GenServerOptions) -> Result<GenServer, String> {
         Ok(GenServer::with_slowest(o.slowest))
     }
+    /// In `report`, `findings` runs it inside (one pass, the report's
+    /// options) and shows its tables.
+    fn for_report(_: GenServerOptions) -> Option<Result<GenServer, String>> {
+        None
+    }
 }

@@ -29,6 +29,11 @@ impl Registered for Memory {
     fn new(options: MemoryOptions) -> Result<Memory, String> {
         Ok(Memory::with_leak_windows(options.leak_windows))
     }
+    /// In `report`, `findings` runs it inside (one pass, the report's
+    /// options) and shows its tables.
+    fn for_report(_: MemoryOptions) -> Option<Result<Memory, String>> {
+        None
+    }
 
     /// Memory over time: `erlang:memory/0`'s categories, and the
     /// processes of the highest peak (when the trace has samples).

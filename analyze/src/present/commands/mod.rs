@@ -14,7 +14,12 @@ mod rates;
 pub mod registered;
 mod sched;
 
-pub use registered::{Built, Entry, NoOptions, Registered, Subcommand};
+pub use registered::{options_of, Built, Entry, NoOptions, Registered, Subcommand};
+
+use clap::ArgMatches;
+
+use crate::engine::identity::Identity;
+use crate::present::report::Page;
 
 use crate::analysis::calls::Calls;
 use crate::analysis::delivery::Delivery;
@@ -60,6 +65,25 @@ impl Registered for Findings {
     type Options = NoOptions;
     fn new(_: NoOptions) -> Result<Findings, String> {
         Ok(Findings::default())
+    }
+    /// In `report`, the `mailbox`, `memory` and `genserver` it runs inside
+    /// are the report's (with the report's options): their tables and
+    /// sections come from here, and the trace is read into each once.
+    fn for_report_in(_: NoOptions, report: &ArgMatches) -> Option<Result<Findings, String>> {
+        let parts = || -> Result<Findings, String> {
+            let memory = <Memory as Registered>::new(options_of::<Memory>(report)?)?;
+            let calls = <GenServer as Registered>::new(options_of::<GenServer>(report)?)?;
+            Ok(Findings::in_report(memory, calls))
+        };
+        Some(parts())
+    }
+    fn report(&self, page: &mut Page, who: &Identity) -> Result<(), String> {
+        if let Some((calls, memory, mailbox)) = self.report_parts() {
+            Registered::report(calls, page, who)?;
+            Registered::report(memory, page, who)?;
+            Registered::report(mailbox, page, who)?;
+        }
+        Ok(())
     }
 }
 
@@ -113,5 +137,10 @@ impl Registered for Mailbox {
     type Options = NoOptions;
     fn new(_: NoOptions) -> Result<Mailbox, String> {
         Ok(Mailbox::default())
+    }
+    /// In `report`, `findings` runs it inside (one pass) and shows its
+    /// tables.
+    fn for_report(_: NoOptions) -> Option<Result<Mailbox, String>> {
+        None
     }
 }

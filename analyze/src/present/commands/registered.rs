@@ -22,6 +22,11 @@ pub trait Registered: Analysis + Sized + 'static {
     fn for_report(options: Self::Options) -> Option<Result<Self, String>> {
         Some(Self::new(options))
     }
+    /// The same, with every option `report` was given: an analysis that
+    /// runs others inside it (`findings`) reads their options there.
+    fn for_report_in(options: Self::Options, _report: &ArgMatches) -> Option<Result<Self, String>> {
+        Self::for_report(options)
+    }
     /// Writes the files its options name (besides the tables on stdout),
     /// once the run has ended (with `--window`: the last window's); `who`
     /// names the processes.
@@ -84,7 +89,8 @@ impl Entry {
     }
 }
 
-fn options_of<A: Registered>(m: &ArgMatches) -> Result<A::Options, String> {
+/// `A`'s options from parsed command-line matches.
+pub fn options_of<A: Registered>(m: &ArgMatches) -> Result<A::Options, String> {
     A::Options::from_arg_matches(m).map_err(|e| e.to_string().trim().to_string())
 }
 
@@ -97,7 +103,7 @@ fn build_for_report<A: Registered>(m: &ArgMatches) -> Option<Built> {
         Ok(o) => o,
         Err(e) => return Some(Err(e)),
     };
-    A::for_report(options).map(|a| a.map(|a| Box::new(a) as Box<dyn Subcommand>))
+    A::for_report_in(options, m).map(|a| a.map(|a| Box::new(a) as Box<dyn Subcommand>))
 }
 
 /// For analyses without options of their own.
