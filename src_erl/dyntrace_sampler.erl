@@ -1,48 +1,10 @@
-%%% @doc Sampled stacks (`dyntrace:sample/2'), and the timed loop that
-%%% `dyntrace:memory/1''s sampler shares.
-%%%
-%%% When tracing every call costs too much, a process of dyntrace's own
-%%% reads `erlang:process_info(P, [current_stacktrace, status])' of each
-%%% target every `interval' ms and writes one `stack_sample' event per
-%%% target: its status (`running', `runnable', `waiting', ...) and its
-%%% stack, innermost frame first, as `M:F/A' joined by `;'.
-%%%
-%%% Why it is safe on a production node:
-%%% - nothing is read while `stack_sample' is not enabled in a started
-%%%   LTTng session: a round then costs one enabled check;
-%%% - a round reads at most 1000 processes (a spec such as `all' is walked
-%%%   over several rounds), so one round's work is bounded whatever the
-%%%   node's size;
-%%% - the rounds keep their own schedule (the n-th round is due n
-%%%   intervals after the start, whatever the rounds before cost); a round
-%%%   that comes too late is skipped and counted, never run twice;
-%%% - a stack sampler's round is taken at a random instant of its interval,
-%%%   not on the runtime's 1 ms timer tick: work that timers start (periodic
-%%%   requests) follows that tick too, and a sampler on it read such work at
-%%%   the same points every time (a planted 70/20/10% split read as
-%%%   64/31/4%); the part of the wait below a tick is slept on a dirty I/O
-%%%   scheduler (`dyntrace:sampler_sleep/1'); what bias is left, and when
-%%%   to trust a sampled share: docs/profile.md;
-%%% - it runs at high priority, so that it samples on time when its
-%%%   targets keep every scheduler busy, and does little each time;
-%%% - a target that ended is dropped and counted; a sampler whose named
-%%%   targets all ended stops;
-%%% - it is started, listed, limited (`duration', `max_events') and stopped
-%%%   by `dyntrace_ctl' like `trace/3'; it runs under dyntrace's supervisor
-%%%   (`dyntrace_sup'), so that it ends with it, and a restarted
-%%%   `dyntrace_ctl' finds it again.
-%%%
-%%% ```
-%%% 1> {ok, Id} = dyntrace:sample(whereis(my_server), #{interval => 5, duration => 60000}).
-%%% {ok,1}
-%%% '''
-%%% ```
-%%% $ lttng create prof && lttng enable-event -u -s prof org_erlang_dyntrace:stack_sample && lttng start prof
-%%% $ lttng view prof
-%%% [..] org_erlang_dyntrace:stack_sample: { cpu_id = 0 }, { pid = "<0.90.0>",
-%%%      status = "running", stack = "my_server:crunch/2;my_server:handle_call/3;gen_server:try_handle_call/4;..." }
-%%% '''
-%%% Timers are in milliseconds: `interval => 1' (the default) is the finest.
+%%% @doc Sampled stacks (`dyntrace:sample/2'): a process of dyntrace's own
+%%% writes one `stack_sample' event per target every `interval' ms, at a
+%%% random instant of each interval; and the timed loop that the memory
+%%% sampler and triage's controller share (rounds on their own schedule,
+%%% late rounds skipped and counted, bounded work per round). The contract
+%%% and why it is safe on a production node: docs/reference.md,
+%%% docs/sampling-and-memory.md and docs/profile.md.
 -module(dyntrace_sampler).
 
 %%% PUBLIC (through dyntrace_ctl) %%%

@@ -1,54 +1,11 @@
 %%% @doc `dyntrace:record(triage, Opts)': what `dyntrace-analyze findings'
-%%% needs from a busy node, at a bounded cost. Tracing every process's
-%%% every message and schedule costs a loaded node more CPU than an
-%%% operator accepts (each event is cheap; there are simply many), so
-%%% triage records
-%%% - for every process, only what is rare: `process_spawn',
-%%%   `process_exit', `process_register', and the `process_name' and
-%%%   `node_name' snapshots;
-%%% - the memory sampler (`dyntrace_memory'): the node's categories every
-%%%   second, and `process_memory' (memory, heap, binaries, message queue
-%%%   length) of the top processes by memory and by queue length;
-%%% - focus windows: every `period' ms (default 2000) the controller
-%%%   here reads each process's reductions, queue length and heap, singles
-%%%   out `count' of them (default 3: by turns, the most reductions since
-%%%   the last look, the longest queue, growing first, and the largest
-%%%   heap) and traces only those, for `window' ms (default 150), with
-%%%   `message_send', `message_receive', `process_scheduled' and the GC
-%%%   events, and samples their stacks every `interval' ms (default 20).
-%%%
-%%% So in a triage trace, message, scheduling, GC and stack events exist
-%%% only for the processes singled out and only inside their windows. Each
-%%% window is bracketed, per process, by two `user_trace_s1' events whose
-%%% pid is the process: `dyntrace_focus start ...' (with why it was
-%%% chosen: `reductions=R queue=Q heap_words=H') and `dyntrace_focus end';
-%%% rates from the traced events must be taken over those windows, not
-%%% over the whole trace. Inside them, once the flags are set and before
-%%% they are cleared, `dyntrace_focus count_from queue=Q reductions=R' and
-%%% `dyntrace_focus count_to queue=Q reductions=R' give the process's
-%%% exact queue length and reductions: the messages queued between them
-%%% less the queue's growth are those it took out, and the reductions it
-%%% spent per message taken out say whether its receive scans its queue. A window the recording's end cuts short has no
-%%% `end' row: it ends with the trace.
-%%%
-%%% Why it is safe on a production node:
-%%% - a look reads at most 10000 processes (one `process_info/2' each,
-%%%   three small items, no message copied); a larger node is swept over
-%%%   several looks;
-%%% - nothing is read while the focus events are not enabled in a started
-%%%   session;
-%%% - windows are entries of `dyntrace_ctl' owned by the recording, with a
-%%%   duration of their own: the recording's end, `stop/1' or `clear/0'
-%%%   undoes them like any other part, and a controller that dies leaves
-%%%   nothing set past its window's duration.
-%%%
-%%% ```
-%%% 1> dyntrace:record(triage, #{duration => 30000}).
-%%% {ok,"/tmp/dyntrace-record-20261128T083512Z-4242-1"}
-%%% '''
-%%% ```
-%%% $ dyntrace-analyze findings /tmp/dyntrace-record-20261128T083512Z-4242-1
-%%% '''
+%%% needs from a busy node, at a bounded cost. For every process only the
+%%% rare events (spawn, exit, names) and the memory sampler's figures; every
+%%% `period' ms the controller here singles out a few processes (most
+%%% reductions, longest queue, largest heap) and traces their messages,
+%%% scheduling and GCs, with stack samples, for one short window bracketed
+%%% by `dyntrace_focus' marks. What a triage trace holds, how to read its
+%%% windows and why it is safe on a production node: docs/recording.md.
 -module(dyntrace_triage).
 
 %%% PUBLIC (through dyntrace_record) %%%
