@@ -349,8 +349,11 @@ broker_run(Config, Node, OsPid, Mode, Seconds) ->
         none ->
             ok;
         _ ->
+            %% SIGTERM, not SIGINT: a shell that started this run in
+            %% the background had it ignore SIGINT, and the wrapper
+            %% could not trap it (the recording then ran its 10 minutes).
             {os_pid, Wrapper} = erlang:port_info(Command, os_pid),
-            "" = os:cmd("kill -INT " ++ integer_to_list(Wrapper)),
+            "" = os:cmd("kill -TERM " ++ integer_to_list(Wrapper)),
             {0, Out, _} = finish(Command),
             Dir = last_line(Out),
             ct:log("~s: ~s", [Mode, lttng_session:cmd_ok(["du -sh ", Dir])]),
