@@ -5,8 +5,10 @@
 # run (the bench group of test/dyntrace_rabbitmq_SUITE.erl, with a session
 # daemon of its own); writes _build/bench/rabbitmq.md (printed too), which
 # the Makefile puts in BENCHMARKS.md. Needs root, LTTng, rabbitmq-server
-# and python3-pika (scripts/setup.sh). DYNTRACE_BENCH_SECONDS (15) and
-# DYNTRACE_BENCH_ROUNDS (5) set the runs.
+# and python3-pika (scripts/setup.sh). DYNTRACE_BENCH_SECONDS (10) and
+# DYNTRACE_BENCH_ROUNDS (9) set the runs: each round runs the broker
+# untraced twice, so that each round gives its own ratios, and the median
+# of the rounds' ratios has an interval (test/bench_stats.erl).
 set -eu
 cd "$(dirname "$0")/.."
 OUT=$(pwd)/_build/bench

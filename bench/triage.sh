@@ -9,7 +9,7 @@ OUT=_build/bench
 mkdir -p "$OUT"
 rebar3 compile >/dev/null
 erlc -Werror +warn_missing_spec -o "$OUT" bench/triage_bench.erl
-erlc -o "$OUT" test/lttng_session.erl
+erlc -o "$OUT" test/lttng_session.erl test/bench_stats.erl
 # No busy waiting: a scheduler that spins while idle would count as CPU.
 erl -noshell +sbwt none +sbwtdcpu none +sbwtdio none \
     -pa _build/default/lib/dyntrace/ebin -pa "$OUT" \

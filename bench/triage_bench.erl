@@ -17,7 +17,7 @@
 -export([main/1]).
 -export([init/1, handle_call/3, handle_cast/2]).
 
--define(ROUNDS, 5).
+-define(ROUNDS, 9).
 -define(RUN_MS, 4000).
 -define(SERVERS, 4).
 -define(CLIENTS, 8).
@@ -26,16 +26,16 @@
 %% @doc Runs the benchmark and writes the section to `Out'.
 -spec main([string()]) -> no_return().
 main([Out]) ->
+    Start = {sh("date -u '+%Y-%m-%d %H:%M UTC'"), sh("cut -d' ' -f1-3 /proc/loadavg")},
     ok = lttng_session:ensure_daemon(),
     {module, dyntrace} = code:ensure_loaded(dyntrace),
     ok = lttng_session:wait_registered(),
     Servers = [begin {ok, P} = gen_server:start(?MODULE, [], []), P end
                || _ <- lists:seq(1, ?SERVERS)],
     Configs = [untraced, triage, full],
-    Runs = lists:append([[{C, run(C, Servers)} || C <- rotate(Configs, R)]
-                         || R <- lists:seq(1, ?ROUNDS)]),
+    Rounds = [[{C, run(C, Servers)} || C <- rotate(Configs, R)] || R <- lists:seq(1, ?ROUNDS)],
     [gen_server:stop(S) || S <- Servers],
-    Lines = section(Configs, Runs),
+    Lines = section(Start, Configs, Rounds),
     ok = file:write_file(Out, Lines),
     io:put_chars(Lines),
     halt(0).
@@ -126,25 +126,34 @@ handle_cast(_Msg, State) ->
 %%% The section
 %%%===================================================================
 
-section(Configs, Runs) ->
+section({Date, Load}, Configs, Rounds) ->
+    Runs = lists:append(Rounds),
     PerRequest = fun({Requests, Cpu, _}) -> Cpu * 1000 / max(1, Requests) end,
     Median = maps:from_list([{C, median([PerRequest(R) || {C1, R} <- Runs, C1 =:= C])}
                              || C <- Configs]),
-    Base = maps:get(untraced, Median),
-    Sh = fun(Cmd) -> string:trim(os:cmd(Cmd)) end,
+    %% Per round, each configuration against the same round's untraced run.
+    Ratios = fun(C) ->
+                     [PerRequest(proplists:get_value(C, Round))
+                      / PerRequest(proplists:get_value(untraced, Round)) || Round <- Rounds]
+             end,
+    Sh = fun sh/1,
     ["\n## Triage: CPU per request, untraced, triage and full tracing\n\n",
-     io_lib:format("Run ~s on ~s (`nproc` = ~s), OTP ~s, ~s; load average at start ~s. "
+     io_lib:format("Run ~s on ~s (`nproc` = ~s), OTP ~s, ~s; load average at the start ~s, at "
+                   "the end ~s. "
                    "Command: `make bench-triage` (bench/triage_bench.erl). ~b clients calling ~b "
                    "gen_servers (each request: 64 hashes sorted and hashed), ~b s per run, ~b "
                    "rounds in rotating order. CPU: the node's OS process, user + system "
                    "(/proc/self/stat), schedulers without busy waiting (`+sbwt none`). Triage: "
                    "`dyntrace:record(triage, ...)` with its defaults. Full: `dyntrace:record(~w, "
-                   "...)`. Median of the rounds [min-max]; trace size per run.\n\n",
-                   [Sh("date -u '+%Y-%m-%d %H:%M UTC'"),
+                   "...)`. CPU per request: median of the rounds [min-max]; against untraced: "
+                   "the median of the rounds' ratios (each against the same round's untraced "
+                   "run) and its distribution-free interval (test/bench_stats.erl); trace size per "
+                   "run.\n\n",
+                   [Date,
                     Sh("grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'"),
                     Sh("nproc"), erlang:system_info(otp_release),
                     hd(string:split(Sh("lttng --version"), " - ")),
-                    Sh("cut -d' ' -f1-3 /proc/loadavg"),
+                    Load, Sh("cut -d' ' -f1-3 /proc/loadavg"),
                     ?CLIENTS, ?SERVERS, ?RUN_MS div 1000, ?ROUNDS, ?FULL]),
      "| run | requests/s | CPU per request | vs. untraced | trace per run |\n"
      "|---|---:|---:|---:|---:|\n",
@@ -153,12 +162,18 @@ section(Configs, Runs) ->
           Per = [PerRequest(R) || R <- Mine],
           Rate = median([N * 1000 / ?RUN_MS || {N, _, _} <- Mine]),
           Bytes = median([B || {_, _, B} <- Mine]),
-          io_lib:format("| ~s | ~b | ~.2f us [~.2f-~.2f] | ~.2fx | ~.1f MiB |\n",
+          io_lib:format("| ~s | ~b | ~.2f us [~.2f-~.2f] | ~s | ~.1f MiB |\n",
                         [C, round(Rate), maps:get(C, Median), lists:min(Per), lists:max(Per),
-                         maps:get(C, Median) / Base, Bytes / 1048576])
+                         case C of
+                             untraced -> "1.00x";
+                             _ -> bench_stats:interval_text(Ratios(C))
+                         end, Bytes / 1048576])
       end || C <- Configs],
+     io_lib:format("\nEach round's triage/untraced and full/untraced: ~s.\n",
+                   [lists:join(", ", [io_lib:format("~.2fx/~.2fx", [T, F])
+                                      || {T, F} <- lists:zip(Ratios(triage), Ratios(full))])]),
      io_lib:format("\nTarget: triage at most 1.10x untraced CPU per request: ~s.\n",
-                   [case maps:get(triage, Median) / Base =< 1.10 of
+                   [case element(1, bench_stats:interval(Ratios(triage))) =< 1.10 of
                         true -> "yes";
                         false -> "no"
                     end])].
@@ -168,4 +183,7 @@ rotate(List, N) ->
     lists:nthtail(K, List) ++ lists:sublist(List, K).
 
 median(List) ->
-    lists:nth((length(List) + 1) div 2, lists:sort(List)).
+    bench_stats:median(List).
+
+sh(Cmd) ->
+    string:trim(os:cmd(Cmd)).

@@ -20,7 +20,8 @@
                   top => non_neg_integer(),
                   procs => [pid() | atom()],
                   carriers => false | pos_integer(),
-                  allocators => boolean()}.
+                  allocators => boolean(),
+                  sweep => pos_integer()}.
 -export_type([opts/0]).
 
 -define(DEFAULT_INTERVAL_MS, 1000).
@@ -37,6 +38,12 @@
                  carriers :: false | pos_integer(),
                  %% Whether `allocator_sample' is written.
                  allocators = true :: boolean(),
+                 %% Rounds a sweep after the first is spread over (`sweep'
+                 %% ms), the processes the current sweep reads a round,
+                 %% and whether a whole sweep has ended.
+                 sweep_rounds = 1 :: pos_integer(),
+                 per_round = ?SCAN_PER_ROUND :: pos_integer(),
+                 swept = false :: boolean(),
                  %% Monotonic ms of the next read (the clock may be negative).
                  carriers_due = undefined :: integer() | undefined,
                  %% The last instrument:carriers/0 answer: per type, the
@@ -62,7 +69,7 @@ plan(Opts) ->
                                                top => ?DEFAULT_TOP, procs => [],
                                                carriers => ?DEFAULT_CARRIERS_MS,
                                                allocators => true},
-                                       [top, procs, carriers, allocators]),
+                                       [top, procs, carriers, allocators, sweep]),
     Top = maps:get(top, O),
     (is_integer(Top) andalso Top >= 0 andalso Top =< ?MAX_TOP)
         orelse error({badarg, {top, Top}}),
@@ -72,12 +79,16 @@ plan(Opts) ->
     Allocators = maps:get(allocators, O),
     is_boolean(Allocators) orelse error({badarg, {allocators, Allocators}}),
     Procs = validate_procs(maps:get(procs, O)),
+    Interval = maps:get(interval, O),
+    Sweep = maps:get(sweep, O, Interval),
+    (is_integer(Sweep) andalso Sweep > 0) orelse error({badarg, {sweep, Sweep}}),
     #{kind => memory,
       module => ?MODULE,
       priority => normal,
-      args => #memory{top = Top, procs = Procs, carriers = Carriers, allocators = Allocators},
+      args => #memory{top = Top, procs = Procs, carriers = Carriers, allocators = Allocators,
+                      sweep_rounds = max(1, ceil(Sweep / Interval))},
       procs => Procs,
-      interval => maps:get(interval, O),
+      interval => Interval,
       duration => maps:get(duration, O, infinity),
       max_events => maps:get(max_events, O, infinity)}.
 
@@ -247,7 +258,7 @@ sum(Instances) ->
 %%%===================================================================
 
 write_processes(C, #memory{top = Top, procs = Named} = M0) ->
-    M = scan(M0, ?SCAN_PER_ROUND),
+    M = scan(M0),
     Found = lists:usort(M#memory.known ++ top_pids(M#memory.by_size)
                         ++ top_pids(M#memory.by_queue)),
     Asked = [P || N <- Named, P <- [dyntrace_sampler:resolve(N)], P =/= undefined],
@@ -282,33 +293,42 @@ best(Top, Score, Read) ->
     Scored = lists:reverse(lists:sort([{Score(R), P} || {P, _} = R <- Read])),
     [P || {S, P} <- lists:sublist(Scored, Top), S > 0].
 
-%% Reads at most `Left' processes, one at a time, from where the last
-%% round stopped: a sweep over every process may take several rounds on a
-%% large node. At the end of a sweep its largest processes (memory with
-%% binaries, and queue) become the ones every round reads until the next
-%% sweep ends.
-scan(#memory{top = 0} = M, _Left) ->
+%% Reads at most `per_round' processes, one at a time, from where the
+%% last round stopped: a sweep over every process may take several rounds
+%% on a large node. At the end of a sweep its largest processes (memory
+%% with binaries, and queue) become the ones every round reads until the
+%% next sweep ends. The first sweep reads up to 500 a round, so that the
+%% largest are known from the first rounds; the next ones are spread over
+%% `sweep_rounds' rounds (`sweep' ms), at most 500 a round: triage's
+%% sampler sweeps a node every 5 s, a fifth of the reads.
+scan(#memory{top = 0} = M) ->
     M;
-scan(#memory{cursor = []} = M, Left) ->
-    sweep(M#memory{cursor = erlang:processes()}, Left);
-scan(M, Left) ->
-    sweep(M, Left).
+scan(#memory{cursor = [], swept = Swept, sweep_rounds = Rounds} = M) ->
+    Procs = erlang:processes(),
+    PerRound = case Swept of
+                   false -> ?SCAN_PER_ROUND;
+                   true -> max(1, min(?SCAN_PER_ROUND, ceil(length(Procs) / Rounds)))
+               end,
+    sweep(M#memory{cursor = Procs, per_round = PerRound}, PerRound,
+          erlang:system_info(wordsize));
+scan(#memory{per_round = PerRound} = M) ->
+    sweep(M, PerRound, erlang:system_info(wordsize)).
 
-sweep(#memory{cursor = [], by_size = Size, by_queue = Queue} = M, _Left) ->
+sweep(#memory{cursor = [], by_size = Size, by_queue = Queue} = M, _Left, _Words) ->
     M#memory{known = top_pids(Size) ++ top_pids(Queue), by_size = top_new(),
-             by_queue = top_new()};
-sweep(M, 0) ->
+             by_queue = top_new(), swept = true};
+sweep(M, 0, _Words) ->
     M;
-sweep(#memory{cursor = [P | Rest], top = Top, by_size = Size, by_queue = Queue} = M, Left) ->
+sweep(#memory{cursor = [P | Rest], top = Top, by_size = Size, by_queue = Queue} = M, Left,
+      Words) ->
     Next = M#memory{cursor = Rest},
     case erlang:process_info(P, [memory, message_queue_len, garbage_collection_info]) of
         [{memory, Mem}, {message_queue_len, Len}, {garbage_collection_info, GC}] ->
-            Words = erlang:system_info(wordsize),
             sweep(Next#memory{by_size = top_add(Mem + bin_vheap(GC) * Words, P, Size, Top),
                               by_queue = top_add(Len, P, Queue, Top)},
-                  Left - 1);
+                  Left - 1, Words);
         undefined ->
-            sweep(Next, Left - 1)
+            sweep(Next, Left - 1, Words)
     end.
 
 %% The largest `Top' scores seen: a set of at most `Top' entries and the

@@ -32,6 +32,9 @@
 -define(MAX_COUNT, 64).
 -define(MEMORY_MS, 1000).
 -define(MEMORY_TOP, 20).
+%% A sweep of every process for the memory sampler's top after its first
+%% (the top found are read every round): its largest fixed cost.
+-define(MEMORY_SWEEP_MS, 5000).
 %% Processes one look reads at most.
 -define(SCAN_PER_LOOK, 10000).
 %% What every process is traced with, and what the singled-out ones are.
@@ -89,7 +92,7 @@ items(Opts) when is_map(Opts) ->
       %% No allocator_sample: findings reads none, and reading every
       %% allocator was a fifth of the sampler's round.
       {memory, #{interval => ?MEMORY_MS, top => ?MEMORY_TOP, carriers => false,
-                 allocators => false}},
+                 allocators => false, sweep => ?MEMORY_SWEEP_MS}},
       {focus, Focus}],
      maps:remove(focus, Opts)};
 items(Opts) ->
@@ -204,9 +207,10 @@ broad(_) ->
     [].
 
 %% The share of the time a process singled out is traced, with the
-%% defaults, if it made every event.
+%% defaults, if it made every event: a window closes at the first stack
+%% tick at or after its end, so it lasts whole intervals (160 ms of 2000).
 focus_share() ->
-    ?WINDOW_MS / ?PERIOD_MS.
+    ?SAMPLE_MS * ceil(?WINDOW_MS / ?SAMPLE_MS) / ?PERIOD_MS.
 
 %% A rate per event name (events written per second if every process were
 %% traced), and the CPU the node uses, in ns per s.

@@ -183,7 +183,8 @@ t_limits_and_status(_Config) ->
 t_bad_arguments(_Config) ->
     [?assertError({badarg, _}, dyntrace:memory(Opts))
      || Opts <- [#{interval => 0}, #{top => -1}, #{top => 100000}, #{procs => self()},
-                 #{procs => ["x"]}, #{carriers => yes}, #{allocators => 1}, #{max_events => 0},
+                 #{procs => ["x"]}, #{carriers => yes}, #{allocators => 1}, #{sweep => 0},
+                 #{sweep => 1.5}, #{max_events => 0},
                  #{unknown => 1}, [{interval, 10}]]],
     ?assertEqual([], traces()).
 

@@ -291,26 +291,31 @@ t_rabbitmq(Config) ->
 %% process's utime + stime from /proc/PID/stat, over the publishing), with
 %% a pika publisher and consumer, untraced, under `triage' and under full
 %% tracing, both recorded with the outside command, in rotating rounds
-%% side by side in one run. Writes the table to
+%% side by side in one run. Each round runs the broker untraced twice
+%% (`untraced' and `again'), so that each round gives its own ratios
+%% against the mean of its two untraced runs, and the two untraced runs'
+%% ratio shows what the machine alone varies. Writes the table to
 %% $DYNTRACE_BENCH_DIR/rabbitmq.md (make bench-rabbitmq). No assertion on
 %% the figures: every message published must be consumed.
 bench_broker_cpu(Config) ->
-    ct:timetrap({minutes, 30}),
+    ct:timetrap({minutes, 45}),
+    Start = start_line(),
     Node = ?config(rabbit, Config),
     Ebin = filename:join(?config(build, Config), "ebin"),
     "true\n" = rabbitmqctl(Config, ["eval", "code:add_patha(\"" ++ Ebin ++ "\"), "
                                     "c:l(dyntrace), dyntrace:available()."]),
     OsPid = rpc(Node, os, getpid, []),
-    Seconds = list_to_integer(os:getenv("DYNTRACE_BENCH_SECONDS", "15")),
-    Rounds = list_to_integer(os:getenv("DYNTRACE_BENCH_ROUNDS", "5")),
-    Modes = [untraced, triage, full],
-    %% A warm-up run: the queue exists, the broker's code is loaded.
-    _ = publish(Config, 10, rate()),
-    Runs = [{Mode, broker_run(Config, Node, OsPid, Mode, Seconds)}
-            || Round <- lists:seq(0, Rounds - 1),
-               Mode <- lists:nthtail(Round rem 3, Modes) ++ lists:sublist(Modes, Round rem 3)],
+    Seconds = list_to_integer(os:getenv("DYNTRACE_BENCH_SECONDS", "10")),
+    Rounds = list_to_integer(os:getenv("DYNTRACE_BENCH_ROUNDS", "9")),
+    Modes = [untraced, triage, again, full],
+    %% A warm-up: the queue exists, the broker's code is loaded and its
+    %% processes' heaps have grown to what the load needs.
+    _ = publish(Config, 20, rate()),
+    Runs = [[{Mode, broker_run(Config, Node, OsPid, Mode, Seconds)}
+             || Mode <- lists:nthtail(Round rem 4, Modes) ++ lists:sublist(Modes, Round rem 4)]
+            || Round <- lists:seq(0, Rounds - 1)],
     ct:log("runs ~p", [Runs]),
-    Table = broker_table(Runs, Seconds, Rounds),
+    Table = broker_table(Start, Runs, Seconds),
     ct:pal("~s", [Table]),
     Out = filename:join(os:getenv("DYNTRACE_BENCH_DIR", "/tmp"), "rabbitmq.md"),
     ok = filelib:ensure_dir(Out),
@@ -323,6 +328,7 @@ bench_broker_cpu(Config) ->
 broker_run(Config, Node, OsPid, Mode, Seconds) ->
     Plan = case Mode of
                untraced -> none;
+               again -> none;
                triage -> ["triage"];
                %% Another plan in its place, to find what costs:
                %% DYNTRACE_BENCH_FULL='[{trace, all, [procs]}]'.
@@ -343,8 +349,11 @@ broker_run(Config, Node, OsPid, Mode, Seconds) ->
         none ->
             ok;
         _ ->
+            %% SIGTERM, not SIGINT: a shell that started this run in
+            %% the background had it ignore SIGINT, and the wrapper
+            %% could not trap it (the recording then ran its 10 minutes).
             {os_pid, Wrapper} = erlang:port_info(Command, os_pid),
-            "" = os:cmd("kill -INT " ++ integer_to_list(Wrapper)),
+            "" = os:cmd("kill -TERM " ++ integer_to_list(Wrapper)),
             {0, Out, _} = finish(Command),
             Dir = last_line(Out),
             ct:log("~s: ~s", [Mode, lttng_session:cmd_ok(["du -sh ", Dir])]),
@@ -383,43 +392,69 @@ cpu_ticks(OsPid) ->
 clock_ticks() ->
     list_to_integer(string:trim(os:cmd("getconf CLK_TCK"))).
 
-%% Per mode: the median of its runs' CPU per message [min-max], against
-%% the untraced median; each round's ratios beside.
-broker_table(Runs, Seconds, Rounds) ->
+%% The date and load when the run starts, for its table.
+start_line() ->
+    {{Y, Mo, D}, {H, Mi, _}} = calendar:universal_time(),
+    Load = string:trim(os:cmd("cut -d' ' -f1-3 /proc/loadavg")),
+    io_lib:format("Run ~4..0b-~2..0b-~2..0b ~2..0b:~2..0b UTC, `nproc` = ~s, load average at "
+                  "the start ~s", [Y, Mo, D, H, Mi, string:trim(os:cmd("nproc")), Load]).
+
+%% Per mode: the median of its runs' CPU per message [min-max]; per
+%% round, each mode against the mean of the round's two untraced runs,
+%% and the median of those ratios with its interval (bench_stats).
+broker_table(Start, Rounds, Seconds) ->
+    Runs = lists:append(Rounds),
     PerMessage = fun(Mode) -> lists:sort([Us / max(P, 1) || {M, {P, Us}} <- Runs, M =:= Mode]) end,
-    Median = fun(L) -> lists:nth((length(L) + 1) div 2, L) end,
-    Base = Median(PerMessage(untraced)),
+    Median = fun bench_stats:median/1,
+    Ratios = fun(Mode) ->
+                     [begin
+                          Per = maps:from_list([{M, Us / max(P, 1)} || {M, {P, Us}} <- Round]),
+                          #{untraced := U, again := A} = Per,
+                          case Mode of
+                              again -> A / U;
+                              _ -> maps:get(Mode, Per) / ((U + A) / 2)
+                          end
+                      end || Round <- Rounds]
+             end,
     Rows = [begin
                 L = PerMessage(Mode),
                 Published = [P || {M, {P, _}} <- Runs, M =:= Mode],
-                io_lib:format("| ~s | ~b | ~.1f us [~.1f-~.1f] | ~.2fx |~n",
+                io_lib:format("| ~s | ~b | ~.1f us [~.1f-~.1f] | ~s |~n",
                               [Label, Median(lists:sort(Published)) div Seconds, Median(L),
-                               hd(L), lists:last(L), Median(L) / Base])
+                               hd(L), lists:last(L),
+                               case Mode of
+                                   untraced -> "1.00x";
+                                   _ -> bench_stats:interval_text(Ratios(Mode))
+                               end])
             end || {Mode, Label} <- [{untraced, "untraced"},
+                                     {again, "untraced again (against the first)"},
                                      {triage, "`triage` (`priv/dyntrace record ... triage`)"},
                                      {full, "full: `--plan '" ++ full_plan() ++ "'`"}]],
-    Ratios = [begin
-                  Per = maps:from_list([{M, Us / max(P, 1)}
-                                        || {M, {P, Us}} <- lists:sublist(Runs, 3 * R + 1, 3)]),
-                  #{untraced := U, triage := T, full := F} = Per,
-                  io_lib:format("~.2fx/~.2fx", [T / U, F / U])
-              end || R <- lists:seq(0, Rounds - 1)],
-    {{Y, Mo, D}, {H, Mi, _}} = calendar:universal_time(),
+    Each = [io_lib:format("~.2fx/~.2fx/~.2fx", [T, F, A])
+            || {T, F, A} <- lists:zip3(Ratios(triage), Ratios(full), Ratios(again))],
     Load = string:trim(os:cmd("cut -d' ' -f1-3 /proc/loadavg")),
+    {M, _, _, _} = bench_stats:interval(Ratios(triage)),
     lists:flatten(
-      [io_lib:format("Run ~4..0b-~2..0b-~2..0b ~2..0b:~2..0b UTC, `nproc` = ~s, load average at "
-                     "the start ~s. ", [Y, Mo, D, H, Mi, string:trim(os:cmd("nproc")), Load]),
+      [Start, ", at the end ", Load, ". ",
        "Debian's RabbitMQ (", rabbit_version(), ") on OTP ", erlang:system_info(otp_release),
        " as the user `rabbitmq`, schedulers without busy waiting (`+sbwt none`); a pika publisher "
-       "(with confirms, at most ", rate(), " messages/s) and consumer on one queue, ",
-       integer_to_list(Seconds), " s per run, ",
-       integer_to_list(Rounds), " rounds of the three in rotating order. CPU: the broker's OS "
+       "(with confirms, at most ", rate(), " messages/s) and consumer on one queue, after 20 s "
+       "of warm-up, ", integer_to_list(Seconds), " s per run, ",
+       integer_to_list(length(Rounds)), " rounds of the four (untraced, triage, untraced again, "
+       "full) in rotating order. CPU: the broker's OS "
        "process, utime + stime from /proc/PID/stat, over the publishing, per message published. "
-       "Triage and full are recorded by the outside command, as root. Median of the rounds "
-       "[min-max].\n\n",
-       "| run | messages/s | broker CPU per message | vs. untraced |\n",
+       "Triage and full are recorded by the outside command, as root. CPU per message: the "
+       "median of the runs [min-max]. Against untraced: per round, the run against the mean of "
+       "the round's two untraced runs (untraced again: against the round's first), the median "
+       "of the rounds' ratios and its distribution-free interval (test/bench_stats.erl).\n\n",
+       "| run | messages/s | broker CPU per message | vs. untraced, per round |\n",
        "|---|---:|---:|---:|\n", Rows,
-       "\nEach round's triage/untraced and full/untraced: ", lists:join(", ", Ratios), ".\n"]).
+       "\nEach round's triage/full/untraced again: ", lists:join(", ", Each), ".\n",
+       io_lib:format("\nTarget: triage at most 1.10x untraced CPU per message: ~s.\n",
+                     [case M =< 1.10 of
+                          true -> "yes";
+                          false -> "no"
+                      end])]).
 
 rabbit_version() ->
     case lttng_session:cmd("dpkg-query -W -f '${Version}' rabbitmq-server") of
