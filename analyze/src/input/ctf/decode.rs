@@ -226,31 +226,10 @@ pub struct Cursor<'p> {
     pub clock: u64,
 }
 
-/// Bytes of a string searched eight at a time before a vector search.
-const SHORT: usize = 32;
-
-/// The position of the first NUL byte of `text`. Most strings are short
-/// (pids, function names): eight bytes at a time finds their end before
-/// a vector search would be set up.
+/// The position of the first NUL byte of `text`.
 #[inline(always)]
 fn nul(text: &[u8]) -> Option<usize> {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGHS: u64 = 0x8080_8080_8080_8080;
-    let mut at = 0;
-    while at < SHORT {
-        let Some(chunk) = text.get(at..at + 8) else {
-            return text[at..].iter().position(|&b| b == 0).map(|p| at + p);
-        };
-        let w = u64::from_le_bytes(chunk.try_into().expect("8 bytes"));
-        // A byte's high bit set here where that byte is zero (the lowest
-        // such flag is exact).
-        let zero = w.wrapping_sub(ONES) & !w & HIGHS;
-        if zero != 0 {
-            return Some(at + zero.trailing_zeros() as usize / 8);
-        }
-        at += 8;
-    }
-    memchr::memchr(0, &text[at..]).map(|p| at + p)
+    crate::model::bytes::find(0, text)
 }
 
 /// Why a field cannot be read.
