@@ -232,8 +232,10 @@ fn nul(text: &[u8]) -> Option<usize> {
     crate::model::bytes::find(0, text)
 }
 
-/// Why a field cannot be read.
-pub type Error = String;
+/// Why a field cannot be read. Boxed text rather than a `String`: a
+/// result of it fits two registers, so a field read returns without a
+/// round trip through memory.
+pub type Error = Box<str>;
 
 fn past_end() -> Error {
     "an event runs past its packet's content".into()
@@ -343,7 +345,7 @@ impl Cursor<'_> {
     }
 
     /// Reads a null-terminated string: its start and length.
-    #[inline]
+    #[inline(always)]
     pub fn string(&mut self) -> Result<(u32, u32), Error> {
         self.align(8);
         let start = (self.pos / 8) as usize;

@@ -5,7 +5,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use super::decode::{Code, Cursor, Header, Names, Val};
+use super::decode::{Code, Cursor, Error, Header, Names, Val};
 use super::map::Map;
 use super::tsdl::Metadata;
 use crate::model::event::EventClass;
@@ -269,7 +269,7 @@ impl Stream {
             ints,
             clock: self.clock,
         };
-        let bad = |e: String| format!("packet at byte {offset}: {e}");
+        let bad = |e: Error| format!("packet at byte {offset}: {e}");
         if let Some(h) = &t.packet_header {
             c.read(h, u32::MAX, &t.names).map_err(bad)?;
             if c.last(t.n_magic).is_some_and(|m| m != PACKET_MAGIC) {
@@ -328,7 +328,7 @@ impl Stream {
             clock: self.clock,
         };
         let offset = self.at;
-        let bad = |e: String| format!("packet at byte {offset}: {e}");
+        let bad = |e: Error| format!("packet at byte {offset}: {e}");
         let id = match (s.header, &s.event_header) {
             (Header::Lttng(bits, ts_bits), _) => c.lttng_header(bits, ts_bits).map_err(bad)?,
             (Header::Other, Some(h)) => {
