@@ -4,11 +4,28 @@
 //! thread that decodes it, so that the identity layer and the analyses
 //! that read it in order do not scan its text again.
 
+use crate::model::bytes::find;
+
 /// The reference inside a call's tag or a reply: `#Ref<...>` up to its `>`.
 pub fn reference(text: &[u8]) -> Option<&[u8]> {
-    let start = memchr::memmem::find(text, b"#Ref<")?;
-    let len = memchr::memchr(b'>', &text[start..])?;
+    let start = find_ref(text)?;
+    let len = find(b'>', &text[start..])?;
     Some(&text[start..=start + len])
+}
+
+/// Where `#Ref<` first starts in `text`. The texts searched are a call's
+/// tag or a reply's head, tens of bytes: found before a substring
+/// searcher would be set up.
+fn find_ref(text: &[u8]) -> Option<usize> {
+    let mut from = 0;
+    while let Some(i) = find(b'#', &text[from..]) {
+        let at = from + i;
+        if text[at..].starts_with(b"#Ref<") {
+            return Some(at);
+        }
+        from = at + 1;
+    }
+    None
 }
 
 const CALL_PREFIX: &[u8] = b"{'$gen_call',{";
@@ -27,10 +44,10 @@ pub struct Call<'a> {
 /// A call's parts, if the message is a call.
 pub fn parse_call(message: &[u8]) -> Option<Call<'_>> {
     let rest = message.strip_prefix(CALL_PREFIX)?;
-    let caller_end = memchr::memchr(b',', rest).unwrap_or(rest.len());
+    let caller_end = find(b',', rest).unwrap_or(rest.len());
     let caller = &rest[..caller_end];
     // From is a pid (no braces); the tag has no braces either.
-    let Some(close) = memchr::memchr(b'}', rest) else {
+    let Some(close) = find(b'}', rest) else {
         return Some(Call {
             caller,
             reference: None,

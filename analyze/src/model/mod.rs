@@ -2,6 +2,7 @@
 //! The contract's events and their fields, message texts, statistics,
 //! result tables and time formatting. Imports nothing of the crate above.
 
+pub mod bytes;
 pub mod event;
 pub mod keyed;
 pub mod message;

@@ -226,35 +226,16 @@ pub struct Cursor<'p> {
     pub clock: u64,
 }
 
-/// Bytes of a string searched eight at a time before a vector search.
-const SHORT: usize = 32;
-
-/// The position of the first NUL byte of `text`. Most strings are short
-/// (pids, function names): eight bytes at a time finds their end before
-/// a vector search would be set up.
+/// The position of the first NUL byte of `text`.
 #[inline(always)]
 fn nul(text: &[u8]) -> Option<usize> {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGHS: u64 = 0x8080_8080_8080_8080;
-    let mut at = 0;
-    while at < SHORT {
-        let Some(chunk) = text.get(at..at + 8) else {
-            return text[at..].iter().position(|&b| b == 0).map(|p| at + p);
-        };
-        let w = u64::from_le_bytes(chunk.try_into().expect("8 bytes"));
-        // A byte's high bit set here where that byte is zero (the lowest
-        // such flag is exact).
-        let zero = w.wrapping_sub(ONES) & !w & HIGHS;
-        if zero != 0 {
-            return Some(at + zero.trailing_zeros() as usize / 8);
-        }
-        at += 8;
-    }
-    memchr::memchr(0, &text[at..]).map(|p| at + p)
+    crate::model::bytes::find(0, text)
 }
 
-/// Why a field cannot be read.
-pub type Error = String;
+/// Why a field cannot be read. Boxed text rather than a `String`: a
+/// result of it fits two registers, so a field read returns without a
+/// round trip through memory.
+pub type Error = Box<str>;
 
 fn past_end() -> Error {
     "an event runs past its packet's content".into()
@@ -364,7 +345,7 @@ impl Cursor<'_> {
     }
 
     /// Reads a null-terminated string: its start and length.
-    #[inline]
+    #[inline(always)]
     pub fn string(&mut self) -> Result<(u32, u32), Error> {
         self.align(8);
         let start = (self.pos / 8) as usize;

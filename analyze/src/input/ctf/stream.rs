@@ -5,7 +5,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use super::decode::{Code, Cursor, Header, Names, Val};
+use super::decode::{Code, Cursor, Error, Header, Names, Val};
 use super::map::Map;
 use super::tsdl::Metadata;
 use crate::model::event::EventClass;
@@ -243,7 +243,7 @@ impl Stream {
     }
 
     /// Reads the next packet's header and context; false past the last.
-    fn next_packet(&mut self) -> Result<bool, String> {
+    fn next_packet(&mut self) -> Result<bool, Error> {
         if self.size > 0 {
             self.map.done_with(self.at, self.size);
         }
@@ -255,7 +255,7 @@ impl Stream {
         let len = self.map.bytes().len();
         let (at, size) = (offset as usize, size as usize);
         if at.checked_add(size).is_none_or(|e| e > len) {
-            return Err(format!("packet at byte {offset} runs past the file's end"));
+            return Err(format!("packet at byte {offset} runs past the file's end").into());
         }
         self.at = at;
         self.size = size;
@@ -269,11 +269,11 @@ impl Stream {
             ints,
             clock: self.clock,
         };
-        let bad = |e: String| format!("packet at byte {offset}: {e}");
+        let bad = |e: Error| format!("packet at byte {offset}: {e}");
         if let Some(h) = &t.packet_header {
             c.read(h, u32::MAX, &t.names).map_err(bad)?;
             if c.last(t.n_magic).is_some_and(|m| m != PACKET_MAGIC) {
-                return Err(format!("packet at byte {offset}: bad magic number"));
+                return Err(format!("packet at byte {offset}: bad magic number").into());
             }
         }
         let id = c.last(t.n_stream_id).unwrap_or(0);
@@ -290,7 +290,8 @@ impl Stream {
         if content_bits > size as u64 * 8 || content_bits < c.pos {
             return Err(format!(
                 "packet at byte {offset}: content size {content_bits} bits out of its packet"
-            ));
+            )
+            .into());
         }
         self.cpu = c.last(t.n_cpu_id).map_or(-1, |v| v as i64);
         if let Some(d) = c.last(t.n_events_discarded) {
@@ -310,7 +311,7 @@ impl Stream {
 
     /// Reads the next event into `out` (its fields' values only when
     /// `fields` says so for its class); false at the stream's end.
-    pub fn next(&mut self, out: &mut Read, fields: &dyn Fn(u32) -> bool) -> Result<bool, String> {
+    pub fn next(&mut self, out: &mut Read, fields: &dyn Fn(u32) -> bool) -> Result<bool, Error> {
         while self.size == 0 || self.pos >= self.end {
             if !self.next_packet()? {
                 return Ok(false);
@@ -328,7 +329,7 @@ impl Stream {
             clock: self.clock,
         };
         let offset = self.at;
-        let bad = |e: String| format!("packet at byte {offset}: {e}");
+        let bad = |e: Error| format!("packet at byte {offset}: {e}");
         let id = match (s.header, &s.event_header) {
             (Header::Lttng(bits, ts_bits), _) => c.lttng_header(bits, ts_bits).map_err(bad)?,
             (Header::Other, Some(h)) => {
