@@ -5,7 +5,8 @@
 # bench/analyze_workload.erl) with a session daemon of its own, kept under
 # _build/bench for the next run (keyed by the workload's source). Reads the
 # 10 M-event trace side by side with `babeltrace2 TRACE -o dummy`
-# (libbabeltrace2's own decoding) with `calls`, `latency` and `genserver`,
+# (libbabeltrace2's own decoding) with `calls`, `latency`, `genserver` and
+# `findings`,
 # on every core and on one (taskset), `export --parquet` beside them, and
 # the 3 M-event trace with
 # `calls` and the python3-bt2 reference (bench/calls_reference.py), which
@@ -87,7 +88,7 @@ bt10="" bt10_one=""
 for _ in 1 2 3; do
     bt10=$(faster "$bt10" "$(measure babeltrace2 1 babeltrace2 "$T10" -o dummy)")
     bt10_one=$(faster "$bt10_one" "$(measure babeltrace2-1core 1 taskset -c 0 babeltrace2 "$T10" -o dummy)")
-    for a in calls latency genserver; do
+    for a in calls latency genserver findings; do
         all[$a]=$(faster "${all[$a]:-}" "$(measure "$a" 1 "$ANALYZE" "$a" --json "$T10")")
         one[$a]=$(faster "${one[$a]:-}" "$(measure "$a-1core" 1 taskset -c 0 "$ANALYZE" "$a" --json "$T10")")
     done
@@ -96,14 +97,14 @@ for _ in 1 2 3; do
         "$(measure parquet 1 "$ANALYZE" export --json --parquet "$OUT/parquet" "$T10")")
     rm -rf "$OUT/parquet"
     # The same analyses through libbabeltrace2 (--reader babeltrace2).
-    for a in calls latency genserver; do
+    for a in calls latency genserver findings; do
         all[bt-$a]=$(faster "${all[bt-$a]:-}" "$(measure "bt-$a" 1 "$ANALYZE" "$a" --json --reader babeltrace2 "$T10")")
         one[bt-$a]=$(faster "${one[bt-$a]:-}" "$(measure "bt-$a-1core" 1 taskset -c 0 "$ANALYZE" "$a" --json --reader babeltrace2 "$T10")")
     done
 done
 # Both readers must give the same answers.
 same=yes
-for a in calls latency genserver; do
+for a in calls latency genserver findings; do
     cmp -s "$OUT/$a.out" "$OUT/bt-$a.out" || same="NO ($a differs)"
 done
 
@@ -173,6 +174,8 @@ $(row '`dyntrace-analyze latency --json TRACE`' all "${all[latency]}" "$bt_s" "$
 $(row '`dyntrace-analyze latency --json TRACE`' 1 "${one[latency]}" "$bt1_s" "$bt1_cpu")
 $(row '`dyntrace-analyze genserver --json TRACE`' all "${all[genserver]}" "$bt_s" "$bt_cpu")
 $(row '`dyntrace-analyze genserver --json TRACE`' 1 "${one[genserver]}" "$bt1_s" "$bt1_cpu")
+$(row '`dyntrace-analyze findings --json TRACE`' all "${all[findings]}" "$bt_s" "$bt_cpu")
+$(row '`dyntrace-analyze findings --json TRACE`' 1 "${one[findings]}" "$bt1_s" "$bt1_cpu")
 $(row '`dyntrace-analyze export --json --parquet DIR TRACE`' all "${all[parquet]}" "$bt_s" "$bt_cpu")
 $(row '`... calls --json --reader babeltrace2 TRACE`' all "${all[bt-calls]}" "$bt_s" "$bt_cpu")
 $(row '`... calls --json --reader babeltrace2 TRACE`' 1 "${one[bt-calls]}" "$bt1_s" "$bt1_cpu")
@@ -180,12 +183,14 @@ $(row '`... latency --json --reader babeltrace2 TRACE`' all "${all[bt-latency]}"
 $(row '`... latency --json --reader babeltrace2 TRACE`' 1 "${one[bt-latency]}" "$bt1_s" "$bt1_cpu")
 $(row '`... genserver --json --reader babeltrace2 TRACE`' all "${all[bt-genserver]}" "$bt_s" "$bt_cpu")
 $(row '`... genserver --json --reader babeltrace2 TRACE`' 1 "${one[bt-genserver]}" "$bt1_s" "$bt1_cpu")
+$(row '`... findings --json --reader babeltrace2 TRACE`' all "${all[bt-findings]}" "$bt_s" "$bt_cpu")
+$(row '`... findings --json --reader babeltrace2 TRACE`' 1 "${one[bt-findings]}" "$bt1_s" "$bt1_cpu")
 
 The analyser reads with its built-in CTF reader unless \`--reader babeltrace2\` says otherwise;
 both print the same JSON for every analysis here: $same. Targets (built-in reader): at least 3x
-babeltrace2's rate on one core and 5x on all for calls, latency and genserver, peak RSS
+babeltrace2's rate on one core and 5x on all for calls, latency, genserver and findings, peak RSS
 at most 64 MiB (\`export --parquet\`, which holds a row group per table: 256 MiB). Speedup of every core over one: calls $(speedup calls), latency $(speedup latency),
-genserver $(speedup genserver). What the machine's cores give at once: two \`babeltrace2 TRACE -o
+genserver $(speedup genserver), findings $(speedup findings). What the machine's cores give at once: two \`babeltrace2 TRACE -o
 dummy\`, one pinned on each of two cores, take $pair s together against $bt1_s s for one alone
 (two independent cores: about the same; one core's worth shared: about twice).
 
