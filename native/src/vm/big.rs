@@ -125,10 +125,39 @@ fn learn(env: *mut ErlNifEnv) -> Option<Known> {
 /// quadratic in the words, at most 64 of them. Each step divides a
 /// two-word value whose high word is below 10^19 by 10^19 (`div_step`).
 pub fn decimal(negative: bool, digits: &[usize], buf: &mut [u8; TEXT_MAX]) -> Option<usize> {
-    if digits.len() > MAX_DIGITS {
+    decimal_in::<MAX_DIGITS, TEXT_MAX>(negative, digits, buf)
+}
+
+/// The most digit words `decimal_small` converts: below 2^256.
+pub const SMALL_DIGITS: usize = 4;
+
+/// Room for the text of any bignum below 2^256: 78 digits and a sign.
+pub const SMALL_TEXT_MAX: usize = 80;
+
+/// `decimal` of a bignum below 2^256, in buffers of its size: most
+/// bignums met are, and they need not set up room for 2^4096.
+#[inline]
+pub fn decimal_small(
+    negative: bool,
+    digits: &[usize],
+    buf: &mut [u8; SMALL_TEXT_MAX],
+) -> Option<usize> {
+    decimal_in::<SMALL_DIGITS, SMALL_TEXT_MAX>(negative, digits, buf)
+}
+
+/// `decimal` for at most `W` words, `T` bytes room for their text.
+#[inline(always)]
+fn decimal_in<const W: usize, const T: usize>(
+    negative: bool,
+    digits: &[usize],
+    buf: &mut [u8; T],
+) -> Option<usize> {
+    // W words have at most W * 64 * log10(2) + 1 digits, and a sign.
+    const { assert!(W * 64 * 30103 / 100_000 + 2 < T) };
+    if digits.len() > W {
         return None;
     }
-    let mut words = [0u64; MAX_DIGITS];
+    let mut words = [0u64; W];
     let mut len = digits.len();
     for (w, d) in words.iter_mut().zip(digits) {
         *w = *d as u64;
@@ -136,7 +165,7 @@ pub fn decimal(negative: bool, digits: &[usize], buf: &mut [u8; TEXT_MAX]) -> Op
     while len > 0 && words[len - 1] == 0 {
         len -= 1;
     }
-    let mut at = TEXT_MAX;
+    let mut at = T;
     loop {
         // Divide words[..len] by 10^19; the remainder is 19 digits.
         let mut rem = 0u64;
@@ -205,13 +234,7 @@ mod tests {
 
     #[test]
     fn div_step_is_division() {
-        let mut state = 0x9E37_79B9_7F4A_7C15u64;
-        let mut next = || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
+        let mut next = crate::test_random::xorshift(0x9E37_79B9_7F4A_7C15u64);
         let edges = [0, 1, CHUNK - 1, CHUNK / 2, u64::MAX, 1 << 63];
         for i in 0..200_000 {
             let (high, low) = if i < 36 {
@@ -259,5 +282,37 @@ mod tests {
                 && t.ends_with("436090243804708340403154190335")
         );
         assert!(decimal(false, &[0; MAX_DIGITS + 1], &mut [0; TEXT_MAX]).is_none());
+    }
+
+    #[test]
+    fn small_decimal_agrees_with_decimal() {
+        let mut next = crate::test_random::xorshift(0x2545_F491_4F6C_DD1Du64);
+        let mut cases: Vec<Vec<usize>> = vec![
+            vec![usize::MAX; SMALL_DIGITS],
+            vec![0, 0, 0, 1],
+            vec![0, 1],
+            vec![1 << 36, 0, 0, 0],
+        ];
+        for _ in 0..20_000 {
+            let len = (next() % SMALL_DIGITS as u64) as usize + 1;
+            // Some words small, so that chunks of zeros come up.
+            cases.push(
+                (0..len)
+                    .map(|_| (next() >> (next() % 64)) as usize)
+                    .collect(),
+            );
+        }
+        for digits in cases {
+            for negative in [false, true] {
+                let mut small = [0u8; SMALL_TEXT_MAX];
+                let at = decimal_small(negative, &digits, &mut small).unwrap();
+                assert_eq!(
+                    small[at..],
+                    *text(negative, &digits).as_bytes(),
+                    "{digits:x?}"
+                );
+            }
+        }
+        assert!(decimal_small(false, &[1; SMALL_DIGITS + 1], &mut [0; SMALL_TEXT_MAX]).is_none());
     }
 }
