@@ -128,26 +128,24 @@ fn scaled_float(x: f64) -> Option<([u8; 16], usize)> {
         e10 += 1;
         digits = 1_000_000;
     }
-    let mut block = [0u8; 16];
-    let mut at = 0;
-    if x.is_sign_negative() {
-        block[0] = b'-';
-        at = 1;
-    }
+    // The text's bytes, the first lowest, built in registers and stored
+    // once: `d.dddddde` then the exponent's sign and two digits (|e10| is
+    // at most 19 here).
+    let pair = |n: u32| u64::from(u16::from_le_bytes(two_digits(n)));
     let (first, rest) = (digits / 1_000_000, digits % 1_000_000);
-    block[at] = b'0' + first as u8;
-    block[at + 1] = b'.';
-    let [a, b] = two_digits(rest / 10_000);
-    let [c, d] = two_digits(rest / 100 % 100);
-    let [f, g] = two_digits(rest % 100);
-    block[at + 2..at + 8].copy_from_slice(&[a, b, c, d, f, g]);
-    block[at + 8] = b'e';
-    block[at + 9] = if e10 < 0 { b'-' } else { b'+' };
-    // |e10| is at most 19 here: two digits.
-    let [h, l] = two_digits(e10.unsigned_abs());
-    block[at + 10] = h;
-    block[at + 11] = l;
-    Some((block, at + 12))
+    let low = u64::from(b'0' + first as u8)
+        | u64::from(b'.') << 8
+        | pair(rest / 10_000) << 16
+        | pair(rest / 100 % 100) << 32
+        | pair(rest % 100) << 48;
+    let sign = if e10 < 0 { b'-' } else { b'+' };
+    let high = u64::from(b'e') | u64::from(sign) << 8 | pair(e10.unsigned_abs()) << 16;
+    let text = u128::from(low) | u128::from(high) << 64;
+    Some(if x.is_sign_negative() {
+        ((text << 8 | u128::from(b'-')).to_le_bytes(), 13)
+    } else {
+        (text.to_le_bytes(), 12)
+    })
 }
 
 /// `m * 2^e * 10^k` rounded to an integer, ties to even; `None` when it
