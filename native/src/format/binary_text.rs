@@ -53,8 +53,9 @@ fn write_short(bytes: &[u8], text: &mut BoundedText) -> bool {
     }
     // SAFETY: the text is `len + 6` bytes, all written: `<<"` (a 4-byte
     // store), the bytes (a 16-byte store after it, past them padding), and
-    // `">>` (a 4-byte store over the padding); nothing is stored past
-    // `len + 7` bytes, within `len + 6 + SLACK`.
+    // `">>` (a 4-byte store over the padding). The stores reach 19 bytes
+    // (the 16-byte one) or `len + 7`, at most 23: within `len + 6 +
+    // SLACK` (SLACK is at least 16) as `put_within` allows.
     unsafe {
         text.put_within(len + 6, |dst| {
             dst.cast::<[u8; 4]>().write_unaligned(*b"<<\"\0");
