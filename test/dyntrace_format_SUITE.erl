@@ -125,6 +125,14 @@ t_numbers(_Config) ->
     <<"1.234568e+07">> = fmt(12345685.0),
     same_as_vm([float(N) + 0.5 || N <- lists:seq(1000000, 1000100)]
                ++ [float(N * 5) || N <- lists:seq(2000000, 2000200)]),
+    %% Floats between 10^-16 and 2^64 are written by integer scaling:
+    %% around both ends, ties and near-ties at every exponent, and the
+    %% largest subnormal next to the smallest normal float.
+    same_as_vm([X * math:pow(10, E) || X <- [1.0, -1.5, 9.9999995, 1.2345675, 9.999999],
+                                       E <- lists:seq(-18, 21)]
+               ++ [float(1 bsl 64), float((1 bsl 64) - 2048), -float(1 bsl 63),
+                   2.2250738585072009e-308, 2.2250738585072014e-308]
+               ++ [float(N) * 0.5 || N <- lists:seq(19999991, 20000009)]),
     %% Floats from random bit patterns, every exponent.
     _ = rand:seed(exsss, 20261122),
     same_as_vm([F || _ <- lists:seq(1, 20000),
@@ -165,7 +173,25 @@ t_binaries(_Config) ->
     <<_:3, Unaligned/bitstring>> = <<0:3, "hello">>,
     <<"<<\"hello\">>">> = fmt(Unaligned),
     same_as_vm([<<"abc">>, <<1, 2, 3>>, <<97, 1:5>>, <<1:1>>, <<"a\"b\\">>, <<"a\n">>,
-                <<127>>, <<126>>, <<32>>, Unaligned, <<0:3>>, <<255, 7:3>>]).
+                <<127>>, <<126>>, <<32>>, Unaligned, <<0:3>>, <<255, 7:3>>]),
+    %% Up to 16 bytes a printable binary is checked and written from a
+    %% register: every length around it, with a byte that is no text, and
+    %% after a string that brings the smallest budget's end to every byte
+    %% of its text.
+    Shorts = [B || N <- lists:seq(1, 18),
+                   B <- [binary:part(<<"0123456789abcdefghij">>, 0, N),
+                         <<(binary:copy(<<"x">>, N - 1))/binary, 0>>,
+                         <<(binary:copy(<<"y">>, N - 1))/binary, $">>]],
+    same_as_vm(Shorts),
+    [begin
+         Padded = {lists:duplicate(N, $p), B},
+         Full = fmt(Padded),
+         case byte_size(Full) =< 64 of
+             true -> Full = fmt(Padded, 64);
+             false -> ok = cut_of(fmt(Padded, 64), Full, 64)
+         end
+     end || B <- Shorts, N <- lists:seq(30, 60)],
+    ok.
 
 %% Every form a binary takes in the VM: on the heap (up to 64 bytes) and
 %% off it, sub-binaries at byte and bit offsets, one still open for

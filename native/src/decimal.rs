@@ -15,6 +15,12 @@ const PAIRS: [[u8; 2]; 100] = {
     pairs
 };
 
+/// The two digits of `n`, below 100.
+#[inline(always)]
+pub fn two_digits(n: u32) -> [u8; 2] {
+    PAIRS[n as usize]
+}
+
 /// The digits of `n`, below 10000, in the first bytes of a block, and
 /// how many there are: no loop, no division but by 100.
 #[inline(always)]

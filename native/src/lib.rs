@@ -46,6 +46,8 @@ mod sample_events;
 mod short_path;
 mod stats;
 mod term_text;
+#[cfg(test)]
+mod test_random;
 mod text_cache;
 mod vm;
 

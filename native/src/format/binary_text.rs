@@ -3,7 +3,7 @@
 
 use super::bounded_text::BoundedText;
 use super::leaf::write_bitstring;
-use super::printable::classify;
+use super::printable::{classify, classify_word};
 use super::shape;
 use crate::vm::binary::{self, Bits};
 use rustler::sys::{ErlNifEnv, ErlNifTerm};
@@ -31,7 +31,75 @@ pub fn write_binary_bytes(bytes: &[u8], text: &mut BoundedText, shape: bool) {
 }
 
 /// A binary's text, from its bytes.
+#[inline(always)]
 fn write_bytes(bytes: &[u8], text: &mut BoundedText) {
+    if !(1..=16).contains(&bytes.len()) || !write_short(bytes, text) {
+        write_bytes_any(bytes, text);
+    }
+}
+
+/// A binary of 1 to 16 printable bytes with no `"`, the common short
+/// text, read into a register, checked and written from there: no copy
+/// through memory, whose stores a 16-byte read would wait for. False,
+/// with nothing written, for any other, and when the text would not fit.
+#[inline(always)]
+fn write_short(bytes: &[u8], text: &mut BoundedText) -> bool {
+    let len = bytes.len();
+    let word = short_word(bytes);
+    let (low_bad, low_quote) = classify_word(word as u64);
+    let (high_bad, high_quote) = classify_word((word >> 64) as u64);
+    if low_bad || low_quote || high_bad || high_quote {
+        return false;
+    }
+    // SAFETY: the text is `len + 6` bytes, all written: `<<"` (a 4-byte
+    // store), the bytes (a 16-byte store after it, past them padding), and
+    // `">>` (a 4-byte store over the padding). The stores reach 19 bytes
+    // (the 16-byte one) or `len + 7`, at most 23: within `len + 6 +
+    // SLACK` (SLACK is at least 16) as `put_within` allows.
+    unsafe {
+        text.put_within(len + 6, |dst| {
+            dst.cast::<[u8; 4]>().write_unaligned(*b"<<\"\0");
+            dst.add(3)
+                .cast::<[u8; 16]>()
+                .write_unaligned(word.to_le_bytes());
+            dst.add(3 + len)
+                .cast::<[u8; 4]>()
+                .write_unaligned(*b"\">>\0");
+            len + 6
+        })
+    }
+}
+
+/// The 1 to 16 `bytes` as a word, the first lowest, spaces after them:
+/// read by two overlapping loads (or three bytes), never past them.
+#[inline(always)]
+fn short_word(bytes: &[u8]) -> u128 {
+    let len = bytes.len();
+    debug_assert!((1..=16).contains(&len));
+    let at = |i: usize, n: usize| -> u128 {
+        let mut word = [0u8; 8];
+        word[..n].copy_from_slice(&bytes[i..i + n]);
+        u128::from(u64::from_le_bytes(word)) << (8 * i)
+    };
+    // Overlapping loads OR the same bytes twice.
+    let loaded = if len >= 8 {
+        at(0, 8) | at(len - 8, 8)
+    } else if len >= 4 {
+        at(0, 4) | at(len - 4, 4)
+    } else {
+        at(0, 1) | at(len / 2, 1) | at(len - 1, 1)
+    };
+    let spaces = u128::from_le_bytes([b' '; 16]);
+    let mask = if len == 16 {
+        u128::MAX
+    } else {
+        (1u128 << (8 * len)) - 1
+    };
+    loaded | (spaces & !mask)
+}
+
+/// `write_bytes` of any binary.
+fn write_bytes_any(bytes: &[u8], text: &mut BoundedText) {
     // Each byte writes at least one byte of text, so no more than the scan
     // bound can be written before the text is full.
     let scanned = &bytes[..bytes.len().min(text.scan_bound())];
@@ -190,6 +258,53 @@ mod tests {
                 assert_eq!(String::from_utf8(out).unwrap(), model(&data, offset, size));
             }
         }
+    }
+
+    /// The text `write` makes of `bytes` in a budget of `max`, after
+    /// `before` bytes of text already in the buffer.
+    fn written(
+        write: fn(&[u8], &mut BoundedText),
+        bytes: &[u8],
+        before: usize,
+        max: usize,
+    ) -> Vec<u8> {
+        let mut out = vec![b'x'; before];
+        let mut text = BoundedText::new(&mut out, before + max);
+        write(bytes, &mut text);
+        text.finish();
+        out
+    }
+
+    #[test]
+    fn short_binaries_as_any_binary() {
+        let values = [b'a', b' ', b'~', b'"', 0x1F, 0x7F, 0x80, 0, b'\\'];
+        let mut next = crate::test_random::xorshift(0x9E37_79B9_7F4A_7C15);
+        for len in 0..=20 {
+            for round in 0..200 {
+                // Mostly printable texts, some with one other byte.
+                let mut bytes: Vec<u8> = (0..len).map(|_| b'a' + (next() % 26) as u8).collect();
+                if round % 2 == 1 && len > 0 {
+                    bytes[(next() % len as u64) as usize] = values[(next() % 9) as usize];
+                }
+                // Budgets that cut the text, just fit it, and leave room.
+                for max in [len, len + 5, len + 6, len + 7, 4096] {
+                    let before = (next() % 3) as usize;
+                    assert_eq!(
+                        written(write_bytes, &bytes, before, max),
+                        written(write_bytes_any, &bytes, before, max),
+                        "{bytes:?} in {max}"
+                    );
+                }
+            }
+        }
+        assert_eq!(written(write_bytes, b"abc", 0, 64), b"<<\"abc\">>");
+        let sixteen = b"0123456789abcdef";
+        assert_eq!(
+            written(write_bytes, sixteen, 0, 64),
+            b"<<\"0123456789abcdef\">>"
+        );
+        assert_eq!(written(write_bytes, b"a\"c", 0, 64), b"<<\"a\\\"c\">>");
+        assert_eq!(written(write_bytes, &[1, 200], 0, 64), b"<<1,200>>");
     }
 
     #[test]

@@ -250,6 +250,32 @@ impl<'a> BoundedText<'a> {
         self.cut();
     }
 
+    /// Lends the end of the text to `write` when `max` more bytes fit in
+    /// the budget and the capacity: `write` writes its text at the address
+    /// it is given and answers its length. False, with nothing written,
+    /// when they do not fit; the caller then writes the text another way.
+    ///
+    /// # Safety
+    /// `write` must answer at most `max`, have written every byte of the
+    /// text it answers, and store nothing past `max + SLACK` bytes from
+    /// the address (word stores may overhang the text by that much).
+    #[inline(always)]
+    pub unsafe fn put_within(&mut self, max: usize, write: impl FnOnce(*mut u8) -> usize) -> bool {
+        const { assert!(SLACK >= 16) };
+        let at = self.out.len();
+        if at + max > self.limit {
+            return false;
+        }
+        // SAFETY: `at + max` is within `limit`, so within `writable`: `out`
+        // has capacity for `max + SLACK` bytes after `at`, all `write` may
+        // store; the `len` it answers are written (the caller's promise).
+        unsafe {
+            let len = write(self.out.as_mut_ptr().add(at));
+            self.out.set_len(at + len);
+        }
+        true
+    }
+
     /// Lends `len` bytes of room at the end of the text to `fill`, which
     /// writes a NUL-terminated text there (C's snprintf contract); keeps
     /// that text, what fits. The room is not zeroed: the cost follows the

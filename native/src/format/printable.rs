@@ -95,24 +95,32 @@ pub fn classify(bytes: &[u8]) -> (bool, bool) {
 /// `classify` eight bytes a step, where SSE2 is not there.
 #[cfg(not(target_arch = "x86_64"))]
 pub fn classify(bytes: &[u8]) -> (bool, bool) {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGHS: u64 = 0x8080_8080_8080_8080;
-    // Whether some byte of `x` is zero (exact as a whole, per word).
-    let has_zero = |x: u64| x.wrapping_sub(ONES) & !x & HIGHS;
-    let (mut bad, mut quote) = (0u64, 0u64);
+    let (mut bad, mut quote) = (false, false);
     let mut chunks = bytes.chunks_exact(8);
     for chunk in &mut chunks {
         let mut word = [0u8; 8];
         word.copy_from_slice(chunk);
-        let x = u64::from_le_bytes(word);
-        // Bytes of 128 and up, below 32, or 127.
-        bad |=
-            (x & HIGHS) | (x.wrapping_sub(0x20 * ONES) & !x & HIGHS) | has_zero(x ^ (0x7F * ONES));
-        quote |= has_zero(x ^ (u64::from(b'"') * ONES));
+        let (b, q) = classify_word(u64::from_le_bytes(word));
+        bad |= b;
+        quote |= q;
     }
     let rest = chunks.remainder();
-    let printable = bad == 0 && rest.iter().all(|b| (b' '..0x7F).contains(b));
-    (printable, quote != 0 || rest.contains(&b'"'))
+    let printable = !bad && rest.iter().all(|b| (b' '..0x7F).contains(b));
+    (printable, quote || rest.contains(&b'"'))
+}
+
+/// For eight bytes in a word: whether one is not printable ASCII, and
+/// whether one is `"` (`classify`'s two answers, negated the first).
+#[inline(always)]
+pub fn classify_word(x: u64) -> (bool, bool) {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    // Whether some byte of `x` is zero (exact as a whole, per word).
+    let has_zero = |x: u64| x.wrapping_sub(ONES) & !x & HIGHS;
+    // Bytes of 128 and up, below 32, or 127.
+    let bad =
+        (x & HIGHS) | (x.wrapping_sub(0x20 * ONES) & !x & HIGHS) | has_zero(x ^ (0x7F * ONES));
+    (bad != 0, has_zero(x ^ (u64::from(b'"') * ONES)) != 0)
 }
 
 #[cfg(test)]
@@ -139,5 +147,29 @@ mod tests {
             }
         }
         assert_eq!(classify(b""), (true, false));
+    }
+
+    #[test]
+    fn classify_word_agrees_with_a_byte_by_byte_check() {
+        for at in 0..8 {
+            for b in 0..=255u8 {
+                let mut bytes = [b'a'; 8];
+                bytes[at] = b;
+                let bad = !bytes.iter().all(|b| (b' '..0x7F).contains(b));
+                let want = (bad, bytes.contains(&b'"'));
+                assert_eq!(classify_word(u64::from_le_bytes(bytes)), want, "{bytes:?}");
+            }
+        }
+        // Words of the bytes at the edges, mixed.
+        let edges = [
+            0, 0x1F, b' ', b'!', b'"', b'#', 0x7E, 0x7F, 0x80, 0xFF, b'a',
+        ];
+        let mut next = crate::test_random::xorshift(0x2545_F491_4F6C_DD1D);
+        for _ in 0..200_000 {
+            let bytes: [u8; 8] = std::array::from_fn(|_| edges[(next() % 11) as usize]);
+            let bad = !bytes.iter().all(|b| (b' '..0x7F).contains(b));
+            let want = (bad, bytes.contains(&b'"'));
+            assert_eq!(classify_word(u64::from_le_bytes(bytes)), want, "{bytes:?}");
+        }
     }
 }

@@ -8,6 +8,7 @@
 //! otherwise every bignum goes through enif and the VM's printer.
 
 use super::word::{boxed, term_word};
+use crate::decimal::two_digits;
 use rustler::sys::{ErlNifEnv, ErlNifTerm};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -125,10 +126,42 @@ fn learn(env: *mut ErlNifEnv) -> Option<Known> {
 /// quadratic in the words, at most 64 of them. Each step divides a
 /// two-word value whose high word is below 10^19 by 10^19 (`div_step`).
 pub fn decimal(negative: bool, digits: &[usize], buf: &mut [u8; TEXT_MAX]) -> Option<usize> {
-    if digits.len() > MAX_DIGITS {
+    decimal_in::<MAX_DIGITS, TEXT_MAX>(negative, digits, buf)
+}
+
+/// The most digit words `decimal_small` converts: below 2^256.
+pub const SMALL_DIGITS: usize = 4;
+
+/// Room for the text of any bignum below 2^256, 78 digits and a sign,
+/// and for its most significant chunk's zeros.
+pub const SMALL_TEXT_MAX: usize = 100;
+
+/// `decimal` of a bignum below 2^256, in buffers of its size: most
+/// bignums met are, and they need not set up room for 2^4096.
+#[inline]
+pub fn decimal_small(
+    negative: bool,
+    digits: &[usize],
+    buf: &mut [u8; SMALL_TEXT_MAX],
+) -> Option<usize> {
+    decimal_in::<SMALL_DIGITS, SMALL_TEXT_MAX>(negative, digits, buf)
+}
+
+/// `decimal` for at most `W` words, `T` bytes room for their text.
+#[inline(always)]
+fn decimal_in<const W: usize, const T: usize>(
+    negative: bool,
+    digits: &[usize],
+    buf: &mut [u8; T],
+) -> Option<usize> {
+    // W words have at most W * 64 * log10(2) + 1 digits, and a sign; the
+    // most significant chunk is written as 19 digits before its zeros are
+    // skipped.
+    const { assert!(W * 64 * 30103 / 100_000 + 2 + 19 < T) };
+    if digits.len() > W {
         return None;
     }
-    let mut words = [0u64; MAX_DIGITS];
+    let mut words = [0u64; W];
     let mut len = digits.len();
     for (w, d) in words.iter_mut().zip(digits) {
         *w = *d as u64;
@@ -136,7 +169,7 @@ pub fn decimal(negative: bool, digits: &[usize], buf: &mut [u8; TEXT_MAX]) -> Op
     while len > 0 && words[len - 1] == 0 {
         len -= 1;
     }
-    let mut at = TEXT_MAX;
+    let mut at = T;
     loop {
         // Divide words[..len] by 10^19; the remainder is 19 digits.
         let mut rem = 0u64;
@@ -146,13 +179,13 @@ pub fn decimal(negative: bool, digits: &[usize], buf: &mut [u8; TEXT_MAX]) -> Op
         while len > 0 && words[len - 1] == 0 {
             len -= 1;
         }
-        let start = crate::decimal::decimal_before(rem, buf, at);
+        // All 19 digits, leading zeros too: the most significant chunk
+        // then starts at its first digit.
+        nineteen_digits_before(rem, buf, at);
         if len == 0 {
-            at = start;
+            at -= rem.checked_ilog10().unwrap_or(0) as usize + 1;
             break;
         }
-        // A chunk that is not the most significant has all 19 digits.
-        buf[at - 19..start].fill(b'0');
         at -= 19;
     }
     if negative {
@@ -160,6 +193,27 @@ pub fn decimal(negative: bool, digits: &[usize], buf: &mut [u8; TEXT_MAX]) -> Op
         buf[at] = b'-';
     }
     Some(at)
+}
+
+/// Writes the 19 digits of `n` (below 10^19), leading zeros too, so that
+/// they end at `end`: three parts of at most eight digits, each written
+/// from four pairs, so that no digit waits for the divisions of all
+/// before it.
+#[inline(always)]
+fn nineteen_digits_before(n: u64, buf: &mut [u8], end: usize) {
+    let eight = |part: u64| -> [u8; 8] {
+        let (high, low) = ((part / 10_000) as u32, (part % 10_000) as u32);
+        let [a, b] = two_digits(high / 100);
+        let [c, d] = two_digits(high % 100);
+        let [e, f] = two_digits(low / 100);
+        let [g, h] = two_digits(low % 100);
+        [a, b, c, d, e, f, g, h]
+    };
+    let top = (n / 10_000_000_000_000_000) as u32;
+    let [t, u] = two_digits(top % 100);
+    buf[end - 19..end - 16].copy_from_slice(&[b'0' + (top / 100) as u8, t, u]);
+    buf[end - 16..end - 8].copy_from_slice(&eight(n / 100_000_000 % 100_000_000));
+    buf[end - 8..end].copy_from_slice(&eight(n % 100_000_000));
 }
 
 /// 10^19: the largest power of ten below 2^64, its top bit set.
@@ -190,8 +244,9 @@ fn div_step(high: u64, low: u64) -> (u64, u64) {
 /// The most digit words a bignum written here has: below 2^4096.
 pub const MAX_DIGITS: usize = 64;
 
-/// Room for the text of any bignum below 2^4096: 1234 digits and a sign.
-pub const TEXT_MAX: usize = 1240;
+/// Room for the text of any bignum below 2^4096, 1234 digits and a sign,
+/// and for its most significant chunk's zeros.
+pub const TEXT_MAX: usize = 1260;
 
 #[cfg(test)]
 mod tests {
@@ -205,13 +260,7 @@ mod tests {
 
     #[test]
     fn div_step_is_division() {
-        let mut state = 0x9E37_79B9_7F4A_7C15u64;
-        let mut next = || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
+        let mut next = crate::test_random::xorshift(0x9E37_79B9_7F4A_7C15u64);
         let edges = [0, 1, CHUNK - 1, CHUNK / 2, u64::MAX, 1 << 63];
         for i in 0..200_000 {
             let (high, low) = if i < 36 {
@@ -259,5 +308,49 @@ mod tests {
                 && t.ends_with("436090243804708340403154190335")
         );
         assert!(decimal(false, &[0; MAX_DIGITS + 1], &mut [0; TEXT_MAX]).is_none());
+    }
+
+    #[test]
+    fn nineteen_digits_with_their_zeros() {
+        let mut next = crate::test_random::xorshift(0x9E37_79B9_7F4A_7C15);
+        let picked = [0, 1, 99_999_999, 100_000_000, CHUNK / 10, CHUNK - 1];
+        let random = (0..100_000).map(|_| (next() % CHUNK) >> (next() % 64));
+        for n in picked.into_iter().chain(random) {
+            let mut buf = [b'x'; 21];
+            nineteen_digits_before(n, &mut buf, 20);
+            assert_eq!(buf, *format!("x{n:019}x").as_bytes(), "{n}");
+        }
+    }
+
+    #[test]
+    fn small_decimal_agrees_with_decimal() {
+        let mut next = crate::test_random::xorshift(0x2545_F491_4F6C_DD1Du64);
+        let mut cases: Vec<Vec<usize>> = vec![
+            vec![usize::MAX; SMALL_DIGITS],
+            vec![0, 0, 0, 1],
+            vec![0, 1],
+            vec![1 << 36, 0, 0, 0],
+        ];
+        for _ in 0..20_000 {
+            let len = (next() % SMALL_DIGITS as u64) as usize + 1;
+            // Some words small, so that chunks of zeros come up.
+            cases.push(
+                (0..len)
+                    .map(|_| (next() >> (next() % 64)) as usize)
+                    .collect(),
+            );
+        }
+        for digits in cases {
+            for negative in [false, true] {
+                let mut small = [0u8; SMALL_TEXT_MAX];
+                let at = decimal_small(negative, &digits, &mut small).unwrap();
+                assert_eq!(
+                    small[at..],
+                    *text(negative, &digits).as_bytes(),
+                    "{digits:x?}"
+                );
+            }
+        }
+        assert!(decimal_small(false, &[1; SMALL_DIGITS + 1], &mut [0; SMALL_TEXT_MAX]).is_none());
     }
 }
