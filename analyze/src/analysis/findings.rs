@@ -776,12 +776,7 @@ impl Findings {
                         format_ns(r.p99_max),
                         r.count
                     ),
-                    format!(
-                        "callers waited {} in all ({:.0}% of the {:.1} s traced)",
-                        format_ns(r.total),
-                        load * 100.0,
-                        span_s
-                    ),
+                    waited(r.total, load, span_s),
                     format!("genserver --slowest 10 {}", self.select(server.as_bytes())),
                 ));
             }
@@ -1285,6 +1280,25 @@ impl Analysis for Findings {
     }
 }
 
+/// What a server's slow requests cost their callers: their waits added
+/// up, and that against the time traced. Several callers waiting at once
+/// add up to more than the time traced: that is said as how many waited at
+/// once on average, not as a share over 100%.
+fn waited(total_ns: u64, load: f64, span_s: f64) -> String {
+    if load >= 1.0 {
+        format!(
+            "callers waited {} in all: {load:.1} waiting at once on average over the {span_s:.1} s traced",
+            format_ns(total_ns)
+        )
+    } else {
+        format!(
+            "callers waited {} in all ({:.0}% of the {span_s:.1} s traced)",
+            format_ns(total_ns),
+            load * 100.0
+        )
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1327,6 +1341,18 @@ mod tests {
             .iter()
             .position(|f| f.kind == kind && f.pid.as_deref() == pid)
             .map(|i| i + 1)
+    }
+
+    #[test]
+    fn callers_waiting_at_once_are_not_a_share_over_100_percent() {
+        assert_eq!(
+            waited(353_000_000_000, 353.0 / 17.7, 17.7),
+            "callers waited 353 s in all: 19.9 waiting at once on average over the 17.7 s traced"
+        );
+        assert_eq!(
+            waited(135_000_000, 0.135 / 9.9, 9.9),
+            "callers waited 135 ms in all (1% of the 9.9 s traced)"
+        );
     }
 
     #[test]
