@@ -117,6 +117,7 @@ struct RowRef<'a> {
 }
 
 impl hashbrown::Equivalent<RowKey> for RowRef<'_> {
+    #[inline]
     fn equivalent(&self, key: &RowKey) -> bool {
         same(self.server, &key.server) && same(self.request, &key.request)
     }

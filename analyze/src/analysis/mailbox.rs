@@ -516,14 +516,14 @@ fn kind_text(t: &[u8], out: &mut String) {
                 out.push_str(prefix);
                 kind_text(part.trim_ascii(), out);
             }
-            None if is_atom(first) => out.push_str(&String::from_utf8_lossy(first)),
+            None if is_atom(first) => push_text(out, first),
             None if first.is_empty() => out.push_str("{}"),
             None => out.push_str("tuple"),
         }
         return;
     }
     if is_atom(t) {
-        out.push_str(&String::from_utf8_lossy(t));
+        push_text(out, t);
         return;
     }
     let shape = match t {
@@ -540,6 +540,15 @@ fn kind_text(t: &[u8], out: &mut String) {
         _ => "term",
     };
     out.push_str(shape);
+}
+
+/// An atom's text into `out`: as it is when UTF-8 (always, unless quoted:
+/// checked without the lossy conversion's setup), else lossily.
+fn push_text(out: &mut String, text: &[u8]) {
+    match std::str::from_utf8(text) {
+        Ok(text) => out.push_str(text),
+        Err(_) => out.push_str(&String::from_utf8_lossy(text)),
+    }
 }
 
 fn is_atom(t: &[u8]) -> bool {

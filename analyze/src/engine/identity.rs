@@ -104,6 +104,7 @@ struct AliasRef<'a> {
 }
 
 impl hashbrown::Equivalent<AliasKey> for AliasRef<'_> {
+    #[inline]
     fn equivalent(&self, key: &AliasKey) -> bool {
         self.node == key.node && same(self.reference, &key.reference)
     }

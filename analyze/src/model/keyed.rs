@@ -20,12 +20,14 @@ impl std::hash::Hash for Key<'_> {
 }
 
 impl hashbrown::Equivalent<Box<[u8]>> for Key<'_> {
+    #[inline]
     fn equivalent(&self, key: &Box<[u8]>) -> bool {
         same(self.0, key)
     }
 }
 
 impl hashbrown::Equivalent<ShortText> for Key<'_> {
+    #[inline]
     fn equivalent(&self, key: &ShortText) -> bool {
         same(self.0, key)
     }
