@@ -21,7 +21,7 @@ use crate::engine::analysis::Analysis;
 use crate::engine::identity::{split_qualified, Identity};
 use crate::engine::summary::Summary;
 use crate::model::event::{Event, Kind, Slot};
-use crate::model::keyed::{entry, ByText};
+use crate::model::keyed::{entry, get_mut, ByText};
 use crate::model::table::{col, format_bytes, format_ns, Cell, Shown, Table, Unit};
 
 /// The windows latency is compared across (first and last with calls).
@@ -394,7 +394,7 @@ fn grows(base: f64, by: f64) -> f64 {
 }
 
 fn add_capped(counts: &mut ByText<u64>, key: &[u8], n: u64) {
-    if let Some(c) = counts.get_mut(key) {
+    if let Some(c) = get_mut(counts, key) {
         *c += n;
     } else if counts.len() < MAX_FUNCTIONS {
         counts.insert(key.into(), n);

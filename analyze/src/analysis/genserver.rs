@@ -13,13 +13,13 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-use rustc_hash::FxHashMap;
-
 use crate::analysis::durations::{duration_cells, duration_columns};
 use crate::engine::analysis::Analysis;
 use crate::engine::identity::Identity;
 use crate::engine::summary::Summary;
+use crate::model::bytes::same;
 use crate::model::event::{Event, Kind, Slot};
+use crate::model::keyed::Key;
 use crate::model::message::{Call, ShortText};
 use crate::model::stats::Durations;
 use crate::model::table::{col, Cell, Table, Unit};
@@ -117,8 +117,9 @@ struct RowRef<'a> {
 }
 
 impl hashbrown::Equivalent<RowKey> for RowRef<'_> {
+    #[inline]
     fn equivalent(&self, key: &RowKey) -> bool {
-        *self.server == *key.server && *self.request == *key.request
+        same(self.server, &key.server) && same(self.request, &key.request)
     }
 }
 
@@ -127,11 +128,11 @@ impl hashbrown::Equivalent<RowKey> for RowRef<'_> {
 pub struct GenServer {
     rows: Vec<Row>,
     row_ids: hashbrown::HashMap<RowKey, usize, rustc_hash::FxBuildHasher>,
-    pending: FxHashMap<ShortText, Pending>,
+    pending: hashbrown::HashMap<ShortText, Pending, rustc_hash::FxBuildHasher>,
     /// Calls the server was seen to receive without their send (the
     /// caller not traced, as in a triage window): (row, received), until
     /// the server's reply.
-    server_only: FxHashMap<ShortText, (usize, i64)>,
+    server_only: hashbrown::HashMap<ShortText, (usize, i64), rustc_hash::FxBuildHasher>,
     slowest: usize,
     slow: BinaryHeap<Reverse<Slow>>,
     /// Whether rows keep their calls since the last sub-window too.
@@ -265,10 +266,10 @@ impl GenServer {
                 _ => self.rows[row].unmatched += 1,
             }
         } else if let Some(key) = ev.reply() {
-            if let Some((row, received)) = self.server_only.remove(key) {
+            if let Some((row, received)) = self.server_only.remove(&Key(key)) {
                 let ns = ev.ts_ns.saturating_sub(received).max(0) as u64;
                 self.rows[row].server_took(ns);
-            } else if let Some(p) = self.pending.get_mut(key) {
+            } else if let Some(p) = self.pending.get_mut(&Key(key)) {
                 if let Some(received) = p.server_received_ns {
                     let ns = ev.ts_ns.saturating_sub(received).max(0) as u64;
                     self.rows[p.row].server_took(ns);
@@ -285,7 +286,7 @@ impl GenServer {
             ..
         }) = ev.call()
         {
-            if let Some(p) = self.pending.get_mut(key) {
+            if let Some(p) = self.pending.get_mut(&Key(key)) {
                 p.server_received_ns.get_or_insert(ev.ts_ns);
             } else if self.server_only.len() < MAX_PENDING {
                 let row = self.row(ev.str(Slot::To), request_name(request));
@@ -293,7 +294,7 @@ impl GenServer {
                     .insert(ShortText::new(key), (row, ev.ts_ns));
             }
         } else if let Some(key) = ev.reply() {
-            if let Some(p) = self.pending.remove(key) {
+            if let Some(p) = self.pending.remove(&Key(key)) {
                 let ns = ev.ts_ns.saturating_sub(p.sent_ns).max(0) as u64;
                 self.rows[p.row].caller_took(ns);
                 if let Some(detail) = p.detail {

@@ -17,7 +17,7 @@ use crate::engine::analysis::Analysis;
 use crate::engine::identity::Identity;
 use crate::engine::summary::Summary;
 use crate::model::event::{Event, Kind, Slot};
-use crate::model::keyed::{entry, sorted_keys, ByText};
+use crate::model::keyed::{entry, get_mut, sorted_keys, ByText};
 use crate::model::stats::Durations;
 use crate::model::table::{col, Cell, Table, Unit};
 
@@ -101,7 +101,7 @@ impl Latency {
         if !matches!(ev.str(Slot::Type), b"in" | b"in_exiting") {
             return;
         }
-        let Some(r) = self.receivers.get_mut(ev.str(Slot::Pid)) else {
+        let Some(r) = get_mut(&mut self.receivers, ev.str(Slot::Pid)) else {
             return;
         };
         for sent in r.until_scheduled.drain(..) {
@@ -112,7 +112,7 @@ impl Latency {
     }
 
     fn received(&mut self, ev: &Event) {
-        let Some(r) = self.receivers.get_mut(ev.str(Slot::To)) else {
+        let Some(r) = get_mut(&mut self.receivers, ev.str(Slot::To)) else {
             return;
         };
         let hash = text_hash(ev.str(Slot::Message));
@@ -125,7 +125,7 @@ impl Latency {
     }
 
     fn exit(&mut self, ev: &Event) {
-        if let Some(r) = self.receivers.get_mut(ev.str(Slot::Pid)) {
+        if let Some(r) = get_mut(&mut self.receivers, ev.str(Slot::Pid)) {
             r.dropped += r.until_scheduled.len() as u64;
             r.until_scheduled.clear();
             r.until_received.clear();

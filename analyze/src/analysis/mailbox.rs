@@ -22,7 +22,8 @@ use crate::engine::analysis::Analysis;
 use crate::engine::identity::Identity;
 use crate::engine::summary::Summary;
 use crate::model::event::{Event, Kind, Slot};
-use crate::model::keyed::{entry, ByText};
+use crate::model::keyed::{entry, get_mut, ByText};
+use crate::model::message::Shape;
 use crate::model::table::{col, Cell, Table, Unit};
 
 /// Kinds counted per receiver; the rest are summed as `(other)`.
@@ -98,7 +99,7 @@ pub struct Capped {
 
 impl Capped {
     fn add(&mut self, key: &[u8], max: usize) {
-        if let Some(c) = self.counts.get_mut(key) {
+        if let Some(c) = get_mut(&mut self.counts, key) {
             *c += 1;
         } else if self.counts.len() < max {
             self.counts.insert(key.into(), 1);
@@ -467,15 +468,24 @@ const RECEIVE_EXPIRED: &str = "timeout";
 /// term's shape (`integer`, `list`, `binary`, `map`, `pid`, `tuple`...).
 pub fn kind_of(message: &[u8]) -> String {
     let mut kind = String::new();
-    kind_into(message, &mut kind);
+    kind_into(message, Shape::Unknown, &mut kind);
     kind
 }
 
 /// [`kind_of`] written into `kind` (cleared first), so that a caller
-/// reuses one buffer.
-fn kind_into(message: &[u8], kind: &mut String) {
+/// reuses one buffer. Where the message's `shape` says it is a plain call
+/// or a whole reply, only the call's request is read.
+fn kind_into(message: &[u8], shape: Shape, kind: &mut String) {
     kind.clear();
-    kind_text(message.trim_ascii(), kind);
+    if let Some(request) = shape.plain_request(message) {
+        kind.push_str("call ");
+        kind_text(request.trim_ascii(), kind);
+    } else if shape.is_whole_reply(message) {
+        // A tuple whose first element is a reference or a list.
+        kind.push_str("tuple");
+    } else {
+        kind_text(message.trim_ascii(), kind);
+    }
     if kind.len() > MAX_KIND_BYTES {
         let mut cut = MAX_KIND_BYTES;
         while !kind.is_char_boundary(cut) {
@@ -487,25 +497,33 @@ fn kind_into(message: &[u8], kind: &mut String) {
 
 fn kind_text(t: &[u8], out: &mut String) {
     if let Some(inner) = t.strip_prefix(b"{").and_then(|r| r.strip_suffix(b"}")) {
-        let parts = elements(inner, 3);
-        let first = parts.first().map(|p| p.trim_ascii()).unwrap_or_default();
-        match (first, parts.len()) {
-            (b"'$gen_cast'", 2) => {
-                out.push_str("cast ");
-                kind_text(parts[1].trim_ascii(), out);
+        let (first, rest) = split_first(inner);
+        let first = first.trim_ascii();
+        // Only a cast of two elements and a call of three are read past
+        // the first element.
+        let request = match rest {
+            Some(rest) if first == b"'$gen_cast'" || first == b"'$gen_call'" => {
+                match (first, split_first(rest)) {
+                    (b"'$gen_cast'", (second, None)) => Some(("cast ", second)),
+                    (b"'$gen_call'", (_, Some(third))) => Some(("call ", third)),
+                    _ => None,
+                }
             }
-            (b"'$gen_call'", 3) => {
-                out.push_str("call ");
-                kind_text(parts[2].trim_ascii(), out);
+            _ => None,
+        };
+        match request {
+            Some((prefix, part)) => {
+                out.push_str(prefix);
+                kind_text(part.trim_ascii(), out);
             }
-            (a, _) if is_atom(a) => out.push_str(&String::from_utf8_lossy(a)),
-            _ if first.is_empty() => out.push_str("{}"),
-            _ => out.push_str("tuple"),
+            None if is_atom(first) => push_text(out, first),
+            None if first.is_empty() => out.push_str("{}"),
+            None => out.push_str("tuple"),
         }
         return;
     }
     if is_atom(t) {
-        out.push_str(&String::from_utf8_lossy(t));
+        push_text(out, t);
         return;
     }
     let shape = match t {
@@ -522,6 +540,15 @@ fn kind_text(t: &[u8], out: &mut String) {
         _ => "term",
     };
     out.push_str(shape);
+}
+
+/// An atom's text into `out`: as it is when UTF-8 (always, unless quoted:
+/// checked without the lossy conversion's setup), else lossily.
+fn push_text(out: &mut String, text: &[u8]) {
+    match std::str::from_utf8(text) {
+        Ok(text) => out.push_str(text),
+        Err(_) => out.push_str(&String::from_utf8_lossy(text)),
+    }
 }
 
 fn is_atom(t: &[u8]) -> bool {
@@ -546,11 +573,11 @@ const ACTS: [bool; 256] = {
     acts
 };
 
-/// The first `max` top-level elements of a tuple's or list's inside (the
-/// last holds the rest).
-fn elements(inner: &[u8], max: usize) -> Vec<&[u8]> {
-    let mut parts = Vec::new();
-    let (mut depth, mut start, mut quote, mut i) = (0i32, 0, None, 0);
+/// The first top-level element of a tuple's or list's inside, and what
+/// follows its comma (None: it is the only one). Only the first element
+/// is read.
+fn split_first(inner: &[u8]) -> (&[u8], Option<&[u8]>) {
+    let (mut depth, mut quote, mut i) = (0i32, None, 0);
     while i < inner.len() {
         // Letters, digits and the like change nothing: pass them in a
         // tight loop.
@@ -569,21 +596,13 @@ fn elements(inner: &[u8], max: usize) -> Vec<&[u8]> {
                 // `=>` of a map is no closing bracket.
                 b'>' if i > 0 && inner[i - 1] == b'=' => {}
                 b'}' | b']' | b')' | b'>' => depth -= 1,
-                b',' if depth == 0 && parts.len() + 1 < max => {
-                    parts.push(&inner[start..i]);
-                    start = i + 1;
-                    // The last part is the rest: no need to read it.
-                    if parts.len() + 1 == max {
-                        break;
-                    }
-                }
+                b',' if depth == 0 => return (&inner[..i], Some(&inner[i + 1..])),
                 _ => {}
             },
         }
         i += 1;
     }
-    parts.push(&inner[start..]);
-    parts
+    (inner, None)
 }
 
 /// The `mailbox` state machine.
@@ -663,7 +682,7 @@ impl Analysis for Mailbox {
         match ev.kind() {
             Some(Kind::MessageReceive) => {
                 let r = entry(&mut self.receivers, ev.str(Slot::To), Receiver::default);
-                kind_into(ev.str(Slot::Message), &mut self.kind);
+                kind_into(ev.str(Slot::Message), ev.shape, &mut self.kind);
                 r.kinds.add(self.kind.as_bytes(), MAX_KINDS);
                 r.received.see(ev.ts_ns);
                 r.received_since += 1;
@@ -686,7 +705,7 @@ impl Analysis for Mailbox {
                     return;
                 }
                 let r = entry(&mut self.receivers, to, Receiver::default);
-                kind_into(ev.str(Slot::Message), &mut self.kind);
+                kind_into(ev.str(Slot::Message), ev.shape, &mut self.kind);
                 r.kinds_sent.add(self.kind.as_bytes(), MAX_KINDS);
                 r.senders.add(ev.str(Slot::From), MAX_SENDERS);
                 r.sent.see(ev.ts_ns);
@@ -698,7 +717,7 @@ impl Analysis for Mailbox {
             }
             Some(Kind::ProcessScheduled) => {
                 self.scheduling += 1;
-                let Some(r) = self.receivers.get_mut(ev.str(Slot::Pid)) else {
+                let Some(r) = get_mut(&mut self.receivers, ev.str(Slot::Pid)) else {
                     return;
                 };
                 match ev.str(Slot::Type) {
@@ -943,6 +962,20 @@ mod tests {
         assert_eq!(kind_of(b"#{a => 1}"), "map");
         assert_eq!(kind_of(b"{'$gen_cast',#{a => {x,y}}}"), "cast map");
         assert_eq!(kind_of(b"#Ref<0.1.2.3>"), "reference");
+        // A cast or call of another arity is a tuple of that atom; a
+        // call's fourth element stays in its request.
+        assert_eq!(kind_of(b"{'$gen_cast',a,b}"), "'$gen_cast'");
+        assert_eq!(kind_of(b"{'$gen_call',x}"), "'$gen_call'");
+        assert_eq!(kind_of(b"{'$gen_call',{<0.9.0>,t},{get,k},x}"), "call term");
+        assert_eq!(kind_of(b"{'a,b',c}"), "'a,b'");
+        assert_eq!(kind_of(b"{\"x,y\",1}"), "tuple");
+        assert_eq!(kind_of(b"{'$gen_cast',{#{a => b},1}}"), "cast tuple");
+        // A message's shape gives the same kind as its text.
+        for &text in crate::model::message::tests::SAMPLES {
+            let mut kind = String::new();
+            kind_into(text, Shape::of(text), &mut kind);
+            assert_eq!(kind, kind_of(text), "{}", String::from_utf8_lossy(text));
+        }
     }
 
     /// `timeout` (a `receive ... after` that expired) arriving faster than

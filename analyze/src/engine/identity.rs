@@ -30,6 +30,7 @@ use std::io::Write;
 
 use rustc_hash::FxHashMap;
 
+use crate::model::bytes::same;
 use crate::model::event::{Event, Field, Kind, Slot, MAX_FIELDS};
 use crate::model::keyed::ByText;
 use crate::model::message::ShortText;
@@ -103,8 +104,9 @@ struct AliasRef<'a> {
 }
 
 impl hashbrown::Equivalent<AliasKey> for AliasRef<'_> {
+    #[inline]
     fn equivalent(&self, key: &AliasKey) -> bool {
-        self.node == key.node && *self.reference == *key.reference
+        self.node == key.node && same(self.reference, &key.reference)
     }
 }
 

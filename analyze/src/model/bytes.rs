@@ -1,6 +1,7 @@
-//! Finding a byte in a short text. Most texts searched (a string's end,
-//! a pid's end, a reference's `>`) are found within a few tens of bytes:
-//! eight bytes at a time finds them before a vector search is set up.
+//! Finding a byte in a short text, and comparing two. Most texts searched
+//! (a string's end, a pid's end, a reference's `>`) are found within a few
+//! tens of bytes: eight bytes at a time finds them before a vector search
+//! is set up. The keys compared (pids, references, functions) are as short.
 
 /// Bytes searched eight at a time before a vector search.
 const SHORT: usize = 32;
@@ -28,6 +29,32 @@ pub fn find(byte: u8, text: &[u8]) -> Option<usize> {
     memchr::memchr(byte, &text[at..]).map(|p| at + p)
 }
 
+/// Whether `a` and `b` hold the same bytes: compared in line, eight at a
+/// time (the last eight overlapping), rather than by a call to `memcmp`,
+/// for the short keys of the analyses' maps.
+#[inline(always)]
+pub fn same(a: &[u8], b: &[u8]) -> bool {
+    let n = a.len();
+    if n != b.len() {
+        return false;
+    }
+    if n > 64 {
+        return a == b;
+    }
+    if n < 8 {
+        return a.iter().zip(b).fold(true, |all, (x, y)| all & (x == y));
+    }
+    let word = |t: &[u8], at: usize| u64::from_le_bytes(t[at..at + 8].try_into().expect("8 bytes"));
+    let mut at = 0;
+    while at + 8 < n {
+        if word(a, at) != word(b, at) {
+            return false;
+        }
+        at += 8;
+    }
+    word(a, n - 8) == word(b, n - 8)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -45,5 +72,21 @@ mod tests {
         }
         assert_eq!(find(0, b"\x80\x01\0"), Some(2));
         assert_eq!(find(b'?', b"\xbf\x3f"), Some(1));
+    }
+
+    /// Texts of every length up to past the word loop's, equal or one byte
+    /// apart anywhere.
+    #[test]
+    fn compares_as_slices_do() {
+        for len in 0..80usize {
+            let a: Vec<u8> = (0..len).map(|i| (i * 7) as u8).collect();
+            assert!(same(&a, &a.clone()));
+            for at in 0..len {
+                let mut b = a.clone();
+                b[at] ^= 0x20;
+                assert!(!same(&a, &b), "{len} {at}");
+            }
+            assert!(!same(&a, &a[..len.saturating_sub(1)]) || len == 0);
+        }
     }
 }

@@ -118,7 +118,7 @@ impl std::borrow::Borrow<[u8]> for ShortText {
 
 impl PartialEq for ShortText {
     fn eq(&self, other: &ShortText) -> bool {
-        **self == **other
+        crate::model::bytes::same(self, other)
     }
 }
 
@@ -214,6 +214,56 @@ impl Shape {
         }
     }
 
+    /// The request of a call written whole and plainly, From a pid and Tag
+    /// a reference (`{'$gen_call',{<0.9.0>,[alias|#Ref<0.1.2.3>]},Req}`,
+    /// or the tag `#Ref<0.1.2.3>`), the text ending with the tuple's `}`:
+    /// there the request is the tuple's third element as a reader of the
+    /// term splits it, without reading the text again. None for any other
+    /// text (read it whole then).
+    pub fn plain_request<'a>(&self, message: &'a [u8]) -> Option<&'a [u8]> {
+        let Shape::Call {
+            caller,
+            reference: Some(reference),
+            request,
+        } = *self
+        else {
+            return None;
+        };
+        if message.last() != Some(&b'}')
+            || usize::from(caller.0) != CALL_PREFIX.len()
+            || usize::from(request.1) + 1 != message.len()
+        {
+            return None;
+        }
+        let numbers = |t: &[u8], open: &[u8]| {
+            t.strip_prefix(open)
+                .and_then(|t| t.strip_suffix(b">"))
+                // Every byte looked at (no branch per byte): a few tens.
+                .is_some_and(|n| {
+                    n.iter().fold(true, |all, &b| {
+                        all & ((b.wrapping_sub(b'0') < 10) | (b == b'.'))
+                    })
+                })
+        };
+        let reference = at(message, reference);
+        let tag = message
+            .get(usize::from(caller.1)..usize::from(request.0))?
+            .strip_prefix(b",")?
+            .strip_suffix(b"},")?;
+        let tag = tag
+            .strip_prefix(b"[alias|")
+            .and_then(|t| t.strip_suffix(b"]"))
+            .unwrap_or(tag);
+        (numbers(at(message, caller), b"<") && numbers(reference, b"#Ref<") && tag == reference)
+            .then(|| at(message, request))
+    }
+
+    /// Whether the message is a reply written whole: `{#Ref<...>,...}` or
+    /// `{[alias|#Ref<...>],...}` ending with the tuple's `}`.
+    pub fn is_whole_reply(&self, message: &[u8]) -> bool {
+        matches!(self, Shape::Reply(_)) && message.last() == Some(&b'}')
+    }
+
     /// The reply's reference, if `message` (the text this shape is of) is
     /// a reply.
     pub fn reply<'a>(&self, message: &'a [u8]) -> Option<&'a [u8]> {
@@ -226,23 +276,37 @@ impl Shape {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
+
+    /// Message texts of every shape, some cut.
+    pub(crate) const SAMPLES: &[&[u8]] = &[
+        b"{'$gen_call',{<0.90.0>,[alias|#Ref<0.1.2.3>]},{get,k}}",
+        b"{'$gen_call',{<0.90.0>,#Ref<0.1.2.3>},stop}",
+        b"{'$gen_call',{<0.90.0>,#Ref<0.1.2.3>}, {a,b} }",
+        b"{'$gen_call',{<0.90.0>,#Ref<0.1.2.3>},{get,k}",
+        b"{'$gen_call',{<0.90.0>,#Ref<0.1.2.3>},{get,k}} ",
+        b"{'$gen_call',{<0.90.0>,[alias|#Ref<0.1.2.3>]},{get,",
+        b"{'$gen_call',{<0.90.0>,[alias|#Ref<0.1.2.3>]},}",
+        b"{'$gen_call',{<0.90.0>,[alias|#Ref<0.1...",
+        b"{'$gen_call',{<0.90.0>,[alias|#Ref<0.1'.2.3>]},x}",
+        b"{'$gen_call',{<0.9{0>,#Ref<0.1.2.3>},x}",
+        b"{'$gen_call',{<0.90.0>,{#Ref<0.1.2.3>}},x}",
+        b"{'$gen_call',{<0.90.0>,#Ref<0.1.2.3>,x},y}",
+        b"{'$gen_call',{<0.9",
+        b"{[alias|#Ref<0.1.2.3>],ok}",
+        b"{#Ref<0.1.2.3>,{ok,1}}",
+        b"{#Ref<0.1.2.3>,{ok,1}",
+        b"{ok,#Ref<0.1.2.3>}",
+        b"{note,1}",
+        b"hello",
+        b"",
+    ];
 
     /// A shape found once reads the same parts as parsing the text.
     #[test]
     fn shapes_read_as_the_text_parses() {
-        for text in [
-            &b"{'$gen_call',{<0.90.0>,[alias|#Ref<0.1.2.3>]},{get,k}}"[..],
-            b"{'$gen_call',{<0.90.0>,#Ref<0.1.2.3>},stop}",
-            b"{'$gen_call',{<0.90.0>,[alias|#Ref<0.1...",
-            b"{'$gen_call',{<0.9",
-            b"{[alias|#Ref<0.1.2.3>],ok}",
-            b"{#Ref<0.1.2.3>,{ok,1}}",
-            b"{ok,#Ref<0.1.2.3>}",
-            b"hello",
-            b"",
-        ] {
+        for &text in SAMPLES {
             let shape = Shape::of(text);
             assert_ne!(shape, Shape::Unknown);
             assert_eq!(shape.call(text), parse_call(text));
@@ -255,6 +319,32 @@ mod tests {
         let long = [b"{#Ref<0.1.2.3>,".as_slice(), &[b'x'; 70_000], b"}"].concat();
         assert_eq!(Shape::of(&long), Shape::Unknown);
         assert_eq!(Shape::Unknown.reply(&long), Some(&b"#Ref<0.1.2.3>"[..]));
+    }
+
+    /// A plain call's request is found from its shape; a call whose From
+    /// or tag is anything else, or whose text is cut before the request,
+    /// is not plain.
+    #[test]
+    fn plain_calls_give_their_request() {
+        let plain: [(&[u8], &[u8]); 4] = [
+            (SAMPLES[0], b"{get,k}"),
+            (SAMPLES[1], b"stop"),
+            (SAMPLES[2], b" {a,b} "),
+            // Cut inside the request's tuple: the request up to the cut,
+            // as a reader of the outer tuple splits it.
+            (SAMPLES[3], b"{get,k"),
+        ];
+        for &text in SAMPLES {
+            let request = plain.iter().find(|(t, _)| *t == text).map(|(_, r)| *r);
+            assert_eq!(
+                Shape::of(text).plain_request(text),
+                request,
+                "{}",
+                String::from_utf8_lossy(text)
+            );
+        }
+        assert!(Shape::of(b"{#Ref<0.1.2.3>,ok}").is_whole_reply(b"{#Ref<0.1.2.3>,ok}"));
+        assert!(!Shape::of(b"{#Ref<0.1.2.3>,o").is_whole_reply(b"{#Ref<0.1.2.3>,o"));
     }
 
     /// Short texts and long ones are found by their bytes alike.
