@@ -1,10 +1,15 @@
 //! Decoding on several cores: each part of the streams is read by a
 //! decoder of its own (a libbabeltrace2 graph, or the built-in CTF
 //! reader's streams) on a thread of its own (decoding is most of a read's
-//! work), which copies our provider's events into batches; the reader's thread merges the batches by timestamp (ties in
-//! part order) and hands the events to the analyses in that one order.
-//! Each part sends through a queue of a few batches, so memory stays
-//! bounded whatever the trace's length.
+//! work), which copies our provider's events into batches; the reader's
+//! thread merges the batches by timestamp (ties in part order) and hands
+//! the events to the analyses in that one order. A single part on a
+//! thread of its own makes a pipeline: one thread decodes, the other
+//! analyses. Each part sends through a queue of a few batches, and the
+//! read ones come back to it to be filled again, so memory stays bounded
+//! whatever the trace's length and nothing is allocated per event. A
+//! message event's shape is found on whichever side has time to spare
+//! ([`Outlet::merge_behind`]).
 
 use std::collections::HashMap;
 #[cfg(feature = "babeltrace2")]
@@ -12,13 +17,14 @@ use std::ffi::{c_char, c_int, c_void, CStr};
 #[cfg(feature = "babeltrace2")]
 use std::path::Path;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
+use std::sync::Arc;
 use std::thread::JoinHandle;
 
 #[cfg(feature = "babeltrace2")]
 use crate::input::babeltrace::{class_of, Callbacks, Graph, RawEvent};
 use crate::input::step::{Discarded, Step};
-#[cfg(feature = "babeltrace2")]
 use crate::model::event::message_shape;
 #[cfg(feature = "babeltrace2")]
 use crate::model::event::Wanted;
@@ -61,7 +67,7 @@ pub(crate) struct CopiedEvent {
     pub(crate) trace: u32,
     pub(crate) first: u32,
     pub(crate) n: u32,
-    /// Its message's shape, found here rather than by the merge's thread.
+    /// Its message's shape, when the batch is [`Batch::shaped`].
     pub(crate) shape: Shape,
 }
 
@@ -74,6 +80,9 @@ pub(crate) struct Batch {
     pub(crate) events: Vec<CopiedEvent>,
     pub(crate) fields: Vec<Copied>,
     pub(crate) bytes: Vec<u8>,
+    /// Whether the part found its message events' shapes (else the merge's
+    /// thread finds them): see [`Outlet::merge_behind`].
+    pub(crate) shaped: bool,
     /// The part's discarded counts so far.
     pub(crate) discarded: Discarded,
     /// With the part's end: the events it counted rather than sent, per
@@ -167,7 +176,10 @@ unsafe extern "C" fn copy_event(ctx: *mut c_void, raw: *const RawEvent) {
     let mut fields = [Field::Other; MAX_FIELDS];
     // SAFETY: `raw` is the shim's event of this callback.
     let n = unsafe { raw.fields(&mut fields) };
-    let shape = message_shape(class, &fields[..n]);
+    let shape = match c.batch.shaped {
+        true => message_shape(class, &fields[..n]),
+        false => Shape::Unknown,
+    };
     c.batch.push(
         CopiedEvent {
             ts_ns: raw.ts_ns,
@@ -208,8 +220,7 @@ fn decode(
     mut graph: Graph,
     renamed: Vec<(PathBuf, PathBuf)>,
     wanted: Wanted,
-    send: SyncSender<Batch>,
-    spare: Receiver<Batch>,
+    outlet: Outlet,
 ) -> Graph {
     let mut c = Collector {
         classes: Vec::new(),
@@ -231,17 +242,48 @@ fn decode(
             continue;
         }
         let done = end.is_some();
-        let mut next = spare.try_recv().unwrap_or_default();
-        next.clear();
-        let mut full = std::mem::replace(&mut c.batch, next);
-        full.discarded = graph.discarded();
+        c.batch.discarded = graph.discarded();
         if done {
-            full.counted = Some(graph.counted());
+            c.batch.counted = Some(graph.counted());
         }
-        full.end = end;
-        if send.send(full).is_err() || done {
+        c.batch.end = end;
+        if !outlet.send(&mut c.batch) || done {
             return graph;
         }
+    }
+}
+
+/// A part's end of its queue to the merge.
+pub(crate) struct Outlet {
+    send: SyncSender<Batch>,
+    /// Batches the merge has read, for reuse.
+    spare: Receiver<Batch>,
+    /// Batches sent and not yet taken by the merge.
+    backlog: Arc<AtomicUsize>,
+}
+
+impl Outlet {
+    /// Whether the merge's thread is behind the part (half its queue
+    /// waiting): the part then finds the message events' shapes itself,
+    /// else it leaves them to the merge's thread. Whichever thread has
+    /// time to spare does that work, so that neither waits long for the
+    /// other whatever the analyses cost.
+    fn merge_behind(&self) -> bool {
+        self.backlog.load(Ordering::Relaxed) >= QUEUE / 2
+    }
+
+    /// Sends `batch` and puts an empty one in its place (a read one back
+    /// from the merge, when there is one); false when the merge is gone.
+    pub(crate) fn send(&self, batch: &mut Batch) -> bool {
+        let mut next = self.spare.try_recv().unwrap_or_default();
+        next.clear();
+        let full = std::mem::replace(batch, next);
+        self.backlog.fetch_add(1, Ordering::Relaxed);
+        if self.send.send(full).is_err() {
+            return false;
+        }
+        batch.shaped = self.merge_behind();
+        true
     }
 }
 
@@ -250,6 +292,8 @@ struct Lane {
     recv: Receiver<Batch>,
     /// Read batches go back to the part for reuse.
     spare: SyncSender<Batch>,
+    /// See [`Outlet::backlog`].
+    backlog: Arc<AtomicUsize>,
     batch: Batch,
     at: usize,
     classes: Vec<EventClass>,
@@ -272,6 +316,7 @@ impl Lane {
             let Ok(next) = self.recv.recv() else {
                 return Err("a decoding thread stopped".into());
             };
+            self.backlog.fetch_sub(1, Ordering::Relaxed);
             let read = std::mem::replace(&mut self.batch, next);
             let _ = self.spare.try_send(read);
             self.at = 0;
@@ -309,9 +354,9 @@ impl Lane {
 }
 
 /// One part's decoder, run on a thread of its own: it sends full batches
-/// (the last with its end) and takes read ones back for reuse, and gives
-/// back what is to be freed on the merge's thread.
-pub(crate) type Part = Box<dyn FnOnce(SyncSender<Batch>, Receiver<Batch>) -> Box<dyn Send> + Send>;
+/// (the last with its end) through its [`Outlet`], and gives back what is
+/// to be freed on the merge's thread.
+pub(crate) type Part = Box<dyn FnOnce(Outlet) -> Box<dyn Send> + Send>;
 
 /// A part read on the merge's own thread, without batches: what a trace
 /// read by one part is (one decoding thread would only hand its events
@@ -361,8 +406,8 @@ impl Merge {
             .into_iter()
             .map(|graph| {
                 let renamed = renamed.clone();
-                let part: Part = Box::new(move |send, spare| {
-                    Box::new(decode(graph, renamed, wanted, send, spare)) as Box<dyn Send>
+                let part: Part = Box::new(move |outlet| {
+                    Box::new(decode(graph, renamed, wanted, outlet)) as Box<dyn Send>
                 });
                 part
             })
@@ -381,15 +426,22 @@ impl Merge {
         };
         for (i, part) in parts.into_iter().enumerate() {
             let (send, recv) = sync_channel(QUEUE);
-            let (spare_send, spare_recv) = sync_channel(SPARE);
+            let (spare_send, spare) = sync_channel(SPARE);
+            let backlog = Arc::new(AtomicUsize::new(0));
+            let outlet = Outlet {
+                send,
+                spare,
+                backlog: Arc::clone(&backlog),
+            };
             let thread = std::thread::Builder::new()
                 .name(format!("decode-{i}"))
-                .spawn(move || part(send, spare_recv))
+                .spawn(move || part(outlet))
                 .map_err(|e| format!("cannot start a decoding thread: {e}"))?;
             merge.threads.push(thread);
             merge.lanes.push(Lane {
                 recv,
                 spare: spare_send,
+                backlog,
                 batch: Batch::default(),
                 at: 0,
                 classes: Vec::new(),
@@ -461,6 +513,11 @@ impl Merge {
             let Some(class) = lane.classes.get(e.class as usize) else {
                 return Err("an event of an undescribed class".into());
             };
+            let fields = &fields[..e.n as usize];
+            let shape = match lane.batch.shaped {
+                true => e.shape,
+                false => message_shape(class, fields),
+            };
             let event = Event {
                 class,
                 ts_ns: e.ts_ns,
@@ -468,8 +525,8 @@ impl Merge {
                 trace,
                 vpid: e.vpid.into(),
                 node: trace,
-                fields: &fields[..e.n as usize],
-                shape: e.shape,
+                fields,
+                shape,
             };
             if !handler(&event) {
                 return Ok(Step::End);

@@ -6,9 +6,11 @@
 //! The streams are split into parts of about equal bytes; each part is
 //! read on a thread of its own, its streams merged by timestamp into
 //! batches, and the parts merged by [`crate::input::merge::Merge`] as
-//! libbabeltrace2's are; a single part is read on the merge's own thread,
-//! its events handed on from the mapped packets without batches. A trace it cannot read (CTF 2, a type it does not
-//! know) is an error at [`open`], before any event is handed on.
+//! libbabeltrace2's are; a single part is read on its own thread too
+//! when there is a second core (a pipeline), else on the merge's own
+//! thread, its events handed on from the mapped packets without batches.
+//! A trace it cannot read (CTF 2, a type it does not know) is an error at
+//! [`open`], before any event is handed on.
 
 mod decode;
 mod map;
@@ -17,14 +19,14 @@ pub mod tsdl;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::mpsc::{Receiver, SyncSender};
 use std::sync::Arc;
 
 use crate::input::damage::StreamCheck;
-use crate::input::merge::{Batch, CopiedEvent, Merge, Part, BATCH, BATCH_BYTES, STEP};
+use crate::input::merge::{Batch, CopiedEvent, Merge, Outlet, Part, BATCH, BATCH_BYTES, STEP};
 use crate::input::step::{Discarded, Step};
 use crate::model::event::message_shape;
 use crate::model::event::{Counted, Event, EventClass, Field, Reading, Wanted, MAX_FIELDS};
+use crate::model::message::Shape;
 
 use decode::Val;
 use stream::{Read, Stream, Trace};
@@ -39,12 +41,14 @@ pub fn compile(dir: &Path) -> Result<Trace, String> {
 /// Opens the streams of `checked` (trace directories with their streams'
 /// readable packets) in the parts `groups` makes of them (per part: each
 /// trace's index in `checked` and the streams of it the part reads), each
-/// part decoded on a thread of its own (a single one on the caller's). Fails, before any event is read,
-/// when a trace's metadata is not one this reader compiles.
+/// part decoded on a thread of its own; a single one on the caller's
+/// unless `thread_of_its_own`. Fails, before any event is read, when a
+/// trace's metadata is not one this reader compiles.
 pub fn open(
     checked: &[(PathBuf, Vec<StreamCheck>)],
     groups: Vec<Vec<(usize, Vec<&StreamCheck>)>>,
     wanted: Wanted,
+    thread_of_its_own: bool,
 ) -> Result<Merge, String> {
     let traces = checked
         .iter()
@@ -75,11 +79,11 @@ pub fn open(
                     .push(Lane::stream(s, index, check.path.clone()));
             }
         }
-        if one {
+        if one && !thread_of_its_own {
             return Ok(Merge::local(Box::new(Local::new(lane))));
         }
-        parts.push(Box::new(move |send, spare| {
-            lane.run(send, spare);
+        parts.push(Box::new(move |outlet| {
+            lane.run(outlet);
             Box::new(()) as Box<dyn Send>
         }));
     }
@@ -118,7 +122,7 @@ impl Lane {
 
     /// Reads the part to its end (or its first error, or until the merge
     /// is gone), sending batches.
-    fn run(mut self, send: SyncSender<Batch>, spare: Receiver<Batch>) {
+    fn run(mut self, outlet: Outlet) {
         let mut batch = Batch::default();
         for (i, (dir, trace, base)) in self.traces.iter().enumerate() {
             batch.traces.push((i as u32, dir.clone()));
@@ -164,10 +168,7 @@ impl Lane {
             }
             if batch.events.len() >= BATCH || batch.bytes.len() >= BATCH_BYTES {
                 batch.discarded = self.discarded();
-                let mut next = spare.try_recv().unwrap_or_default();
-                next.clear();
-                let full = std::mem::replace(&mut batch, next);
-                if send.send(full).is_err() {
+                if !outlet.send(&mut batch) {
                     return;
                 }
             }
@@ -175,7 +176,7 @@ impl Lane {
         batch.discarded = self.discarded();
         batch.counted = Some(counted);
         batch.end = Some(end);
-        let _ = send.send(batch);
+        outlet.send(&mut batch);
     }
 
     /// Reads stream `i`'s next event ahead.
@@ -250,7 +251,10 @@ fn copy(batch: &mut Batch, s: &LaneStream, class: u32, with_fields: bool) {
     let mut fields = [Field::Other; MAX_FIELDS];
     let n = fields_of(s.stream.packet(), r, with_fields, &mut fields);
     let ec = &s.stream.trace.events[r.class as usize].class;
-    let shape = message_shape(ec, &fields[..n]);
+    let shape = match batch.shaped {
+        true => message_shape(ec, &fields[..n]),
+        false => Shape::Unknown,
+    };
     let (cpu, vpid) = cpu_vpid(r, with_fields);
     batch.push(
         CopiedEvent {
