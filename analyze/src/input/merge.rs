@@ -1,8 +1,10 @@
 //! Decoding on several cores: each part of the streams is read by a
 //! decoder of its own (a libbabeltrace2 graph, or the built-in CTF
 //! reader's streams) on a thread of its own (decoding is most of a read's
-//! work), which copies our provider's events into batches; the reader's
-//! thread merges the batches by timestamp (ties in part order) and hands
+//! work), which copies our provider's events into batches (the built-in
+//! reader's strings as their place in the mapped stream file, whose
+//! packets the merge gives back once it has read them; libbabeltrace2's
+//! as bytes); the reader's thread merges the batches by timestamp (ties in part order) and hands
 //! the events to the analyses in that one order. A single part on a
 //! thread of its own makes a pipeline: one thread decodes, the other
 //! analyses. Each part sends through a queue of a few batches, and the
@@ -24,6 +26,7 @@ use std::thread::JoinHandle;
 
 #[cfg(feature = "babeltrace2")]
 use crate::input::babeltrace::{class_of, Callbacks, Graph, RawEvent};
+use crate::input::ctf::map::Map;
 use crate::input::step::{Discarded, Step};
 use crate::model::event::message_shape;
 #[cfg(feature = "babeltrace2")]
@@ -48,10 +51,13 @@ const SPARE: usize = 4;
 /// Events merged per call of [`Merge::step`].
 pub(crate) const STEP: usize = 1 << 16;
 
-/// A copied field: a range of the batch's bytes, or an integer.
+/// A copied field: a range of the batch's bytes, a string read in place
+/// (the part's mapping `map`, its length and offset in the file), or an
+/// integer.
 #[derive(Clone, Copy)]
 pub(crate) enum Copied {
     Str(u32, u32),
+    Mapped(u16, u32, u64),
     Int(i64),
     Other,
 }
@@ -80,6 +86,13 @@ pub(crate) struct Batch {
     pub(crate) events: Vec<CopiedEvent>,
     pub(crate) fields: Vec<Copied>,
     pub(crate) bytes: Vec<u8>,
+    /// Stream files first seen, whose strings [`Copied::Mapped`] reads in
+    /// place: the mapping's index in the part, and the mapping.
+    pub(crate) maps: Vec<(u16, Arc<Map>)>,
+    /// Packets read to their end by the part (mapping, offset, size):
+    /// their pages go back to the kernel once the merge has read this
+    /// batch, the last that holds their events.
+    pub(crate) done: Vec<(u16, usize, usize)>,
     /// Whether the part found its message events' shapes (else the merge's
     /// thread finds them): see [`Outlet::merge_behind`].
     pub(crate) shaped: bool,
@@ -112,7 +125,22 @@ impl Batch {
         }
     }
 
+    /// Adds `event` with `fields` (its `first` and `n` are set here).
+    pub(crate) fn push_copied(
+        &mut self,
+        mut event: CopiedEvent,
+        fields: impl IntoIterator<Item = Copied>,
+    ) {
+        let first = self.fields.len();
+        self.fields.extend(fields);
+        event.first = first as u32;
+        event.n = (self.fields.len() - first) as u32;
+        self.events.push(event);
+    }
+
     pub(crate) fn clear(&mut self) {
+        self.maps.clear();
+        self.done.clear();
         self.classes.clear();
         self.traces.clear();
         self.events.clear();
@@ -294,6 +322,8 @@ struct Lane {
     spare: SyncSender<Batch>,
     /// See [`Outlet::backlog`].
     backlog: Arc<AtomicUsize>,
+    /// The part's stream files read in place, by index.
+    maps: Vec<Option<Arc<Map>>>,
     batch: Batch,
     at: usize,
     classes: Vec<EventClass>,
@@ -318,9 +348,21 @@ impl Lane {
             };
             self.backlog.fetch_sub(1, Ordering::Relaxed);
             let read = std::mem::replace(&mut self.batch, next);
+            for &(m, at, len) in &read.done {
+                if let Some(Some(map)) = self.maps.get(m as usize) {
+                    map.done_with(at, len);
+                }
+            }
             let _ = self.spare.try_send(read);
             self.at = 0;
             let b = &mut self.batch;
+            for (index, map) in b.maps.drain(..) {
+                let index = index as usize;
+                if self.maps.len() <= index {
+                    self.maps.resize(index + 1, None);
+                }
+                self.maps[index] = Some(map);
+            }
             for (index, class) in b.classes.drain(..) {
                 let index = index as usize;
                 if self.classes.len() <= index {
@@ -442,6 +484,7 @@ impl Merge {
                 recv,
                 spare: spare_send,
                 backlog,
+                maps: Vec::new(),
                 batch: Batch::default(),
                 at: 0,
                 classes: Vec::new(),
@@ -506,6 +549,13 @@ impl Merge {
             for (slot, f) in fields.iter_mut().zip(copied) {
                 *slot = match *f {
                     Copied::Str(at, len) => Field::Str(&bytes[at as usize..(at + len) as usize]),
+                    Copied::Mapped(m, len, at) => match lane.maps.get(m as usize) {
+                        Some(Some(map)) => {
+                            let at = at as usize;
+                            Field::Str(&map.bytes()[at..at + len as usize])
+                        }
+                        _ => Field::Other,
+                    },
                     Copied::Int(v) => Field::Int(v),
                     Copied::Other => Field::Other,
                 };
@@ -583,5 +633,6 @@ mod tests {
     #[test]
     fn copied_events_stay_small() {
         assert!(std::mem::size_of::<CopiedEvent>() <= 48);
+        assert!(std::mem::size_of::<Copied>() <= 16);
     }
 }

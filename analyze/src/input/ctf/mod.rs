@@ -13,7 +13,7 @@
 //! [`open`], before any event is handed on.
 
 mod decode;
-mod map;
+pub(crate) mod map;
 mod stream;
 pub mod tsdl;
 
@@ -22,7 +22,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::input::damage::StreamCheck;
-use crate::input::merge::{Batch, CopiedEvent, Merge, Outlet, Part, BATCH, BATCH_BYTES, STEP};
+use crate::input::merge::{
+    Batch, Copied, CopiedEvent, Merge, Outlet, Part, BATCH, BATCH_BYTES, STEP,
+};
 use crate::input::step::{Discarded, Step};
 use crate::model::event::message_shape;
 use crate::model::event::{Counted, Event, EventClass, Field, Reading, Wanted, MAX_FIELDS};
@@ -90,6 +92,9 @@ pub fn open(
     Merge::spawn(parts)
 }
 
+/// Events read, at most, into one batch (see [`Lane::run`]).
+const PASSED: usize = 2 * BATCH;
+
 /// A stream of a part, with its next event read ahead.
 struct LaneStream {
     stream: Stream,
@@ -98,6 +103,9 @@ struct LaneStream {
     path: PathBuf,
     next: Read,
     ended: bool,
+    /// Its mapping's index in the part's batches, when its strings are read
+    /// in place.
+    map: Option<u16>,
 }
 
 /// One part: its streams, its traces (directory, compiled metadata,
@@ -117,6 +125,7 @@ impl Lane {
             path,
             next: Read::default(),
             ended: false,
+            map: None,
         }
     }
 
@@ -124,6 +133,16 @@ impl Lane {
     /// is gone), sending batches.
     fn run(mut self, outlet: Outlet) {
         let mut batch = Batch::default();
+        // Strings are read in place by the merge, which gives each packet's
+        // pages back once it has read its events (a part of more streams
+        // than a mapping's index holds copies the rest's).
+        for (i, s) in self.streams.iter_mut().enumerate() {
+            if let Ok(m) = u16::try_from(i) {
+                s.map = Some(m);
+                s.stream.keep_packets();
+                batch.maps.push((m, Arc::clone(s.stream.map())));
+            }
+        }
         for (i, (dir, trace, base)) in self.traces.iter().enumerate() {
             batch.traces.push((i as u32, dir.clone()));
             for (c, e) in trace.events.iter().enumerate() {
@@ -133,6 +152,10 @@ impl Lane {
         let n_classes = self.readings.len();
         let mut counted = (vec![0u64; n_classes], i64::MAX, i64::MIN);
         let mut handed = vec![false; self.traces.len()];
+        // Events read since the last batch was sent: a batch is sent after
+        // at most [`PASSED`] of them, handed on or not, so that the packets
+        // the merge has yet to give back stay a few MiB.
+        let mut passed = 0;
         let mut end = Ok(());
         for i in 0..self.streams.len() {
             if let Err(e) = self.advance(i) {
@@ -166,17 +189,32 @@ impl Lane {
                 end = Err(e);
                 break;
             }
-            if batch.events.len() >= BATCH || batch.bytes.len() >= BATCH_BYTES {
+            passed += 1;
+            if batch.events.len() >= BATCH || batch.bytes.len() >= BATCH_BYTES || passed >= PASSED {
+                passed = 0;
                 batch.discarded = self.discarded();
+                self.finished(&mut batch);
                 if !outlet.send(&mut batch) {
                     return;
                 }
             }
         }
         batch.discarded = self.discarded();
+        self.finished(&mut batch);
         batch.counted = Some(counted);
         batch.end = Some(end);
         outlet.send(&mut batch);
+    }
+
+    /// Lists in `batch` the packets read to their end since the last batch:
+    /// all their events are in it or in the batches before.
+    fn finished(&mut self, batch: &mut Batch) {
+        for s in &mut self.streams {
+            if let Some(m) = s.map {
+                let done = s.stream.finished.drain(..);
+                batch.done.extend(done.map(|(at, len)| (m, at, len)));
+            }
+        }
     }
 
     /// Reads stream `i`'s next event ahead.
@@ -245,29 +283,48 @@ fn cpu_vpid(r: &Read, with_fields: bool) -> (i32, i32) {
 }
 
 /// Copies the read-ahead event of `s` into `batch` (its fields when
-/// `with_fields`, else its time only).
+/// `with_fields`, else its time only): its strings as their place in the
+/// stream's mapping when it has one in the batches, else their bytes.
 fn copy(batch: &mut Batch, s: &LaneStream, class: u32, with_fields: bool) {
     let r = &s.next;
     let mut fields = [Field::Other; MAX_FIELDS];
-    let n = fields_of(s.stream.packet(), r, with_fields, &mut fields);
+    // The fields as the analyses see them only when this thread needs them.
+    let n = match batch.shaped || s.map.is_none() {
+        true => fields_of(s.stream.packet(), r, with_fields, &mut fields),
+        false => 0,
+    };
     let ec = &s.stream.trace.events[r.class as usize].class;
     let shape = match batch.shaped {
         true => message_shape(ec, &fields[..n]),
         false => Shape::Unknown,
     };
     let (cpu, vpid) = cpu_vpid(r, with_fields);
-    batch.push(
-        CopiedEvent {
-            ts_ns: r.ts_ns,
-            cpu,
-            vpid,
-            class,
-            trace: s.trace,
-            first: 0,
-            n: 0,
-            shape,
-        },
-        &fields[..n],
+    let event = CopiedEvent {
+        ts_ns: r.ts_ns,
+        cpu,
+        vpid,
+        class,
+        trace: s.trace,
+        first: 0,
+        n: 0,
+        shape,
+    };
+    let Some(m) = s.map else {
+        batch.push(event, &fields[..n]);
+        return;
+    };
+    let base = s.stream.packet_at() as u64;
+    let n = match with_fields {
+        true => r.fields.len().min(MAX_FIELDS),
+        false => 0,
+    };
+    batch.push_copied(
+        event,
+        r.fields[..n].iter().map(|v| match *v {
+            Val::Int(i) => Copied::Int(i),
+            Val::Str(at, len) => Copied::Mapped(m, len, base + u64::from(at)),
+            Val::Other => Copied::Other,
+        }),
     );
 }
 
