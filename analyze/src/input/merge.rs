@@ -25,7 +25,7 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 
 #[cfg(feature = "babeltrace2")]
-use crate::input::babeltrace::{class_of, Callbacks, Graph, RawEvent};
+use crate::input::babeltrace::{keep_class, Callbacks, Graph, RawEvent};
 use crate::input::ctf::map::Map;
 use crate::input::step::{Discarded, Step};
 use crate::model::event::message_shape;
@@ -180,14 +180,11 @@ unsafe extern "C" fn copy_class(
     // SAFETY: ctx is the part's `Collector` (see `decode`); the shim
     // passes a NUL-terminated name and `n_fields` valid name pointers.
     let c = unsafe { &mut *(ctx as *mut Collector) };
-    let class = unsafe { class_of(name, n_fields, field_names) };
-    let index = index as usize;
-    if c.classes.len() <= index {
-        c.classes.resize_with(index + 1, EventClass::unknown);
-    }
-    let reading = c.wanted.reading(&class);
-    c.classes[index] = class.clone();
-    c.batch.classes.push((index as u32, class));
+    // SAFETY: the shim's pointers, as above.
+    let reading =
+        unsafe { keep_class(&mut c.classes, c.wanted, index, name, n_fields, field_names) };
+    let class = c.classes[index as usize].clone();
+    c.batch.classes.push((index, class));
     reading as c_int
 }
 

@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU8, Ordering};
 
 #[cfg(feature = "babeltrace2")]
-use crate::input::babeltrace::{class_of, Callbacks, Graph, RawEvent};
+use crate::input::babeltrace::{keep_class, Callbacks, Graph, RawEvent};
 use crate::input::damage::{check_stream, parse_index, DamagedStream, StreamCheck};
 use crate::input::discovery::{distinct_traces, stream_files};
 use crate::input::merge::Merge;
@@ -505,13 +505,17 @@ unsafe extern "C" fn on_class(
     // SAFETY: ctx is the `Sink` set by `Reader::step` for this run; the
     // shim passes a NUL-terminated name and `n_fields` valid name pointers.
     let sink = unsafe { &mut *(ctx as *mut Sink) };
-    let class = unsafe { class_of(name, n_fields, field_names) };
-    let index = index as usize;
-    if sink.classes.len() <= index {
-        sink.classes.resize_with(index + 1, EventClass::unknown);
-    }
-    let reading = sink.wanted.reading(&class);
-    sink.classes[index] = class;
+    // SAFETY: the shim's pointers, as above.
+    let reading = unsafe {
+        keep_class(
+            &mut sink.classes,
+            sink.wanted,
+            index,
+            name,
+            n_fields,
+            field_names,
+        )
+    };
     reading as c_int
 }
 
