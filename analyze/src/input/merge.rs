@@ -1,10 +1,10 @@
 //! Decoding on several cores: each part of the streams is read by a
 //! decoder of its own (a libbabeltrace2 graph, or the built-in CTF
 //! reader's streams) on a thread of its own (decoding is most of a read's
-//! work), which copies our provider's events into batches (the built-in
-//! reader's strings as their place in the mapped stream file, whose
-//! packets the merge gives back once it has read them; libbabeltrace2's
-//! as bytes); the reader's thread merges the batches by timestamp (ties in part order) and hands
+//! work), which copies our provider's events into batches (a pipeline's
+//! single built-in part writes its strings as their place in the mapped
+//! stream file, whose packets the merge gives back once it has read them;
+//! other parts copy their bytes); the reader's thread merges the batches by timestamp (ties in part order) and hands
 //! the events to the analyses in that one order. A single part on a
 //! thread of its own makes a pipeline: one thread decodes, the other
 //! analyses. Each part sends through a queue of a few batches, and the

@@ -85,7 +85,7 @@ pub fn open(
             return Ok(Merge::local(Box::new(Local::new(lane))));
         }
         parts.push(Box::new(move |outlet| {
-            lane.run(outlet);
+            lane.run(outlet, one);
             Box::new(()) as Box<dyn Send>
         }));
     }
@@ -131,13 +131,17 @@ impl Lane {
 
     /// Reads the part to its end (or its first error, or until the merge
     /// is gone), sending batches.
-    fn run(mut self, outlet: Outlet) {
+    /// With `in_place`, the strings are read in place by the merge, which
+    /// gives each packet's pages back once it has read its events (a part
+    /// of more streams than a mapping's index holds copies the rest's):
+    /// what a pipeline's single part does. Several parts copy them: their
+    /// merge's thread has every part's batches to read, and reading each
+    /// string from the mapped packets, among the events only counted
+    /// (`calls`), costs it more than the copy saves the parts.
+    fn run(mut self, outlet: Outlet, in_place: bool) {
         let mut batch = Batch::default();
-        // Strings are read in place by the merge, which gives each packet's
-        // pages back once it has read its events (a part of more streams
-        // than a mapping's index holds copies the rest's).
         for (i, s) in self.streams.iter_mut().enumerate() {
-            if let Ok(m) = u16::try_from(i) {
+            if let (true, Ok(m)) = (in_place, u16::try_from(i)) {
                 s.map = Some(m);
                 s.stream.keep_packets();
                 batch.maps.push((m, Arc::clone(s.stream.map())));
@@ -152,10 +156,15 @@ impl Lane {
         let n_classes = self.readings.len();
         let mut counted = (vec![0u64; n_classes], i64::MAX, i64::MIN);
         let mut handed = vec![false; self.traces.len()];
-        // Events read since the last batch was sent: a batch is sent after
-        // at most [`PASSED`] of them, handed on or not, so that the packets
-        // the merge has yet to give back stay a few MiB.
+        // Events read since the last batch was sent: with strings read in
+        // place, a batch is sent after at most [`PASSED`] of them, handed on
+        // or not, so that the packets the merge has yet to give back stay
+        // a few MiB.
         let mut passed = 0;
+        let most = match in_place {
+            true => PASSED,
+            false => usize::MAX,
+        };
         let mut end = Ok(());
         for i in 0..self.streams.len() {
             if let Err(e) = self.advance(i) {
@@ -190,7 +199,7 @@ impl Lane {
                 break;
             }
             passed += 1;
-            if batch.events.len() >= BATCH || batch.bytes.len() >= BATCH_BYTES || passed >= PASSED {
+            if batch.events.len() >= BATCH || batch.bytes.len() >= BATCH_BYTES || passed >= most {
                 passed = 0;
                 batch.discarded = self.discarded();
                 self.finished(&mut batch);
