@@ -7,7 +7,7 @@
 use std::ffi::{c_char, c_int, c_void, CStr, CString};
 
 use crate::input::step::{Discarded, Step};
-use crate::model::event::{EventClass, Field, MAX_FIELDS};
+use crate::model::event::{EventClass, Field, Reading, Wanted, MAX_FIELDS};
 
 #[cfg(feature = "babeltrace2")]
 #[repr(C)]
@@ -262,4 +262,29 @@ pub(crate) unsafe fn class_of(
         .map(|i| text(unsafe { *field_names.add(i) }))
         .collect();
     EventClass::new(&text(name), names)
+}
+
+#[cfg(feature = "babeltrace2")]
+/// What a class callback does: the class the shim describes kept at its
+/// `index` in `classes`, and what the reader does with its events.
+///
+/// # Safety
+/// As [`class_of`].
+pub(crate) unsafe fn keep_class(
+    classes: &mut Vec<EventClass>,
+    wanted: Wanted,
+    index: u32,
+    name: *const c_char,
+    n_fields: u32,
+    field_names: *const *const c_char,
+) -> Reading {
+    // SAFETY: the caller's pointers, as `class_of` asks.
+    let class = unsafe { class_of(name, n_fields, field_names) };
+    let index = index as usize;
+    if classes.len() <= index {
+        classes.resize_with(index + 1, EventClass::unknown);
+    }
+    let reading = wanted.reading(&class);
+    classes[index] = class;
+    reading
 }

@@ -1,10 +1,17 @@
 //! Decoding on several cores: each part of the streams is read by a
 //! decoder of its own (a libbabeltrace2 graph, or the built-in CTF
 //! reader's streams) on a thread of its own (decoding is most of a read's
-//! work), which copies our provider's events into batches; the reader's thread merges the batches by timestamp (ties in
-//! part order) and hands the events to the analyses in that one order.
-//! Each part sends through a queue of a few batches, so memory stays
-//! bounded whatever the trace's length.
+//! work), which copies our provider's events into batches (a pipeline's
+//! single built-in part writes its strings as their place in the mapped
+//! stream file, whose packets the merge gives back once it has read them;
+//! other parts copy their bytes); the reader's thread merges the batches by timestamp (ties in part order) and hands
+//! the events to the analyses in that one order. A single part on a
+//! thread of its own makes a pipeline: one thread decodes, the other
+//! analyses. Each part sends through a queue of a few batches, and the
+//! read ones come back to it to be filled again, so memory stays bounded
+//! whatever the trace's length and nothing is allocated per event. A
+//! message event's shape is found on whichever side has time to spare
+//! ([`Outlet::merge_behind`]).
 
 use std::collections::HashMap;
 #[cfg(feature = "babeltrace2")]
@@ -12,13 +19,15 @@ use std::ffi::{c_char, c_int, c_void, CStr};
 #[cfg(feature = "babeltrace2")]
 use std::path::Path;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
+use std::sync::Arc;
 use std::thread::JoinHandle;
 
 #[cfg(feature = "babeltrace2")]
-use crate::input::babeltrace::{class_of, Callbacks, Graph, RawEvent};
+use crate::input::babeltrace::{keep_class, Callbacks, Graph, RawEvent};
+use crate::input::ctf::map::Map;
 use crate::input::step::{Discarded, Step};
-#[cfg(feature = "babeltrace2")]
 use crate::model::event::message_shape;
 #[cfg(feature = "babeltrace2")]
 use crate::model::event::Wanted;
@@ -42,10 +51,13 @@ const SPARE: usize = 4;
 /// Events merged per call of [`Merge::step`].
 pub(crate) const STEP: usize = 1 << 16;
 
-/// A copied field: a range of the batch's bytes, or an integer.
+/// A copied field: a range of the batch's bytes, a string read in place
+/// (the part's mapping `map`, its length and offset in the file), or an
+/// integer.
 #[derive(Clone, Copy)]
 pub(crate) enum Copied {
     Str(u32, u32),
+    Mapped(u16, u32, u64),
     Int(i64),
     Other,
 }
@@ -61,7 +73,7 @@ pub(crate) struct CopiedEvent {
     pub(crate) trace: u32,
     pub(crate) first: u32,
     pub(crate) n: u32,
-    /// Its message's shape, found here rather than by the merge's thread.
+    /// Its message's shape, when the batch is [`Batch::shaped`].
     pub(crate) shape: Shape,
 }
 
@@ -74,6 +86,16 @@ pub(crate) struct Batch {
     pub(crate) events: Vec<CopiedEvent>,
     pub(crate) fields: Vec<Copied>,
     pub(crate) bytes: Vec<u8>,
+    /// Stream files first seen, whose strings [`Copied::Mapped`] reads in
+    /// place: the mapping's index in the part, and the mapping.
+    pub(crate) maps: Vec<(u16, Arc<Map>)>,
+    /// Packets read to their end by the part (mapping, offset, size):
+    /// their pages go back to the kernel once the merge has read this
+    /// batch, the last that holds their events.
+    pub(crate) done: Vec<(u16, usize, usize)>,
+    /// Whether the part found its message events' shapes (else the merge's
+    /// thread finds them): see [`Outlet::merge_behind`].
+    pub(crate) shaped: bool,
     /// The part's discarded counts so far.
     pub(crate) discarded: Discarded,
     /// With the part's end: the events it counted rather than sent, per
@@ -103,7 +125,22 @@ impl Batch {
         }
     }
 
+    /// Adds `event` with `fields` (its `first` and `n` are set here).
+    pub(crate) fn push_copied(
+        &mut self,
+        mut event: CopiedEvent,
+        fields: impl IntoIterator<Item = Copied>,
+    ) {
+        let first = self.fields.len();
+        self.fields.extend(fields);
+        event.first = first as u32;
+        event.n = (self.fields.len() - first) as u32;
+        self.events.push(event);
+    }
+
     pub(crate) fn clear(&mut self) {
+        self.maps.clear();
+        self.done.clear();
         self.classes.clear();
         self.traces.clear();
         self.events.clear();
@@ -143,14 +180,11 @@ unsafe extern "C" fn copy_class(
     // SAFETY: ctx is the part's `Collector` (see `decode`); the shim
     // passes a NUL-terminated name and `n_fields` valid name pointers.
     let c = unsafe { &mut *(ctx as *mut Collector) };
-    let class = unsafe { class_of(name, n_fields, field_names) };
-    let index = index as usize;
-    if c.classes.len() <= index {
-        c.classes.resize_with(index + 1, EventClass::unknown);
-    }
-    let reading = c.wanted.reading(&class);
-    c.classes[index] = class.clone();
-    c.batch.classes.push((index as u32, class));
+    // SAFETY: the shim's pointers, as above.
+    let reading =
+        unsafe { keep_class(&mut c.classes, c.wanted, index, name, n_fields, field_names) };
+    let class = c.classes[index as usize].clone();
+    c.batch.classes.push((index, class));
     reading as c_int
 }
 
@@ -167,7 +201,10 @@ unsafe extern "C" fn copy_event(ctx: *mut c_void, raw: *const RawEvent) {
     let mut fields = [Field::Other; MAX_FIELDS];
     // SAFETY: `raw` is the shim's event of this callback.
     let n = unsafe { raw.fields(&mut fields) };
-    let shape = message_shape(class, &fields[..n]);
+    let shape = match c.batch.shaped {
+        true => message_shape(class, &fields[..n]),
+        false => Shape::Unknown,
+    };
     c.batch.push(
         CopiedEvent {
             ts_ns: raw.ts_ns,
@@ -208,8 +245,7 @@ fn decode(
     mut graph: Graph,
     renamed: Vec<(PathBuf, PathBuf)>,
     wanted: Wanted,
-    send: SyncSender<Batch>,
-    spare: Receiver<Batch>,
+    outlet: Outlet,
 ) -> Graph {
     let mut c = Collector {
         classes: Vec::new(),
@@ -231,17 +267,48 @@ fn decode(
             continue;
         }
         let done = end.is_some();
-        let mut next = spare.try_recv().unwrap_or_default();
-        next.clear();
-        let mut full = std::mem::replace(&mut c.batch, next);
-        full.discarded = graph.discarded();
+        c.batch.discarded = graph.discarded();
         if done {
-            full.counted = Some(graph.counted());
+            c.batch.counted = Some(graph.counted());
         }
-        full.end = end;
-        if send.send(full).is_err() || done {
+        c.batch.end = end;
+        if !outlet.send(&mut c.batch) || done {
             return graph;
         }
+    }
+}
+
+/// A part's end of its queue to the merge.
+pub(crate) struct Outlet {
+    send: SyncSender<Batch>,
+    /// Batches the merge has read, for reuse.
+    spare: Receiver<Batch>,
+    /// Batches sent and not yet taken by the merge.
+    backlog: Arc<AtomicUsize>,
+}
+
+impl Outlet {
+    /// Whether the merge's thread is behind the part (half its queue
+    /// waiting): the part then finds the message events' shapes itself,
+    /// else it leaves them to the merge's thread. Whichever thread has
+    /// time to spare does that work, so that neither waits long for the
+    /// other whatever the analyses cost.
+    fn merge_behind(&self) -> bool {
+        self.backlog.load(Ordering::Relaxed) >= QUEUE / 2
+    }
+
+    /// Sends `batch` and puts an empty one in its place (a read one back
+    /// from the merge, when there is one); false when the merge is gone.
+    pub(crate) fn send(&self, batch: &mut Batch) -> bool {
+        let mut next = self.spare.try_recv().unwrap_or_default();
+        next.clear();
+        let full = std::mem::replace(batch, next);
+        self.backlog.fetch_add(1, Ordering::Relaxed);
+        if self.send.send(full).is_err() {
+            return false;
+        }
+        batch.shaped = self.merge_behind();
+        true
     }
 }
 
@@ -250,6 +317,10 @@ struct Lane {
     recv: Receiver<Batch>,
     /// Read batches go back to the part for reuse.
     spare: SyncSender<Batch>,
+    /// See [`Outlet::backlog`].
+    backlog: Arc<AtomicUsize>,
+    /// The part's stream files read in place, by index.
+    maps: Vec<Option<Arc<Map>>>,
     batch: Batch,
     at: usize,
     classes: Vec<EventClass>,
@@ -272,10 +343,23 @@ impl Lane {
             let Ok(next) = self.recv.recv() else {
                 return Err("a decoding thread stopped".into());
             };
+            self.backlog.fetch_sub(1, Ordering::Relaxed);
             let read = std::mem::replace(&mut self.batch, next);
+            for &(m, at, len) in &read.done {
+                if let Some(Some(map)) = self.maps.get(m as usize) {
+                    map.done_with(at, len);
+                }
+            }
             let _ = self.spare.try_send(read);
             self.at = 0;
             let b = &mut self.batch;
+            for (index, map) in b.maps.drain(..) {
+                let index = index as usize;
+                if self.maps.len() <= index {
+                    self.maps.resize(index + 1, None);
+                }
+                self.maps[index] = Some(map);
+            }
             for (index, class) in b.classes.drain(..) {
                 let index = index as usize;
                 if self.classes.len() <= index {
@@ -309,9 +393,9 @@ impl Lane {
 }
 
 /// One part's decoder, run on a thread of its own: it sends full batches
-/// (the last with its end) and takes read ones back for reuse, and gives
-/// back what is to be freed on the merge's thread.
-pub(crate) type Part = Box<dyn FnOnce(SyncSender<Batch>, Receiver<Batch>) -> Box<dyn Send> + Send>;
+/// (the last with its end) through its [`Outlet`], and gives back what is
+/// to be freed on the merge's thread.
+pub(crate) type Part = Box<dyn FnOnce(Outlet) -> Box<dyn Send> + Send>;
 
 /// A part read on the merge's own thread, without batches: what a trace
 /// read by one part is (one decoding thread would only hand its events
@@ -361,8 +445,8 @@ impl Merge {
             .into_iter()
             .map(|graph| {
                 let renamed = renamed.clone();
-                let part: Part = Box::new(move |send, spare| {
-                    Box::new(decode(graph, renamed, wanted, send, spare)) as Box<dyn Send>
+                let part: Part = Box::new(move |outlet| {
+                    Box::new(decode(graph, renamed, wanted, outlet)) as Box<dyn Send>
                 });
                 part
             })
@@ -381,15 +465,23 @@ impl Merge {
         };
         for (i, part) in parts.into_iter().enumerate() {
             let (send, recv) = sync_channel(QUEUE);
-            let (spare_send, spare_recv) = sync_channel(SPARE);
+            let (spare_send, spare) = sync_channel(SPARE);
+            let backlog = Arc::new(AtomicUsize::new(0));
+            let outlet = Outlet {
+                send,
+                spare,
+                backlog: Arc::clone(&backlog),
+            };
             let thread = std::thread::Builder::new()
                 .name(format!("decode-{i}"))
-                .spawn(move || part(send, spare_recv))
+                .spawn(move || part(outlet))
                 .map_err(|e| format!("cannot start a decoding thread: {e}"))?;
             merge.threads.push(thread);
             merge.lanes.push(Lane {
                 recv,
                 spare: spare_send,
+                backlog,
+                maps: Vec::new(),
                 batch: Batch::default(),
                 at: 0,
                 classes: Vec::new(),
@@ -454,12 +546,24 @@ impl Merge {
             for (slot, f) in fields.iter_mut().zip(copied) {
                 *slot = match *f {
                     Copied::Str(at, len) => Field::Str(&bytes[at as usize..(at + len) as usize]),
+                    Copied::Mapped(m, len, at) => match lane.maps.get(m as usize) {
+                        Some(Some(map)) => {
+                            let at = at as usize;
+                            Field::Str(&map.bytes()[at..at + len as usize])
+                        }
+                        _ => Field::Other,
+                    },
                     Copied::Int(v) => Field::Int(v),
                     Copied::Other => Field::Other,
                 };
             }
             let Some(class) = lane.classes.get(e.class as usize) else {
                 return Err("an event of an undescribed class".into());
+            };
+            let fields = &fields[..e.n as usize];
+            let shape = match lane.batch.shaped {
+                true => e.shape,
+                false => message_shape(class, fields),
             };
             let event = Event {
                 class,
@@ -468,8 +572,8 @@ impl Merge {
                 trace,
                 vpid: e.vpid.into(),
                 node: trace,
-                fields: &fields[..e.n as usize],
-                shape: e.shape,
+                fields,
+                shape,
             };
             if !handler(&event) {
                 return Ok(Step::End);
@@ -526,5 +630,6 @@ mod tests {
     #[test]
     fn copied_events_stay_small() {
         assert!(std::mem::size_of::<CopiedEvent>() <= 48);
+        assert!(std::mem::size_of::<Copied>() <= 16);
     }
 }

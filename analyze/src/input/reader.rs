@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU8, Ordering};
 
 #[cfg(feature = "babeltrace2")]
-use crate::input::babeltrace::{class_of, Callbacks, Graph, RawEvent};
+use crate::input::babeltrace::{keep_class, Callbacks, Graph, RawEvent};
 use crate::input::damage::{check_stream, parse_index, DamagedStream, StreamCheck};
 use crate::input::discovery::{distinct_traces, stream_files};
 use crate::input::merge::Merge;
@@ -28,7 +28,7 @@ use crate::input::step::{Discarded, Step};
 use crate::input::views::View;
 #[cfg(feature = "babeltrace2")]
 use crate::model::event::message_shape;
-use crate::model::event::{Counted, Event, EventClass, Wanted};
+use crate::model::event::{Counted, Event, EventClass, Kind, Wanted};
 #[cfg(feature = "babeltrace2")]
 use crate::model::event::{Field, MAX_FIELDS};
 
@@ -192,8 +192,9 @@ impl Reader {
                     checked.push((dir, checks));
                 }
                 let builtin = || {
-                    let groups = partition(&checked, decoders());
-                    crate::input::ctf::open(&checked, groups, wanted)
+                    let cores = decoders();
+                    let groups = partition(&checked, builtin_parts(cores, wanted));
+                    crate::input::ctf::open(&checked, groups, wanted, cores > 1)
                 };
                 let fallback = match chosen {
                     Decoder::Builtin => match builtin() {
@@ -215,6 +216,34 @@ impl Reader {
                 Reader::open_babeltrace2(checked, damaged, label, wanted, fallback)
             }
         }
+    }
+
+    /// The trace `dir` through the built-in reader in `parts` parts, a
+    /// single one on the caller's thread unless `thread_of_its_own`: each
+    /// arrangement [`Reader::open`] may choose.
+    #[cfg(test)]
+    pub(crate) fn open_builtin(
+        dir: &Path,
+        wanted: Wanted,
+        parts: usize,
+        thread_of_its_own: bool,
+    ) -> Result<Reader, String> {
+        let checked = vec![(dir.to_path_buf(), check_trace(dir)?.0)];
+        let groups = partition(&checked, parts);
+        Ok(Reader {
+            inner: Inner::Parallel(crate::input::ctf::open(
+                &checked,
+                groups,
+                wanted,
+                thread_of_its_own,
+            )?),
+            #[cfg(feature = "babeltrace2")]
+            wanted,
+            label: dir.display().to_string(),
+            damaged: Vec::new(),
+            #[cfg(feature = "babeltrace2")]
+            views: Vec::new(),
+        })
     }
 
     /// The trace files through libbabeltrace2; `why` is the built-in
@@ -401,6 +430,21 @@ fn decoders() -> usize {
 /// Beyond a few decoding threads the merge, on one thread, is the limit.
 const MAX_DECODERS: usize = 4;
 
+/// The built-in reader's parts on `cores` cores: one per core when the
+/// analyses read no message's fields (functions, scheduling: little work
+/// per event beside the decoding), else one core fewer, which the merge's
+/// thread (the identity layer and the analyses) has to itself: reading
+/// messages costs it about as much per event as decoding costs. On two
+/// cores that is a pipeline: one thread decodes and merges every stream
+/// into batches, the other runs the analyses over them.
+fn builtin_parts(cores: usize, wanted: Wanted) -> usize {
+    let messages = wanted.wants(Kind::MessageSend) || wanted.wants(Kind::MessageReceive);
+    match messages {
+        true => cores.saturating_sub(1).max(1),
+        false => cores,
+    }
+}
+
 /// Splits the readable streams of the traces into at most `n` groups of
 /// about equal bytes; each group is, per trace, the streams it reads.
 #[allow(clippy::type_complexity)]
@@ -461,13 +505,17 @@ unsafe extern "C" fn on_class(
     // SAFETY: ctx is the `Sink` set by `Reader::step` for this run; the
     // shim passes a NUL-terminated name and `n_fields` valid name pointers.
     let sink = unsafe { &mut *(ctx as *mut Sink) };
-    let class = unsafe { class_of(name, n_fields, field_names) };
-    let index = index as usize;
-    if sink.classes.len() <= index {
-        sink.classes.resize_with(index + 1, EventClass::unknown);
-    }
-    let reading = sink.wanted.reading(&class);
-    sink.classes[index] = class;
+    // SAFETY: the shim's pointers, as above.
+    let reading = unsafe {
+        keep_class(
+            &mut sink.classes,
+            sink.wanted,
+            index,
+            name,
+            n_fields,
+            field_names,
+        )
+    };
     reading as c_int
 }
 

@@ -8,7 +8,8 @@ use std::path::{Path, PathBuf};
 
 use crate::input::reader::{Decoder, Reader, Source};
 use crate::input::step::Step;
-use crate::model::event::{Field, Wanted};
+use crate::model::event::{Field, Kind, Wanted};
+use crate::model::message::Shape;
 
 const METADATA: &str = r#"/* CTF 1.8 */
 typealias integer { size = 8; align = 8; signed = false; } := uint8_t;
@@ -159,8 +160,16 @@ type Seen = (i64, String, i64, i64, Vec<String>);
 
 fn read(dir: &Path, decoder: Decoder) -> (Vec<Seen>, u64) {
     let source = Source::Traces(vec![dir.to_path_buf()]);
-    let mut reader = Reader::open_with(&source, Wanted::all(), decoder).expect("opens");
+    let reader = Reader::open_with(&source, Wanted::all(), decoder).expect("opens");
+    let (seen, _, discarded) = read_all(reader);
+    (seen, discarded)
+}
+
+/// Every event `reader` hands on, each message's shape, and the
+/// discarded count.
+fn read_all(mut reader: Reader) -> (Vec<Seen>, Vec<Shape>, u64) {
     let mut classes = Vec::new();
+    let mut shapes = Vec::new();
     let mut seen = Vec::new();
     loop {
         let step = reader
@@ -175,13 +184,16 @@ fn read(dir: &Path, decoder: Decoder) -> (Vec<Seen>, u64) {
                     })
                     .collect();
                 seen.push((ev.ts_ns, ev.class.name.clone(), ev.cpu, ev.vpid, fields));
+                if ev.kind() == Some(Kind::MessageSend) {
+                    shapes.push(ev.shape);
+                }
             })
             .expect("reads");
         if step == Step::End {
             break;
         }
     }
-    (seen, reader.discarded().events)
+    (seen, shapes, reader.discarded().events)
 }
 
 fn scratch(name: &str) -> PathBuf {
@@ -215,6 +227,24 @@ fn a_written_trace_reads_as_written() {
     assert_eq!(seen[5].2, 0, "chan_0's packet is of CPU 0");
     assert_eq!(seen[6].4, vec!["<0.90.0>", "<0.91.0>", ""]);
     assert_eq!(discarded, 3);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Every arrangement of the built-in reader hands on the same events in
+/// the same order, with the same messages' shapes: its streams read on
+/// this thread, read on a thread of their own (a pipeline), or split in
+/// two parts merged here.
+#[test]
+fn every_arrangement_reads_the_same_events() {
+    let dir = scratch("arrangements");
+    write_trace(&dir);
+    let open = |parts, own| Reader::open_builtin(&dir, Wanted::all(), parts, own).expect("opens");
+    let here = read_all(open(1, false));
+    assert_eq!(here.0.len(), 7);
+    assert!(matches!(here.1[0], Shape::Call { .. }), "{:?}", here.1);
+    assert!(matches!(here.1[1], Shape::Reply(_)), "{:?}", here.1);
+    assert_eq!(read_all(open(1, true)), here);
+    assert_eq!(read_all(open(2, true)), here);
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

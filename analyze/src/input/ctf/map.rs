@@ -16,6 +16,9 @@ pub struct Map {
 // SAFETY: the mapping is read-only and owned by one `Map`; the bytes it
 // points at are never written through it.
 unsafe impl Send for Map {}
+// SAFETY: nothing writes through the mapping, so threads may read it at
+// once; `done_with` only drops pages, which a read fetches again.
+unsafe impl Sync for Map {}
 
 impl Map {
     /// Maps `path` (an empty file maps to no bytes).

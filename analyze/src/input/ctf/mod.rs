@@ -6,25 +6,29 @@
 //! The streams are split into parts of about equal bytes; each part is
 //! read on a thread of its own, its streams merged by timestamp into
 //! batches, and the parts merged by [`crate::input::merge::Merge`] as
-//! libbabeltrace2's are; a single part is read on the merge's own thread,
-//! its events handed on from the mapped packets without batches. A trace it cannot read (CTF 2, a type it does not
-//! know) is an error at [`open`], before any event is handed on.
+//! libbabeltrace2's are; a single part is read on its own thread too
+//! when there is a second core (a pipeline), else on the merge's own
+//! thread, its events handed on from the mapped packets without batches.
+//! A trace it cannot read (CTF 2, a type it does not know) is an error at
+//! [`open`], before any event is handed on.
 
 mod decode;
-mod map;
+pub(crate) mod map;
 mod stream;
 pub mod tsdl;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::mpsc::{Receiver, SyncSender};
 use std::sync::Arc;
 
 use crate::input::damage::StreamCheck;
-use crate::input::merge::{Batch, CopiedEvent, Merge, Part, BATCH, BATCH_BYTES, STEP};
+use crate::input::merge::{
+    Batch, Copied, CopiedEvent, Merge, Outlet, Part, BATCH, BATCH_BYTES, STEP,
+};
 use crate::input::step::{Discarded, Step};
 use crate::model::event::message_shape;
 use crate::model::event::{Counted, Event, EventClass, Field, Reading, Wanted, MAX_FIELDS};
+use crate::model::message::Shape;
 
 use decode::Val;
 use stream::{Read, Stream, Trace};
@@ -39,12 +43,14 @@ pub fn compile(dir: &Path) -> Result<Trace, String> {
 /// Opens the streams of `checked` (trace directories with their streams'
 /// readable packets) in the parts `groups` makes of them (per part: each
 /// trace's index in `checked` and the streams of it the part reads), each
-/// part decoded on a thread of its own (a single one on the caller's). Fails, before any event is read,
-/// when a trace's metadata is not one this reader compiles.
+/// part decoded on a thread of its own; a single one on the caller's
+/// unless `thread_of_its_own`. Fails, before any event is read, when a
+/// trace's metadata is not one this reader compiles.
 pub fn open(
     checked: &[(PathBuf, Vec<StreamCheck>)],
     groups: Vec<Vec<(usize, Vec<&StreamCheck>)>>,
     wanted: Wanted,
+    thread_of_its_own: bool,
 ) -> Result<Merge, String> {
     let traces = checked
         .iter()
@@ -75,16 +81,19 @@ pub fn open(
                     .push(Lane::stream(s, index, check.path.clone()));
             }
         }
-        if one {
+        if one && !thread_of_its_own {
             return Ok(Merge::local(Box::new(Local::new(lane))));
         }
-        parts.push(Box::new(move |send, spare| {
-            lane.run(send, spare);
+        parts.push(Box::new(move |outlet| {
+            lane.run(outlet, one);
             Box::new(()) as Box<dyn Send>
         }));
     }
     Merge::spawn(parts)
 }
+
+/// Events read, at most, into one batch (see [`Lane::run`]).
+const PASSED: usize = 2 * BATCH;
 
 /// A stream of a part, with its next event read ahead.
 struct LaneStream {
@@ -94,6 +103,9 @@ struct LaneStream {
     path: PathBuf,
     next: Read,
     ended: bool,
+    /// Its mapping's index in the part's batches, when its strings are read
+    /// in place.
+    map: Option<u16>,
 }
 
 /// One part: its streams, its traces (directory, compiled metadata,
@@ -113,13 +125,28 @@ impl Lane {
             path,
             next: Read::default(),
             ended: false,
+            map: None,
         }
     }
 
     /// Reads the part to its end (or its first error, or until the merge
     /// is gone), sending batches.
-    fn run(mut self, send: SyncSender<Batch>, spare: Receiver<Batch>) {
+    /// With `in_place`, the strings are read in place by the merge, which
+    /// gives each packet's pages back once it has read its events (a part
+    /// of more streams than a mapping's index holds copies the rest's):
+    /// what a pipeline's single part does. Several parts copy them: their
+    /// merge's thread has every part's batches to read, and reading each
+    /// string from the mapped packets, among the events only counted
+    /// (`calls`), costs it more than the copy saves the parts.
+    fn run(mut self, outlet: Outlet, in_place: bool) {
         let mut batch = Batch::default();
+        for (i, s) in self.streams.iter_mut().enumerate() {
+            if let (true, Ok(m)) = (in_place, u16::try_from(i)) {
+                s.map = Some(m);
+                s.stream.keep_packets();
+                batch.maps.push((m, Arc::clone(s.stream.map())));
+            }
+        }
         for (i, (dir, trace, base)) in self.traces.iter().enumerate() {
             batch.traces.push((i as u32, dir.clone()));
             for (c, e) in trace.events.iter().enumerate() {
@@ -129,6 +156,15 @@ impl Lane {
         let n_classes = self.readings.len();
         let mut counted = (vec![0u64; n_classes], i64::MAX, i64::MIN);
         let mut handed = vec![false; self.traces.len()];
+        // Events read since the last batch was sent: with strings read in
+        // place, a batch is sent after at most [`PASSED`] of them, handed on
+        // or not, so that the packets the merge has yet to give back stay
+        // a few MiB.
+        let mut passed = 0;
+        let most = match in_place {
+            true => PASSED,
+            false => usize::MAX,
+        };
         let mut end = Ok(());
         for i in 0..self.streams.len() {
             if let Err(e) = self.advance(i) {
@@ -162,20 +198,32 @@ impl Lane {
                 end = Err(e);
                 break;
             }
-            if batch.events.len() >= BATCH || batch.bytes.len() >= BATCH_BYTES {
+            passed += 1;
+            if batch.events.len() >= BATCH || batch.bytes.len() >= BATCH_BYTES || passed >= most {
+                passed = 0;
                 batch.discarded = self.discarded();
-                let mut next = spare.try_recv().unwrap_or_default();
-                next.clear();
-                let full = std::mem::replace(&mut batch, next);
-                if send.send(full).is_err() {
+                self.finished(&mut batch);
+                if !outlet.send(&mut batch) {
                     return;
                 }
             }
         }
         batch.discarded = self.discarded();
+        self.finished(&mut batch);
         batch.counted = Some(counted);
         batch.end = Some(end);
-        let _ = send.send(batch);
+        outlet.send(&mut batch);
+    }
+
+    /// Lists in `batch` the packets read to their end since the last batch:
+    /// all their events are in it or in the batches before.
+    fn finished(&mut self, batch: &mut Batch) {
+        for s in &mut self.streams {
+            if let Some(m) = s.map {
+                let done = s.stream.finished.drain(..);
+                batch.done.extend(done.map(|(at, len)| (m, at, len)));
+            }
+        }
     }
 
     /// Reads stream `i`'s next event ahead.
@@ -244,26 +292,48 @@ fn cpu_vpid(r: &Read, with_fields: bool) -> (i32, i32) {
 }
 
 /// Copies the read-ahead event of `s` into `batch` (its fields when
-/// `with_fields`, else its time only).
+/// `with_fields`, else its time only): its strings as their place in the
+/// stream's mapping when it has one in the batches, else their bytes.
 fn copy(batch: &mut Batch, s: &LaneStream, class: u32, with_fields: bool) {
     let r = &s.next;
     let mut fields = [Field::Other; MAX_FIELDS];
-    let n = fields_of(s.stream.packet(), r, with_fields, &mut fields);
+    // The fields as the analyses see them only when this thread needs them.
+    let n = match batch.shaped || s.map.is_none() {
+        true => fields_of(s.stream.packet(), r, with_fields, &mut fields),
+        false => 0,
+    };
     let ec = &s.stream.trace.events[r.class as usize].class;
-    let shape = message_shape(ec, &fields[..n]);
+    let shape = match batch.shaped {
+        true => message_shape(ec, &fields[..n]),
+        false => Shape::Unknown,
+    };
     let (cpu, vpid) = cpu_vpid(r, with_fields);
-    batch.push(
-        CopiedEvent {
-            ts_ns: r.ts_ns,
-            cpu,
-            vpid,
-            class,
-            trace: s.trace,
-            first: 0,
-            n: 0,
-            shape,
-        },
-        &fields[..n],
+    let event = CopiedEvent {
+        ts_ns: r.ts_ns,
+        cpu,
+        vpid,
+        class,
+        trace: s.trace,
+        first: 0,
+        n: 0,
+        shape,
+    };
+    let Some(m) = s.map else {
+        batch.push(event, &fields[..n]);
+        return;
+    };
+    let base = s.stream.packet_at() as u64;
+    let n = match with_fields {
+        true => r.fields.len().min(MAX_FIELDS),
+        false => 0,
+    };
+    batch.push_copied(
+        event,
+        r.fields[..n].iter().map(|v| match *v {
+            Val::Int(i) => Copied::Int(i),
+            Val::Str(at, len) => Copied::Mapped(m, len, base + u64::from(at)),
+            Val::Other => Copied::Other,
+        }),
     );
 }
 

@@ -186,7 +186,13 @@ pub struct Read {
 /// One stream file read in order over its readable packets.
 pub struct Stream {
     pub trace: Arc<Trace>,
-    map: Map,
+    map: Arc<Map>,
+    /// Whether the pages of a packet read go back to the kernel at once;
+    /// else its place is kept in `finished` for whoever reads its strings
+    /// last ([`Stream::keep_packets`]).
+    give_back: bool,
+    /// Packets read to their end and not given back: offset and size.
+    pub finished: Vec<(usize, usize)>,
     /// `(offset, size)` of each packet to read, in order.
     packets: Vec<(u64, u64)>,
     next_packet: usize,
@@ -219,7 +225,9 @@ impl Stream {
         let map = Map::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
         Ok(Stream {
             trace,
-            map,
+            map: Arc::new(map),
+            give_back: true,
+            finished: Vec::new(),
             packets,
             next_packet: 0,
             at: 0,
@@ -242,10 +250,30 @@ impl Stream {
         &self.map.bytes()[self.at..self.at + self.size]
     }
 
+    /// The current packet's offset in the file.
+    pub fn packet_at(&self) -> usize {
+        self.at
+    }
+
+    /// The stream file's mapping, for reading its strings elsewhere.
+    pub fn map(&self) -> &Arc<Map> {
+        &self.map
+    }
+
+    /// Keeps each packet read to its end mapped, listed in
+    /// [`Stream::finished`], rather than giving its pages back: another
+    /// thread reads its strings in place after this one has moved on.
+    pub fn keep_packets(&mut self) {
+        self.give_back = false;
+    }
+
     /// Reads the next packet's header and context; false past the last.
     fn next_packet(&mut self) -> Result<bool, Error> {
         if self.size > 0 {
-            self.map.done_with(self.at, self.size);
+            match self.give_back {
+                true => self.map.done_with(self.at, self.size),
+                false => self.finished.push((self.at, self.size)),
+            }
         }
         let Some(&(offset, size)) = self.packets.get(self.next_packet) else {
             self.size = 0;
