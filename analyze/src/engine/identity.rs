@@ -28,6 +28,7 @@ use std::borrow::Cow;
 use std::collections::VecDeque;
 use std::io::Write;
 
+use hashbrown::hash_map::EntryRef;
 use rustc_hash::FxHashMap;
 
 use crate::model::bytes::same;
@@ -101,6 +102,15 @@ struct AliasKey {
 struct AliasRef<'a> {
     node: u32,
     reference: &'a [u8],
+}
+
+impl From<&AliasRef<'_>> for AliasKey {
+    fn from(alias: &AliasRef<'_>) -> AliasKey {
+        AliasKey {
+            node: alias.node,
+            reference: ShortText::new(alias.reference),
+        }
+    }
 }
 
 impl hashbrown::Equivalent<AliasKey> for AliasRef<'_> {
@@ -290,19 +300,18 @@ impl Identity {
     }
 
     fn remember_alias(&mut self, node: u32, r: &[u8], caller: &[u8]) {
-        if self.aliases.contains_key(&AliasRef { node, reference: r }) {
-            return;
-        }
-        let key = AliasKey {
-            node,
-            reference: ShortText::new(r),
-        };
-        while self.aliases.len() >= MAX_ALIASES {
-            let Some(oldest) = self.alias_order.pop_front() else {
-                break;
-            };
-            if self.aliases.remove(&oldest).is_some() {
-                self.aliases_evicted += 1;
+        let alias = AliasRef { node, reference: r };
+        // At the cap a new alias first evicts the oldest (one lookup more);
+        // below it, one lookup finds a known alias or makes room for a new
+        // one.
+        if self.aliases.len() >= MAX_ALIASES && !self.aliases.contains_key(&alias) {
+            while self.aliases.len() >= MAX_ALIASES {
+                let Some(oldest) = self.alias_order.pop_front() else {
+                    break;
+                };
+                if self.aliases.remove(&oldest).is_some() {
+                    self.aliases_evicted += 1;
+                }
             }
         }
         // Entries answered are gone from the map but not from the order:
@@ -311,13 +320,15 @@ impl Identity {
             let aliases = &self.aliases;
             self.alias_order.retain(|k| aliases.contains_key(k));
         }
-        self.alias_order.push_back(key.clone());
-        self.aliases.insert(
-            key,
-            Alias {
+        if let EntryRef::Vacant(new) = self.aliases.entry_ref(&alias) {
+            new.insert(Alias {
                 caller: ShortText::new(caller),
-            },
-        );
+            });
+            self.alias_order.push_back(AliasKey {
+                node,
+                reference: ShortText::new(r),
+            });
+        }
     }
 
     /// Hands `ev` (of node `node`) to `sink` as the analyses read it:
