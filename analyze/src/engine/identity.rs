@@ -324,10 +324,7 @@ impl Identity {
             new.insert(Alias {
                 caller: ShortText::new(caller),
             });
-            self.alias_order.push_back(AliasKey {
-                node,
-                reference: ShortText::new(r),
-            });
+            self.alias_order.push_back(AliasKey::from(&alias));
         }
     }
 
