@@ -129,14 +129,12 @@ fn write_bytes_any(bytes: &[u8], text: &mut BoundedText) {
         }
     } else {
         text.put(b"<<");
-        if let Some((first, rest)) = scanned.split_first() {
-            text.put(&BYTE_TEXT[usize::from(*first)].comma_text()[1..]);
-            for &b in rest {
-                if text.is_full() {
-                    return;
-                }
-                text.put(BYTE_TEXT[usize::from(b)].comma_text());
+        for (i, &b) in scanned.iter().enumerate() {
+            if text.is_full() {
+                return;
             }
+            let (word, len) = BYTE_TEXT[usize::from(b)].word(i == 0);
+            text.put_word(u128::from(word), len);
         }
     }
     if scanned.len() < bytes.len() {
@@ -150,6 +148,7 @@ fn write_bytes_any(bytes: &[u8], text: &mut BoundedText) {
 /// A bitstring whose size is not a multiple of 8, as the VM writes it:
 /// its whole bytes, then the last bits' value and count,
 /// `<<97,98,1:3>>`. The bytes are read from any bit offset.
+#[inline]
 pub fn write_bits(bits: Bits, text: &mut BoundedText) {
     let (bytes, off) = (bits.bytes, bits.offset as u32);
     let (whole, tail) = (bits.size / 8, (bits.size % 8) as u32);
@@ -161,25 +160,37 @@ pub fn write_bits(bits: Bits, text: &mut BoundedText) {
             ((u32::from(bytes[i]) << off) | (u32::from(bytes[i + 1]) >> (8 - off))) as u8
         }
     };
-    text.put(b"<<");
-    for i in 0..whole {
-        if text.is_full() {
-            return;
+    // Each part is built in registers and stored whole: bytes stored one
+    // at a time and then read back as a word would make the read wait
+    // for them.
+    let mut first = true;
+    if whole > 0 {
+        text.put(b"<<");
+        for i in 0..whole {
+            if text.is_full() {
+                return;
+            }
+            let (word, len) = BYTE_TEXT[usize::from(byte_at(i))].word(first);
+            first = false;
+            text.put_word(u128::from(word), len);
         }
-        let comma = BYTE_TEXT[usize::from(byte_at(i))].comma_text();
-        text.put(if i == 0 { &comma[1..] } else { comma });
     }
     // The last bits: `tail` of them from bit `off` of byte `whole`.
     let end = off + tail;
-    let first = u32::from(bytes[whole]);
+    let first_byte = u32::from(bytes[whole]);
     let value = if end <= 8 {
-        first >> (8 - end)
+        first_byte >> (8 - end)
     } else {
-        (first << (end - 8)) | (u32::from(bytes[whole + 1]) >> (16 - end))
+        (first_byte << (end - 8)) | (u32::from(bytes[whole + 1]) >> (16 - end))
     } & ((1 << tail) - 1);
-    let comma = BYTE_TEXT[value as usize].comma_text();
-    text.put(if whole == 0 { &comma[1..] } else { comma });
-    text.put(&[b':', b'0' + tail as u8, b'>', b'>']);
+    let (word, len) = BYTE_TEXT[value as usize].word(first);
+    let size = u128::from(u32::from_le_bytes([b':', b'0' + tail as u8, b'>', b'>']));
+    let (mut last, mut last_len) = (u128::from(word) | size << (8 * len), len + 4);
+    if first {
+        last = u128::from(u16::from_le_bytes(*b"<<")) | last << 16;
+        last_len += 2;
+    }
+    text.put_word(last, last_len);
 }
 
 /// `,N` for a byte N: the text of a binary's elements after the first.
@@ -190,8 +201,17 @@ struct ByteText {
 }
 
 impl ByteText {
-    fn comma_text(&self) -> &[u8] {
-        &self.text[..usize::from(self.len)]
+    /// The text as a word, the first byte lowest, and its length: `,N`,
+    /// or `N` alone when `first`.
+    #[inline(always)]
+    fn word(&self, first: bool) -> (u32, usize) {
+        let word = u32::from_le_bytes(self.text);
+        let len = usize::from(self.len);
+        if first {
+            (word >> 8, len - 1)
+        } else {
+            (word, len)
+        }
     }
 }
 
@@ -310,7 +330,10 @@ mod tests {
     #[test]
     fn byte_texts_are_each_byte_after_a_comma() {
         for (n, byte) in BYTE_TEXT.iter().enumerate() {
-            assert_eq!(byte.comma_text(), format!(",{n}").as_bytes());
+            let (word, len) = byte.word(false);
+            assert_eq!(&word.to_le_bytes()[..len], format!(",{n}").as_bytes());
+            let (word, len) = byte.word(true);
+            assert_eq!(&word.to_le_bytes()[..len], n.to_string().as_bytes());
         }
     }
 }

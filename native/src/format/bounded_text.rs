@@ -225,6 +225,31 @@ impl<'a> BoundedText<'a> {
         self.put_slow(&block[..len.min(N)]);
     }
 
+    /// Writes the first `len` (at most 16) bytes of `word`, lowest first,
+    /// as `put` would; when they fit, by storing the word from its
+    /// registers (no copy through memory, which would wait for the word's
+    /// stores to read it back).
+    #[inline(always)]
+    pub fn put_word(&mut self, word: u128, len: usize) {
+        const { assert!(SLACK >= 16) };
+        let at = self.out.len();
+        if len <= 16 && at + len <= self.limit {
+            // SAFETY: `at` is within `limit`, so within `writable`: `out`
+            // has capacity for SLACK >= 16 bytes after it, all the two
+            // stores reach; the first `len` bytes are kept.
+            unsafe {
+                let dst = self.out.as_mut_ptr().add(at);
+                dst.cast::<u64>().write_unaligned((word as u64).to_le());
+                dst.add(8)
+                    .cast::<u64>()
+                    .write_unaligned(((word >> 64) as u64).to_le());
+                self.out.set_len(at + len);
+            }
+            return;
+        }
+        self.put_slow(&word.to_le_bytes()[..len.min(16)]);
+    }
+
     /// Where the text ends now, for `rollback` and `since`; only while not
     /// full.
     #[inline]
@@ -418,6 +443,27 @@ mod tests {
                     s.put(b">");
                 });
                 assert_eq!(by_medium, by_put, "len {len}, max {max}");
+            }
+        }
+    }
+
+    #[test]
+    fn put_word_writes_what_put_writes() {
+        let word = u128::from_le_bytes(*b"0123456789abcdef");
+        let bytes = word.to_le_bytes();
+        for len in 0..=16 {
+            for max in [4, 8, 12, 17, 18, 19, 30] {
+                let by_put = written(max, |s| {
+                    s.put(b"<");
+                    s.put(&bytes[..len]);
+                    s.put(b">");
+                });
+                let by_word = written(max, |s| {
+                    s.put(b"<");
+                    s.put_word(word, len);
+                    s.put(b">");
+                });
+                assert_eq!(by_word, by_put, "len {len}, max {max}");
             }
         }
     }

@@ -426,19 +426,18 @@ fn start(
         }
         Kind::Other => other_start(walk, term, text, frames, iters, leaves),
         // Their shapes are told through enif.
-        Kind::Bits(_) | Kind::Big(..) | Kind::ExportFun(_) | Kind::Float(_) if walk.shape => {
+        Kind::Big | Kind::ExportFun(_) | Kind::Float if walk.shape => {
             other_start(walk, term, text, frames, iters, leaves)
         }
         Kind::Atom
         | Kind::LocalId
         | Kind::Small(_)
         | Kind::Nil
-        | Kind::Binary(_)
+        | Kind::Binary
         | Kind::Ref
-        | Kind::Bits(_)
-        | Kind::Big(..)
+        | Kind::Big
         | Kind::ExportFun(_)
-        | Kind::Float(_) => {
+        | Kind::Float => {
             write_leaf_kind(walk, term, kind, text, leaves);
             None
         }
@@ -465,7 +464,7 @@ fn write_leaf_kind(
         Kind::Small(n) => write_small(n, text),
         // Kept like an atom's: the next `[]` is one lookup in line.
         Kind::Nil => leaves.write_and_keep(term, text, |text| text.put(b"[]")),
-        Kind::Binary(bytes) => write_binary_bytes(bytes, text, walk.shape),
+        Kind::Binary => write_binary_of(walk, term, text),
         Kind::Ref => {
             let mut buf = [0u8; REF_TEXT_MAX];
             // SAFETY: the walk reads only live terms of the call being
@@ -475,9 +474,10 @@ fn write_leaf_kind(
                 None => write_identifier(term_of_word(term), text),
             }
         }
-        Kind::Bits(bits) => write_bits(bits, text),
-        Kind::Big(negative, digits) => write_big(negative, digits, text),
-        Kind::Float(x) => write_float_value(x, text),
+        Kind::Big => write_big_of(walk, term, text),
+        // SAFETY: the walk reads only live terms of the call being
+        // served; `kind` said this is a float.
+        Kind::Float => write_float_value(unsafe { walk.reader.float(term) }, text),
         // Kept by the entry's address: export entries are never freed.
         Kind::ExportFun(entry) => {
             if !leaves.write(entry, text) {
@@ -485,6 +485,38 @@ fn write_leaf_kind(
             }
         }
         Kind::Cons(..) | Kind::Tuple(_) | Kind::Map(_) | Kind::Other => {}
+    }
+}
+
+/// A binary or bitstring (`Kind::Binary`): read and written here, or by
+/// enif when its form is not read in place.
+#[inline(always)]
+fn write_binary_of(walk: &Walk, term: usize, text: &mut BoundedText) {
+    // SAFETY: the walk reads only live terms of the call being served.
+    match unsafe { walk.reader.bytes(term) } {
+        Some(bytes) => write_binary_bytes(bytes, text, walk.shape),
+        None => write_bits_of(walk, term, text),
+    }
+}
+
+/// A bitstring that is not whole bytes, or a binary in a form not read
+/// in place: its text (or shape) from its bits, or from enif.
+#[inline(never)]
+fn write_bits_of(walk: &Walk, term: usize, text: &mut BoundedText) {
+    // SAFETY: the walk reads only live terms of the call being served.
+    match unsafe { walk.reader.bits(term) } {
+        Some(bits) if !walk.shape => write_bits(bits, text),
+        _ => write_binary(walk.env, term_of_word(term), text, walk.shape),
+    }
+}
+
+/// A bignum (`Kind::Big`): its digits' text.
+#[inline(always)]
+fn write_big_of(walk: &Walk, term: usize, text: &mut BoundedText) {
+    // SAFETY: the walk reads only live terms of the call being served.
+    match unsafe { walk.reader.big(term) } {
+        Some((negative, digits)) => write_big(negative, digits, text),
+        None => write_leaf(term_of_word(term), text),
     }
 }
 
@@ -770,11 +802,11 @@ fn leaf_slow(walk: &Walk, term: usize, text: &mut BoundedText, leaves: &mut Leaf
     // SAFETY: the walk reads only live terms of the call being served.
     let kind = unsafe { walk.reader.kind(term) };
     match kind {
-        Kind::Atom | Kind::LocalId | Kind::Small(_) | Kind::Nil | Kind::Binary(_) | Kind::Ref => {
+        Kind::Atom | Kind::LocalId | Kind::Small(_) | Kind::Nil | Kind::Binary | Kind::Ref => {
             write_leaf_kind(walk, term, kind, text, leaves);
             true
         }
-        Kind::Bits(_) | Kind::Big(..) | Kind::ExportFun(_) | Kind::Float(_) if !walk.shape => {
+        Kind::Big | Kind::ExportFun(_) | Kind::Float if !walk.shape => {
             write_leaf_kind(walk, term, kind, text, leaves);
             true
         }

@@ -32,6 +32,11 @@ impl Known {
     #[cfg(test)]
     pub const NONE: Known = Known { pos: 0, neg: 0 };
 
+    /// The header tag bits of both signs, as learned.
+    pub fn tags(&self) -> [Option<usize>; 2] {
+        [self.pos, self.neg].map(|tag| (tag != 0).then_some(tag))
+    }
+
     /// The sign and digits of the bignum `obj`, whose header is `header`;
     /// `None` if it is not a bignum in the learned layout.
     ///

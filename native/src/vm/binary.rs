@@ -66,6 +66,18 @@ pub struct Known {
     sub_header: usize,
 }
 
+impl Known {
+    /// The header tag bits (the low six) of the forms read in place: the
+    /// heap form's, the off-heap one's, and up to OTP 26 the sub-binary's.
+    pub fn tags(&self) -> [Option<usize>; 3] {
+        [
+            Some(self.heap_tag),
+            Some(self.off_heap_header & TAG_BITS),
+            (self.sub_header != 0).then_some(self.sub_header & TAG_BITS),
+        ]
+    }
+}
+
 /// A bitstring whose size is not a multiple of 8, read in place: `size`
 /// bits from bit `offset` (below 8) of the byte at `base`.
 #[derive(Clone, Copy)]
@@ -109,8 +121,9 @@ pub fn known() -> Option<Known> {
 ///
 /// # Safety
 /// As for `read`: `word` must be a live term's word, the term outliving
-/// 'a.
-#[inline]
+/// 'a. Inlined into its callers: its answer, handed back through
+/// memory, made them wait for the stores of its fields.
+#[inline(always)]
 pub unsafe fn read_bits<'a>(known: Known, word: usize) -> Option<Bits<'a>> {
     let obj = boxed(word)?;
     // SAFETY: a live boxed term's object starts with a header word.

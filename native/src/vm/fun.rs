@@ -37,6 +37,12 @@ impl Known {
         arity_shift: FIXED,
     };
 
+    /// The header tag bits (the low six, below the arity's) of external
+    /// funs, as learned.
+    pub fn tag(&self) -> Option<usize> {
+        (self.header != 0).then_some(self.header & 0x3F)
+    }
+
     /// The export entry's address of the external fun `obj`, whose header
     /// is `header`; `None` for any other object.
     ///

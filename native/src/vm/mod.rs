@@ -46,7 +46,7 @@ pub fn init(env: Env, hash_map: Term, to_list_first: Term, samples: &[Term]) -> 
         to_list_first.as_c_arg(),
     );
     let samples: Vec<_> = samples.iter().map(|t| t.as_c_arg()).collect();
-    Layouts {
+    let layouts = Layouts {
         containers: term::init(env.as_c_arg()),
         maps: map::init(env),
         binaries: binary::init(env.as_c_arg()),
@@ -54,5 +54,7 @@ pub fn init(env: Env, hash_map: Term, to_list_first: Term, samples: &[Term]) -> 
         bitstrings: binary::reads_bits(),
         bignums: big::init(env.as_c_arg()),
         external_funs: fun::init(env.as_c_arg()),
-    }
+    };
+    term::learn_classes();
+    layouts
 }

@@ -63,6 +63,15 @@ pub fn known() -> Known {
 }
 
 impl Known {
+    /// The header tag bits (the low six) of the forms written here.
+    pub fn tags(&self) -> [Option<usize>; 2] {
+        let tag = |header: usize| (header != 0).then_some(header & 0x3F);
+        [
+            tag(self.ordinary),
+            tag(self.alias).filter(|_| self.alias_numbers != 0),
+        ]
+    }
+
     /// How many numbers the object `obj` with header `header` prints, if
     /// it is a reference whose text `write` knows.
     ///

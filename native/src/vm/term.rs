@@ -20,7 +20,7 @@ use super::word::{
     BOXED, LIST,
 };
 use rustler::sys::{ErlNifEnv, ErlNifTerm};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
 
 /// A header's tag bits, and the shift of its arity.
 const HEADER_TAG_BITS: usize = 0x3F;
@@ -33,6 +33,89 @@ static CONTAINERS: AtomicBool = AtomicBool::new(false);
 /// The header of a float (one word after it, the IEEE 754 double), as
 /// learned at load; 0 (no float's) when not learned.
 static FLOAT_HEADER: AtomicUsize = AtomicUsize::new(0);
+
+/// What a boxed object may be, told by its header's tag bits (the low
+/// six): the one form read in place whose objects have those bits, or
+/// `Any` when several do (each is then tried in turn), or none.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+#[repr(u8)]
+enum Class {
+    Other = 0,
+    Tuple,
+    Map,
+    Float,
+    Binary,
+    Ref,
+    Big,
+    ExportFun,
+    Any,
+}
+
+/// Each header tag's class (`Class as u8`), made at load from the forms
+/// learned (`learn_classes`); all `Other` before.
+static CLASSES: Classes = [const { AtomicU8::new(Class::Other as u8) }; 64];
+
+type Classes = [AtomicU8; 64];
+
+/// The class of objects whose header is `header`, in `classes`.
+#[inline(always)]
+fn class(classes: &Classes, header: usize) -> Class {
+    match classes[header & HEADER_TAG_BITS].load(Ordering::Relaxed) {
+        1 => Class::Tuple,
+        2 => Class::Map,
+        3 => Class::Float,
+        4 => Class::Binary,
+        5 => Class::Ref,
+        6 => Class::Big,
+        7 => Class::ExportFun,
+        8 => Class::Any,
+        _ => Class::Other,
+    }
+}
+
+/// Each header tag's class under the layouts `reader` holds: a tag that
+/// two forms claim is `Any`.
+fn classes(reader: &Reader) -> [Class; 64] {
+    let mut table = [Class::Other; 64];
+    let mut claim = |tag: Option<usize>, class: Class| {
+        if let Some(tag) = tag {
+            let slot = &mut table[tag & HEADER_TAG_BITS];
+            *slot = match *slot {
+                Class::Other => class,
+                same if same == class => class,
+                _ => Class::Any,
+            };
+        }
+    };
+    claim(reader.containers.then_some(TUPLE_TAG), Class::Tuple);
+    claim(
+        (reader.map_header != 0).then_some(reader.map_header),
+        Class::Map,
+    );
+    claim(
+        (reader.float_header != 0).then_some(reader.float_header),
+        Class::Float,
+    );
+    for tag in reader.binary.map_or([None; 3], |known| known.tags()) {
+        claim(tag, Class::Binary);
+    }
+    for tag in reader.refs.tags() {
+        claim(tag, Class::Ref);
+    }
+    for tag in reader.bigs.tags() {
+        claim(tag, Class::Big);
+    }
+    claim(reader.funs.tag(), Class::ExportFun);
+    table
+}
+
+/// Makes each header tag's class from the layouts learned; called from
+/// the NIF's load once every layout is learned.
+pub fn learn_classes() {
+    for (slot, class) in CLASSES.iter().zip(classes(&Reader::current())) {
+        slot.store(class as u8, Ordering::Relaxed);
+    }
+}
 
 /// A term, as its word says.
 #[derive(Clone, Copy)]
@@ -47,18 +130,21 @@ pub enum Kind<'a> {
     /// The words of a tuple's elements.
     Tuple(&'a [usize]),
     Map(SmallMap<'a>),
-    Binary(&'a [u8]),
+    /// A binary or bitstring of the forms read in place: read by
+    /// `Reader::bytes` or `Reader::bits` where it is written, not here.
+    /// The leaves' kinds carry no value read from the object (or one
+    /// word): handed back with them, the writer waited for the stores of
+    /// the kind's fields.
+    Binary,
     /// A local reference whose text `reference::write` knows.
     Ref,
-    /// A bitstring whose size is not a multiple of 8.
-    Bits(Bits<'a>),
-    /// A bignum: negative or not, its digit words, least significant
-    /// first.
-    Big(bool, &'a [usize]),
+    /// A bignum: its sign and digits read by `Reader::big`.
+    Big,
     /// An external fun: the address of its export entry, which its text
     /// depends on alone.
     ExportFun(usize),
-    Float(f64),
+    /// A float: its value read by `Reader::float`.
+    Float,
     /// Anything else (local funs, remote identifiers, large maps,
     /// binaries and references in other forms), or a layout not confirmed
     /// at load: ask enif.
@@ -75,6 +161,7 @@ pub struct Reader {
     bigs: big::Known,
     funs: fun::Known,
     float_header: usize,
+    classes: &'static Classes,
 }
 
 impl Reader {
@@ -89,6 +176,7 @@ impl Reader {
             bigs: big::known(),
             funs: fun::known(),
             float_header: FLOAT_HEADER.load(Ordering::Relaxed),
+            classes: &CLASSES,
         }
     }
 
@@ -110,6 +198,52 @@ impl Reader {
     ) -> Option<&'b [u8]> {
         // SAFETY: the caller's promise.
         unsafe { self.refs.write(word, buf) }
+    }
+
+    /// The bytes of the binary of `word`, which `kind` called `Binary`,
+    /// when it is whole bytes in a form read in place.
+    ///
+    /// # Safety
+    /// `word` must be a live term's word, the term outliving 'a.
+    #[inline(always)]
+    pub unsafe fn bytes<'a>(&self, word: usize) -> Option<&'a [u8]> {
+        // SAFETY: the caller's promise, passed on.
+        unsafe { binary::read_known(self.binary?, word) }
+    }
+
+    /// The sign and digits (least significant first) of the bignum of
+    /// `word`, which `kind` called `Big`.
+    ///
+    /// # Safety
+    /// `word` must be a live term's word, the term outliving 'a.
+    #[inline(always)]
+    pub unsafe fn big<'a>(&self, word: usize) -> Option<(bool, &'a [usize])> {
+        let obj = object(word);
+        // SAFETY: the caller's promise: a live boxed term's object, which
+        // starts with its header.
+        unsafe { self.bigs.digits(obj, *obj) }
+    }
+
+    /// The value of the float of `word`, which `kind` called `Float`.
+    ///
+    /// # Safety
+    /// `word` must be a live term's word.
+    #[inline(always)]
+    pub unsafe fn float(&self, word: usize) -> f64 {
+        // SAFETY: a float's object (`kind` saw its header, as learned at
+        // load): its double is the word after the header.
+        f64::from_bits(unsafe { *object(word).add(1) } as u64)
+    }
+
+    /// The bits of the bitstring of `word`, which `kind` called `Binary`,
+    /// when it is not whole bytes and its form is read in place.
+    ///
+    /// # Safety
+    /// `word` must be a live term's word, the term outliving 'a.
+    #[inline(always)]
+    pub unsafe fn bits<'a>(&self, word: usize) -> Option<Bits<'a>> {
+        // SAFETY: the caller's promise, passed on.
+        unsafe { binary::read_bits(self.binary?, word) }
     }
 
     /// Whether `word` is a list cell, a tuple or a small map that `kind`
@@ -161,50 +295,107 @@ impl Reader {
                 let obj = object(word);
                 // SAFETY: a live boxed term's object starts with a header.
                 let header = unsafe { *obj };
-                if header & HEADER_TAG_BITS == TUPLE_TAG && self.containers {
-                    // SAFETY: a tuple's header counts the elements after it,
-                    // which live as long as the term.
-                    return Kind::Tuple(unsafe {
-                        std::slice::from_raw_parts(obj.add(1), header >> ARITY_SHIFT)
-                    });
-                }
-                if header == self.map_header {
-                    // SAFETY: a small map's header, as confirmed at load.
-                    return Kind::Map(unsafe { map::view_object(obj) });
-                }
-                if header == self.float_header && header != 0 {
-                    // SAFETY: a float's header, as learned at load: its
-                    // double is the word after it.
-                    return Kind::Float(f64::from_bits(unsafe { *obj.add(1) } as u64));
-                }
-                if let Some(known) = self.binary {
-                    // SAFETY: the caller's promise, passed on.
-                    if let Some(bytes) = unsafe { binary::read_known(known, word) } {
-                        return Kind::Binary(bytes);
-                    }
-                }
-                // SAFETY: as above.
-                if unsafe { self.refs.is_written(obj, header) } {
-                    return Kind::Ref;
-                }
-                // SAFETY: as above.
-                if let Some((negative, digits)) = unsafe { self.bigs.digits(obj, header) } {
-                    return Kind::Big(negative, digits);
-                }
-                // SAFETY: as above.
-                if let Some(entry) = unsafe { self.funs.entry(obj, header) } {
-                    return Kind::ExportFun(entry);
-                }
-                if let Some(known) = self.binary {
-                    // SAFETY: the caller's promise, passed on.
-                    if let Some(bits) = unsafe { binary::read_bits(known, word) } {
-                        return Kind::Bits(bits);
-                    }
-                }
-                Kind::Other
+                // SAFETY: the caller's promise, passed on.
+                unsafe { self.boxed_kind(word, obj, header, class(self.classes, header)) }
             }
             _ => Kind::Other,
         }
+    }
+
+    /// What the boxed term of `word` is, `obj` its object, `header` its
+    /// first word and `class` that header's: one dispatch on the class,
+    /// then that form's own test.
+    ///
+    /// # Safety
+    /// As for `kind`, `word` a boxed term's word.
+    #[inline(always)]
+    unsafe fn boxed_kind<'a>(
+        &self,
+        word: usize,
+        obj: *const usize,
+        header: usize,
+        class: Class,
+    ) -> Kind<'a> {
+        match class {
+            Class::Other => Kind::Other,
+            Class::Tuple if self.containers => {
+                // SAFETY: a tuple's header (its tag bits) counts the
+                // elements after it, which live as long as the term.
+                Kind::Tuple(unsafe {
+                    std::slice::from_raw_parts(obj.add(1), header >> ARITY_SHIFT)
+                })
+            }
+            Class::Tuple => Kind::Other,
+            Class::Map if header == self.map_header => {
+                // SAFETY: a small map's header, as confirmed at load.
+                Kind::Map(unsafe { map::view_object(obj) })
+            }
+            Class::Float if header == self.float_header => Kind::Float,
+            Class::Map | Class::Float => Kind::Other,
+            Class::Binary if self.binary.is_some() => Kind::Binary,
+            Class::Binary => Kind::Other,
+            // SAFETY: as above.
+            Class::Ref if unsafe { self.refs.is_written(obj, header) } => Kind::Ref,
+            Class::Ref => Kind::Other,
+            // SAFETY: as above.
+            Class::Big if unsafe { self.bigs.digits(obj, header) }.is_some() => Kind::Big,
+            Class::Big => Kind::Other,
+            // SAFETY: as above.
+            Class::ExportFun => match unsafe { self.funs.entry(obj, header) } {
+                Some(entry) => Kind::ExportFun(entry),
+                None => Kind::Other,
+            },
+            // SAFETY: as above.
+            Class::Any => unsafe { self.any_kind(word, obj, header) },
+        }
+    }
+
+    /// `boxed_kind` of a header whose tag bits several forms have: each
+    /// form tried in turn.
+    ///
+    /// # Safety
+    /// As for `boxed_kind`.
+    #[inline(never)]
+    unsafe fn any_kind<'a>(&self, word: usize, obj: *const usize, header: usize) -> Kind<'a> {
+        if header & HEADER_TAG_BITS == TUPLE_TAG && self.containers {
+            // SAFETY: a tuple's header counts the elements after it,
+            // which live as long as the term.
+            return Kind::Tuple(unsafe {
+                std::slice::from_raw_parts(obj.add(1), header >> ARITY_SHIFT)
+            });
+        }
+        if header == self.map_header {
+            // SAFETY: a small map's header, as confirmed at load.
+            return Kind::Map(unsafe { map::view_object(obj) });
+        }
+        if header == self.float_header && header != 0 {
+            return Kind::Float;
+        }
+        if let Some(known) = self.binary {
+            // SAFETY: the caller's promise, passed on.
+            if unsafe { binary::read_known(known, word) }.is_some() {
+                return Kind::Binary;
+            }
+        }
+        // SAFETY: as above.
+        if unsafe { self.refs.is_written(obj, header) } {
+            return Kind::Ref;
+        }
+        // SAFETY: as above.
+        if unsafe { self.bigs.digits(obj, header) }.is_some() {
+            return Kind::Big;
+        }
+        // SAFETY: as above.
+        if let Some(entry) = unsafe { self.funs.entry(obj, header) } {
+            return Kind::ExportFun(entry);
+        }
+        if let Some(known) = self.binary {
+            // SAFETY: the caller's promise, passed on.
+            if unsafe { binary::read_bits(known, word) }.is_some() {
+                return Kind::Binary;
+            }
+        }
+        Kind::Other
     }
 }
 
@@ -311,7 +502,7 @@ mod tests {
     use super::*;
 
     fn reader(containers: bool) -> Reader {
-        Reader {
+        with_classes(Reader {
             containers,
             map_header: 0,
             binary: None,
@@ -319,7 +510,44 @@ mod tests {
             bigs: big::Known::NONE,
             funs: fun::Known::NONE,
             float_header: 0,
-        }
+            classes: &CLASSES,
+        })
+    }
+
+    /// `reader` with its classes made from its own layouts.
+    fn with_classes(mut reader: Reader) -> Reader {
+        let table = classes(&reader).map(|class| AtomicU8::new(class as u8));
+        reader.classes = Box::leak(Box::new(table));
+        reader
+    }
+
+    #[test]
+    fn a_tag_two_forms_have_is_told_by_trying_each() {
+        // A float's header and a small map's with the same tag bits: that
+        // tag is `Any`, and each is still told by its whole header.
+        let (map_header, float_header) = ((2 << ARITY_SHIFT) | 0x18, (1 << ARITY_SHIFT) | 0x18);
+        let r = with_classes(Reader {
+            map_header,
+            float_header,
+            ..reader(true)
+        });
+        assert_eq!(class(r.classes, float_header), Class::Any);
+        assert_eq!(class(r.classes, 0), Class::Tuple);
+        let float: [usize; 2] = [float_header, 1.5f64.to_bits() as usize];
+        assert_eq!(kind(r, float.as_ptr() as usize | BOXED), "float");
+        let other: [usize; 2] = [(1 << ARITY_SHIFT) | 0x14, 0];
+        assert_eq!(kind(r, other.as_ptr() as usize | BOXED), "other");
+        // Only the float's: `Float`, and a header of its tag bits but
+        // another arity is no float.
+        let r = with_classes(Reader {
+            float_header,
+            ..reader(false)
+        });
+        assert_eq!(class(r.classes, float_header), Class::Float);
+        assert_eq!(class(r.classes, 0), Class::Other);
+        assert_eq!(kind(r, float.as_ptr() as usize | BOXED), "float");
+        let longer: [usize; 3] = [(2 << ARITY_SHIFT) | 0x18, 0, 0];
+        assert_eq!(kind(r, longer.as_ptr() as usize | BOXED), "other");
     }
 
     fn kind_name(kind: Kind) -> String {
@@ -331,12 +559,11 @@ mod tests {
             Kind::Cons(h, t) => format!("cons {h:#x} {t:#x}"),
             Kind::Tuple(elems) => format!("tuple {elems:x?}"),
             Kind::Map(_) => "map".into(),
-            Kind::Binary(bytes) => format!("binary {}", bytes.len()),
+            Kind::Binary => "binary".into(),
             Kind::Ref => "ref".into(),
-            Kind::Bits(bits) => format!("bits {}", bits.size),
-            Kind::Big(negative, digits) => format!("big {negative} {digits:x?}"),
+            Kind::Big => "big".into(),
             Kind::ExportFun(entry) => format!("export fun {entry:#x}"),
-            Kind::Float(x) => format!("float {x}"),
+            Kind::Float => "float".into(),
             Kind::Other => "other".into(),
         }
     }
