@@ -334,18 +334,19 @@ impl Reader {
             Class::Map | Class::Float => Kind::Other,
             Class::Binary if self.binary.is_some() => Kind::Binary,
             Class::Binary => Kind::Other,
-            // SAFETY: as above.
+            // SAFETY: here and below, `obj` is a live boxed term's object
+            // and `header` its first word (the caller's promise).
             Class::Ref if unsafe { self.refs.is_written(obj, header) } => Kind::Ref,
             Class::Ref => Kind::Other,
-            // SAFETY: as above.
+            // SAFETY: as for `Ref`.
             Class::Big if unsafe { self.bigs.digits(obj, header) }.is_some() => Kind::Big,
             Class::Big => Kind::Other,
-            // SAFETY: as above.
+            // SAFETY: as for `Ref`.
             Class::ExportFun => match unsafe { self.funs.entry(obj, header) } {
                 Some(entry) => Kind::ExportFun(entry),
                 None => Kind::Other,
             },
-            // SAFETY: as above.
+            // SAFETY: the caller's promise, passed on.
             Class::Any => unsafe { self.any_kind(word, obj, header) },
         }
     }
