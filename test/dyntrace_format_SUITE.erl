@@ -16,6 +16,7 @@
 -export([t_leaves/1, t_containers/1, t_strings/1, t_atoms/1, t_numbers/1,
          t_identifiers/1, t_binaries/1, t_binary_forms/1, t_leaf_lists/1, t_cut_utf8/1,
          t_bits_in_place/1, t_bignums_in_place/1, t_ports_and_funs_in_place/1,
+         t_local_funs_of_reloaded_modules/1,
          t_huge_terms/1, t_beyond_scan_bound/1, t_payload_texts/1, t_payload_huge_terms/1,
          prop_matches_vm/1, prop_unicode_atoms/1, prop_big_maps/1,
          prop_payload_model/1, prop_payload_cut/1, prop_secrets_hidden/1]).
@@ -34,6 +35,7 @@ all() ->
     [t_leaves, t_containers, t_strings, t_atoms, t_numbers, t_identifiers,
      t_binaries, t_binary_forms, t_leaf_lists, t_cut_utf8,
      t_bits_in_place, t_bignums_in_place, t_ports_and_funs_in_place,
+     t_local_funs_of_reloaded_modules,
      t_huge_terms, t_beyond_scan_bound,
      t_payload_texts, t_payload_huge_terms,
      prop_matches_vm, prop_unicode_atoms, prop_big_maps,
@@ -304,6 +306,42 @@ t_ports_and_funs_in_place(_Config) ->
     <<"<fun>">> = mode(fun lists:map/2, shape),
     _ = [port_close(P) || P <- Ports -- Closed],
     ok.
+
+%% Local funs are written from their fun entry's fields: a module loaded
+%% again and again, its old code purged each time (freeing the entries of
+%% its funs no term holds any more, whose memory a new entry may take),
+%% gives funs of new numbers, each written as the VM writes it, alone and
+%% many in a list; a fun held across a reload and purge still is.
+t_local_funs_of_reloaded_modules(_Config) ->
+    Mod = dyntrace_format_reloaded,
+    Held = reload_fun(Mod, 0),
+    Texts = [begin
+                 F = reload_fun(Mod, N),
+                 same_as_vm([F, Held, lists:duplicate(50, F), [Held, F, Held]]),
+                 fmt(F)
+             end || N <- lists:seq(1, 30)],
+    %% Each version's code differs, so its fun's text does.
+    30 = length(lists:usort(Texts)),
+    same_as_vm([Held]),
+    _ = code:purge(Mod),
+    true = code:delete(Mod),
+    _ = code:purge(Mod),
+    ok.
+
+%% Loads version `N' of `Mod' (the old code purged, the funs of versions
+%% before the last dropped) and answers a fun of it with a free variable.
+reload_fun(Mod, N) ->
+    Forms = [{attribute, 1, module, Mod},
+             {attribute, 2, export, [{f, 1}]},
+             {function, 3, f, 1,
+              [{clause, 3, [{var, 3, 'X'}], [],
+                [{'fun', 3, {clauses, [{clause, 3, [], [],
+                                        [{tuple, 3, [{integer, 3, N}, {var, 3, 'X'}]}]}]}}]}]}],
+    {ok, Mod, Beam} = compile:forms(Forms, []),
+    _ = code:purge(Mod),
+    {module, Mod} = code:load_binary(Mod, "reloaded.erl", Beam),
+    true = erlang:garbage_collect(),
+    Mod:f(N).
 
 %% A budget that ends inside a multi-byte character cuts before it.
 t_cut_utf8(_Config) ->

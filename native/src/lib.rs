@@ -93,6 +93,7 @@ fn on_load(env: Env, load_info: Term) -> Result<(), c_int> {
         (layouts.bitstrings, "bitstrings"),
         (layouts.bignums, "bignums"),
         (layouts.external_funs, "external funs"),
+        (layouts.local_funs, "local funs"),
     ] {
         if !read {
             eprintln!("dyntrace: {what} are not laid out as expected; reading them through enif");

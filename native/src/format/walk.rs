@@ -426,7 +426,7 @@ fn start(
         }
         Kind::Other => other_start(walk, term, text, frames, iters, leaves),
         // Their shapes are told through enif.
-        Kind::Big | Kind::ExportFun(_) | Kind::Float if walk.shape => {
+        Kind::Big | Kind::ExportFun(_) | Kind::LocalFun | Kind::Float if walk.shape => {
             other_start(walk, term, text, frames, iters, leaves)
         }
         Kind::Atom
@@ -437,6 +437,7 @@ fn start(
         | Kind::Ref
         | Kind::Big
         | Kind::ExportFun(_)
+        | Kind::LocalFun
         | Kind::Float => {
             write_leaf_kind(walk, term, kind, text, leaves);
             None
@@ -482,6 +483,15 @@ fn write_leaf_kind(
         Kind::ExportFun(entry) => {
             if !leaves.write(entry, text) {
                 leaves.write_and_keep(entry, text, |text| write_leaf(term_of_word(term), text));
+            }
+        }
+        // Kept by the fields its text depends on, read from its entry.
+        Kind::LocalFun => {
+            // SAFETY: the walk reads only live terms of the call being
+            // served; `kind` said this is a local fun read in place.
+            let fun = unsafe { walk.reader.local_fun(term) };
+            if !leaves.write_fun(fun, text) {
+                leaves.write_and_keep_fun(fun, text, |text| write_leaf(term_of_word(term), text));
             }
         }
         Kind::Cons(..) | Kind::Tuple(_) | Kind::Map(_) | Kind::Other => {}
@@ -806,7 +816,7 @@ fn leaf_slow(walk: &Walk, term: usize, text: &mut BoundedText, leaves: &mut Leaf
             write_leaf_kind(walk, term, kind, text, leaves);
             true
         }
-        Kind::Big | Kind::ExportFun(_) | Kind::Float if !walk.shape => {
+        Kind::Big | Kind::ExportFun(_) | Kind::LocalFun | Kind::Float if !walk.shape => {
             write_leaf_kind(walk, term, kind, text, leaves);
             true
         }

@@ -94,3 +94,22 @@ pub unsafe fn inspect_binary<'a>(env: *mut ErlNifEnv, term: ErlNifTerm) -> Optio
     // slice (the caller's promise).
     Some(unsafe { std::slice::from_raw_parts(bin.data, bin.size) })
 }
+
+/// The VM printer's text of `term` (`enif_snprintf("%T")`), as much as
+/// `buf` holds less its NUL: what a layout learned at load is checked
+/// against.
+pub fn printed(term: ErlNifTerm, buf: &mut [u8]) -> &[u8] {
+    // SAFETY: reads the runtime's function table, set before any NIF runs;
+    // `buf` has `buf.len()` writable bytes, the format takes one term.
+    unsafe {
+        let print = rustler::sys::get_enif_snprintf();
+        print(
+            buf.as_mut_ptr().cast::<std::ffi::c_char>(),
+            buf.len(),
+            c"%T".as_ptr(),
+            term,
+        );
+    }
+    let len = buf.iter().position(|b| *b == 0).unwrap_or(buf.len());
+    &buf[..len]
+}

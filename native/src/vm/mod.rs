@@ -32,6 +32,7 @@ pub struct Layouts {
     pub bitstrings: bool,
     pub bignums: bool,
     pub external_funs: bool,
+    pub local_funs: bool,
 }
 
 /// Learns the words and layouts of this release from terms the VM makes
@@ -46,6 +47,7 @@ pub fn init(env: Env, hash_map: Term, to_list_first: Term, samples: &[Term]) -> 
         to_list_first.as_c_arg(),
     );
     let samples: Vec<_> = samples.iter().map(|t| t.as_c_arg()).collect();
+    let funs = fun::init(env.as_c_arg());
     let layouts = Layouts {
         containers: term::init(env.as_c_arg()),
         maps: map::init(env),
@@ -53,7 +55,8 @@ pub fn init(env: Env, hash_map: Term, to_list_first: Term, samples: &[Term]) -> 
         references: reference::init(env.as_c_arg(), &samples),
         bitstrings: binary::reads_bits(),
         bignums: big::init(env.as_c_arg()),
-        external_funs: fun::init(env.as_c_arg()),
+        external_funs: funs.external,
+        local_funs: funs.local,
     };
     term::learn_classes();
     layouts

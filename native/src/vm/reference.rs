@@ -15,10 +15,10 @@
 //! prints, and keeps a form only when the text written here is the VM's,
 //! byte for byte, for every sample; anything else is printed by the VM.
 
+use super::enif::printed as printed_text;
 use super::word::{object, term_word};
 use crate::decimal::decimal_u32_before;
 use rustler::sys::{ErlNifEnv, ErlNifTerm};
-use std::ffi::c_char;
 use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
 
 /// Room for the longest text: `#Ref<0.` and five 10-digit numbers.
@@ -206,22 +206,7 @@ fn agrees(known: &Known, term: ErlNifTerm) -> bool {
         return false;
     };
     let mut printed = [0u8; TEXT_MAX + 1];
-    // SAFETY: reads the runtime's function table, set before any NIF runs;
-    // `printed` has room for the format's output and its NUL.
-    unsafe {
-        let print = rustler::sys::get_enif_snprintf();
-        print(
-            printed.as_mut_ptr().cast::<c_char>(),
-            printed.len(),
-            c"%T".as_ptr(),
-            term,
-        );
-    }
-    let len = printed
-        .iter()
-        .position(|b| *b == 0)
-        .unwrap_or(printed.len());
-    &printed[..len] == ours
+    printed_text(term, &mut printed) == ours
 }
 
 fn is_reference(env: *mut ErlNifEnv, term: ErlNifTerm) -> bool {

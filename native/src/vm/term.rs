@@ -12,7 +12,7 @@
 use super::big;
 use super::binary::{self, Bits, Known};
 use super::enif::{list_cell, tuple_elements};
-use super::fun;
+use super::fun::{self, LocalFun};
 use super::map::{self, SmallMap};
 use super::reference;
 use super::word::{
@@ -47,7 +47,7 @@ enum Class {
     Binary,
     Ref,
     Big,
-    ExportFun,
+    Fun,
     Any,
 }
 
@@ -67,7 +67,7 @@ fn class(classes: &Classes, header: usize) -> Class {
         4 => Class::Binary,
         5 => Class::Ref,
         6 => Class::Big,
-        7 => Class::ExportFun,
+        7 => Class::Fun,
         8 => Class::Any,
         _ => Class::Other,
     }
@@ -105,7 +105,8 @@ fn classes(reader: &Reader) -> [Class; 64] {
     for tag in reader.bigs.tags() {
         claim(tag, Class::Big);
     }
-    claim(reader.funs.tag(), Class::ExportFun);
+    claim(reader.funs.tag(), Class::Fun);
+    claim(reader.funs.local_tag(), Class::Fun);
     table
 }
 
@@ -143,9 +144,12 @@ pub enum Kind<'a> {
     /// An external fun: the address of its export entry, which its text
     /// depends on alone.
     ExportFun(usize),
+    /// A local fun whose entry is read in place: what its text depends on
+    /// read by `Reader::local_fun`.
+    LocalFun,
     /// A float: its value read by `Reader::float`.
     Float,
-    /// Anything else (local funs, remote identifiers, large maps,
+    /// Anything else (remote identifiers, large maps,
     /// binaries and references in other forms), or a layout not confirmed
     /// at load: ask enif.
     Other,
@@ -233,6 +237,17 @@ impl Reader {
         // SAFETY: a float's object (`kind` saw its header, as learned at
         // load): its double is the word after the header.
         f64::from_bits(unsafe { *object(word).add(1) } as u64)
+    }
+
+    /// What the text of the local fun of `word`, which `kind` called
+    /// `LocalFun`, depends on.
+    ///
+    /// # Safety
+    /// `word` must be a live term's word.
+    #[inline(always)]
+    pub unsafe fn local_fun(&self, word: usize) -> LocalFun {
+        // SAFETY: the caller's promise: a live local fun's object.
+        unsafe { self.funs.local(object(word)) }
     }
 
     /// The bits of the bitstring of `word`, which `kind` called `Binary`,
@@ -342,8 +357,10 @@ impl Reader {
             Class::Big if unsafe { self.bigs.digits(obj, header) }.is_some() => Kind::Big,
             Class::Big => Kind::Other,
             // SAFETY: as for `Ref`.
-            Class::ExportFun => match unsafe { self.funs.entry(obj, header) } {
+            Class::Fun => match unsafe { self.funs.entry(obj, header) } {
                 Some(entry) => Kind::ExportFun(entry),
+                // SAFETY: as for `Ref`.
+                None if unsafe { self.funs.is_local(obj, header) } => Kind::LocalFun,
                 None => Kind::Other,
             },
             // SAFETY: the caller's promise, passed on.
@@ -389,6 +406,10 @@ impl Reader {
         // SAFETY: as above.
         if let Some(entry) = unsafe { self.funs.entry(obj, header) } {
             return Kind::ExportFun(entry);
+        }
+        // SAFETY: as above.
+        if unsafe { self.funs.is_local(obj, header) } {
+            return Kind::LocalFun;
         }
         if let Some(known) = self.binary {
             // SAFETY: the caller's promise, passed on.
@@ -564,6 +585,7 @@ mod tests {
             Kind::Ref => "ref".into(),
             Kind::Big => "big".into(),
             Kind::ExportFun(entry) => format!("export fun {entry:#x}"),
+            Kind::LocalFun => "local fun".into(),
             Kind::Float => "float".into(),
             Kind::Other => "other".into(),
         }
