@@ -314,29 +314,33 @@ t_ports_and_funs_in_place(_Config) ->
 %% many in a list; a fun held across a reload and purge still is.
 t_local_funs_of_reloaded_modules(_Config) ->
     Mod = dyntrace_format_reloaded,
-    Held = reload_fun(Mod, 0),
+    {Held, HeldLiteral} = reload_fun(Mod, 0),
     Texts = [begin
-                 F = reload_fun(Mod, N),
-                 same_as_vm([F, Held, lists:duplicate(50, F), [Held, F, Held]]),
+                 {F, Literal} = reload_fun(Mod, N),
+                 same_as_vm([F, Literal, Held, HeldLiteral, lists:duplicate(50, F),
+                             lists:duplicate(50, Literal), [Held, F, HeldLiteral, Literal]]),
                  fmt(F)
              end || N <- lists:seq(1, 30)],
     %% Each version's code differs, so its fun's text does.
     30 = length(lists:usort(Texts)),
-    same_as_vm([Held]),
+    same_as_vm([Held, HeldLiteral]),
     _ = code:purge(Mod),
     true = code:delete(Mod),
     _ = code:purge(Mod),
     ok.
 
 %% Loads version `N' of `Mod' (the old code purged, the funs of versions
-%% before the last dropped) and answers a fun of it with a free variable.
+%% before the last dropped) and answers a fun of it with a free variable
+%% and one without, in a constant term (a literal on OTP 25).
 reload_fun(Mod, N) ->
     Forms = [{attribute, 1, module, Mod},
              {attribute, 2, export, [{f, 1}]},
              {function, 3, f, 1,
               [{clause, 3, [{var, 3, 'X'}], [],
-                [{'fun', 3, {clauses, [{clause, 3, [], [],
-                                        [{tuple, 3, [{integer, 3, N}, {var, 3, 'X'}]}]}]}}]}]}],
+                [{tuple, 3,
+                  [{'fun', 3, {clauses, [{clause, 3, [], [],
+                                          [{tuple, 3, [{integer, 3, N}, {var, 3, 'X'}]}]}]}},
+                   {'fun', 3, {clauses, [{clause, 3, [], [], [{integer, 3, N}]}]}}]}]}]}],
     {ok, Mod, Beam} = compile:forms(Forms, []),
     _ = code:purge(Mod),
     {module, Mod} = code:load_binary(Mod, "reloaded.erl", Beam),

@@ -26,9 +26,10 @@ use crate::vm::fun::LocalFun;
 /// 64-byte cache line.
 const TEXT_MAX: usize = 48;
 
-/// A local fun's slot is one cache line too: its 16-byte key, the
-/// length, and fewer text bytes.
-const FUN_TEXT_MAX: usize = 47;
+/// A local fun's slot is two cache lines: its 16-byte key, the length,
+/// and a text of up to 110 bytes (a module name of up to 90, an escript's
+/// about 50).
+const FUN_TEXT_MAX: usize = 111;
 
 impl Key for LocalFun {
     const EMPTY: LocalFun = LocalFun {
@@ -46,22 +47,6 @@ impl Key for LocalFun {
 pub struct LeafTexts {
     texts: TextCache<usize, 256, TEXT_MAX>,
     funs: TextCache<LocalFun, 64, FUN_TEXT_MAX>,
-}
-
-/// Writes the text `cache` keeps for `key`; false if none is kept.
-#[inline(always)]
-fn write_kept<K: Key, const S: usize, const N: usize>(
-    cache: &TextCache<K, S, N>,
-    key: K,
-    text: &mut BoundedText,
-) -> bool {
-    match cache.block(key) {
-        Some((block, len)) => {
-            text.put_block(block, len);
-            true
-        }
-        None => false,
-    }
 }
 
 /// Keeps in `cache` the text `write_leaf` writes for `key`, if it was
@@ -84,13 +69,25 @@ impl LeafTexts {
     /// Writes the text kept for `word`; false if none is kept.
     #[inline(always)]
     pub fn write(&self, word: usize, text: &mut BoundedText) -> bool {
-        write_kept(&self.texts, word, text)
+        match self.texts.block(word) {
+            Some((block, len)) => {
+                text.put_block(block, len);
+                true
+            }
+            None => false,
+        }
     }
 
     /// Writes the text kept for the local fun `fun`; false if none is kept.
     #[inline(always)]
     pub fn write_fun(&self, fun: LocalFun, text: &mut BoundedText) -> bool {
-        write_kept(&self.funs, fun, text)
+        match self.funs.block(fun) {
+            Some((block, len)) => {
+                text.put_medium(&block[..len]);
+                true
+            }
+            None => false,
+        }
     }
 
     /// `write_and_keep` for the local fun `fun`.

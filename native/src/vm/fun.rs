@@ -32,7 +32,7 @@
 //! address to another: the fields read are (`LocalFun`).
 
 use super::enif::printed;
-use super::word::{boxed, term_word};
+use super::word::{boxed, is_atom_word, term_of_word, term_word};
 use rustler::sys::{ErlNifEnv, ErlNifTerm};
 use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 
@@ -227,8 +227,8 @@ pub fn init(env: *mut ErlNifEnv) -> Learned {
 const MARKER_WORDS: usize = 5;
 
 /// Makes `known` take none of the local `samples`: if the header takes
-/// some, learns the word (after the entry's) whose value is the same in
-/// every external fun of `exports` and another in every local sample.
+/// some, learns the word (after the entry's) whose value is the same atom
+/// in every external fun of `exports` and another in every local sample.
 /// False if there is none, or a local fun is still taken.
 fn tell_apart(known: &mut Known, exports: &[*const usize], samples: &[LocalSample]) -> bool {
     let taken = |known: &Known| {
@@ -243,9 +243,13 @@ fn tell_apart(known: &mut Known, exports: &[*const usize], samples: &[LocalSampl
     // SAFETY: the objects of live funs of one header, which have
     // `MARKER_WORDS` words on the releases this applies to.
     let word = |obj: *const usize, at: usize| unsafe { *obj.add(at) };
+    // An atom (OTP 25's creator, `external`), which no local fun has
+    // there: a word such as the off-heap link is 0 in external funs and
+    // in local funs made as literals alike.
     let marker_at = (2..MARKER_WORDS).find(|&at| {
         let marker = word(exports[0], at);
-        exports.iter().all(|&obj| word(obj, at) == marker)
+        is_atom_word(term_of_word(marker))
+            && exports.iter().all(|&obj| word(obj, at) == marker)
             && samples.iter().all(|s| word(s.obj, at) != marker)
     });
     let Some(marker_at) = marker_at else {
