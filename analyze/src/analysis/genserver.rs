@@ -2,7 +2,9 @@
 //! alone. A call is the message `{'$gen_call',{From,Tag},Request}`; its
 //! reply is `{Tag,Reply}`. OTP 24+ writes the tag as `[alias|#Ref<...>]`
 //! (the reply goes to the alias), older releases as `#Ref<...>`: either way
-//! the reference text is the key that pairs them. Per server and request
+//! the reference text is the key that pairs them: the identity layer finds
+//! the call once per event ([`Identity::call`]) and the analysis keeps what
+//! it knows of each call by the call's slot. Per server and request
 //! (the request's first atom): the caller's latency (send of the call ->
 //! receive of the reply) and the server's share (receive of the call ->
 //! send of the reply). Calls whose text was cut before the reference, and
@@ -15,12 +17,11 @@ use std::collections::BinaryHeap;
 
 use crate::analysis::durations::{duration_cells, duration_columns};
 use crate::engine::analysis::Analysis;
-use crate::engine::identity::Identity;
+use crate::engine::identity::{CallId, Identity};
 use crate::engine::summary::Summary;
 use crate::model::bytes::same;
 use crate::model::event::{Event, Kind, Slot};
-use crate::model::keyed::Key;
-use crate::model::message::{Call, ShortText};
+use crate::model::message::Call;
 use crate::model::stats::Durations;
 use crate::model::table::{col, Cell, Table, Unit};
 
@@ -37,6 +38,19 @@ struct Pending {
     server_ns: Option<u64>,
     /// With `--slowest`: the caller and the request's whole text.
     detail: Option<Box<Detail>>,
+}
+
+/// What the analysis knows of one call, kept by its slot in the identity
+/// layer's call table.
+#[derive(Default)]
+struct CallState {
+    /// The use of the slot these are of ([`CallId::generation`]).
+    generation: u32,
+    pending: Option<Pending>,
+    /// The server was seen to receive the call without its send (the
+    /// caller not traced, as in a triage window): (row, received), until
+    /// the server's reply.
+    server_only: Option<(usize, i64)>,
 }
 
 struct Detail {
@@ -79,6 +93,10 @@ struct Row {
     caller: Durations,
     server_share: Durations,
     unmatched: u64,
+    /// Calls whose reply's receive never reached the analysis (left out by
+    /// the selection) after their slot went to another call: waiting for
+    /// good, as if still pending.
+    left_waiting: u64,
     /// The same since [`GenServer::next_sub_window`], when kept
     /// ([`GenServer::with_sub_windows`]).
     sub: Option<Box<(Durations, Durations)>>,
@@ -128,11 +146,14 @@ impl hashbrown::Equivalent<RowKey> for RowRef<'_> {
 pub struct GenServer {
     rows: Vec<Row>,
     row_ids: hashbrown::HashMap<RowKey, usize, rustc_hash::FxBuildHasher>,
-    pending: hashbrown::HashMap<ShortText, Pending, rustc_hash::FxBuildHasher>,
-    /// Calls the server was seen to receive without their send (the
-    /// caller not traced, as in a triage window): (row, received), until
-    /// the server's reply.
-    server_only: hashbrown::HashMap<ShortText, (usize, i64), rustc_hash::FxBuildHasher>,
+    /// Calls by slot.
+    calls: Vec<CallState>,
+    /// Calls awaiting their reply's receive (those left waiting included).
+    pending: usize,
+    /// Calls seen received by their server alone, until the server's reply
+    /// (those whose reply never came, once their slot went to another
+    /// call, included).
+    server_only: usize,
     slowest: usize,
     slow: BinaryHeap<Reverse<Slow>>,
     /// Whether rows keep their calls since the last sub-window too.
@@ -223,6 +244,7 @@ impl GenServer {
             caller: Durations::new(2),
             server_share: Durations::new(2),
             unmatched: 0,
+            left_waiting: 0,
             sub: self
                 .sub_windows
                 .then(|| Box::new((Durations::new(2), Durations::new(2)))),
@@ -231,7 +253,28 @@ impl GenServer {
         i
     }
 
-    fn send(&mut self, ev: &Event) {
+    /// What the analysis knows of call `id`; an older call's state in
+    /// its slot is let go first (a pending call's counted as waiting).
+    fn state(&mut self, id: CallId) -> &mut CallState {
+        let i = id.slot as usize;
+        if i >= self.calls.len() {
+            self.calls.resize_with(i + 1, CallState::default);
+            self.calls[i].generation = id.generation;
+        }
+        let state = &mut self.calls[i];
+        if state.generation != id.generation {
+            if let Some(p) = state.pending.take() {
+                self.rows[p.row].left_waiting += 1;
+            }
+            *state = CallState {
+                generation: id.generation,
+                ..CallState::default()
+            };
+        }
+        state
+    }
+
+    fn send(&mut self, ev: &Event, who: &Identity) {
         if let Some(Call {
             caller,
             reference: key,
@@ -244,8 +287,8 @@ impl GenServer {
                 b"(cut)"
             };
             let row = self.row(ev.str(Slot::To), name);
-            match key {
-                Some(key) if self.pending.len() < MAX_PENDING => {
+            match who.call().filter(|_| key.is_some()) {
+                Some(id) if self.pending < MAX_PENDING => {
                     let detail = (self.slowest > 0).then(|| {
                         Box::new(Detail {
                             caller: caller.into(),
@@ -259,42 +302,59 @@ impl GenServer {
                         server_ns: None,
                         detail,
                     };
-                    if let Some(old) = self.pending.insert(ShortText::new(key), call) {
-                        self.rows[old.row].unmatched += 1;
+                    match self.state(id).pending.replace(call) {
+                        Some(old) => self.rows[old.row].unmatched += 1,
+                        None => self.pending += 1,
                     }
                 }
                 _ => self.rows[row].unmatched += 1,
             }
-        } else if let Some(key) = ev.reply() {
-            if let Some((row, received)) = self.server_only.remove(&Key(key)) {
-                let ns = ev.ts_ns.saturating_sub(received).max(0) as u64;
-                self.rows[row].server_took(ns);
-            } else if let Some(p) = self.pending.get_mut(&Key(key)) {
-                if let Some(received) = p.server_received_ns {
-                    let ns = ev.ts_ns.saturating_sub(received).max(0) as u64;
-                    self.rows[p.row].server_took(ns);
-                    p.server_ns = Some(ns);
+        } else if ev.reply().is_some() {
+            let Some(id) = who.call() else {
+                return;
+            };
+            let ts = ev.ts_ns;
+            let state = self.state(id);
+            let took = match (state.server_only.take(), &mut state.pending) {
+                (Some((row, received)), _) => {
+                    self.server_only -= 1;
+                    Some((row, received))
                 }
+                (None, Some(p)) => p.server_received_ns.map(|received| {
+                    p.server_ns = Some(ts.saturating_sub(received).max(0) as u64);
+                    (p.row, received)
+                }),
+                (None, None) => None,
+            };
+            if let Some((row, received)) = took {
+                let ns = ts.saturating_sub(received).max(0) as u64;
+                self.rows[row].server_took(ns);
             }
         }
     }
 
-    fn receive(&mut self, ev: &Event) {
+    fn receive(&mut self, ev: &Event, who: &Identity) {
+        let Some(id) = who.call() else {
+            return;
+        };
         if let Some(Call {
-            reference: Some(key),
+            reference: Some(_),
             request,
             ..
         }) = ev.call()
         {
-            if let Some(p) = self.pending.get_mut(&Key(key)) {
-                p.server_received_ns.get_or_insert(ev.ts_ns);
-            } else if self.server_only.len() < MAX_PENDING {
+            let ts = ev.ts_ns;
+            if let Some(p) = &mut self.state(id).pending {
+                p.server_received_ns.get_or_insert(ts);
+            } else if self.server_only < MAX_PENDING {
                 let row = self.row(ev.str(Slot::To), request_name(request));
-                self.server_only
-                    .insert(ShortText::new(key), (row, ev.ts_ns));
+                if self.state(id).server_only.replace((row, ts)).is_none() {
+                    self.server_only += 1;
+                }
             }
-        } else if let Some(key) = ev.reply() {
-            if let Some(p) = self.pending.remove(&Key(key)) {
+        } else if ev.reply().is_some() {
+            if let Some(p) = self.state(id).pending.take() {
+                self.pending -= 1;
                 let ns = ev.ts_ns.saturating_sub(p.sent_ns).max(0) as u64;
                 self.rows[p.row].caller_took(ns);
                 if let Some(detail) = p.detail {
@@ -365,10 +425,10 @@ impl Analysis for GenServer {
         true
     }
 
-    fn on_event(&mut self, ev: &Event, _who: &Identity) {
+    fn on_event(&mut self, ev: &Event, who: &Identity) {
         match ev.kind() {
-            Some(Kind::MessageSend) => self.send(ev),
-            Some(Kind::MessageReceive) => self.receive(ev),
+            Some(Kind::MessageSend) => self.send(ev, who),
+            Some(Kind::MessageReceive) => self.receive(ev, who),
             _ => {}
         }
     }
@@ -390,8 +450,8 @@ impl Analysis for GenServer {
     }
 
     fn tables(&self, _summary: &Summary) -> Vec<Table> {
-        let mut waiting = vec![0u64; self.rows.len()];
-        for p in self.pending.values() {
+        let mut waiting: Vec<u64> = self.rows.iter().map(|r| r.left_waiting).collect();
+        for p in self.calls.iter().filter_map(|c| c.pending.as_ref()) {
             waiting[p.row] += 1;
         }
         let mut t = Table::new(
@@ -519,5 +579,39 @@ mod tests {
             .find(|r| r.cells[1] == Cell::Text("(cut)".into()))
             .expect("cut row");
         assert_eq!(t.value(cut, "unmatched"), Some(&Cell::Num(1)));
+    }
+
+    /// A call whose reply's receive the selection left out waits for good,
+    /// also once the next call takes its slot.
+    #[test]
+    fn a_call_whose_end_is_not_seen_stays_waiting() {
+        let call =
+            |r: u32| format!("{{'$gen_call',{{<0.1.0>,[alias|#Ref<0.0.0.{r}>]}},{{get,k}}}}");
+        let reply = "{[alias|#Ref<0.0.0.7>],{ok,v}}";
+        let (first, second) = (call(7), call(8));
+        let mut s = Script::default();
+        s.ev(100, Kind::MessageSend, &["<0.1.0>", "<0.2.0>", &first]);
+        s.ev(150, Kind::MessageReceive, &["<0.2.0>", &first]);
+        s.ev(400, Kind::MessageSend, &["<0.2.0>", "#Ref<0.0.0.7>", reply]);
+        s.ev(500, Kind::MessageReceive, &["<0.1.0>", reply]);
+        s.ev(600, Kind::MessageSend, &["<0.1.0>", "<0.2.0>", &second]);
+        let (mut g, mut who, mut scratch) = (GenServer::default(), Identity::default(), vec![]);
+        let mut slots = vec![];
+        s.feed_raw(&mut |ev| {
+            let node = who.node_of(ev);
+            who.learn(node, ev);
+            slots.push(who.call().map(|c| c.slot));
+            if ev.ts_ns != 500 {
+                who.present(ev, node, &mut scratch, &mut |ev| g.on_event(ev, &who));
+            }
+            who.forget(node, ev);
+        });
+        // The second call took the first's slot.
+        assert_eq!(slots.first(), slots.last());
+        let t = &g.tables(&Summary::default())[0];
+        let get = &t.rows[0];
+        assert_eq!(t.value(get, "count"), Some(&Cell::Num(0)));
+        assert_eq!(t.value(get, "server_max_ns"), Some(&Cell::Num(250)));
+        assert_eq!(t.value(get, "unmatched"), Some(&Cell::Num(2)));
     }
 }

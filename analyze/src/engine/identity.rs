@@ -9,10 +9,16 @@
 //!   node they cannot be told apart, and [`Identity::mixed`] says so.
 //! - **Names.** `process_register` (register, unregister) and the
 //!   `process_name` snapshot name a node's processes.
-//! - **Aliases.** A `'$gen_call'` message carries `{Pid, [alias|Ref]}` (or
-//!   `{Pid, Ref}`): a message sent to that reference goes to that pid. The
-//!   entry is dropped when the reply is sent; outstanding ones are capped
-//!   ([`MAX_ALIASES`]), the oldest evicted and counted.
+//! - **Calls and aliases.** A `'$gen_call'` message carries `{Pid,
+//!   [alias|Ref]}` (or `{Pid, Ref}`): a message sent to that reference goes
+//!   to that pid. One table keyed by the reference (and the node that wrote
+//!   it) holds each outstanding call: its alias, which ends when the reply
+//!   is sent (outstanding aliases are capped, [`MAX_ALIASES`], the oldest
+//!   evicted and counted), and the call itself, which ends when the reply
+//!   is received (at most [`MAX_CALLS`] open, the oldest whose alias ended
+//!   dropped first). A message event of a call is looked up once: the
+//!   analyses get the call's [`CallId`] ([`Identity::call`]) and keep what
+//!   they know of it by its slot, not by its reference again.
 //! - **Renumbering.** A node writes another node's pid with its own channel
 //!   number for that node (`node_name`'s `channel` and `peer`): `<0.42.0>`
 //!   at home is `<8827.42.0>` on a node that numbers home 8827. Node names
@@ -27,9 +33,12 @@
 use std::borrow::Cow;
 use std::collections::VecDeque;
 use std::io::Write;
+use std::sync::atomic::{AtomicBool, Ordering};
 
-use hashbrown::hash_map::EntryRef;
-use rustc_hash::FxHashMap;
+use std::hash::BuildHasher;
+
+use hashbrown::hash_table::Entry;
+use rustc_hash::{FxBuildHasher, FxHashMap};
 
 use crate::model::bytes::same;
 use crate::model::event::{Event, Field, Kind, Slot, MAX_FIELDS};
@@ -43,6 +52,22 @@ pub const PID_SLOTS: [Slot; 4] = [Slot::Pid, Slot::From, Slot::To, Slot::Parent]
 
 /// Outstanding aliases kept (calls whose reply has not been sent yet).
 pub const MAX_ALIASES: usize = 65_536;
+
+/// Calls kept open at once (their alias outstanding, or their reply sent
+/// but not yet seen received): the aliases and as many calls again whose
+/// reply is on its way.
+pub const MAX_CALLS: usize = 2 * MAX_ALIASES;
+
+/// An open call as the analyses see it: its slot in the call table (reused
+/// once the call ends) and which use of the slot it is.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct CallId {
+    /// The slot (below [`MAX_CALLS`] plus the slots ever free at once).
+    pub slot: u32,
+    /// Counts the slot's uses: an analysis holding an older one holds a
+    /// call that ended without its reply's receive reaching it.
+    pub generation: u32,
+}
 
 /// The name of a node without distribution, as the VM writes it.
 pub const NOT_DISTRIBUTED: &[u8] = b"'nonode@nohost'";
@@ -84,40 +109,25 @@ struct Node {
     registered: ByText<Box<[u8]>>,
 }
 
-/// An outstanding call's reply address.
-struct Alias {
-    caller: ShortText,
-}
-
-/// An alias (a call's reference) of one node, as kept.
-#[derive(Hash, PartialEq, Eq, Clone)]
-struct AliasKey {
+/// A call in the table: its key, its alias's reply address, and which of
+/// its ends have passed.
+struct CallSlot {
     node: u32,
     reference: ShortText,
+    hash: u64,
+    caller: ShortText,
+    generation: u32,
+    /// The alias is outstanding (counted in [`MAX_ALIASES`]).
+    alias: bool,
+    /// The reply was seen received: the call ends with its alias.
+    received: bool,
 }
 
-/// An alias as an event holds it: looked up without a copy (it hashes as
-/// [`AliasKey`] does).
+/// A call's key as an event holds it, hashed to find its slot.
 #[derive(Hash)]
 struct AliasRef<'a> {
     node: u32,
     reference: &'a [u8],
-}
-
-impl From<&AliasRef<'_>> for AliasKey {
-    fn from(alias: &AliasRef<'_>) -> AliasKey {
-        AliasKey {
-            node: alias.node,
-            reference: ShortText::new(alias.reference),
-        }
-    }
-}
-
-impl hashbrown::Equivalent<AliasKey> for AliasRef<'_> {
-    #[inline]
-    fn equivalent(&self, key: &AliasKey) -> bool {
-        self.node == key.node && same(self.reference, &key.reference)
-    }
 }
 
 /// Names, nodes and aliases, learnt from every event read (whatever the
@@ -128,8 +138,26 @@ pub struct Identity {
     node_ids: FxHashMap<(u32, i64), u32>,
     node_names: Vec<Box<[u8]>>,
     node_name_ids: FxHashMap<Box<[u8]>, NodeNameId>,
-    aliases: hashbrown::HashMap<AliasKey, Alias, rustc_hash::FxBuildHasher>,
-    alias_order: VecDeque<AliasKey>,
+    /// Open calls: their slots, found by (node, reference).
+    calls: hashbrown::HashTable<u32>,
+    slots: Vec<CallSlot>,
+    free: Vec<u32>,
+    /// Open calls, oldest first (some ended since).
+    call_order: VecDeque<CallId>,
+    outstanding: usize,
+    /// Outstanding aliases, oldest first (some ended since).
+    alias_order: VecDeque<CallId>,
+    /// Whether an analysis asked for calls ([`Identity::call`]): they
+    /// then stay in the table until their reply's receive, else only
+    /// while their alias is outstanding.
+    calls_asked: AtomicBool,
+    /// The call (or reply) of the event last learnt from, and the call
+    /// whose alias it is sent to.
+    current: Option<CallId>,
+    current_to: Option<u32>,
+    /// The event is a reply's receive: its call ends once the analyses saw
+    /// it.
+    replied: bool,
     /// The last (trace, vpid) seen and its node: runs of events of one
     /// node skip the lookup.
     last_node: Option<((u32, i64), u32)>,
@@ -233,6 +261,9 @@ impl Identity {
 
     /// Learns from one event of node `node` (before the selection).
     pub fn learn(&mut self, node: u32, ev: &Event) {
+        self.current = None;
+        self.current_to = None;
+        self.replied = false;
         if ev.kind() == Some(Kind::NodeName) {
             let (own, peer) = (ev.str(Slot::Node), ev.str(Slot::Peer));
             // A node not (or no longer) distributed numbers no other node.
@@ -263,14 +294,34 @@ impl Identity {
                     n.names.insert(pid.into(), name.into());
                 }
             }
-            Some(Kind::MessageSend) | Some(Kind::MessageReceive) => {
+            Some(kind @ (Kind::MessageSend | Kind::MessageReceive)) => {
+                let mut reference = None;
                 if let Some(Call {
                     caller,
                     reference: Some(r),
                     ..
                 }) = ev.call()
                 {
-                    self.remember_alias(node, r, caller);
+                    self.current = Some(self.remember_alias(node, r, caller));
+                    reference = Some(r);
+                } else if let Some(r) = ev.reply() {
+                    self.replied = kind == Kind::MessageReceive;
+                    // A reply's receive ends nothing nobody asked for.
+                    if !self.replied || self.keeps_calls() {
+                        self.current = self.find(node, r).map(|i| self.id(i));
+                    }
+                    reference = Some(r);
+                }
+                if kind == Kind::MessageSend {
+                    let to = ev.str(Slot::To);
+                    if to.starts_with(b"#Ref<") {
+                        // A reply is sent to its call's alias: the same
+                        // reference, found once.
+                        self.current_to = match reference {
+                            Some(r) if same(r, to) => self.current.map(|c| c.slot),
+                            _ => self.find(node, to),
+                        };
+                    }
                 }
             }
             Some(Kind::ProcessName) => {
@@ -285,47 +336,203 @@ impl Identity {
         }
     }
 
-    /// Forgets what the event ends (after the analyses saw it): a reply
-    /// sent to an alias.
-    pub fn forget(&mut self, node: u32, ev: &Event) {
-        if ev.kind() == Some(Kind::MessageSend) {
-            let to = ev.str(Slot::To);
-            if to.starts_with(b"#Ref<") {
-                self.aliases.remove(&AliasRef {
-                    node,
-                    reference: to,
-                });
+    /// Forgets what the event ends (after the analyses saw it, with what
+    /// [`Identity::learn`] found for it): an alias when a reply is sent to
+    /// it, a call when its reply is received.
+    pub fn forget(&mut self, _node: u32, _ev: &Event) {
+        if let Some(i) = self.current_to.take() {
+            if self.slots[i as usize].alias {
+                self.end_alias(i);
+            }
+        }
+        if let Some(c) = self.current.take() {
+            if std::mem::take(&mut self.replied) {
+                let s = &mut self.slots[c.slot as usize];
+                s.received = true;
+                if !s.alias {
+                    self.end_call(c.slot);
+                }
             }
         }
     }
 
-    fn remember_alias(&mut self, node: u32, r: &[u8], caller: &[u8]) {
-        let alias = AliasRef { node, reference: r };
+    /// The open call of the event last learnt from (a call's send or
+    /// receive, or its reply's), if the table holds it. Once an analysis
+    /// asks, calls stay in the table until their reply's receive (else
+    /// they end with their alias, at the reply's send).
+    pub fn call(&self) -> Option<CallId> {
+        if !self.keeps_calls() {
+            self.calls_asked.store(true, Ordering::Relaxed);
+        }
+        self.current
+    }
+
+    fn keeps_calls(&self) -> bool {
+        self.calls_asked.load(Ordering::Relaxed)
+    }
+
+    fn id(&self, slot: u32) -> CallId {
+        CallId {
+            slot,
+            generation: self.slots[slot as usize].generation,
+        }
+    }
+
+    fn hash(node: u32, reference: &[u8]) -> u64 {
+        FxBuildHasher.hash_one(AliasRef { node, reference })
+    }
+
+    /// The slot of the open call (node, reference).
+    fn find(&self, node: u32, reference: &[u8]) -> Option<u32> {
+        let slots = &self.slots;
+        self.calls
+            .find(Self::hash(node, reference), |&i| {
+                let s = &slots[i as usize];
+                s.node == node && same(reference, &s.reference)
+            })
+            .copied()
+    }
+
+    fn has_alias(&self, node: u32, reference: &[u8]) -> bool {
+        self.find(node, reference)
+            .is_some_and(|i| self.slots[i as usize].alias)
+    }
+
+    /// Whether the alias `c` was given is still outstanding.
+    fn alias_of(&self, c: CallId) -> bool {
+        let s = &self.slots[c.slot as usize];
+        s.generation == c.generation && s.alias
+    }
+
+    /// The alias of slot `i` ends (its reply sent, or evicted); so does
+    /// the call if its reply was received or nobody asked for calls.
+    fn end_alias(&mut self, i: u32) {
+        let s = &mut self.slots[i as usize];
+        s.alias = false;
+        self.outstanding -= 1;
+        if s.received || !self.calls_asked.load(Ordering::Relaxed) {
+            self.end_call(i);
+        }
+    }
+
+    /// Slot `i` leaves the table, for another call to use.
+    fn end_call(&mut self, i: u32) {
+        let s = &mut self.slots[i as usize];
+        s.generation = s.generation.wrapping_add(1);
+        if let Ok(entry) = self.calls.find_entry(s.hash, |&j| j == i) {
+            entry.remove();
+        }
+        self.free.push(i);
+    }
+
+    /// At [`MAX_CALLS`] open calls: the oldest whose alias ended leaves
+    /// the table (outstanding aliases are at most half of them).
+    fn end_oldest_call(&mut self) {
+        while let Some(c) = self.call_order.pop_front() {
+            let s = &self.slots[c.slot as usize];
+            if s.generation != c.generation {
+                continue;
+            }
+            if s.alias {
+                self.call_order.push_back(c);
+                continue;
+            }
+            self.end_call(c.slot);
+            return;
+        }
+    }
+
+    fn remember_alias(&mut self, node: u32, r: &[u8], caller: &[u8]) -> CallId {
         // At the cap a new alias first evicts the oldest (one lookup more);
-        // below it, one lookup finds a known alias or makes room for a new
+        // below it, one lookup finds a known call or makes room for a new
         // one.
-        if self.aliases.len() >= MAX_ALIASES && !self.aliases.contains_key(&alias) {
-            while self.aliases.len() >= MAX_ALIASES {
+        if self.outstanding >= MAX_ALIASES && !self.has_alias(node, r) {
+            while self.outstanding >= MAX_ALIASES {
                 let Some(oldest) = self.alias_order.pop_front() else {
                     break;
                 };
-                if self.aliases.remove(&oldest).is_some() {
+                if self.alias_of(oldest) {
+                    self.end_alias(oldest.slot);
                     self.aliases_evicted += 1;
                 }
             }
         }
-        // Entries answered are gone from the map but not from the order:
+        // Aliases ended are gone from the table but not from the order:
         // drop those now and then, so the order stays within twice the cap.
         if self.alias_order.len() >= 2 * MAX_ALIASES {
-            let aliases = &self.aliases;
-            self.alias_order.retain(|k| aliases.contains_key(k));
+            let mut order = std::mem::take(&mut self.alias_order);
+            order.retain(|&c| self.alias_of(c));
+            self.alias_order = order;
         }
-        if let EntryRef::Vacant(new) = self.aliases.entry_ref(&alias) {
-            new.insert(Alias {
-                caller: ShortText::new(caller),
-            });
-            self.alias_order.push_back(AliasKey::from(&alias));
+        let open = self.calls.len();
+        if open >= MAX_CALLS && self.find(node, r).is_none() {
+            self.end_oldest_call();
         }
+        if self.call_order.len() >= 2 * MAX_CALLS {
+            let slots = &self.slots;
+            self.call_order
+                .retain(|c| slots[c.slot as usize].generation == c.generation);
+        }
+        let hash = Self::hash(node, r);
+        let slots = &mut self.slots;
+        let entry = self.calls.entry(
+            hash,
+            |&i| {
+                let s = &slots[i as usize];
+                s.node == node && same(r, &s.reference)
+            },
+            |&i| slots[i as usize].hash,
+        );
+        let i = match entry {
+            Entry::Occupied(known) => {
+                let i = *known.get();
+                let s = &mut slots[i as usize];
+                if s.alias {
+                    return CallId {
+                        slot: i,
+                        generation: s.generation,
+                    };
+                }
+                // Its alias ended (the reply sent, or evicted): the call's
+                // text gives it again.
+                s.alias = true;
+                s.caller = ShortText::new(caller);
+                i
+            }
+            Entry::Vacant(new) => {
+                let call = CallSlot {
+                    node,
+                    reference: ShortText::new(r),
+                    hash,
+                    caller: ShortText::new(caller),
+                    generation: 0,
+                    alias: true,
+                    received: false,
+                };
+                let i = match self.free.pop() {
+                    Some(i) => {
+                        let generation = slots[i as usize].generation;
+                        slots[i as usize] = CallSlot { generation, ..call };
+                        i
+                    }
+                    None => {
+                        slots.push(call);
+                        (slots.len() - 1) as u32
+                    }
+                };
+                new.insert(i);
+                let id = CallId {
+                    slot: i,
+                    generation: slots[i as usize].generation,
+                };
+                self.call_order.push_back(id);
+                i
+            }
+        };
+        self.outstanding += 1;
+        let id = self.id(i);
+        self.alias_order.push_back(id);
+        id
     }
 
     /// Hands `ev` (of node `node`) to `sink` as the analyses read it:
@@ -340,7 +547,14 @@ impl Identity {
         sink: &mut dyn FnMut(&Event),
     ) {
         let resolved = match ev.kind() {
-            Some(Kind::MessageSend) => self.resolve(node, ev.str(Slot::To)),
+            Some(Kind::MessageSend) => match self.current_to {
+                // The alias learn found for this event.
+                Some(i) => self.slots[i as usize]
+                    .alias
+                    .then(|| Cow::Borrowed(&self.slots[i as usize].caller[..])),
+                None if ev.str(Slot::To).starts_with(b"#Ref<") => None,
+                None => self.resolve(node, ev.str(Slot::To)),
+            },
             _ => None,
         };
         if resolved.is_none() && !self.keyed_by_vpid {
@@ -394,7 +608,7 @@ impl Identity {
 
     /// Outstanding aliases now.
     pub fn outstanding_aliases(&self) -> usize {
-        self.aliases.len()
+        self.outstanding
     }
 
     /// The pid a message to `to` (not a pid: a registered name, `{Name,
@@ -406,11 +620,8 @@ impl Identity {
             return None;
         }
         if to.starts_with(b"#Ref<") {
-            let alias = self.aliases.get(&AliasRef {
-                node,
-                reference: to,
-            })?;
-            return Some(Cow::Borrowed(&alias.caller[..]));
+            let s = &self.slots[self.find(node, to)? as usize];
+            return s.alias.then_some(Cow::Borrowed(&s.caller[..]));
         }
         if let Some((name, at)) = parse_remote_name(to) {
             let at = *self.node_name_ids.get(at)?;
@@ -739,6 +950,7 @@ mod tests {
             Field::Str(b"#Ref<0.1.2.3>"),
             Field::Str(b"{[alias|#Ref<0.1.2.3>],1}"),
         ];
+        id.learn(n, &event(&send, &f, 10));
         id.forget(n, &event(&send, &f, 10));
         assert_eq!(id.resolve(n, b"#Ref<0.1.2.3>"), None);
         assert_eq!(id.outstanding_aliases(), 0);
@@ -836,6 +1048,82 @@ mod tests {
         assert_eq!(id.outstanding_aliases(), MAX_ALIASES);
         assert_eq!(id.aliases_evicted, 10);
         assert!(id.alias_order.len() <= 2 * MAX_ALIASES);
+    }
+
+    /// A call's alias ends when its reply is sent, the call when its reply
+    /// is received, whichever comes first in the trace; calls whose reply
+    /// is never seen received are capped, the oldest dropped first.
+    #[test]
+    fn calls_end_at_the_reply_receive_and_are_bounded() {
+        let mut id = Identity::default();
+        let send = class("message_send");
+        let receive = class("message_receive");
+        let f = [Field::Str(b"<0.1.0>")];
+        let n = id.node_of(&event(&send, &f, -1));
+        let call = |i: usize| format!("{{'$gen_call',{{<0.9.0>,[alias|#Ref<0.0.0.{i}>]}},x}}");
+        let reply = |i: usize| format!("{{[alias|#Ref<0.0.0.{i}>],ok}}");
+        let to = |i: usize| format!("#Ref<0.0.0.{i}>");
+        let step = |id: &mut Identity, class: &EventClass, f: &[Field]| {
+            let ev = event(class, f, -1);
+            id.learn(n, &ev);
+            let seen = id.call();
+            id.forget(n, &ev);
+            seen
+        };
+        // The reply read as received before it is sent: the alias stays
+        // until the send.
+        let (c, r, t) = (call(1), reply(1), to(1));
+        let first = step(
+            &mut id,
+            &send,
+            &[
+                Field::Str(b"<0.9.0>"),
+                Field::Str(b"<0.1.0>"),
+                Field::Str(c.as_bytes()),
+            ],
+        );
+        let received = [Field::Str(b"<0.9.0>"), Field::Str(r.as_bytes())];
+        assert_eq!(step(&mut id, &receive, &received), first);
+        assert_eq!(
+            id.resolve(n, t.as_bytes()).as_deref(),
+            Some(&b"<0.9.0>"[..])
+        );
+        let sent = [
+            Field::Str(b"<0.1.0>"),
+            Field::Str(t.as_bytes()),
+            Field::Str(r.as_bytes()),
+        ];
+        assert_eq!(step(&mut id, &send, &sent), first);
+        assert_eq!((id.outstanding_aliases(), id.calls.len()), (0, 0));
+        assert_eq!(step(&mut id, &receive, &received), None);
+        // Replies sent, never seen received.
+        for i in 0..MAX_CALLS + 10 {
+            let (c, r, t) = (call(i), reply(i), to(i));
+            let f = [
+                Field::Str(b"<0.9.0>"),
+                Field::Str(b"<0.1.0>"),
+                Field::Str(c.as_bytes()),
+            ];
+            let opened = step(&mut id, &send, &f).expect("a call");
+            let f = [
+                Field::Str(b"<0.1.0>"),
+                Field::Str(t.as_bytes()),
+                Field::Str(r.as_bytes()),
+            ];
+            assert_eq!(step(&mut id, &send, &f), Some(opened));
+        }
+        assert_eq!(id.outstanding_aliases(), 0);
+        assert_eq!(id.calls.len(), MAX_CALLS);
+        assert!(id.slots.len() <= MAX_CALLS + 1);
+        assert!(id.call_order.len() <= 2 * MAX_CALLS);
+        assert_eq!(id.aliases_evicted, 0);
+        let last = reply(MAX_CALLS + 9);
+        let f = [Field::Str(b"<0.9.0>"), Field::Str(last.as_bytes())];
+        assert!(step(&mut id, &receive, &f).is_some());
+        assert_eq!(id.calls.len(), MAX_CALLS - 1);
+        let oldest = reply(0);
+        let f = [Field::Str(b"<0.9.0>"), Field::Str(oldest.as_bytes())];
+        assert_eq!(step(&mut id, &receive, &f), None);
     }
 
     /// One stream naming two nodes (no vpid context) is mixed.
