@@ -232,7 +232,7 @@ impl Lane {
         let base = self.traces[s.trace as usize].2;
         let readings = &self.readings;
         let fields = |c: u32| readings[(base + c) as usize] == Reading::Fields;
-        match s.stream.next(&mut s.next, &fields) {
+        match s.stream.next(&mut s.next, fields) {
             Ok(more) => {
                 s.ended = !more;
                 Ok(())
