@@ -126,7 +126,32 @@ impl Names {
     }
 }
 
+/// A member of a structure of strings and integers only, read by
+/// [`Cursor::read_flat`] without the general walk.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Flat {
+    Str,
+    Int(IntCode),
+}
+
 impl Code {
+    /// A structure's members and alignment as [`Flat`]s, when each is a
+    /// string or a plain integer.
+    pub fn flat(&self) -> Option<(Vec<Flat>, u32)> {
+        let Code::Struct(members, align) = self else {
+            return None;
+        };
+        let flat = members
+            .iter()
+            .map(|(_, c)| match c {
+                Code::Str => Some(Flat::Str),
+                Code::Int(i) => Some(Flat::Int(*i)),
+                _ => None,
+            })
+            .collect::<Option<Vec<Flat>>>()?;
+        Some((flat, *align))
+    }
+
     /// Alignment in bits (a variant aligns as its chosen option).
     pub fn align(&self) -> u32 {
         match self {
@@ -226,7 +251,34 @@ pub struct Cursor<'p> {
     pub clock: u64,
 }
 
+/// The position of the first NUL byte of `text`: sixteen bytes at a
+/// time with SSE2 (part of every x86-64) while sixteen remain, then byte
+/// by byte; no call for the long ones (a message's text) as a vector
+/// search's would be.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn nul(text: &[u8]) -> Option<usize> {
+    use std::arch::x86_64::{
+        _mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_setzero_si128,
+    };
+    let mut at = 0;
+    while let Some(chunk) = text.get(at..at + 16) {
+        // SAFETY: SSE2 is in every x86-64 build; `chunk` holds the 16
+        // readable bytes the unaligned load reads.
+        let zeros = unsafe {
+            let v = _mm_loadu_si128(chunk.as_ptr().cast());
+            _mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_setzero_si128()))
+        };
+        if zeros != 0 {
+            return Some(at + zeros.trailing_zeros() as usize);
+        }
+        at += 16;
+    }
+    text[at..].iter().position(|&b| b == 0).map(|p| at + p)
+}
+
 /// The position of the first NUL byte of `text`.
+#[cfg(not(target_arch = "x86_64"))]
 #[inline(always)]
 fn nul(text: &[u8]) -> Option<usize> {
     crate::model::bytes::find(0, text)
@@ -495,6 +547,46 @@ impl Cursor<'_> {
         }
     }
 
+    /// Reads a structure of `members` aligned to `align` bits (see
+    /// [`Code::flat`]), their values into `out` when given. Its integers
+    /// are not kept for a variant or sequence after it: the caller reads
+    /// none in its scope.
+    #[inline(always)]
+    pub fn read_flat(
+        &mut self,
+        members: &[Flat],
+        align: u32,
+        out: Option<&mut Vec<Val>>,
+    ) -> Result<(), Error> {
+        self.align(align);
+        match out {
+            Some(out) => {
+                for m in members {
+                    out.push(match *m {
+                        Flat::Str => {
+                            let (at, len) = self.string()?;
+                            Val::Str(at, len)
+                        }
+                        Flat::Int(i) => Val::Int(self.int(i)?.1),
+                    });
+                }
+            }
+            None => {
+                for m in members {
+                    match *m {
+                        Flat::Str => {
+                            self.string()?;
+                        }
+                        Flat::Int(i) => {
+                            self.int(i)?;
+                        }
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// The last integer read named `name`.
     pub fn last(&self, name: u32) -> Option<u64> {
         self.ints
@@ -555,6 +647,34 @@ mod tests {
             assert_eq!(nul(&text[..len as usize]), None);
         }
         assert_eq!(nul(b"\x80\x01\0"), Some(2));
+    }
+
+    #[test]
+    fn a_flat_structure_reads_as_the_general_walk_does() {
+        let int = IntCode {
+            size: 32,
+            align: 32,
+            signed: true,
+            little: true,
+            clock: false,
+        };
+        let code = Code::Struct(vec![(0, Code::Str), (1, Code::Int(int)), (2, Code::Str)], 8);
+        let (members, align) = code.flat().expect("strings and integers");
+        let mut buf = b"<0.84.0>\0\0\0\0\xfe\xff\xff\xff".to_vec();
+        buf.extend_from_slice(&[b'm'; 40]);
+        buf.extend_from_slice(b"\0tail");
+        let (mut a, mut b) = (cursor(&buf), cursor(&buf));
+        let (mut general, mut flat) = (Vec::new(), Vec::new());
+        a.read_members(&code, &Names::default(), &mut general)
+            .expect("read");
+        b.read_flat(&members, align, Some(&mut flat)).expect("read");
+        assert_eq!(flat, [Val::Str(0, 8), Val::Int(-2), Val::Str(16, 40)]);
+        assert_eq!((flat, b.pos), (general, a.pos));
+        let mut c = cursor(&buf);
+        c.read_flat(&members, align, None).expect("read");
+        assert_eq!(c.pos, a.pos);
+        let nested = Code::Struct(vec![(0, Code::Str), (1, code)], 8);
+        assert_eq!(nested.flat(), None);
     }
 
     #[test]

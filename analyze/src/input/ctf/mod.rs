@@ -18,6 +18,7 @@ mod stream;
 pub mod tsdl;
 
 use std::collections::HashMap;
+use std::mem::MaybeUninit;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -232,7 +233,7 @@ impl Lane {
         let base = self.traces[s.trace as usize].2;
         let readings = &self.readings;
         let fields = |c: u32| readings[(base + c) as usize] == Reading::Fields;
-        match s.stream.next(&mut s.next, &fields) {
+        match s.stream.next(&mut s.next, fields) {
             Ok(more) => {
                 s.ended = !more;
                 Ok(())
@@ -256,27 +257,37 @@ impl Lane {
     }
 }
 
+/// Room for an event's fields, written by `fields_of` (only the slots it
+/// uses: an event has a few fields of the sixteen).
+type Slots<'p> = [MaybeUninit<Field<'p>>; MAX_FIELDS];
+
+/// No field written yet.
+const EMPTY: MaybeUninit<Field<'static>> = MaybeUninit::uninit();
+
 /// The read-ahead event `r`'s fields (of `packet`, its stream's current
-/// packet) into `out` when `with_fields`; how many.
-fn fields_of<'p>(
+/// packet) written into the first slots of `out` when `with_fields`.
+fn fields_of<'o, 'p>(
     packet: &'p [u8],
     r: &Read,
     with_fields: bool,
-    out: &mut [Field<'p>; MAX_FIELDS],
-) -> usize {
+    out: &'o mut Slots<'p>,
+) -> &'o [Field<'p>] {
     let n = if with_fields {
         r.fields.len().min(MAX_FIELDS)
     } else {
         0
     };
     for (slot, v) in out.iter_mut().zip(&r.fields[..n]) {
-        *slot = match *v {
+        slot.write(match *v {
             Val::Int(i) => Field::Int(i),
             Val::Str(at, len) => Field::Str(&packet[at as usize..(at + len) as usize]),
             Val::Other => Field::Other,
-        };
+        });
     }
-    n
+    // SAFETY: the loop above wrote each of the first `n` slots (`n` is at
+    // most `r.fields.len()` and `MAX_FIELDS`, so the zip stops at neither
+    // before `n`), and `MaybeUninit<Field>` has `Field`'s layout.
+    unsafe { std::slice::from_raw_parts(out.as_ptr().cast::<Field<'p>>(), n) }
 }
 
 /// The read-ahead event's CPU and `vpid` as a batch holds them (-1 when
@@ -296,15 +307,15 @@ fn cpu_vpid(r: &Read, with_fields: bool) -> (i32, i32) {
 /// stream's mapping when it has one in the batches, else their bytes.
 fn copy(batch: &mut Batch, s: &LaneStream, class: u32, with_fields: bool) {
     let r = &s.next;
-    let mut fields = [Field::Other; MAX_FIELDS];
+    let mut slots = [EMPTY; MAX_FIELDS];
     // The fields as the analyses see them only when this thread needs them.
-    let n = match batch.shaped || s.map.is_none() {
-        true => fields_of(s.stream.packet(), r, with_fields, &mut fields),
-        false => 0,
+    let fields = match batch.shaped || s.map.is_none() {
+        true => fields_of(s.stream.packet(), r, with_fields, &mut slots),
+        false => &[],
     };
     let ec = &s.stream.trace.events[r.class as usize].class;
     let shape = match batch.shaped {
-        true => message_shape(ec, &fields[..n]),
+        true => message_shape(ec, fields),
         false => Shape::Unknown,
     };
     let (cpu, vpid) = cpu_vpid(r, with_fields);
@@ -319,7 +330,7 @@ fn copy(batch: &mut Batch, s: &LaneStream, class: u32, with_fields: bool) {
         shape,
     };
     let Some(m) = s.map else {
-        batch.push(event, &fields[..n]);
+        batch.push(event, fields);
         return;
     };
     let base = s.stream.packet_at() as u64;
@@ -418,8 +429,8 @@ impl crate::input::merge::Local for Local {
                         .get_or_insert_with(|| *traces.entry(dir.clone()).or_insert(next));
                     let with_fields = reading == Reading::Fields;
                     let r = &s.next;
-                    let mut fields = [Field::Other; MAX_FIELDS];
-                    let n = fields_of(s.stream.packet(), r, with_fields, &mut fields);
+                    let mut slots = [EMPTY; MAX_FIELDS];
+                    let fields = fields_of(s.stream.packet(), r, with_fields, &mut slots);
                     let ec = &s.stream.trace.events[r.class as usize].class;
                     let (cpu, vpid) = cpu_vpid(r, with_fields);
                     let event = Event {
@@ -429,8 +440,8 @@ impl crate::input::merge::Local for Local {
                         trace,
                         vpid: vpid.into(),
                         node: trace,
-                        fields: &fields[..n],
-                        shape: message_shape(ec, &fields[..n]),
+                        fields,
+                        shape: message_shape(ec, fields),
                     };
                     if !handler(&event) {
                         return Ok(Step::End);

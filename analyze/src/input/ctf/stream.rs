@@ -5,7 +5,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use super::decode::{Code, Cursor, Error, Header, Names, Val};
+use super::decode::{Code, Cursor, Error, Flat, Header, Names, Val};
 use super::map::Map;
 use super::tsdl::Metadata;
 use crate::model::event::EventClass;
@@ -32,6 +32,11 @@ pub struct EventCode {
     pub class: EventClass,
     context: Option<Code>,
     fields: Option<Code>,
+    /// Its fields' members and alignment when each is a string or a plain
+    /// integer (what LTTng-UST writes for the analyser's events): read in a
+    /// loop of their own, their integers not kept, since no variant or
+    /// sequence of the event looks back at them.
+    flat: Option<(Vec<Flat>, u32)>,
 }
 
 /// A trace's metadata, compiled once and shared by its streams' readers.
@@ -136,6 +141,7 @@ impl Trace {
             events.push(EventCode {
                 class: EventClass::new(&e.name, field_names),
                 context: e.context.as_ref().map(|t| names.compile(t, little, true)),
+                flat: fields.as_ref().and_then(Code::flat),
                 fields,
             });
         }
@@ -339,7 +345,8 @@ impl Stream {
 
     /// Reads the next event into `out` (its fields' values only when
     /// `fields` says so for its class); false at the stream's end.
-    pub fn next(&mut self, out: &mut Read, fields: &dyn Fn(u32) -> bool) -> Result<bool, Error> {
+    #[inline]
+    pub fn next(&mut self, out: &mut Read, fields: impl Fn(u32) -> bool) -> Result<bool, Error> {
         while self.size == 0 || self.pos >= self.end {
             if !self.next_packet()? {
                 return Ok(false);
@@ -389,7 +396,10 @@ impl Stream {
             c.read(ctx, u32::MAX, &t.names).map_err(bad)?;
         }
         out.fields.clear();
-        if let Some(f) = &e.fields {
+        if let Some((members, align)) = &e.flat {
+            c.read_flat(members, *align, fields(class).then_some(&mut out.fields))
+                .map_err(bad)?;
+        } else if let Some(f) = &e.fields {
             if fields(class) {
                 c.read_members(f, &t.names, &mut out.fields).map_err(bad)?;
             } else {
