@@ -28,6 +28,8 @@ use std::thread::JoinHandle;
 use crate::input::babeltrace::{keep_class, Callbacks, Graph, RawEvent};
 use crate::input::ctf::map::Map;
 use crate::input::step::{Discarded, Step};
+#[cfg(feature = "babeltrace2")]
+use crate::model::event::kinded_message_shape;
 use crate::model::event::message_shape;
 #[cfg(feature = "babeltrace2")]
 use crate::model::event::Wanted;
@@ -202,7 +204,7 @@ unsafe extern "C" fn copy_event(ctx: *mut c_void, raw: *const RawEvent) {
     // SAFETY: `raw` is the shim's event of this callback.
     let n = unsafe { raw.fields(&mut fields) };
     let shape = match c.batch.shaped {
-        true => message_shape(class, &fields[..n]),
+        true => kinded_message_shape(class, &fields[..n]),
         false => Shape::Unknown,
     };
     c.batch.push(

@@ -293,12 +293,30 @@ impl<'a> Event<'a> {
 /// read); [`Shape::Unknown`] for other events and those read without
 /// fields.
 pub fn message_shape(class: &EventClass, fields: &[Field]) -> Shape {
+    match message_text(class, fields) {
+        Some(text) => Shape::of(text),
+        None => Shape::Unknown,
+    }
+}
+
+/// [`message_shape`] with the kind of message it is ([`Shape::kinded`]):
+/// what the thread that decodes the events finds when the analyses'
+/// thread is behind it.
+pub fn kinded_message_shape(class: &EventClass, fields: &[Field]) -> Shape {
+    match message_text(class, fields) {
+        Some(text) => Shape::of(text).kinded(text),
+        None => Shape::Unknown,
+    }
+}
+
+/// A message event's message text.
+fn message_text<'a>(class: &EventClass, fields: &[Field<'a>]) -> Option<&'a [u8]> {
     if !matches!(class.kind, Some(Kind::MessageSend | Kind::MessageReceive)) {
-        return Shape::Unknown;
+        return None;
     }
     match class.slot_index(Slot::Message).and_then(|i| fields.get(i)) {
-        Some(Field::Str(text)) => Shape::of(text),
-        _ => Shape::Unknown,
+        Some(Field::Str(text)) => Some(text),
+        _ => None,
     }
 }
 

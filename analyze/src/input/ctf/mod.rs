@@ -26,7 +26,7 @@ use crate::input::merge::{
     Batch, Copied, CopiedEvent, Merge, Outlet, Part, BATCH, BATCH_BYTES, STEP,
 };
 use crate::input::step::{Discarded, Step};
-use crate::model::event::message_shape;
+use crate::model::event::{kinded_message_shape, message_shape};
 use crate::model::event::{Counted, Event, EventClass, Field, Reading, Wanted, MAX_FIELDS};
 use crate::model::message::Shape;
 
@@ -304,7 +304,7 @@ fn copy(batch: &mut Batch, s: &LaneStream, class: u32, with_fields: bool) {
     };
     let ec = &s.stream.trace.events[r.class as usize].class;
     let shape = match batch.shaped {
-        true => message_shape(ec, &fields[..n]),
+        true => kinded_message_shape(ec, &fields[..n]),
         false => Shape::Unknown,
     };
     let (cpu, vpid) = cpu_vpid(r, with_fields);
