@@ -655,6 +655,10 @@ impl Analysis for Mailbox {
         true
     }
 
+    fn reads_message_kinds(&self) -> bool {
+        true
+    }
+
     fn on_event(&mut self, ev: &Event, _who: &Identity) {
         match ev.kind() {
             Some(Kind::MessageReceive) => {

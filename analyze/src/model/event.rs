@@ -95,6 +95,8 @@ pub struct Wanted {
     fields: [bool; Kind::ALL.len()],
     /// Whether the kinds whose fields are not wanted are only counted.
     count_rest: bool,
+    /// Whether an analysis reads message kinds ([`Wanted::read_kinds`]).
+    kinds: bool,
 }
 
 /// What the reader does with a class's events: the shim's `DT_CLASS_*`.
@@ -118,6 +120,7 @@ impl Wanted {
         Wanted {
             fields: [true; Kind::ALL.len()],
             count_rest: false,
+            kinds: false,
         }
     }
 
@@ -126,12 +129,24 @@ impl Wanted {
         Wanted {
             fields: [false; Kind::ALL.len()],
             count_rest: false,
+            kinds: false,
         }
     }
 
     /// Wants the fields of `kind` too.
     pub fn add(&mut self, kind: Kind) {
         self.fields[kind as usize] = true;
+    }
+
+    /// An analysis reads messages' kinds: a pipeline's decoding thread
+    /// finds them with the shapes it finds ([`kinded_message_shape`]).
+    pub fn read_kinds(&mut self) {
+        self.kinds = true;
+    }
+
+    /// Whether an analysis reads messages' kinds.
+    pub fn kinds(&self) -> bool {
+        self.kinds
     }
 
     /// Whether the fields of `kind` are wanted.

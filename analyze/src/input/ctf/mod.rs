@@ -89,7 +89,7 @@ pub fn open(
             Box::new(()) as Box<dyn Send>
         }));
     }
-    Merge::spawn(parts)
+    Merge::spawn(parts, wanted.kinds())
 }
 
 /// Events read, at most, into one batch (see [`Lane::run`]).
@@ -304,7 +304,8 @@ fn copy(batch: &mut Batch, s: &LaneStream, class: u32, with_fields: bool) {
     };
     let ec = &s.stream.trace.events[r.class as usize].class;
     let shape = match batch.shaped {
-        true => kinded_message_shape(ec, &fields[..n]),
+        true if batch.kinds => kinded_message_shape(ec, &fields[..n]),
+        true => message_shape(ec, &fields[..n]),
         false => Shape::Unknown,
     };
     let (cpu, vpid) = cpu_vpid(r, with_fields);
