@@ -1127,6 +1127,10 @@ impl Analysis for Findings {
         true
     }
 
+    fn reads_message_kinds(&self) -> bool {
+        self.mailbox.reads_message_kinds()
+    }
+
     fn on_event(&mut self, ev: &Event, who: &Identity) {
         let Some(kind) = ev.kind() else {
             return;

@@ -21,9 +21,10 @@ use crate::analysis::memory::{uint, Series};
 use crate::engine::analysis::Analysis;
 use crate::engine::identity::Identity;
 use crate::engine::summary::Summary;
+use crate::model::bytes::same;
 use crate::model::event::{Event, Kind, Slot};
-use crate::model::keyed::{entry, get_mut, ByText};
-use crate::model::message::Shape;
+use crate::model::keyed::{get_mut, ByText};
+use crate::model::message::{kind_parts, KindBody, Shape, WORDS};
 use crate::model::table::{col, Cell, Table, Unit};
 
 /// Kinds counted per receiver; the rest are summed as `(other)`.
@@ -90,19 +91,39 @@ impl Traced {
     }
 }
 
+/// Texts a [`Capped`] compares one by one before it hashes: a receiver's
+/// first few kinds and senders (most have no more) are found without a
+/// hash lookup.
+const NEAR: usize = 4;
+
 /// Counts per text, at most `max` texts; the rest summed.
 #[derive(Default)]
 pub struct Capped {
-    counts: ByText<u64>,
+    /// The texts in the order first seen, with their counts.
+    slots: Vec<(Box<[u8]>, u64)>,
+    /// The slot of each text past the first [`NEAR`].
+    index: ByText<u32>,
     other: u64,
 }
 
 impl Capped {
     fn add(&mut self, key: &[u8], max: usize) {
-        if let Some(c) = get_mut(&mut self.counts, key) {
-            *c += 1;
-        } else if self.counts.len() < max {
-            self.counts.insert(key.into(), 1);
+        let near = self.slots.len().min(NEAR);
+        if let Some(s) = self.slots[..near].iter_mut().find(|s| same(&s.0, key)) {
+            s.1 += 1;
+            return;
+        }
+        if self.slots.len() > NEAR {
+            if let Some(&mut i) = get_mut(&mut self.index, key) {
+                self.slots[i as usize].1 += 1;
+                return;
+            }
+        }
+        if self.slots.len() < max {
+            if self.slots.len() >= NEAR {
+                self.index.insert(key.into(), self.slots.len() as u32);
+            }
+            self.slots.push((key.into(), 1));
         } else {
             self.other += 1;
         }
@@ -112,7 +133,7 @@ impl Capped {
     /// cap.
     pub fn sorted(&self) -> Vec<(String, u64)> {
         let mut v: Vec<(String, u64)> = self
-            .counts
+            .slots
             .iter()
             .map(|(k, n)| (String::from_utf8_lossy(k).into_owned(), *n))
             .collect();
@@ -477,7 +498,11 @@ pub fn kind_of(message: &[u8]) -> String {
 /// or a whole reply, only the call's request is read.
 fn kind_into(message: &[u8], shape: Shape, kind: &mut String) {
     kind.clear();
-    if let Some(request) = shape.plain_request(message) {
+    if let Some((words, body)) = shape.kind(message) {
+        // Found by the thread that decoded the message.
+        kind.push_str(words);
+        push_body(kind, body);
+    } else if let Some(request) = shape.plain_request(message) {
         kind.push_str("call ");
         kind_text(request.trim_ascii(), kind);
     } else if shape.is_whole_reply(message) {
@@ -496,119 +521,71 @@ fn kind_into(message: &[u8], shape: Shape, kind: &mut String) {
 }
 
 fn kind_text(t: &[u8], out: &mut String) {
-    if let Some(inner) = t.strip_prefix(b"{").and_then(|r| r.strip_suffix(b"}")) {
-        let (first, rest) = split_first(inner);
-        let first = first.trim_ascii();
-        // Only a cast of two elements and a call of three are read past
-        // the first element.
-        let request = match rest {
-            Some(rest) if first == b"'$gen_cast'" || first == b"'$gen_call'" => {
-                match (first, split_first(rest)) {
-                    (b"'$gen_cast'", (second, None)) => Some(("cast ", second)),
-                    (b"'$gen_call'", (_, Some(third))) => Some(("call ", third)),
-                    _ => None,
-                }
+    let body = kind_parts(t, &mut |words| out.push_str(words));
+    push_body(out, body);
+}
+
+/// A kind's body into `out`: an atom's text as it is when UTF-8 (always,
+/// unless quoted: checked without the lossy conversion's setup), else
+/// lossily; or its word.
+fn push_body(out: &mut String, body: KindBody) {
+    match body {
+        KindBody::Atom(text) => match std::str::from_utf8(text) {
+            Ok(text) => out.push_str(text),
+            Err(_) => out.push_str(&String::from_utf8_lossy(text)),
+        },
+        KindBody::Word(w) => out.push_str(WORDS[usize::from(w)]),
+    }
+}
+
+/// The receivers by pid text, in the order first seen.
+#[derive(Default)]
+struct Receivers {
+    list: Vec<(Box<[u8]>, Receiver)>,
+    /// Each one's place in `list`.
+    index: ByText<u32>,
+    /// The one last looked up: a process's events come in runs (a send
+    /// to it, its receive, its scheduling), found without a hash lookup.
+    last: usize,
+}
+
+impl Receivers {
+    /// The place of `pid`'s receiver, if it has one.
+    fn find(&mut self, pid: &[u8]) -> Option<usize> {
+        if self.list.get(self.last).is_some_and(|(k, _)| same(k, pid)) {
+            return Some(self.last);
+        }
+        let i = *get_mut(&mut self.index, pid)? as usize;
+        self.last = i;
+        Some(i)
+    }
+
+    /// `pid`'s receiver, if it has one.
+    fn get_mut(&mut self, pid: &[u8]) -> Option<&mut Receiver> {
+        let i = self.find(pid)?;
+        Some(&mut self.list[i].1)
+    }
+
+    /// `pid`'s receiver, made the first time.
+    fn entry(&mut self, pid: &[u8]) -> &mut Receiver {
+        let i = match self.find(pid) {
+            Some(i) => i,
+            None => {
+                let i = self.list.len();
+                self.index.insert(pid.into(), i as u32);
+                self.list.push((pid.into(), Receiver::default()));
+                self.last = i;
+                i
             }
-            _ => None,
         };
-        match request {
-            Some((prefix, part)) => {
-                out.push_str(prefix);
-                kind_text(part.trim_ascii(), out);
-            }
-            None if is_atom(first) => push_text(out, first),
-            None if first.is_empty() => out.push_str("{}"),
-            None => out.push_str("tuple"),
-        }
-        return;
+        &mut self.list[i].1
     }
-    if is_atom(t) {
-        push_text(out, t);
-        return;
-    }
-    let shape = match t {
-        [] => "empty",
-        [b'<', b'<', ..] => "binary",
-        [b'<', ..] => "pid",
-        [b'[', ..] | [b'"', ..] => "list",
-        [b'#', b'{', ..] => "map",
-        _ if t.starts_with(b"#Ref") => "reference",
-        _ if t.starts_with(b"#Port") => "port",
-        _ if t.starts_with(b"#Fun") => "fun",
-        [b'-' | b'0'..=b'9', ..] if t.iter().any(|&b| b == b'.' || b == b'e') => "float",
-        [b'-' | b'0'..=b'9', ..] => "integer",
-        _ => "term",
-    };
-    out.push_str(shape);
-}
-
-/// An atom's text into `out`: as it is when UTF-8 (always, unless quoted:
-/// checked without the lossy conversion's setup), else lossily.
-fn push_text(out: &mut String, text: &[u8]) {
-    match std::str::from_utf8(text) {
-        Ok(text) => out.push_str(text),
-        Err(_) => out.push_str(&String::from_utf8_lossy(text)),
-    }
-}
-
-fn is_atom(t: &[u8]) -> bool {
-    match t {
-        [b'a'..=b'z', rest @ ..] => rest
-            .iter()
-            .all(|b| b.is_ascii_alphanumeric() || *b == b'_' || *b == b'@'),
-        [b'\'', .., b'\''] => t.len() >= 2,
-        _ => false,
-    }
-}
-
-/// The bytes [`elements`] acts on: quotes, escapes, brackets, commas.
-const ACTS: [bool; 256] = {
-    let mut acts = [false; 256];
-    let bytes = b"\"'\\{[(<}])>,";
-    let mut i = 0;
-    while i < bytes.len() {
-        acts[bytes[i] as usize] = true;
-        i += 1;
-    }
-    acts
-};
-
-/// The first top-level element of a tuple's or list's inside, and what
-/// follows its comma (None: it is the only one). Only the first element
-/// is read.
-fn split_first(inner: &[u8]) -> (&[u8], Option<&[u8]>) {
-    let (mut depth, mut quote, mut i) = (0i32, None, 0);
-    while i < inner.len() {
-        // Letters, digits and the like change nothing: pass them in a
-        // tight loop.
-        if !ACTS[inner[i] as usize] {
-            i += 1;
-            continue;
-        }
-        let b = inner[i];
-        match quote {
-            Some(_) if b == b'\\' => i += 1,
-            Some(q) if b == q => quote = None,
-            Some(_) => {}
-            None => match b {
-                b'"' | b'\'' => quote = Some(b),
-                b'{' | b'[' | b'(' | b'<' => depth += 1,
-                // `=>` of a map is no closing bracket.
-                b'>' if i > 0 && inner[i - 1] == b'=' => {}
-                b'}' | b']' | b')' | b'>' => depth -= 1,
-                b',' if depth == 0 => return (&inner[..i], Some(&inner[i + 1..])),
-                _ => {}
-            },
-        }
-        i += 1;
-    }
-    (inner, None)
 }
 
 /// The `mailbox` state machine.
 #[derive(Default)]
 pub struct Mailbox {
-    receivers: ByText<Receiver>,
+    receivers: Receivers,
     samples: u64,
     scheduling: u64,
     /// Sends to a target that is no pid the trace explains.
@@ -620,7 +597,7 @@ pub struct Mailbox {
 impl Mailbox {
     /// The receivers by pid text (as the analyses see it), in no order.
     pub fn receivers(&self) -> impl Iterator<Item = (&[u8], &Receiver)> {
-        self.receivers.iter().map(|(k, r)| (&k[..], r))
+        self.receivers.list.iter().map(|(k, r)| (&k[..], r))
     }
 
     /// Whether any `process_memory` sample was read.
@@ -678,10 +655,14 @@ impl Analysis for Mailbox {
         true
     }
 
+    fn reads_message_kinds(&self) -> bool {
+        true
+    }
+
     fn on_event(&mut self, ev: &Event, _who: &Identity) {
         match ev.kind() {
             Some(Kind::MessageReceive) => {
-                let r = entry(&mut self.receivers, ev.str(Slot::To), Receiver::default);
+                let r = self.receivers.entry(ev.str(Slot::To));
                 kind_into(ev.str(Slot::Message), ev.shape, &mut self.kind);
                 r.kinds.add(self.kind.as_bytes(), MAX_KINDS);
                 r.received.see(ev.ts_ns);
@@ -693,7 +674,7 @@ impl Analysis for Mailbox {
             Some(Kind::UserTraceS1) => {
                 let text = ev.str(Slot::Message);
                 if text.starts_with(b"dyntrace_focus ") {
-                    let r = entry(&mut self.receivers, ev.str(Slot::Pid), Receiver::default);
+                    let r = self.receivers.entry(ev.str(Slot::Pid));
                     r.mark(ev.ts_ns, text);
                 }
             }
@@ -704,7 +685,7 @@ impl Analysis for Mailbox {
                     self.unresolved += 1;
                     return;
                 }
-                let r = entry(&mut self.receivers, to, Receiver::default);
+                let r = self.receivers.entry(to);
                 kind_into(ev.str(Slot::Message), ev.shape, &mut self.kind);
                 r.kinds_sent.add(self.kind.as_bytes(), MAX_KINDS);
                 r.senders.add(ev.str(Slot::From), MAX_SENDERS);
@@ -712,12 +693,12 @@ impl Analysis for Mailbox {
             }
             Some(Kind::ProcessMemory) => {
                 self.samples += 1;
-                let r = entry(&mut self.receivers, ev.str(Slot::Pid), Receiver::default);
+                let r = self.receivers.entry(ev.str(Slot::Pid));
                 r.sample(ev.ts_ns, uint(ev, "message_queue_len"));
             }
             Some(Kind::ProcessScheduled) => {
                 self.scheduling += 1;
-                let Some(r) = get_mut(&mut self.receivers, ev.str(Slot::Pid)) else {
+                let Some(r) = self.receivers.get_mut(ev.str(Slot::Pid)) else {
                     return;
                 };
                 match ev.str(Slot::Type) {
@@ -876,7 +857,7 @@ impl Analysis for Mailbox {
                 }
             }
         }
-        if self.receivers.values().all(|r| r.count_in() == 0) {
+        if self.receivers().all(|(_, r)| r.count_in() == 0) {
             per.notes.push(
                 "no message events: trace messages ('receive' and send) to count what arrives"
                     .into(),
@@ -894,7 +875,7 @@ impl Analysis for Mailbox {
                     .into(),
             );
         }
-        if self.receivers.values().all(|r| r.sent.count == 0) {
+        if self.receivers().all(|(_, r)| r.sent.count == 0) {
             senders
                 .notes
                 .push("no message_send events: senders need sends traced".into());
@@ -944,36 +925,46 @@ mod tests {
 
     #[test]
     fn kinds_of_messages() {
-        assert_eq!(kind_of(b"{note,1,<0.5.0>}"), "note");
-        assert_eq!(kind_of(b"{'$gen_cast',{note,7}}"), "cast note");
+        // Read from the text, and from its shape where the decoding
+        // thread found it: the same.
+        let kind = |text: &[u8]| {
+            let mut kinded = String::new();
+            kind_into(text, Shape::of(text).kinded(text), &mut kinded);
+            assert_eq!(kinded, kind_of(text), "{}", String::from_utf8_lossy(text));
+            kinded
+        };
+        assert_eq!(kind(b"{note,1,<0.5.0>}"), "note");
+        assert_eq!(kind(b"{'$gen_cast',{note,7}}"), "cast note");
         assert_eq!(
-            kind_of(b"{'$gen_call',{<0.9.0>,[alias|#Ref<0.1.2.3>]},{get,k}}"),
+            kind(b"{'$gen_call',{<0.9.0>,[alias|#Ref<0.1.2.3>]},{get,k}}"),
             "call get"
         );
-        assert_eq!(kind_of(b"tick"), "tick");
-        assert_eq!(kind_of(b"'EXIT'"), "'EXIT'");
-        assert_eq!(kind_of(b"{{a,b},c}"), "tuple");
-        assert_eq!(kind_of(b"{}"), "{}");
-        assert_eq!(kind_of(b"42"), "integer");
-        assert_eq!(kind_of(b"-1.5"), "float");
-        assert_eq!(kind_of(b"<<1,2>>"), "binary");
-        assert_eq!(kind_of(b"<0.1.0>"), "pid");
-        assert_eq!(kind_of(b"[1,2]"), "list");
-        assert_eq!(kind_of(b"#{a => 1}"), "map");
-        assert_eq!(kind_of(b"{'$gen_cast',#{a => {x,y}}}"), "cast map");
-        assert_eq!(kind_of(b"#Ref<0.1.2.3>"), "reference");
+        assert_eq!(kind(b"tick"), "tick");
+        assert_eq!(kind(b"'EXIT'"), "'EXIT'");
+        assert_eq!(kind(b"{{a,b},c}"), "tuple");
+        assert_eq!(kind(b"{}"), "{}");
+        assert_eq!(kind(b"42"), "integer");
+        assert_eq!(kind(b"-1.5"), "float");
+        assert_eq!(kind(b"<<1,2>>"), "binary");
+        assert_eq!(kind(b"<0.1.0>"), "pid");
+        assert_eq!(kind(b"[1,2]"), "list");
+        assert_eq!(kind(b"#{a => 1}"), "map");
+        assert_eq!(kind(b"{'$gen_cast',#{a => {x,y}}}"), "cast map");
+        assert_eq!(kind(b"#Ref<0.1.2.3>"), "reference");
         // A cast or call of another arity is a tuple of that atom; a
         // call's fourth element stays in its request.
-        assert_eq!(kind_of(b"{'$gen_cast',a,b}"), "'$gen_cast'");
-        assert_eq!(kind_of(b"{'$gen_call',x}"), "'$gen_call'");
-        assert_eq!(kind_of(b"{'$gen_call',{<0.9.0>,t},{get,k},x}"), "call term");
-        assert_eq!(kind_of(b"{'a,b',c}"), "'a,b'");
-        assert_eq!(kind_of(b"{\"x,y\",1}"), "tuple");
-        assert_eq!(kind_of(b"{'$gen_cast',{#{a => b},1}}"), "cast tuple");
+        assert_eq!(kind(b"{'$gen_cast',a,b}"), "'$gen_cast'");
+        assert_eq!(kind(b"{'$gen_call',x}"), "'$gen_call'");
+        assert_eq!(kind(b"{'$gen_call',{<0.9.0>,t},{get,k},x}"), "call term");
+        assert_eq!(kind(b"{'a,b',c}"), "'a,b'");
+        assert_eq!(kind(b"{\"x,y\",1}"), "tuple");
+        assert_eq!(kind(b"{'$gen_cast',{#{a => b},1}}"), "cast tuple");
         // A message's shape gives the same kind as its text.
         for &text in crate::model::message::tests::SAMPLES {
             let mut kind = String::new();
             kind_into(text, Shape::of(text), &mut kind);
+            assert_eq!(kind, kind_of(text), "{}", String::from_utf8_lossy(text));
+            kind_into(text, Shape::of(text).kinded(text), &mut kind);
             assert_eq!(kind, kind_of(text), "{}", String::from_utf8_lossy(text));
         }
     }
@@ -1112,6 +1103,24 @@ mod tests {
             kinds.value(&kinds.rows[last], "count"),
             Some(&Cell::Num(10))
         );
+    }
+
+    /// Texts are counted alike before and past the ones compared one by
+    /// one, whatever order they come in; past the cap they are `(other)`.
+    #[test]
+    fn capped_counts_every_text_it_keeps() {
+        let mut c = Capped::default();
+        for round in 0..10 {
+            for k in round..10 {
+                c.add(format!("k{k}").as_bytes(), 8);
+            }
+        }
+        let want: Vec<(String, u64)> = (0..8)
+            .rev()
+            .map(|k| (format!("k{k}"), k + 1))
+            .chain([(OTHER.to_string(), 9 + 10)])
+            .collect();
+        assert_eq!(c.sorted(), want);
     }
 
     /// Each message takes 10 us to handle at a queue of 10, 1 ms at a

@@ -28,6 +28,11 @@ pub trait Analysis {
     fn ignores_other_kinds(&self) -> bool {
         false
     }
+    /// Whether it reads messages' kinds (`mailbox`'s): a pipeline's
+    /// decoding thread then finds them beside the messages' shapes.
+    fn reads_message_kinds(&self) -> bool {
+        false
+    }
     /// The input has ended: handle anything held back.
     fn finish(&mut self, _who: &Identity) {}
     /// `--window`: whether the analysis starts its statistics again for

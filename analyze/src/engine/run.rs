@@ -458,10 +458,17 @@ fn wanted<'a, A: Analysis + ?Sized + 'a>(
     filter: &Filter,
     windows: bool,
 ) -> Wanted {
-    if filter.selects_processes() {
-        return Wanted::all();
+    let analyses: Vec<&Box<A>> = analyses.collect();
+    let mut wanted = match filter.selects_processes() {
+        true => Wanted::all(),
+        false => Wanted::none(),
+    };
+    if analyses.iter().any(|a| a.reads_message_kinds()) {
+        wanted.read_kinds();
     }
-    let mut wanted = Wanted::none();
+    if filter.selects_processes() {
+        return wanted;
+    }
     let mut others_ignored = !windows && filter.is_empty();
     for a in analyses {
         for &kind in Kind::ALL {

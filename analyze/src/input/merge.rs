@@ -28,6 +28,8 @@ use std::thread::JoinHandle;
 use crate::input::babeltrace::{keep_class, Callbacks, Graph, RawEvent};
 use crate::input::ctf::map::Map;
 use crate::input::step::{Discarded, Step};
+#[cfg(feature = "babeltrace2")]
+use crate::model::event::kinded_message_shape;
 use crate::model::event::message_shape;
 #[cfg(feature = "babeltrace2")]
 use crate::model::event::Wanted;
@@ -96,6 +98,9 @@ pub(crate) struct Batch {
     /// Whether the part found its message events' shapes (else the merge's
     /// thread finds them): see [`Outlet::merge_behind`].
     pub(crate) shaped: bool,
+    /// Whether the shapes the part finds carry the messages' kinds
+    /// ([`Wanted::kinds`](crate::model::event::Wanted::kinds)).
+    pub(crate) kinds: bool,
     /// The part's discarded counts so far.
     pub(crate) discarded: Discarded,
     /// With the part's end: the events it counted rather than sent, per
@@ -202,6 +207,7 @@ unsafe extern "C" fn copy_event(ctx: *mut c_void, raw: *const RawEvent) {
     // SAFETY: `raw` is the shim's event of this callback.
     let n = unsafe { raw.fields(&mut fields) };
     let shape = match c.batch.shaped {
+        true if c.batch.kinds => kinded_message_shape(class, &fields[..n]),
         true => message_shape(class, &fields[..n]),
         false => Shape::Unknown,
     };
@@ -285,6 +291,8 @@ pub(crate) struct Outlet {
     spare: Receiver<Batch>,
     /// Batches sent and not yet taken by the merge.
     backlog: Arc<AtomicUsize>,
+    /// Whether the shapes it finds carry the messages' kinds.
+    kinds: bool,
 }
 
 impl Outlet {
@@ -308,6 +316,7 @@ impl Outlet {
             return false;
         }
         batch.shaped = self.merge_behind();
+        batch.kinds = self.kinds;
         true
     }
 }
@@ -451,11 +460,12 @@ impl Merge {
                 part
             })
             .collect();
-        Merge::spawn(parts)
+        Merge::spawn(parts, wanted.kinds())
     }
 
-    /// Starts each part on a thread of its own.
-    pub(crate) fn spawn(parts: Vec<Part>) -> Result<Merge, String> {
+    /// Starts each part on a thread of its own; `kinds`: whether the
+    /// shapes the parts find carry the messages' kinds.
+    pub(crate) fn spawn(parts: Vec<Part>, kinds: bool) -> Result<Merge, String> {
         let mut merge = Merge {
             local: None,
             lanes: Vec::new(),
@@ -471,6 +481,7 @@ impl Merge {
                 send,
                 spare,
                 backlog: Arc::clone(&backlog),
+                kinds,
             };
             let thread = std::thread::Builder::new()
                 .name(format!("decode-{i}"))

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use crate::input::reader::{Decoder, Reader, Source};
 use crate::input::step::Step;
-use crate::model::event::{Field, Kind, Wanted};
+use crate::model::event::{Field, Kind, Slot, Wanted};
 use crate::model::message::Shape;
 
 const METADATA: &str = r#"/* CTF 1.8 */
@@ -185,7 +185,7 @@ fn read_all(mut reader: Reader) -> (Vec<Seen>, Vec<Shape>, u64) {
                     .collect();
                 seen.push((ev.ts_ns, ev.class.name.clone(), ev.cpu, ev.vpid, fields));
                 if ev.kind() == Some(Kind::MessageSend) {
-                    shapes.push(ev.shape);
+                    shapes.push(ev.shape.without_kind(ev.str(Slot::Message)));
                 }
             })
             .expect("reads");

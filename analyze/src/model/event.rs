@@ -95,6 +95,8 @@ pub struct Wanted {
     fields: [bool; Kind::ALL.len()],
     /// Whether the kinds whose fields are not wanted are only counted.
     count_rest: bool,
+    /// Whether an analysis reads message kinds ([`Wanted::read_kinds`]).
+    kinds: bool,
 }
 
 /// What the reader does with a class's events: the shim's `DT_CLASS_*`.
@@ -118,6 +120,7 @@ impl Wanted {
         Wanted {
             fields: [true; Kind::ALL.len()],
             count_rest: false,
+            kinds: false,
         }
     }
 
@@ -126,12 +129,24 @@ impl Wanted {
         Wanted {
             fields: [false; Kind::ALL.len()],
             count_rest: false,
+            kinds: false,
         }
     }
 
     /// Wants the fields of `kind` too.
     pub fn add(&mut self, kind: Kind) {
         self.fields[kind as usize] = true;
+    }
+
+    /// An analysis reads messages' kinds: a pipeline's decoding thread
+    /// finds them with the shapes it finds ([`kinded_message_shape`]).
+    pub fn read_kinds(&mut self) {
+        self.kinds = true;
+    }
+
+    /// Whether an analysis reads messages' kinds.
+    pub fn kinds(&self) -> bool {
+        self.kinds
     }
 
     /// Whether the fields of `kind` are wanted.
@@ -293,12 +308,30 @@ impl<'a> Event<'a> {
 /// read); [`Shape::Unknown`] for other events and those read without
 /// fields.
 pub fn message_shape(class: &EventClass, fields: &[Field]) -> Shape {
+    match message_text(class, fields) {
+        Some(text) => Shape::of(text),
+        None => Shape::Unknown,
+    }
+}
+
+/// [`message_shape`] with the kind of message it is ([`Shape::kinded`]):
+/// what the thread that decodes the events finds when the analyses'
+/// thread is behind it.
+pub fn kinded_message_shape(class: &EventClass, fields: &[Field]) -> Shape {
+    match message_text(class, fields) {
+        Some(text) => Shape::of(text).kinded(text),
+        None => Shape::Unknown,
+    }
+}
+
+/// A message event's message text.
+fn message_text<'a>(class: &EventClass, fields: &[Field<'a>]) -> Option<&'a [u8]> {
     if !matches!(class.kind, Some(Kind::MessageSend | Kind::MessageReceive)) {
-        return Shape::Unknown;
+        return None;
     }
     match class.slot_index(Slot::Message).and_then(|i| fields.get(i)) {
-        Some(Field::Str(text)) => Shape::of(text),
-        _ => Shape::Unknown,
+        Some(Field::Str(text)) => Some(text),
+        _ => None,
     }
 }
 

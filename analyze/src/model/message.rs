@@ -153,6 +153,184 @@ pub enum Shape {
     },
     /// A reply: its reference.
     Reply(Span),
+    /// A call as [`Shape::plain_request`] takes it (From's pid starts
+    /// after the call's prefix, the request ends before the last byte),
+    /// with the kind of message it is: see [`Shape::kinded`].
+    Plain {
+        caller_end: u16,
+        reference: Span,
+        request_start: u16,
+        kind: KindAt,
+    },
+    /// Neither a call nor a reply, with the kind of message it is.
+    Other(KindAt),
+}
+
+/// What ends a message's kind: an atom of its text, or a word for the
+/// term's shape ([`WORDS`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KindBody<'a> {
+    /// An atom's text, as the message writes it.
+    Atom(&'a [u8]),
+    /// The index of a word in [`WORDS`].
+    Word(u8),
+}
+
+/// The words a kind ends with when it is no atom.
+pub const WORDS: [&str; 13] = [
+    "{}",
+    "tuple",
+    "empty",
+    "binary",
+    "pid",
+    "list",
+    "map",
+    "reference",
+    "port",
+    "fun",
+    "float",
+    "integer",
+    "term",
+];
+
+/// The words a kind starts with: none, a cast's, a call's.
+const PREFIXES: [&str; 3] = ["", "cast ", "call "];
+/// A [`KindAt`]'s body that is an atom at its span.
+const ATOM: u8 = 15;
+
+/// A message's kind found where its shape is: one prefix at most
+/// ([`PREFIXES`], the high nibble) and its body (a word's index in
+/// [`WORDS`], or [`ATOM`] for the text at `body`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct KindAt {
+    code: u8,
+    body: Span,
+}
+
+/// The kind of a message's trimmed text `t` (a tuple's first element, an
+/// atom, else the term's shape; a gen_server cast's or call's request's
+/// kind after its word): the words it starts with go to `prefix` in
+/// order, and its body is returned.
+pub fn kind_parts<'a>(mut t: &'a [u8], prefix: &mut impl FnMut(&'static str)) -> KindBody<'a> {
+    while let Some(inner) = t.strip_prefix(b"{").and_then(|r| r.strip_suffix(b"}")) {
+        let (first, rest) = split_first(inner);
+        let first = first.trim_ascii();
+        // Only a cast of two elements and a call of three are read past
+        // the first element.
+        let request = match rest {
+            Some(rest) if first == b"'$gen_cast'" || first == b"'$gen_call'" => {
+                match (first, split_first(rest)) {
+                    (b"'$gen_cast'", (second, None)) => Some((PREFIXES[1], second)),
+                    (b"'$gen_call'", (_, Some(third))) => Some((PREFIXES[2], third)),
+                    _ => None,
+                }
+            }
+            _ => None,
+        };
+        match request {
+            Some((words, part)) => {
+                prefix(words);
+                t = part.trim_ascii();
+            }
+            None if is_atom(first) => return KindBody::Atom(first),
+            None if first.is_empty() => return KindBody::Word(0),
+            None => return KindBody::Word(1),
+        }
+    }
+    if is_atom(t) {
+        return KindBody::Atom(t);
+    }
+    KindBody::Word(match t {
+        [] => 2,
+        [b'<', b'<', ..] => 3,
+        [b'<', ..] => 4,
+        [b'[', ..] | [b'"', ..] => 5,
+        [b'#', b'{', ..] => 6,
+        _ if t.starts_with(b"#Ref") => 7,
+        _ if t.starts_with(b"#Port") => 8,
+        _ if t.starts_with(b"#Fun") => 9,
+        [b'-' | b'0'..=b'9', ..] if t.iter().any(|&b| b == b'.' || b == b'e') => 10,
+        [b'-' | b'0'..=b'9', ..] => 11,
+        _ => 12,
+    })
+}
+
+fn is_atom(t: &[u8]) -> bool {
+    match t {
+        [b'a'..=b'z', rest @ ..] => rest
+            .iter()
+            .all(|b| b.is_ascii_alphanumeric() || *b == b'_' || *b == b'@'),
+        [b'\'', .., b'\''] => t.len() >= 2,
+        _ => false,
+    }
+}
+
+/// The bytes [`split_first`] acts on: quotes, escapes, brackets, commas.
+const ACTS: [bool; 256] = {
+    let mut acts = [false; 256];
+    let bytes = b"\"'\\{[(<}])>,";
+    let mut i = 0;
+    while i < bytes.len() {
+        acts[bytes[i] as usize] = true;
+        i += 1;
+    }
+    acts
+};
+
+/// The first top-level element of a tuple's or list's inside, and what
+/// follows its comma (None: it is the only one). Only the first element
+/// is read.
+fn split_first(inner: &[u8]) -> (&[u8], Option<&[u8]>) {
+    let (mut depth, mut quote, mut i) = (0i32, None, 0);
+    while i < inner.len() {
+        // Letters, digits and the like change nothing: pass them in a
+        // tight loop.
+        if !ACTS[inner[i] as usize] {
+            i += 1;
+            continue;
+        }
+        let b = inner[i];
+        match quote {
+            Some(_) if b == b'\\' => i += 1,
+            Some(q) if b == q => quote = None,
+            Some(_) => {}
+            None => match b {
+                b'"' | b'\'' => quote = Some(b),
+                b'{' | b'[' | b'(' | b'<' => depth += 1,
+                // `=>` of a map is no closing bracket.
+                b'>' if i > 0 && inner[i - 1] == b'=' => {}
+                b'}' | b']' | b')' | b'>' => depth -= 1,
+                b',' if depth == 0 => return (&inner[..i], Some(&inner[i + 1..])),
+                _ => {}
+            },
+        }
+        i += 1;
+    }
+    (inner, None)
+}
+
+/// The kind of the trimmed text `t` of `message`, after the prefix
+/// `outer` (an index in [`PREFIXES`]): None when it would have more than
+/// one prefix in all.
+fn kind_at(message: &[u8], t: &[u8], outer: u8) -> Option<KindAt> {
+    let (mut more, mut words) = (0, outer);
+    let body = kind_parts(t, &mut |p| {
+        more += 1;
+        words = PREFIXES.iter().position(|&q| q == p).unwrap_or(0) as u8;
+    });
+    if more > 1 || (more == 1 && outer > 0) {
+        return None;
+    }
+    Some(match body {
+        KindBody::Atom(a) => KindAt {
+            code: words << 4 | ATOM,
+            body: span(message, a)?,
+        },
+        KindBody::Word(w) => KindAt {
+            code: words << 4 | w,
+            body: (0, 0),
+        },
+    })
 }
 
 /// Where `part` is in `text`: a subslice of it, or empty (the parsers
@@ -168,6 +346,12 @@ fn span(text: &[u8], part: &[u8]) -> Option<Span> {
 
 fn at(text: &[u8], (start, end): Span) -> &[u8] {
     &text[start as usize..end as usize]
+}
+
+/// Where a plain call's request ends: before its text's last byte, the
+/// tuple's `}`.
+fn plain_end(message: &[u8]) -> u16 {
+    message.len().saturating_sub(1) as u16
 }
 
 impl Shape {
@@ -210,6 +394,16 @@ impl Shape {
                 reference: reference.map(|r| at(message, r)),
                 request: at(message, request),
             }),
+            Shape::Plain {
+                caller_end,
+                reference,
+                request_start,
+                ..
+            } => Some(Call {
+                caller: at(message, (CALL_PREFIX.len() as u16, caller_end)),
+                reference: Some(at(message, reference)),
+                request: at(message, (request_start, plain_end(message))),
+            }),
             _ => None,
         }
     }
@@ -221,6 +415,9 @@ impl Shape {
     /// term splits it, without reading the text again. None for any other
     /// text (read it whole then).
     pub fn plain_request<'a>(&self, message: &'a [u8]) -> Option<&'a [u8]> {
+        if let Shape::Plain { request_start, .. } = *self {
+            return Some(at(message, (request_start, plain_end(message))));
+        }
         let Shape::Call {
             caller,
             reference: Some(reference),
@@ -256,6 +453,71 @@ impl Shape {
             .unwrap_or(tag);
         (numbers(at(message, caller), b"<") && numbers(reference, b"#Ref<") && tag == reference)
             .then(|| at(message, request))
+    }
+
+    /// This shape with the kind of message it is (see [`kind_parts`]),
+    /// found by the thread that decodes it rather than by the analyses:
+    /// a plain call's (see [`Shape::plain_request`]) or a message's that
+    /// is neither a call nor a reply, when it has one prefix at most.
+    /// Other shapes are as they were.
+    pub fn kinded(self, message: &[u8]) -> Shape {
+        match self {
+            Shape::Call {
+                caller,
+                reference: Some(reference),
+                request,
+            } => {
+                let Some(r) = self.plain_request(message) else {
+                    return self;
+                };
+                match kind_at(message, r.trim_ascii(), 2) {
+                    Some(kind) => Shape::Plain {
+                        caller_end: caller.1,
+                        reference,
+                        request_start: request.0,
+                        kind,
+                    },
+                    None => self,
+                }
+            }
+            Shape::Neither => match kind_at(message, message.trim_ascii(), 0) {
+                Some(kind) => Shape::Other(kind),
+                None => self,
+            },
+            _ => self,
+        }
+    }
+
+    /// The kind of message `message` is, where [`Shape::kinded`] found it:
+    /// the word it starts with ("" for none) and its body.
+    pub fn kind<'a>(&self, message: &'a [u8]) -> Option<(&'static str, KindBody<'a>)> {
+        let (Shape::Plain { kind, .. } | Shape::Other(kind)) = *self else {
+            return None;
+        };
+        let words = PREFIXES[usize::from(kind.code >> 4)];
+        Some(match kind.code & 15 {
+            ATOM => (words, KindBody::Atom(at(message, kind.body))),
+            w => (words, KindBody::Word(w)),
+        })
+    }
+
+    /// The shape without its kind, as [`Shape::of`] finds it.
+    #[cfg(test)]
+    pub(crate) fn without_kind(self, message: &[u8]) -> Shape {
+        match self {
+            Shape::Plain {
+                caller_end,
+                reference,
+                request_start,
+                ..
+            } => Shape::Call {
+                caller: (CALL_PREFIX.len() as u16, caller_end),
+                reference: Some(reference),
+                request: (request_start, plain_end(message)),
+            },
+            Shape::Other(_) => Shape::Neither,
+            shape => shape,
+        }
     }
 
     /// Whether the message is a reply written whole: `{#Ref<...>,...}` or

@@ -27,7 +27,7 @@ use crate::input::merge::{
     Batch, Copied, CopiedEvent, Merge, Outlet, Part, BATCH, BATCH_BYTES, STEP,
 };
 use crate::input::step::{Discarded, Step};
-use crate::model::event::message_shape;
+use crate::model::event::{kinded_message_shape, message_shape};
 use crate::model::event::{Counted, Event, EventClass, Field, Reading, Wanted, MAX_FIELDS};
 use crate::model::message::Shape;
 
@@ -90,7 +90,7 @@ pub fn open(
             Box::new(()) as Box<dyn Send>
         }));
     }
-    Merge::spawn(parts)
+    Merge::spawn(parts, wanted.kinds())
 }
 
 /// Events read, at most, into one batch (see [`Lane::run`]).
@@ -315,6 +315,7 @@ fn copy(batch: &mut Batch, s: &LaneStream, class: u32, with_fields: bool) {
     };
     let ec = &s.stream.trace.events[r.class as usize].class;
     let shape = match batch.shaped {
+        true if batch.kinds => kinded_message_shape(ec, fields),
         true => message_shape(ec, fields),
         false => Shape::Unknown,
     };
