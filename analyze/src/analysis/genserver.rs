@@ -17,7 +17,7 @@ use std::collections::BinaryHeap;
 
 use crate::analysis::durations::{duration_cells, duration_columns};
 use crate::engine::analysis::Analysis;
-use crate::engine::identity::{CallId, Identity};
+use crate::engine::identity::{CallId, Identity, Part};
 use crate::engine::summary::Summary;
 use crate::model::bytes::same;
 use crate::model::event::{Event, Kind, Slot};
@@ -275,7 +275,9 @@ impl GenServer {
     }
 
     fn send(&mut self, ev: &Event, who: &Identity) {
-        if let Some(Call {
+        if who.part() == Part::Reply {
+            self.reply_sent(ev.ts_ns, who);
+        } else if let Some(Call {
             caller,
             reference: key,
             request,
@@ -309,27 +311,29 @@ impl GenServer {
                 }
                 _ => self.rows[row].unmatched += 1,
             }
-        } else if ev.reply().is_some() {
-            let Some(id) = who.call() else {
-                return;
-            };
-            let ts = ev.ts_ns;
-            let state = self.state(id);
-            let took = match (state.server_only.take(), &mut state.pending) {
-                (Some((row, received)), _) => {
-                    self.server_only -= 1;
-                    Some((row, received))
-                }
-                (None, Some(p)) => p.server_received_ns.map(|received| {
-                    p.server_ns = Some(ts.saturating_sub(received).max(0) as u64);
-                    (p.row, received)
-                }),
-                (None, None) => None,
-            };
-            if let Some((row, received)) = took {
-                let ns = ts.saturating_sub(received).max(0) as u64;
-                self.rows[row].server_took(ns);
+        }
+    }
+
+    /// A reply's send: the server's share of its call ends.
+    fn reply_sent(&mut self, ts: i64, who: &Identity) {
+        let Some(id) = who.call() else {
+            return;
+        };
+        let state = self.state(id);
+        let took = match (state.server_only.take(), &mut state.pending) {
+            (Some((row, received)), _) => {
+                self.server_only -= 1;
+                Some((row, received))
             }
+            (None, Some(p)) => p.server_received_ns.map(|received| {
+                p.server_ns = Some(ts.saturating_sub(received).max(0) as u64);
+                (p.row, received)
+            }),
+            (None, None) => None,
+        };
+        if let Some((row, received)) = took {
+            let ns = ts.saturating_sub(received).max(0) as u64;
+            self.rows[row].server_took(ns);
         }
     }
 
@@ -337,22 +341,21 @@ impl GenServer {
         let Some(id) = who.call() else {
             return;
         };
-        if let Some(Call {
-            reference: Some(_),
-            request,
-            ..
-        }) = ev.call()
-        {
+        // The call's text is read only for a call its caller's side did
+        // not show.
+        let part = who.part();
+        if part == Part::Call {
             let ts = ev.ts_ns;
             if let Some(p) = &mut self.state(id).pending {
                 p.server_received_ns.get_or_insert(ts);
             } else if self.server_only < MAX_PENDING {
+                let request = ev.call().map_or(&b""[..], |c| c.request);
                 let row = self.row(ev.str(Slot::To), request_name(request));
                 if self.state(id).server_only.replace((row, ts)).is_none() {
                     self.server_only += 1;
                 }
             }
-        } else if ev.reply().is_some() {
+        } else if part == Part::Reply {
             if let Some(p) = self.state(id).pending.take() {
                 self.pending -= 1;
                 let ns = ev.ts_ns.saturating_sub(p.sent_ns).max(0) as u64;

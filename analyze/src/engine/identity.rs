@@ -130,6 +130,20 @@ struct AliasRef<'a> {
     reference: &'a [u8],
 }
 
+/// What a message event's message is to gen_server, as
+/// [`Identity::learn`] read it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Part {
+    /// Neither a call with its tag's reference nor a reply (a call cut
+    /// before its reference is one of these), or not a message event.
+    #[default]
+    Neither,
+    /// A call, its tag's reference read.
+    Call,
+    /// A reply.
+    Reply,
+}
+
 /// Names, nodes and aliases, learnt from every event read (whatever the
 /// selection).
 #[derive(Default)]
@@ -158,6 +172,8 @@ pub struct Identity {
     /// The event is a reply's receive: its call ends once the analyses saw
     /// it.
     replied: bool,
+    /// What the message of the event last learnt from is to gen_server.
+    part: Part,
     /// The last (trace, vpid) seen and its node: runs of events of one
     /// node skip the lookup.
     last_node: Option<((u32, i64), u32)>,
@@ -264,6 +280,7 @@ impl Identity {
         self.current = None;
         self.current_to = None;
         self.replied = false;
+        self.part = Part::Neither;
         if ev.kind() == Some(Kind::NodeName) {
             let (own, peer) = (ev.str(Slot::Node), ev.str(Slot::Peer));
             // A node not (or no longer) distributed numbers no other node.
@@ -302,9 +319,11 @@ impl Identity {
                     ..
                 }) = ev.call()
                 {
+                    self.part = Part::Call;
                     self.current = Some(self.remember_alias(node, r, caller));
                     reference = Some(r);
                 } else if let Some(r) = ev.reply() {
+                    self.part = Part::Reply;
                     self.replied = kind == Kind::MessageReceive;
                     // A reply's receive ends nothing nobody asked for.
                     if !self.replied || self.keeps_calls() {
@@ -365,6 +384,12 @@ impl Identity {
             self.calls_asked.store(true, Ordering::Relaxed);
         }
         self.current
+    }
+
+    /// What the message of the event last learnt from is to gen_server:
+    /// its text is not read again to tell.
+    pub fn part(&self) -> Part {
+        self.part
     }
 
     fn keeps_calls(&self) -> bool {
