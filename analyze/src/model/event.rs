@@ -317,7 +317,7 @@ pub fn message_shape(class: &EventClass, fields: &[Field]) -> Shape {
 /// events): an event's shape set where the event is.
 pub fn set_message_shape(shape: &mut Shape, class: &EventClass, fields: &[Field]) {
     if let Some(text) = message_text(class, fields) {
-        *shape = Shape::of(text);
+        shape.set_of(text);
     }
 }
 
