@@ -308,9 +308,16 @@ impl<'a> Event<'a> {
 /// read); [`Shape::Unknown`] for other events and those read without
 /// fields.
 pub fn message_shape(class: &EventClass, fields: &[Field]) -> Shape {
-    match message_text(class, fields) {
-        Some(text) => Shape::of(text),
-        None => Shape::Unknown,
+    let mut shape = Shape::Unknown;
+    set_message_shape(&mut shape, class, fields);
+    shape
+}
+
+/// [`message_shape`] written into `shape` (left as it is for other
+/// events): an event's shape set where the event is.
+pub fn set_message_shape(shape: &mut Shape, class: &EventClass, fields: &[Field]) {
+    if let Some(text) = message_text(class, fields) {
+        shape.set_of(text);
     }
 }
 

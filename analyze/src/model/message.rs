@@ -357,8 +357,18 @@ fn plain_end(message: &[u8]) -> u16 {
 impl Shape {
     /// The shape of `message`, a message's text.
     pub fn of(message: &[u8]) -> Shape {
+        let mut shape = Shape::Unknown;
+        shape.set_of(message);
+        shape
+    }
+
+    /// Sets this shape to [`Shape::of`] `message`, written where it is: a
+    /// shape built apart and copied in whole is read back right after
+    /// its parts' smaller stores, which the processor cannot forward.
+    pub fn set_of(&mut self, message: &[u8]) {
         if u16::try_from(message.len()).is_err() {
-            return Shape::Unknown;
+            *self = Shape::Unknown;
+            return;
         }
         let shape = if let Some(c) = parse_call(message) {
             (|| {
@@ -377,7 +387,7 @@ impl Shape {
                 None => Some(Shape::Neither),
             }
         };
-        shape.unwrap_or(Shape::Unknown)
+        *self = shape.unwrap_or(Shape::Unknown);
     }
 
     /// The call's parts, if `message` (the text this shape is of) is a

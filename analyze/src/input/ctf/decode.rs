@@ -230,13 +230,15 @@ impl Header {
     }
 }
 
-/// A read field's value, as the analyses take it.
+/// A read field's value, as the analyses take it. Its variants are in
+/// [`crate::model::event::Field`]'s order, so that turning one into the
+/// other keeps the tag as it is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Val {
-    /// An integer or an enumeration (an unsigned one as its bits).
-    Int(i64),
     /// A string: its bytes' start and length in the packet.
     Str(u32, u32),
+    /// An integer or an enumeration (an unsigned one as its bits).
+    Int(i64),
     Other,
 }
 

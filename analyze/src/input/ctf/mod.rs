@@ -27,7 +27,7 @@ use crate::input::merge::{
     Batch, Copied, CopiedEvent, Merge, Outlet, Part, BATCH, BATCH_BYTES, STEP,
 };
 use crate::input::step::{Discarded, Step};
-use crate::model::event::{kinded_message_shape, message_shape};
+use crate::model::event::{kinded_message_shape, message_shape, set_message_shape};
 use crate::model::event::{Counted, Event, EventClass, Field, Reading, Wanted, MAX_FIELDS};
 use crate::model::message::Shape;
 
@@ -280,7 +280,12 @@ fn fields_of<'o, 'p>(
     for (slot, v) in out.iter_mut().zip(&r.fields[..n]) {
         slot.write(match *v {
             Val::Int(i) => Field::Int(i),
-            Val::Str(at, len) => Field::Str(&packet[at as usize..(at + len) as usize]),
+            // As widened, the end cannot wrap below the start: the slice
+            // is checked against the packet's end only.
+            Val::Str(at, len) => {
+                let at = at as usize;
+                Field::Str(&packet[at..at + len as usize])
+            }
             Val::Other => Field::Other,
         });
     }
@@ -434,7 +439,7 @@ impl crate::input::merge::Local for Local {
                     let fields = fields_of(s.stream.packet(), r, with_fields, &mut slots);
                     let ec = &s.stream.trace.events[r.class as usize].class;
                     let (cpu, vpid) = cpu_vpid(r, with_fields);
-                    let event = Event {
+                    let mut event = Event {
                         class: ec,
                         ts_ns: r.ts_ns,
                         cpu: cpu.into(),
@@ -442,8 +447,12 @@ impl crate::input::merge::Local for Local {
                         vpid: vpid.into(),
                         node: trace,
                         fields,
-                        shape: message_shape(ec, fields),
+                        shape: Shape::Unknown,
                     };
+                    // Written in place: a shape built apart and copied in
+                    // is read back, 8 bytes at a time, right after its
+                    // smaller stores.
+                    set_message_shape(&mut event.shape, ec, fields);
                     if !handler(&event) {
                         return Ok(Step::End);
                     }
