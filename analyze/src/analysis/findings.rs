@@ -1130,6 +1130,9 @@ impl Analysis for Findings {
     fn reads_message_kinds(&self) -> bool {
         self.mailbox.reads_message_kinds()
     }
+    fn keeps_calls(&self) -> bool {
+        self.calls.keeps_calls()
+    }
 
     fn on_event(&mut self, ev: &Event, who: &Identity) {
         let Some(kind) = ev.kind() else {

@@ -436,6 +436,9 @@ impl Analysis for GenServer {
         }
     }
 
+    fn keeps_calls(&self) -> bool {
+        true
+    }
     fn carries_over(&self) -> bool {
         true
     }

@@ -188,6 +188,9 @@ impl Script {
     /// identity layer (names, aliases); returns what it learnt.
     pub fn feed(&self, a: &mut dyn Analysis) -> Identity {
         let mut who = Identity::default();
+        if a.keeps_calls() {
+            who.keep_calls();
+        }
         self.feed_from(0, &mut who, a);
         who
     }

@@ -33,6 +33,12 @@ pub trait Analysis {
     fn reads_message_kinds(&self) -> bool {
         false
     }
+    /// Whether it reads a call's slot ([`Identity::call`]) up to the
+    /// reply's receive: the identity layer then keeps each call until
+    /// then, not only while its alias is outstanding.
+    fn keeps_calls(&self) -> bool {
+        false
+    }
     /// The input has ended: handle anything held back.
     fn finish(&mut self, _who: &Identity) {}
     /// `--window`: whether the analysis starts its statistics again for

@@ -33,7 +33,6 @@
 use std::borrow::Cow;
 use std::collections::VecDeque;
 use std::io::Write;
-use std::sync::atomic::{AtomicBool, Ordering};
 
 use std::hash::BuildHasher;
 
@@ -161,10 +160,10 @@ pub struct Identity {
     outstanding: usize,
     /// Outstanding aliases, oldest first (some ended since).
     alias_order: VecDeque<CallId>,
-    /// Whether an analysis asked for calls ([`Identity::call`]): they
+    /// Whether an analysis keeps calls (`Analysis::keeps_calls`): they
     /// then stay in the table until their reply's receive, else only
     /// while their alias is outstanding.
-    calls_asked: AtomicBool,
+    keeps_calls: bool,
     /// The call (or reply) of the event last learnt from, and the call
     /// whose alias it is sent to.
     current: Option<CallId>,
@@ -326,7 +325,7 @@ impl Identity {
                     self.part = Part::Reply;
                     self.replied = kind == Kind::MessageReceive;
                     // A reply's receive ends nothing nobody asked for.
-                    if !self.replied || self.keeps_calls() {
+                    if !self.replied || self.keeps_calls {
                         self.current = self.find(node, r).map(|i| self.id(i));
                     }
                     reference = Some(r);
@@ -380,20 +379,19 @@ impl Identity {
     /// asks, calls stay in the table until their reply's receive (else
     /// they end with their alias, at the reply's send).
     pub fn call(&self) -> Option<CallId> {
-        if !self.keeps_calls() {
-            self.calls_asked.store(true, Ordering::Relaxed);
-        }
         self.current
+    }
+
+    /// Keeps each call in the table until its reply's receive, for the
+    /// analyses that read its slot that long (`Analysis::keeps_calls`).
+    pub fn keep_calls(&mut self) {
+        self.keeps_calls = true;
     }
 
     /// What the message of the event last learnt from is to gen_server:
     /// its text is not read again to tell.
     pub fn part(&self) -> Part {
         self.part
-    }
-
-    fn keeps_calls(&self) -> bool {
-        self.calls_asked.load(Ordering::Relaxed)
     }
 
     fn id(&self, slot: u32) -> CallId {
@@ -435,7 +433,7 @@ impl Identity {
         let s = &mut self.slots[i as usize];
         s.alias = false;
         self.outstanding -= 1;
-        if s.received || !self.calls_asked.load(Ordering::Relaxed) {
+        if s.received || !self.keeps_calls {
             self.end_call(i);
         }
     }
@@ -1081,6 +1079,7 @@ mod tests {
     #[test]
     fn calls_end_at_the_reply_receive_and_are_bounded() {
         let mut id = Identity::default();
+        id.keep_calls();
         let send = class("message_send");
         let receive = class("message_receive");
         let f = [Field::Str(b"<0.1.0>")];

@@ -174,10 +174,14 @@ pub struct Reordered<A: Analysis> {
 impl<A: Analysis> Reordered<A> {
     /// `inner` behind a reordering window of `window_ns`.
     pub fn new(inner: A, window_ns: u64) -> Reordered<A> {
+        let mut who = Identity::default();
+        if inner.keeps_calls() {
+            who.keep_calls();
+        }
         Reordered {
             inner,
             reorder: Reorder::new(window_ns),
-            who: Identity::default(),
+            who,
             scratch: Vec::new(),
         }
     }

@@ -365,6 +365,10 @@ pub fn run_with_trend<A: Analysis + ?Sized>(
         Source::Traces(dirs) => crate::engine::clocks::one_clock(dirs),
         Source::Live(_) => None,
     };
+    let trend = feed.trend.iter().flat_map(|t| t.analyses.iter());
+    if feed.analyses.iter().chain(trend).any(|a| a.keeps_calls()) {
+        feed.who.keep_calls();
+    }
     let mut reorder = live.then(|| Reorder::new(LIVE_REORDER_NS));
     let mut last_tick = Instant::now();
     loop {
