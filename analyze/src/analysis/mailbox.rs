@@ -24,8 +24,9 @@ use crate::engine::summary::Summary;
 use crate::model::bytes::same;
 use crate::model::event::{Event, Kind, Slot};
 use crate::model::keyed::{get_mut, ByText};
-use crate::model::message::{kind_parts, KindBody, Shape, WORDS};
+use crate::model::message::{kind_parts, kind_prefixed, KindBody, Shape, PREFIXES, WORDS};
 use crate::model::table::{col, Cell, Table, Unit};
+use rustc_hash::FxHashMap;
 
 /// Kinds counted per receiver; the rest are summed as `(other)`.
 pub const MAX_KINDS: usize = 64;
@@ -94,36 +95,68 @@ impl Traced {
 /// Texts a [`Capped`] compares one by one before it hashes: a receiver's
 /// first few kinds and senders (most have no more) are found without a
 /// hash lookup.
-const NEAR: usize = 4;
+const NEAR: usize = 8;
 
-/// Counts per text, at most `max` texts; the rest summed.
+/// Counts per text, at most `max` texts; the rest summed. Texts are told
+/// apart by their ids ([`Kinds`], [`Pids`]: one id per text from an id
+/// on), kept with their text when first seen.
 #[derive(Default)]
 pub struct Capped {
-    /// The texts in the order first seen, with their counts.
-    slots: Vec<(Box<[u8]>, u64)>,
-    /// The slot of each text past the first [`NEAR`].
-    index: ByText<u32>,
+    /// The texts' ids in the order first seen ([`FORGOTTEN`] for those
+    /// given before `first`), with their counts.
+    slots: Vec<(u64, u64)>,
+    /// Each slot's text.
+    texts: Vec<Box<[u8]>>,
+    /// The slot of each id past the first [`NEAR`].
+    index: FxHashMap<u64, u32>,
+    /// The first id given since the texts' ids were last given anew.
+    first: u64,
+    /// Slots whose id is [`FORGOTTEN`].
+    forgotten: usize,
     other: u64,
 }
 
+/// The id of a [`Capped`] slot whose text has a new id, not met yet.
+const FORGOTTEN: u64 = u64::MAX;
+
 impl Capped {
-    fn add(&mut self, key: &[u8], max: usize) {
+    /// One more of the text `text` whose id is `id`, of the ids given
+    /// anew from `first` on (a text's older id is forgotten then).
+    fn add(&mut self, id: u64, text: &[u8], first: u64, max: usize) {
+        if first != self.first {
+            self.first = first;
+            self.slots.iter_mut().for_each(|s| s.0 = FORGOTTEN);
+            self.forgotten = self.slots.len();
+            self.index.clear();
+        }
         let near = self.slots.len().min(NEAR);
-        if let Some(s) = self.slots[..near].iter_mut().find(|s| same(&s.0, key)) {
+        if let Some(s) = self.slots[..near].iter_mut().find(|s| s.0 == id) {
             s.1 += 1;
             return;
         }
         if self.slots.len() > NEAR {
-            if let Some(&mut i) = get_mut(&mut self.index, key) {
+            if let Some(&i) = self.index.get(&id) {
                 self.slots[i as usize].1 += 1;
+                return;
+            }
+        }
+        if self.forgotten > 0 {
+            let same = |(s, t): &(&(u64, u64), &Box<[u8]>)| s.0 == FORGOTTEN && ***t == *text;
+            if let Some(i) = self.slots.iter().zip(&self.texts).position(|s| same(&s)) {
+                self.forgotten -= 1;
+                self.slots[i] = (id, self.slots[i].1 + 1);
+                if i >= NEAR {
+                    self.index.insert(id, i as u32);
+                }
                 return;
             }
         }
         if self.slots.len() < max {
             if self.slots.len() >= NEAR {
-                self.index.insert(key.into(), self.slots.len() as u32);
+                self.index.insert(id, self.slots.len() as u32);
             }
-            self.slots.push((key.into(), 1));
+            self.slots.push((id, 1));
+            self.texts.push(text.into());
         } else {
             self.other += 1;
         }
@@ -133,9 +166,10 @@ impl Capped {
     /// cap.
     pub fn sorted(&self) -> Vec<(String, u64)> {
         let mut v: Vec<(String, u64)> = self
-            .slots
+            .texts
             .iter()
-            .map(|(k, n)| (String::from_utf8_lossy(k).into_owned(), *n))
+            .zip(&self.slots)
+            .map(|(k, (_, n))| (String::from_utf8_lossy(k).into_owned(), *n))
             .collect();
         v.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
         if self.other > 0 {
@@ -500,7 +534,7 @@ fn kind_into(message: &[u8], shape: Shape, kind: &mut String) {
     kind.clear();
     if let Some((words, body)) = shape.kind(message) {
         // Found by the thread that decoded the message.
-        kind.push_str(words);
+        kind.push_str(PREFIXES[usize::from(words)]);
         push_body(kind, body);
     } else if let Some(request) = shape.plain_request(message) {
         kind.push_str("call ");
@@ -511,12 +545,191 @@ fn kind_into(message: &[u8], shape: Shape, kind: &mut String) {
     } else {
         kind_text(message.trim_ascii(), kind);
     }
+    cut_kind(kind);
+}
+
+/// A kind's text cut to [`MAX_KIND_BYTES`] (on a character's boundary).
+fn cut_kind(kind: &mut String) {
     if kind.len() > MAX_KIND_BYTES {
         let mut cut = MAX_KIND_BYTES;
         while !kind.is_char_boundary(cut) {
             cut -= 1;
         }
         kind.truncate(cut);
+    }
+}
+
+/// A message's kind as its parts (the index of its prefix in [`PREFIXES`]
+/// and its body), as [`kind_into`] writes it; None when it has more than
+/// one prefix (then written whole).
+fn kind_parts_of(message: &[u8], shape: Shape) -> Option<(u8, KindBody<'_>)> {
+    if let Some(kind) = shape.kind(message) {
+        return Some(kind);
+    }
+    if let Some(request) = shape.plain_request(message) {
+        return kind_prefixed(request.trim_ascii(), 2);
+    }
+    if shape.is_whole_reply(message) {
+        return Some((0, KindBody::Word(TUPLE)));
+    }
+    kind_prefixed(message.trim_ascii(), 0)
+}
+
+/// The index in [`WORDS`] of a tuple's word.
+const TUPLE: u8 = 1;
+
+/// Distinct kinds kept by [`Kinds`] before it starts again: memory stays
+/// bounded whatever the messages' atoms.
+const MAX_KIND_TEXTS: usize = 4096;
+
+/// No id yet.
+const NONE: u32 = u32::MAX;
+
+/// The kinds met, one id each (never reused), found from a kind's parts
+/// without writing its text: by its prefix and its atom or word.
+struct Kinds {
+    /// Each kind's text: the id `first + i` is at `i`.
+    texts: Vec<Box<[u8]>>,
+    first: u64,
+    /// Their places in `texts` by text.
+    by_text: ByText<u32>,
+    /// By prefix, the places of the kinds ending with an atom, by atom.
+    atoms: [ByText<u32>; PREFIXES.len()],
+    /// By prefix and word, the place of the kind ending with that word.
+    words: [[u32; WORDS.len()]; PREFIXES.len()],
+    /// The kind ending with an atom last found: most messages are of a
+    /// few kinds, found again without a hash lookup.
+    last: LastAtom,
+    /// A kind's text being written.
+    buf: String,
+}
+
+/// Atoms of at most this many bytes are kept as [`Kinds`]' last one.
+const LAST_ATOM: usize = 24;
+
+/// A kind ending with an atom: its prefix, its atom, its place.
+#[derive(Clone, Copy)]
+struct LastAtom {
+    prefix: u8,
+    len: u8,
+    atom: [u8; LAST_ATOM],
+    at: u32,
+}
+
+impl LastAtom {
+    const NONE: LastAtom = LastAtom {
+        prefix: 0,
+        len: 0,
+        atom: [0; LAST_ATOM],
+        at: NONE,
+    };
+}
+
+impl Default for Kinds {
+    fn default() -> Kinds {
+        Kinds {
+            texts: Vec::new(),
+            first: 0,
+            by_text: ByText::default(),
+            atoms: Default::default(),
+            words: [[NONE; WORDS.len()]; PREFIXES.len()],
+            last: LastAtom::NONE,
+            buf: String::new(),
+        }
+    }
+}
+
+impl Kinds {
+    /// The kind of `message` whose shape is `shape`: its id, its text, and
+    /// the first id given since ids were last given anew (see
+    /// [`Capped::add`]).
+    fn of(&mut self, message: &[u8], shape: Shape) -> (u64, &[u8], u64) {
+        let at = match kind_parts_of(message, shape) {
+            Some((prefix, KindBody::Word(w))) => {
+                let p = usize::from(prefix);
+                match self.words[p][usize::from(w)] {
+                    NONE => {
+                        let at = self.written(prefix, KindBody::Word(w));
+                        self.words[p][usize::from(w)] = at;
+                        at
+                    }
+                    at => at,
+                }
+            }
+            Some((prefix, KindBody::Atom(a))) => {
+                let last = &self.last;
+                if last.at != NONE
+                    && last.prefix == prefix
+                    && same(&last.atom[..usize::from(last.len)], a)
+                {
+                    last.at
+                } else {
+                    let at = match get_mut(&mut self.atoms[usize::from(prefix)], a) {
+                        Some(&mut at) => at,
+                        None => {
+                            let at = self.written(prefix, KindBody::Atom(a));
+                            self.atoms[usize::from(prefix)].insert(a.into(), at);
+                            at
+                        }
+                    };
+                    if a.len() <= LAST_ATOM {
+                        self.last = LastAtom {
+                            prefix,
+                            len: a.len() as u8,
+                            atom: [0; LAST_ATOM],
+                            at,
+                        };
+                        self.last.atom[..a.len()].copy_from_slice(a);
+                    }
+                    at
+                }
+            }
+            None => {
+                let mut buf = std::mem::take(&mut self.buf);
+                kind_into(message, shape, &mut buf);
+                let at = self.place(&buf);
+                self.buf = buf;
+                at
+            }
+        };
+        (
+            self.first + u64::from(at),
+            &self.texts[at as usize],
+            self.first,
+        )
+    }
+
+    /// The place of the kind `prefix` and `body` make, its text written.
+    fn written(&mut self, prefix: u8, body: KindBody) -> u32 {
+        let mut buf = std::mem::take(&mut self.buf);
+        buf.clear();
+        buf.push_str(PREFIXES[usize::from(prefix)]);
+        push_body(&mut buf, body);
+        cut_kind(&mut buf);
+        let at = self.place(&buf);
+        self.buf = buf;
+        at
+    }
+
+    /// The place of the kind whose text is `text` (two sets of parts may
+    /// write one text once cut), kept the first time; all are dropped
+    /// first when [`MAX_KIND_TEXTS`] are kept.
+    fn place(&mut self, text: &str) -> u32 {
+        if let Some(&mut at) = get_mut(&mut self.by_text, text.as_bytes()) {
+            return at;
+        }
+        if self.texts.len() >= MAX_KIND_TEXTS {
+            self.first += self.texts.len() as u64;
+            self.texts.clear();
+            self.by_text.clear();
+            self.atoms.iter_mut().for_each(|a| a.clear());
+            self.words = [[NONE; WORDS.len()]; PREFIXES.len()];
+            self.last = LastAtom::NONE;
+        }
+        let at = self.texts.len() as u32;
+        self.by_text.insert(text.as_bytes().into(), at);
+        self.texts.push(text.as_bytes().into());
+        at
     }
 }
 
@@ -538,47 +751,136 @@ fn push_body(out: &mut String, body: KindBody) {
     }
 }
 
-/// The receivers by pid text, in the order first seen.
+/// Pid texts [`Pids`] finds by their bytes as two words, in a table of
+/// this many (a power of two).
+const RECENT: usize = 64;
+
+/// A text of 1 to 16 bytes as two words (with its length, they tell it
+/// from every other), and its slot in [`Pids`]' recent ones; None for an
+/// empty or a longer text.
+#[inline(always)]
+fn packed(text: &[u8]) -> Option<((u64, u64), usize)> {
+    let n = text.len();
+    let word = |b: &[u8]| u64::from_le_bytes(b.try_into().expect("8 bytes"));
+    let half = |b: &[u8]| u64::from(u32::from_le_bytes(b.try_into().expect("4 bytes")));
+    let words = match n {
+        8..=16 => (word(&text[..8]), word(&text[n - 8..])),
+        4..=7 => (half(&text[..4]) | half(&text[n - 4..]) << 32, 0),
+        1..=3 => (text.iter().fold(0, |w, &b| w << 8 | u64::from(b)), 0),
+        _ => return None,
+    };
+    let mixed = (words.0 ^ words.1.rotate_left(29) ^ n as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    Some((words, (mixed >> 58) as usize % RECENT))
+}
+
+/// One of [`Pids`]' recent texts.
+#[derive(Clone, Copy, Default)]
+struct Recent {
+    words: (u64, u64),
+    /// Its length (0: the slot is empty).
+    len: u32,
+    id: u32,
+}
+
+/// The pid texts met, one id each; the ones last looked up found by their
+/// bytes as words, without hashing the text.
+struct Pids {
+    ids: ByText<u32>,
+    texts: Vec<Box<[u8]>>,
+    recent: Box<[Recent; RECENT]>,
+}
+
+impl Default for Pids {
+    fn default() -> Pids {
+        Pids {
+            ids: ByText::default(),
+            texts: Vec::new(),
+            recent: Box::new([Recent::default(); RECENT]),
+        }
+    }
+}
+
+impl Pids {
+    /// The id of `pid`, if it has one.
+    #[inline(always)]
+    fn find(&mut self, pid: &[u8]) -> Option<u32> {
+        let packed = packed(pid);
+        if let Some((words, slot)) = packed {
+            let r = self.recent[slot];
+            if r.words == words && r.len as usize == pid.len() {
+                return Some(r.id);
+            }
+        }
+        self.look_up(pid, packed)
+    }
+
+    /// [`Pids::find`] past the recent ones: the id by its text, then kept
+    /// as a recent one.
+    #[inline(never)]
+    fn look_up(&mut self, pid: &[u8], packed: Option<((u64, u64), usize)>) -> Option<u32> {
+        let id = *get_mut(&mut self.ids, pid)?;
+        if let Some((words, slot)) = packed {
+            self.recent[slot] = Recent {
+                words,
+                len: pid.len() as u32,
+                id,
+            };
+        }
+        Some(id)
+    }
+
+    /// The id of `pid`, given the first time.
+    #[inline(always)]
+    fn id(&mut self, pid: &[u8]) -> u32 {
+        match self.find(pid) {
+            Some(id) => id,
+            None => self.add(pid),
+        }
+    }
+
+    /// A new pid's id.
+    #[inline(never)]
+    fn add(&mut self, pid: &[u8]) -> u32 {
+        let id = self.texts.len() as u32;
+        self.ids.insert(pid.into(), id);
+        self.texts.push(pid.into());
+        id
+    }
+
+    fn text(&self, id: u32) -> &[u8] {
+        &self.texts[id as usize]
+    }
+}
+
+/// The receivers in the order first seen, found by their pid's id.
 #[derive(Default)]
 struct Receivers {
     list: Vec<(Box<[u8]>, Receiver)>,
-    /// Each one's place in `list`.
-    index: ByText<u32>,
-    /// The one last looked up: a process's events come in runs (a send
-    /// to it, its receive, its scheduling), found without a hash lookup.
-    last: usize,
+    /// By pid id, the place in `list` of its receiver ([`NONE`]: none).
+    of_pid: Vec<u32>,
 }
 
 impl Receivers {
-    /// The place of `pid`'s receiver, if it has one.
-    fn find(&mut self, pid: &[u8]) -> Option<usize> {
-        if self.list.get(self.last).is_some_and(|(k, _)| same(k, pid)) {
-            return Some(self.last);
+    /// The receiver of the pid whose id is `id`, if it has one.
+    fn get_mut(&mut self, id: u32) -> Option<&mut Receiver> {
+        match self.of_pid.get(id as usize) {
+            Some(&at) if at != NONE => Some(&mut self.list[at as usize].1),
+            _ => None,
         }
-        let i = *get_mut(&mut self.index, pid)? as usize;
-        self.last = i;
-        Some(i)
     }
 
-    /// `pid`'s receiver, if it has one.
-    fn get_mut(&mut self, pid: &[u8]) -> Option<&mut Receiver> {
-        let i = self.find(pid)?;
-        Some(&mut self.list[i].1)
-    }
-
-    /// `pid`'s receiver, made the first time.
-    fn entry(&mut self, pid: &[u8]) -> &mut Receiver {
-        let i = match self.find(pid) {
-            Some(i) => i,
-            None => {
-                let i = self.list.len();
-                self.index.insert(pid.into(), i as u32);
-                self.list.push((pid.into(), Receiver::default()));
-                self.last = i;
-                i
-            }
-        };
-        &mut self.list[i].1
+    /// The receiver of `pid`, whose id is `id`, made the first time.
+    #[inline]
+    fn entry(&mut self, id: u32, pid: &[u8]) -> &mut Receiver {
+        let id = id as usize;
+        if id >= self.of_pid.len() {
+            self.of_pid.resize(id + 1, NONE);
+        }
+        if self.of_pid[id] == NONE {
+            self.of_pid[id] = self.list.len() as u32;
+            self.list.push((pid.into(), Receiver::default()));
+        }
+        &mut self.list[self.of_pid[id] as usize].1
     }
 }
 
@@ -590,11 +892,19 @@ pub struct Mailbox {
     scheduling: u64,
     /// Sends to a target that is no pid the trace explains.
     unresolved: u64,
-    /// The current message's kind (one buffer for every message).
-    kind: String,
+    /// The messages' kinds.
+    kinds: Kinds,
+    /// The receivers' and senders' pids.
+    pids: Pids,
 }
 
 impl Mailbox {
+    /// The receiver of `pid`, made the first time.
+    fn entry(&mut self, pid: &[u8]) -> &mut Receiver {
+        let id = self.pids.id(pid);
+        self.receivers.entry(id, pid)
+    }
+
     /// The receivers by pid text (as the analyses see it), in no order.
     pub fn receivers(&self) -> impl Iterator<Item = (&[u8], &Receiver)> {
         self.receivers.list.iter().map(|(k, r)| (&k[..], r))
@@ -662,9 +972,11 @@ impl Analysis for Mailbox {
     fn on_event(&mut self, ev: &Event, _who: &Identity) {
         match ev.kind() {
             Some(Kind::MessageReceive) => {
-                let r = self.receivers.entry(ev.str(Slot::To));
-                kind_into(ev.str(Slot::Message), ev.shape, &mut self.kind);
-                r.kinds.add(self.kind.as_bytes(), MAX_KINDS);
+                let (kind, text, first) = self.kinds.of(ev.str(Slot::Message), ev.shape);
+                let to = ev.str(Slot::To);
+                let id = self.pids.id(to);
+                let r = self.receivers.entry(id, to);
+                r.kinds.add(kind, text, first, MAX_KINDS);
                 r.received.see(ev.ts_ns);
                 r.received_since += 1;
                 if let Some(c) = &mut r.counting {
@@ -674,8 +986,7 @@ impl Analysis for Mailbox {
             Some(Kind::UserTraceS1) => {
                 let text = ev.str(Slot::Message);
                 if text.starts_with(b"dyntrace_focus ") {
-                    let r = self.receivers.entry(ev.str(Slot::Pid));
-                    r.mark(ev.ts_ns, text);
+                    self.entry(ev.str(Slot::Pid)).mark(ev.ts_ns, text);
                 }
             }
             Some(Kind::MessageSend) => {
@@ -685,20 +996,27 @@ impl Analysis for Mailbox {
                     self.unresolved += 1;
                     return;
                 }
-                let r = self.receivers.entry(to);
-                kind_into(ev.str(Slot::Message), ev.shape, &mut self.kind);
-                r.kinds_sent.add(self.kind.as_bytes(), MAX_KINDS);
-                r.senders.add(ev.str(Slot::From), MAX_SENDERS);
+                let (kind, text, first) = self.kinds.of(ev.str(Slot::Message), ev.shape);
+                let from = self.pids.id(ev.str(Slot::From));
+                let id = self.pids.id(to);
+                let r = self.receivers.entry(id, to);
+                r.kinds_sent.add(kind, text, first, MAX_KINDS);
+                r.senders
+                    .add(u64::from(from), self.pids.text(from), 0, MAX_SENDERS);
                 r.sent.see(ev.ts_ns);
             }
             Some(Kind::ProcessMemory) => {
                 self.samples += 1;
-                let r = self.receivers.entry(ev.str(Slot::Pid));
+                let r = self.entry(ev.str(Slot::Pid));
                 r.sample(ev.ts_ns, uint(ev, "message_queue_len"));
             }
             Some(Kind::ProcessScheduled) => {
                 self.scheduling += 1;
-                let Some(r) = self.receivers.get_mut(ev.str(Slot::Pid)) else {
+                let Some(r) = self
+                    .pids
+                    .find(ev.str(Slot::Pid))
+                    .and_then(|id| self.receivers.get_mut(id))
+                else {
                     return;
                 };
                 match ev.str(Slot::Type) {
@@ -1112,7 +1430,7 @@ mod tests {
         let mut c = Capped::default();
         for round in 0..10 {
             for k in round..10 {
-                c.add(format!("k{k}").as_bytes(), 8);
+                c.add(k as u64, format!("k{k}").as_bytes(), 0, 8);
             }
         }
         let want: Vec<(String, u64)> = (0..8)

@@ -194,7 +194,7 @@ pub const WORDS: [&str; 13] = [
 ];
 
 /// The words a kind starts with: none, a cast's, a call's.
-const PREFIXES: [&str; 3] = ["", "cast ", "call "];
+pub const PREFIXES: [&str; 3] = ["", "cast ", "call "];
 /// A [`KindAt`]'s body that is an atom at its span.
 const ATOM: u8 = 15;
 
@@ -309,10 +309,10 @@ fn split_first(inner: &[u8]) -> (&[u8], Option<&[u8]>) {
     (inner, None)
 }
 
-/// The kind of the trimmed text `t` of `message`, after the prefix
-/// `outer` (an index in [`PREFIXES`]): None when it would have more than
-/// one prefix in all.
-fn kind_at(message: &[u8], t: &[u8], outer: u8) -> Option<KindAt> {
+/// [`kind_parts`] of the trimmed text `t` after the prefix `outer` (an
+/// index in [`PREFIXES`]): the index of its one prefix at most and its
+/// body; None when it would have more than one prefix in all.
+pub fn kind_prefixed(t: &[u8], outer: u8) -> Option<(u8, KindBody<'_>)> {
     let (mut more, mut words) = (0, outer);
     let body = kind_parts(t, &mut |p| {
         more += 1;
@@ -321,6 +321,14 @@ fn kind_at(message: &[u8], t: &[u8], outer: u8) -> Option<KindAt> {
     if more > 1 || (more == 1 && outer > 0) {
         return None;
     }
+    Some((words, body))
+}
+
+/// The kind of the trimmed text `t` of `message`, after the prefix
+/// `outer` (an index in [`PREFIXES`]): None when it would have more than
+/// one prefix in all.
+fn kind_at(message: &[u8], t: &[u8], outer: u8) -> Option<KindAt> {
+    let (words, body) = kind_prefixed(t, outer)?;
     Some(match body {
         KindBody::Atom(a) => KindAt {
             code: words << 4 | ATOM,
@@ -346,6 +354,44 @@ fn span(text: &[u8], part: &[u8]) -> Option<Span> {
 
 fn at(text: &[u8], (start, end): Span) -> &[u8] {
     &text[start as usize..end as usize]
+}
+
+/// Whether every byte of `n` is a decimal digit or a dot: eight bytes at
+/// a time (the last eight overlapping; a text of four to seven bytes as
+/// two overlapping halves), with no branch per byte.
+#[inline(always)]
+fn digits_and_dots(n: &[u8]) -> bool {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    // Where every byte is below 0x80, adding to each byte carries into
+    // none: a byte's high bit then says which side of a bound it is.
+    let word = |w: u64| {
+        let from_0 = w.wrapping_add(0x50 * ONES); // set: b >= b'0'
+        let past_9 = w.wrapping_add(0x46 * ONES); // set: b > b'9'
+        let not_dot = (w ^ (u64::from(b'.') * ONES)).wrapping_add(0x7f * ONES); // set: b != b'.'
+        let fits = (from_0 & !past_9) | !not_dot;
+        (w & HIGHS == 0) & (fits & HIGHS == HIGHS)
+    };
+    let load = |at: usize| u64::from_le_bytes(n[at..at + 8].try_into().expect("8 bytes"));
+    let half = |at: usize| {
+        u64::from(u32::from_le_bytes(
+            n[at..at + 4].try_into().expect("4 bytes"),
+        ))
+    };
+    let len = n.len();
+    match len {
+        8.. => {
+            let mut all = word(load(len - 8));
+            let mut at = 0;
+            while at + 8 < len {
+                all &= word(load(at));
+                at += 8;
+            }
+            all
+        }
+        4..=7 => word(half(0) | half(len - 4) << 32),
+        _ => n.iter().all(|&b| b.is_ascii_digit() || b == b'.'),
+    }
 }
 
 /// Where a plain call's request ends: before its text's last byte, the
@@ -442,27 +488,35 @@ impl Shape {
         {
             return None;
         }
-        let numbers = |t: &[u8], open: &[u8]| {
-            t.strip_prefix(open)
-                .and_then(|t| t.strip_suffix(b">"))
-                // Every byte looked at (no branch per byte): a few tens.
-                .is_some_and(|n| {
-                    n.iter().fold(true, |all, &b| {
-                        all & ((b.wrapping_sub(b'0') < 10) | (b == b'.'))
-                    })
-                })
-        };
-        let reference = at(message, reference);
-        let tag = message
-            .get(usize::from(caller.1)..usize::from(request.0))?
-            .strip_prefix(b",")?
-            .strip_suffix(b"},")?;
-        let tag = tag
-            .strip_prefix(b"[alias|")
-            .and_then(|t| t.strip_suffix(b"]"))
-            .unwrap_or(tag);
-        (numbers(at(message, caller), b"<") && numbers(reference, b"#Ref<") && tag == reference)
-            .then(|| at(message, request))
+        let (caller_end, (ref_start, ref_end)) = (usize::from(caller.1), reference);
+        let (ref_start, ref_end) = (usize::from(ref_start), usize::from(ref_end));
+        let request_start = usize::from(request.0);
+        // The tag, between From's `,` and the `},` before the request.
+        if caller_end + 3 > request_start
+            || message[caller_end] != b','
+            || message[request_start - 2] != b'}'
+        {
+            return None;
+        }
+        let (tag_start, tag_end) = (caller_end + 1, request_start - 2);
+        // The tag is the reference or `[alias|Ref]`. The reference is the
+        // first `#Ref<` after the call's prefix, and From (checked below)
+        // holds no `#`: a tag of the reference's bytes is at its place.
+        let tag_is_reference = (tag_start, tag_end) == (ref_start, ref_end)
+            || ((tag_start + 7, tag_end - 1) == (ref_start, ref_end)
+                && message[tag_start..].starts_with(b"[alias|")
+                && message[tag_end - 1] == b']');
+        // From is `<N.N.N>`; the reference `#Ref<` (as found) and numbers
+        // up to its `>` (as found).
+        let from = at(message, caller);
+        let numbered = from.len() >= 2
+            && from[0] == b'<'
+            && from[from.len() - 1] == b'>'
+            && digits_and_dots(&from[1..from.len() - 1])
+            && message
+                .get(ref_start + 5..ref_end.saturating_sub(1))
+                .is_some_and(digits_and_dots);
+        (tag_is_reference && numbered).then(|| at(message, request))
     }
 
     /// This shape with the kind of message it is (see [`kind_parts`]),
@@ -499,12 +553,12 @@ impl Shape {
     }
 
     /// The kind of message `message` is, where [`Shape::kinded`] found it:
-    /// the word it starts with ("" for none) and its body.
-    pub fn kind<'a>(&self, message: &'a [u8]) -> Option<(&'static str, KindBody<'a>)> {
+    /// the index in [`PREFIXES`] of the words it starts with and its body.
+    pub fn kind<'a>(&self, message: &'a [u8]) -> Option<(u8, KindBody<'a>)> {
         let (Shape::Plain { kind, .. } | Shape::Other(kind)) = *self else {
             return None;
         };
-        let words = PREFIXES[usize::from(kind.code >> 4)];
+        let words = kind.code >> 4;
         Some(match kind.code & 15 {
             ATOM => (words, KindBody::Atom(at(message, kind.body))),
             w => (words, KindBody::Word(w)),
@@ -617,6 +671,24 @@ pub(crate) mod tests {
         }
         assert!(Shape::of(b"{#Ref<0.1.2.3>,ok}").is_whole_reply(b"{#Ref<0.1.2.3>,ok}"));
         assert!(!Shape::of(b"{#Ref<0.1.2.3>,o").is_whole_reply(b"{#Ref<0.1.2.3>,o"));
+    }
+
+    /// Digits and dots are told from every other byte, in texts of every
+    /// length and wherever the odd byte is.
+    #[test]
+    fn digits_and_dots_only() {
+        let slow = |n: &[u8]| n.iter().all(|&b| b.is_ascii_digit() || b == b'.');
+        for len in 0..40 {
+            let good: Vec<u8> = (0..len).map(|i| b"0123456789."[i % 11]).collect();
+            assert!(digits_and_dots(&good));
+            for at in 0..len {
+                for b in 0..=255u8 {
+                    let mut t = good.clone();
+                    t[at] = b;
+                    assert_eq!(digits_and_dots(&t), slow(&t), "{t:?}");
+                }
+            }
+        }
     }
 
     /// Short texts and long ones are found by their bytes alike.
