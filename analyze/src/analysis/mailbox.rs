@@ -19,7 +19,7 @@
 
 use crate::analysis::memory::{uint, Series};
 use crate::engine::analysis::Analysis;
-use crate::engine::identity::Identity;
+use crate::engine::identity::{Identity, Part};
 use crate::engine::summary::Summary;
 use crate::model::bytes::same;
 use crate::model::event::{Event, Kind, Slot};
@@ -600,9 +600,28 @@ struct Kinds {
     /// The kind ending with an atom last found: most messages are of a
     /// few kinds, found again without a hash lookup.
     last: LastAtom,
+    /// By the slot of an open call (the identity layer's), its message
+    /// and kind as its send (or receive) found them: the other end's
+    /// message, the same text, is not read again.
+    calls: Vec<CallKind>,
     /// A kind's text being written.
     buf: String,
 }
+
+/// A call's message and its kind's place in [`Kinds`].
+#[derive(Default)]
+struct CallKind {
+    generation: u32,
+    /// The place, and the first id when it was found.
+    at: u32,
+    first: u64,
+    text: Vec<u8>,
+}
+
+/// Calls' kinds are kept for the identity layer's slots below this, and
+/// for messages of at most [`CALL_TEXT`] bytes: memory stays bounded.
+const CALL_SLOTS: usize = 16_384;
+const CALL_TEXT: usize = 160;
 
 /// Atoms of at most this many bytes are kept as [`Kinds`]' last one.
 const LAST_ATOM: usize = 24;
@@ -634,6 +653,7 @@ impl Default for Kinds {
             atoms: Default::default(),
             words: [[NONE; WORDS.len()]; PREFIXES.len()],
             last: LastAtom::NONE,
+            calls: Vec::new(),
             buf: String::new(),
         }
     }
@@ -643,8 +663,49 @@ impl Kinds {
     /// The kind of `message` whose shape is `shape`: its id, its text, and
     /// the first id given since ids were last given anew (see
     /// [`Capped::add`]).
-    fn of(&mut self, message: &[u8], shape: Shape) -> (u64, &[u8], u64) {
-        let at = match kind_parts_of(message, shape) {
+    /// A call's message (`who` says) has the kind of the call's other
+    /// end when its text is the same.
+    fn of(&mut self, message: &[u8], shape: Shape, who: &Identity) -> (u64, &[u8], u64) {
+        let call = match who.part() {
+            Part::Call => who.call().filter(|c| (c.slot as usize) < CALL_SLOTS),
+            _ => None,
+        };
+        if let Some(c) = call {
+            if let Some(k) = self.calls.get(c.slot as usize) {
+                let kept = !k.text.is_empty() && k.generation == c.generation;
+                if kept && k.first == self.first && same(&k.text, message) {
+                    return self.answer(k.at);
+                }
+            }
+        }
+        let at = self.found(message, shape);
+        if let Some(c) = call.filter(|_| message.len() <= CALL_TEXT) {
+            let slot = c.slot as usize;
+            if slot >= self.calls.len() {
+                self.calls.resize_with(slot + 1, CallKind::default);
+            }
+            let k = &mut self.calls[slot];
+            k.generation = c.generation;
+            k.at = at;
+            k.first = self.first;
+            k.text.clear();
+            k.text.extend_from_slice(message);
+        }
+        self.answer(at)
+    }
+
+    /// The id, text and first id of the kind at `at`.
+    fn answer(&self, at: u32) -> (u64, &[u8], u64) {
+        (
+            self.first + u64::from(at),
+            &self.texts[at as usize],
+            self.first,
+        )
+    }
+
+    /// The place of the kind of `message` whose shape is `shape`.
+    fn found(&mut self, message: &[u8], shape: Shape) -> u32 {
+        match kind_parts_of(message, shape) {
             Some((prefix, KindBody::Word(w))) => {
                 let p = usize::from(prefix);
                 match self.words[p][usize::from(w)] {
@@ -691,12 +752,7 @@ impl Kinds {
                 self.buf = buf;
                 at
             }
-        };
-        (
-            self.first + u64::from(at),
-            &self.texts[at as usize],
-            self.first,
-        )
+        }
     }
 
     /// The place of the kind `prefix` and `body` make, its text written.
@@ -969,10 +1025,10 @@ impl Analysis for Mailbox {
         true
     }
 
-    fn on_event(&mut self, ev: &Event, _who: &Identity) {
+    fn on_event(&mut self, ev: &Event, who: &Identity) {
         match ev.kind() {
             Some(Kind::MessageReceive) => {
-                let (kind, text, first) = self.kinds.of(ev.str(Slot::Message), ev.shape);
+                let (kind, text, first) = self.kinds.of(ev.str(Slot::Message), ev.shape, who);
                 let to = ev.str(Slot::To);
                 let id = self.pids.id(to);
                 let r = self.receivers.entry(id, to);
@@ -996,7 +1052,7 @@ impl Analysis for Mailbox {
                     self.unresolved += 1;
                     return;
                 }
-                let (kind, text, first) = self.kinds.of(ev.str(Slot::Message), ev.shape);
+                let (kind, text, first) = self.kinds.of(ev.str(Slot::Message), ev.shape, who);
                 let from = self.pids.id(ev.str(Slot::From));
                 let id = self.pids.id(to);
                 let r = self.receivers.entry(id, to);
