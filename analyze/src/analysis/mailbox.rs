@@ -141,8 +141,8 @@ impl Capped {
             }
         }
         if self.forgotten > 0 {
-            let same = |(s, t): &(&(u64, u64), &Box<[u8]>)| s.0 == FORGOTTEN && ***t == *text;
-            if let Some(i) = self.slots.iter().zip(&self.texts).position(|s| same(&s)) {
+            let forgotten = |&i: &usize| self.slots[i].0 == FORGOTTEN && *self.texts[i] == *text;
+            if let Some(i) = (0..self.slots.len()).find(forgotten) {
                 self.forgotten -= 1;
                 self.slots[i] = (id, self.slots[i].1 + 1);
                 if i >= NEAR {
@@ -1495,6 +1495,77 @@ mod tests {
             .chain([(OTHER.to_string(), 9 + 10)])
             .collect();
         assert_eq!(c.sorted(), want);
+    }
+
+    /// A kind found by its parts has the text written from the message,
+    /// whatever the shape, and one id per text.
+    #[test]
+    fn kinds_by_id_are_kinds_by_text() {
+        let mut kinds = Kinds::default();
+        let who = Identity::default();
+        let mut ids: Vec<(u64, String)> = Vec::new();
+        let texts = crate::model::message::tests::SAMPLES
+            .iter()
+            .copied()
+            .chain([&b"{'$gen_cast',{'$gen_cast',x}}"[..], b"{note,1}", b"42"]);
+        for text in texts {
+            for shape in [
+                Shape::Unknown,
+                Shape::of(text),
+                Shape::of(text).kinded(text),
+            ] {
+                let (id, kind, _) = kinds.of(text, shape, &who);
+                assert_eq!(
+                    kind,
+                    kind_of(text).as_bytes(),
+                    "{}",
+                    String::from_utf8_lossy(text)
+                );
+                let kind = kind_of(text);
+                match ids.iter().find(|(_, k)| *k == kind) {
+                    Some((i, _)) => assert_eq!(*i, id, "{kind}"),
+                    None => ids.push((id, kind)),
+                }
+            }
+        }
+        assert!(ids.iter().any(|(_, k)| k == "cast cast x"));
+    }
+
+    /// Ids given anew: a text kept under its old id is counted in its
+    /// slot, not as another.
+    #[test]
+    fn capped_finds_its_texts_under_new_ids() {
+        let mut c = Capped::default();
+        for (id, text) in [(0, "a"), (1, "b"), (0, "a")] {
+            c.add(id, text.as_bytes(), 0, 8);
+        }
+        for (id, text) in [(10, "b"), (11, "c"), (10, "b"), (12, "a")] {
+            c.add(id, text.as_bytes(), 10, 8);
+        }
+        let want = [("a", 3), ("b", 3), ("c", 1)].map(|(k, n)| (k.to_string(), n));
+        assert_eq!(c.sorted(), want);
+    }
+
+    /// Pid texts of every length get one id each, found again alike.
+    #[test]
+    fn pids_are_told_apart_by_every_byte() {
+        let mut pids = Pids::default();
+        let texts: Vec<Vec<u8>> = (0..20)
+            .flat_map(|len| (0..len).map(move |at| (len, at)))
+            .map(|(len, at)| (0..len).map(|i| b'0' + u8::from(i == at)).collect())
+            .chain([Vec::new()])
+            .collect();
+        let ids: Vec<u32> = texts.iter().map(|t| pids.id(t)).collect();
+        for (t, &id) in texts.iter().zip(&ids) {
+            assert_eq!(pids.id(t), id);
+            assert_eq!(pids.find(t), Some(id));
+            assert_eq!(pids.text(id), &t[..]);
+        }
+        let mut distinct = ids.clone();
+        distinct.sort();
+        distinct.dedup();
+        assert_eq!(distinct.len(), ids.len());
+        assert_eq!(pids.find(b"<0.1.0>"), None);
     }
 
     /// Each message takes 10 us to handle at a queue of 10, 1 ms at a
