@@ -242,7 +242,7 @@ impl GenServer {
 
     /// What the analysis knows of call `id`; an older call's state in
     /// its slot is let go first (a pending call's counted as waiting).
-    #[inline]
+    #[inline(always)]
     fn state(&mut self, id: CallId) -> &mut CallState {
         let i = id.slot as usize;
         if i >= self.calls.len() {

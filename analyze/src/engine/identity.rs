@@ -580,6 +580,11 @@ impl Identity {
         };
         if !self.keyed_by_vpid {
             let Some(pid) = resolved else {
+                // One trace without the vpid context: the reader's node is
+                // the run's.
+                if ev.node == node {
+                    return sink(ev);
+                }
                 return sink(&Event { node, ..*ev });
             };
             // Pids are written as they are: only the address changes.
