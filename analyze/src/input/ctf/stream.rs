@@ -294,13 +294,12 @@ impl Stream {
         self.at = at;
         self.size = size;
         let t = Arc::clone(&self.trace);
-        let mut ints = std::mem::take(&mut self.ints);
-        ints.clear();
+        self.ints.clear();
         let mut c = Cursor {
             buf: &self.map.bytes()[at..at + size],
             pos: 0,
             end: size as u64 * 8,
-            ints,
+            ints: &mut self.ints,
             clock: self.clock,
         };
         let bad = |e: Error| format!("packet at byte {offset}: {e}");
@@ -339,7 +338,6 @@ impl Stream {
         self.pos = c.pos;
         self.end = content_bits;
         self.clock = c.clock;
-        self.ints = c.ints;
         Ok(true)
     }
 
@@ -354,19 +352,19 @@ impl Stream {
         }
         let t = &*self.trace;
         let s = &t.streams[self.stream];
-        let mut ints = std::mem::take(&mut self.ints);
-        ints.clear();
+        self.ints.clear();
         let mut c = Cursor {
             buf: &self.map.bytes()[self.at..self.at + self.size],
             pos: self.pos,
             end: self.end,
-            ints,
+            ints: &mut self.ints,
             clock: self.clock,
         };
         let offset = self.at;
         let bad = |e: Error| format!("packet at byte {offset}: {e}");
         let id = match (s.header, &s.event_header) {
-            (Header::Lttng(bits, ts_bits), _) => c.lttng_header(bits, ts_bits).map_err(bad)?,
+            (Header::Compact, _) => c.lttng_header::<5, 27>().map_err(bad)?,
+            (Header::Large, _) => c.lttng_header::<16, 32>().map_err(bad)?,
             (Header::Other, Some(h)) => {
                 c.read(h, u32::MAX, &t.names).map_err(bad)?;
                 c.last(t.n_id).unwrap_or(0)
@@ -408,7 +406,6 @@ impl Stream {
         }
         self.pos = c.pos;
         self.clock = c.clock;
-        self.ints = c.ints;
         Ok(true)
     }
 }
