@@ -240,7 +240,7 @@ impl Lane {
             }
             Err(e) => {
                 s.ended = true;
-                Err(format!("{}: {e}", s.path.display()))
+                Err(in_file(&s.path, e))
             }
         }
     }
@@ -255,6 +255,13 @@ impl Lane {
                 .sum(),
         }
     }
+}
+
+/// `e`, said of the stream file `path`: out of the reading loop's way.
+#[cold]
+#[inline(never)]
+fn in_file(path: &Path, e: decode::Error) -> String {
+    format!("{}: {e}", path.display())
 }
 
 /// Room for an event's fields, written by `fields_of` (only the slots it

@@ -178,6 +178,14 @@ impl Trace {
     }
 }
 
+/// `e`, said of the packet at byte `offset`: out of the reading loop's
+/// way (an error ends the stream's reading).
+#[cold]
+#[inline(never)]
+fn at_packet(offset: u64, e: Error) -> Error {
+    format!("packet at byte {offset}: {e}").into()
+}
+
 /// One event as read: its values are positions in the current packet.
 #[derive(Default)]
 pub struct Read {
@@ -302,7 +310,7 @@ impl Stream {
             ints: &mut self.ints,
             clock: self.clock,
         };
-        let bad = |e: Error| format!("packet at byte {offset}: {e}");
+        let bad = |e: Error| at_packet(offset, e);
         if let Some(h) = &t.packet_header {
             c.read(h, u32::MAX, &t.names).map_err(bad)?;
             if c.last(t.n_magic).is_some_and(|m| m != PACKET_MAGIC) {
@@ -360,8 +368,8 @@ impl Stream {
             ints: &mut self.ints,
             clock: self.clock,
         };
-        let offset = self.at;
-        let bad = |e: Error| format!("packet at byte {offset}: {e}");
+        let offset = self.at as u64;
+        let bad = |e: Error| at_packet(offset, e);
         let id = match (s.header, &s.event_header) {
             (Header::Compact, _) => c.lttng_header::<5, 27>().map_err(bad)?,
             (Header::Large, _) => c.lttng_header::<16, 32>().map_err(bad)?,
@@ -376,7 +384,7 @@ impl Stream {
             .get(id as usize)
             .copied()
             .filter(|&i| i != u32::MAX)
-            .ok_or_else(|| format!("packet at byte {offset}: an event of undescribed id {id}"))?;
+            .ok_or_else(|| at_packet(offset, format!("an event of undescribed id {id}").into()))?;
         out.ts_ns = t.ns(c.clock);
         out.class = class;
         out.cpu = self.cpu;
