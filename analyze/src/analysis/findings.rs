@@ -20,6 +20,7 @@ use crate::analysis::profile::wilson;
 use crate::engine::analysis::Analysis;
 use crate::engine::identity::{split_qualified, Identity};
 use crate::engine::summary::Summary;
+use crate::model::bytes::same;
 use crate::model::event::{Event, Kind, Slot};
 use crate::model::keyed::{entry, get_mut, ByText};
 use crate::model::table::{col, format_bytes, format_ns, Cell, Shown, Table, Unit};
@@ -112,8 +113,15 @@ struct Cpu {
     slices: u64,
     longest: u64,
     longest_entry: Box<[u8]>,
-    /// Time per function it was in when scheduled out.
+    /// Time per function it was in when scheduled out...
     functions: ByText<u64>,
+    /// ... but for the last slices', which were in `current`, not yet in
+    /// `functions`: a process is mostly scheduled out in the function it
+    /// was in the time before, and one comparison then stands for a
+    /// lookup. `functions` gets them, in the order they came, when the
+    /// function changes and at the end ([`Cpu::settle`]).
+    current: Vec<u8>,
+    current_ns: Option<u64>,
     /// Stack samples per innermost function.
     sampled: ByText<u64>,
     /// Stack samples, and those not waiting (running or runnable).
@@ -149,6 +157,28 @@ struct Raised {
     burst_pid: Box<[u8]>,
     /// Crashes: whether `burst_pid` is the crashed processes' parent.
     by_parent: bool,
+}
+
+impl Cpu {
+    /// A slice of `ns` that ended in `f`.
+    fn slice_out(&mut self, f: &[u8], ns: u64) {
+        match &mut self.current_ns {
+            Some(sum) if same(&self.current, f) => *sum += ns,
+            _ => {
+                self.settle();
+                self.current.clear();
+                self.current.extend_from_slice(f);
+                self.current_ns = Some(ns);
+            }
+        }
+    }
+
+    /// The last slices' time into `functions`.
+    fn settle(&mut self) {
+        if let Some(ns) = self.current_ns.take() {
+            add_capped(&mut self.functions, &self.current, ns);
+        }
+    }
 }
 
 impl Raised {
@@ -299,6 +329,11 @@ pub struct Findings {
     window_start: Option<i64>,
     requests: hashbrown::HashMap<(String, String), Requests, rustc_hash::FxBuildHasher>,
     cpu: ByText<Cpu>,
+    /// The process last scheduled in and when, not yet in `cpu`: it is
+    /// mostly the next one scheduled out, and one lookup then does for
+    /// both events ([`Findings::settle_in`] puts it in `cpu` otherwise).
+    in_pid: Vec<u8>,
+    in_at: Option<i64>,
     scheduling: Traced,
     gc: ByText<Collections>,
     collecting: Traced,
@@ -351,6 +386,8 @@ impl Default for Findings {
             window_start: None,
             requests: Default::default(),
             cpu: ByText::default(),
+            in_pid: Vec::new(),
+            in_at: None,
             scheduling: Traced::default(),
             gc: ByText::default(),
             collecting: Traced::default(),
@@ -456,11 +493,26 @@ impl Findings {
 
     fn scheduled(&mut self, ev: &Event) {
         self.scheduling.see(ev.ts_ns);
-        let p = entry(&mut self.cpu, ev.str(Slot::Pid), Cpu::default);
+        let pid = ev.str(Slot::Pid);
         match ev.str(Slot::Type) {
-            b"in" | b"in_exiting" => p.since = Some(ev.ts_ns),
+            b"in" | b"in_exiting" => {
+                if self.in_at.is_none() || !same(&self.in_pid, pid) {
+                    self.settle_in();
+                    self.in_pid.clear();
+                    self.in_pid.extend_from_slice(pid);
+                }
+                self.in_at = Some(ev.ts_ns);
+            }
             _ => {
-                if let Some(since) = p.since.take() {
+                let pending = match self.in_at {
+                    Some(_) if same(&self.in_pid, pid) => self.in_at.take(),
+                    _ => None,
+                };
+                let p = entry(&mut self.cpu, pid, Cpu::default);
+                // The `in` held back, if it is this process's, is later
+                // than the one in `cpu`; either way `cpu` keeps none.
+                let since = p.since.take();
+                if let Some(since) = pending.or(since) {
                     let ns = ev.ts_ns.saturating_sub(since).max(0) as u64;
                     p.slices += 1;
                     p.total = p.total.saturating_add(ns);
@@ -471,9 +523,16 @@ impl Findings {
                             p.longest_entry = f.into();
                         }
                     }
-                    add_capped(&mut p.functions, f, ns);
+                    p.slice_out(f, ns);
                 }
             }
+        }
+    }
+
+    /// The process scheduled in last, when held back, into `cpu`.
+    fn settle_in(&mut self) {
+        if let Some(at) = self.in_at.take() {
+            entry(&mut self.cpu, &self.in_pid, Cpu::default).since = Some(at);
         }
     }
 
@@ -1177,6 +1236,10 @@ impl Analysis for Findings {
         self.mailbox.finish(who);
         self.memory.finish(who);
         self.calls.finish(who);
+        self.settle_in();
+        for p in self.cpu.values_mut() {
+            p.settle();
+        }
         self.roll(true);
         self.window_start = None;
         self.names.clear();
