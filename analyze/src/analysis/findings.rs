@@ -159,6 +159,78 @@ struct Raised {
     by_parent: bool,
 }
 
+/// Slots in [`Procs`]' table of processes seen lately (a power of two).
+const RECENT: usize = 256;
+
+/// Each process's time on a scheduler, in the order first seen. A pid is
+/// looked for first in a small table of processes seen lately, in the slot
+/// its last bytes pick (one comparison), then in the map.
+struct Procs {
+    index: ByText<u32>,
+    all: Vec<(Box<[u8]>, Cpu)>,
+    recent: [u32; RECENT],
+}
+
+impl Default for Procs {
+    fn default() -> Procs {
+        Procs {
+            index: ByText::default(),
+            all: Vec::new(),
+            recent: [u32::MAX; RECENT],
+        }
+    }
+}
+
+impl Procs {
+    /// The slot of `pid` in `recent`: its last eight bytes (the numbers
+    /// that tell pids apart), mixed.
+    fn slot(pid: &[u8]) -> usize {
+        let n = pid.len();
+        let word = match n >= 8 {
+            true => u64::from_le_bytes(pid[n - 8..].try_into().expect("8 bytes")),
+            false => pid.iter().fold(0, |w, &b| w << 8 | u64::from(b)),
+        };
+        (word.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - RECENT.trailing_zeros())) as usize
+    }
+
+    /// The process `pid`, added the first time.
+    #[inline]
+    fn entry(&mut self, pid: &[u8]) -> &mut Cpu {
+        let slot = Procs::slot(pid);
+        let at = self.recent[slot] as usize;
+        let at = match self.all.get(at) {
+            Some((p, _)) if same(p, pid) => at,
+            _ => self.find(pid, slot),
+        };
+        &mut self.all[at].1
+    }
+
+    /// Where `pid` is in `all` (added if new), now also in `recent`.
+    #[cold]
+    #[inline(never)]
+    fn find(&mut self, pid: &[u8], slot: usize) -> usize {
+        let next = self.all.len() as u32;
+        let at = *entry(&mut self.index, pid, || next);
+        if at == next {
+            self.all.push((pid.into(), Cpu::default()));
+        }
+        self.recent[slot] = at;
+        at as usize
+    }
+
+    fn get(&self, pid: &[u8]) -> Option<&Cpu> {
+        self.index.get(pid).map(|&at| &self.all[at as usize].1)
+    }
+
+    fn iter(&self) -> impl Iterator<Item = (&[u8], &Cpu)> {
+        self.all.iter().map(|(pid, p)| (&pid[..], p))
+    }
+
+    fn values_mut(&mut self) -> impl Iterator<Item = &mut Cpu> {
+        self.all.iter_mut().map(|(_, p)| p)
+    }
+}
+
 impl Cpu {
     /// A slice of `ns` that ended in `f`.
     fn slice_out(&mut self, f: &[u8], ns: u64) {
@@ -328,7 +400,7 @@ pub struct Findings {
     calls: GenServer,
     window_start: Option<i64>,
     requests: hashbrown::HashMap<(String, String), Requests, rustc_hash::FxBuildHasher>,
-    cpu: ByText<Cpu>,
+    cpu: Procs,
     /// The process last scheduled in and when, not yet in `cpu`: it is
     /// mostly the next one scheduled out, and one lookup then does for
     /// both events ([`Findings::settle_in`] puts it in `cpu` otherwise).
@@ -385,7 +457,7 @@ impl Default for Findings {
             calls: GenServer::default().with_sub_windows(),
             window_start: None,
             requests: Default::default(),
-            cpu: ByText::default(),
+            cpu: Procs::default(),
             in_pid: Vec::new(),
             in_at: None,
             scheduling: Traced::default(),
@@ -508,7 +580,7 @@ impl Findings {
                     Some(_) if same(&self.in_pid, pid) => self.in_at.take(),
                     _ => None,
                 };
-                let p = entry(&mut self.cpu, pid, Cpu::default);
+                let p = self.cpu.entry(pid);
                 // The `in` held back, if it is this process's, is later
                 // than the one in `cpu`; either way `cpu` keeps none.
                 let since = p.since.take();
@@ -532,12 +604,12 @@ impl Findings {
     /// The process scheduled in last, when held back, into `cpu`.
     fn settle_in(&mut self) {
         if let Some(at) = self.in_at.take() {
-            entry(&mut self.cpu, &self.in_pid, Cpu::default).since = Some(at);
+            self.cpu.entry(&self.in_pid).since = Some(at);
         }
     }
 
     fn sampled(&mut self, ev: &Event) {
-        let p = entry(&mut self.cpu, ev.str(Slot::Pid), Cpu::default);
+        let p = self.cpu.entry(ev.str(Slot::Pid));
         p.samples += 1;
         if ev.str(Slot::Status) == b"waiting" {
             return;
@@ -772,7 +844,7 @@ impl Findings {
         }
 
         let sched_s = self.scheduling.seconds().unwrap_or(span_s);
-        for (pid, p) in &self.cpu {
+        for (pid, p) in self.cpu.iter() {
             let traced_s = self.focused_s(pid).unwrap_or(sched_s);
             // Where scheduling was traced in windows only (triage), the
             // stack samples' share of running or runnable says it too: the
