@@ -1662,6 +1662,35 @@ mod tests {
         assert_eq!(rank(&found, "scheduler_hog", Some("<0.6.0>")), None);
     }
 
+    #[test]
+    fn hogs_on_two_schedulers_at_once_get_their_own_time_and_functions() {
+        let mut s = Script::default();
+        for ms in 0..4000 {
+            let t = ms * MS;
+            // Each 700 us of every ms, the second scheduled in before the
+            // first is out; the first ends one slice in four elsewhere.
+            let f = if ms % 4 == 3 { "m:calc/2" } else { "m:spin/1" };
+            s.sched(t, "<0.5.0>", "in");
+            s.sched(t + 100_000, "<0.6.0>", "in");
+            s.ev(t + 700_000, Kind::ProcessScheduled, &["<0.5.0>", f, "out"]);
+            s.ev(
+                t + 800_000,
+                Kind::ProcessScheduled,
+                &["<0.6.0>", "m:b/1", "out"],
+            );
+        }
+        let (found, _) = run(&s, 4 * S, 0);
+        for (pid, top) in [("<0.5.0>", "m:spin/1 (75%)"), ("<0.6.0>", "m:b/1 (100%)")] {
+            let r = rank(&found, "scheduler_hog", Some(pid));
+            let f = &found[r.expect("a hog") - 1];
+            assert_eq!(
+                f.claim,
+                format!("on a scheduler 70% of the time traced, mostly in {top}")
+            );
+            assert!(f.figures.contains(" in 4000 slices "), "{}", f.figures);
+        }
+    }
+
     /// gen_server calls: `n` calls of `request` to `server` from caller
     /// `caller`, one every `every` ns from `start`, each `latency(i)` long.
     #[allow(clippy::too_many_arguments)]
