@@ -20,6 +20,7 @@ use crate::analysis::profile::wilson;
 use crate::engine::analysis::Analysis;
 use crate::engine::identity::{split_qualified, Identity};
 use crate::engine::summary::Summary;
+use crate::model::bytes::same;
 use crate::model::event::{Event, Kind, Slot};
 use crate::model::keyed::{entry, get_mut, ByText};
 use crate::model::table::{col, format_bytes, format_ns, Cell, Shown, Table, Unit};
@@ -112,8 +113,15 @@ struct Cpu {
     slices: u64,
     longest: u64,
     longest_entry: Box<[u8]>,
-    /// Time per function it was in when scheduled out.
+    /// Time per function it was in when scheduled out...
     functions: ByText<u64>,
+    /// ... but for the last slices', which were in `current`, not yet in
+    /// `functions`: a process is mostly scheduled out in the function it
+    /// was in the time before, and one comparison then stands for a
+    /// lookup. `functions` gets them, in the order they came, when the
+    /// function changes and at the end ([`Cpu::settle`]).
+    current: Vec<u8>,
+    current_ns: Option<u64>,
     /// Stack samples per innermost function.
     sampled: ByText<u64>,
     /// Stack samples, and those not waiting (running or runnable).
@@ -149,6 +157,100 @@ struct Raised {
     burst_pid: Box<[u8]>,
     /// Crashes: whether `burst_pid` is the crashed processes' parent.
     by_parent: bool,
+}
+
+/// Slots in [`Procs`]' table of processes seen lately (a power of two).
+const RECENT: usize = 256;
+
+/// Each process's time on a scheduler, in the order first seen. A pid is
+/// looked for first in a small table of processes seen lately, in the slot
+/// its last bytes pick (one comparison), then in the map.
+struct Procs {
+    index: ByText<u32>,
+    all: Vec<(Box<[u8]>, Cpu)>,
+    recent: [u32; RECENT],
+}
+
+impl Default for Procs {
+    fn default() -> Procs {
+        Procs {
+            index: ByText::default(),
+            all: Vec::new(),
+            recent: [u32::MAX; RECENT],
+        }
+    }
+}
+
+impl Procs {
+    /// The slot of `pid` in `recent`: its last eight bytes (the numbers
+    /// that tell pids apart), mixed.
+    fn slot(pid: &[u8]) -> usize {
+        let n = pid.len();
+        let word = match n >= 8 {
+            true => u64::from_le_bytes(pid[n - 8..].try_into().expect("8 bytes")),
+            false => pid.iter().fold(0, |w, &b| w << 8 | u64::from(b)),
+        };
+        (word.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - RECENT.trailing_zeros())) as usize
+    }
+
+    /// The process `pid`, added the first time.
+    #[inline]
+    fn entry(&mut self, pid: &[u8]) -> &mut Cpu {
+        let slot = Procs::slot(pid);
+        let at = self.recent[slot] as usize;
+        let at = match self.all.get(at) {
+            Some((p, _)) if same(p, pid) => at,
+            _ => self.find(pid, slot),
+        };
+        &mut self.all[at].1
+    }
+
+    /// Where `pid` is in `all` (added if new), now also in `recent`.
+    #[cold]
+    #[inline(never)]
+    fn find(&mut self, pid: &[u8], slot: usize) -> usize {
+        let next = self.all.len() as u32;
+        let at = *entry(&mut self.index, pid, || next);
+        if at == next {
+            self.all.push((pid.into(), Cpu::default()));
+        }
+        self.recent[slot] = at;
+        at as usize
+    }
+
+    fn get(&self, pid: &[u8]) -> Option<&Cpu> {
+        self.index.get(pid).map(|&at| &self.all[at as usize].1)
+    }
+
+    fn iter(&self) -> impl Iterator<Item = (&[u8], &Cpu)> {
+        self.all.iter().map(|(pid, p)| (&pid[..], p))
+    }
+
+    fn values_mut(&mut self) -> impl Iterator<Item = &mut Cpu> {
+        self.all.iter_mut().map(|(_, p)| p)
+    }
+}
+
+impl Cpu {
+    /// A slice of `ns` that ended in `f`.
+    fn slice_out(&mut self, f: &[u8], ns: u64) {
+        match &mut self.current_ns {
+            Some(sum) if same(&self.current, f) => *sum += ns,
+            _ => {
+                self.settle();
+                self.current.clear();
+                self.current.extend_from_slice(f);
+                self.current_ns = Some(ns);
+            }
+        }
+    }
+
+    /// The last slices' time into `functions`.
+    fn settle(&mut self) {
+        if let Some(ns) = self.current_ns.take() {
+            add_capped(&mut self.functions, &self.current, ns);
+        }
+    }
 }
 
 impl Raised {
@@ -298,7 +400,12 @@ pub struct Findings {
     calls: GenServer,
     window_start: Option<i64>,
     requests: hashbrown::HashMap<(String, String), Requests, rustc_hash::FxBuildHasher>,
-    cpu: ByText<Cpu>,
+    cpu: Procs,
+    /// The process last scheduled in and when, not yet in `cpu`: it is
+    /// mostly the next one scheduled out, and one lookup then does for
+    /// both events ([`Findings::settle_in`] puts it in `cpu` otherwise).
+    in_pid: Vec<u8>,
+    in_at: Option<i64>,
     scheduling: Traced,
     gc: ByText<Collections>,
     collecting: Traced,
@@ -350,7 +457,9 @@ impl Default for Findings {
             calls: GenServer::default().with_sub_windows(),
             window_start: None,
             requests: Default::default(),
-            cpu: ByText::default(),
+            cpu: Procs::default(),
+            in_pid: Vec::new(),
+            in_at: None,
             scheduling: Traced::default(),
             gc: ByText::default(),
             collecting: Traced::default(),
@@ -456,11 +565,26 @@ impl Findings {
 
     fn scheduled(&mut self, ev: &Event) {
         self.scheduling.see(ev.ts_ns);
-        let p = entry(&mut self.cpu, ev.str(Slot::Pid), Cpu::default);
+        let pid = ev.str(Slot::Pid);
         match ev.str(Slot::Type) {
-            b"in" | b"in_exiting" => p.since = Some(ev.ts_ns),
+            b"in" | b"in_exiting" => {
+                if self.in_at.is_none() || !same(&self.in_pid, pid) {
+                    self.settle_in();
+                    self.in_pid.clear();
+                    self.in_pid.extend_from_slice(pid);
+                }
+                self.in_at = Some(ev.ts_ns);
+            }
             _ => {
-                if let Some(since) = p.since.take() {
+                let pending = match self.in_at {
+                    Some(_) if same(&self.in_pid, pid) => self.in_at.take(),
+                    _ => None,
+                };
+                let p = self.cpu.entry(pid);
+                // The `in` held back, if it is this process's, is later
+                // than the one in `cpu`; either way `cpu` keeps none.
+                let since = p.since.take();
+                if let Some(since) = pending.or(since) {
                     let ns = ev.ts_ns.saturating_sub(since).max(0) as u64;
                     p.slices += 1;
                     p.total = p.total.saturating_add(ns);
@@ -471,14 +595,21 @@ impl Findings {
                             p.longest_entry = f.into();
                         }
                     }
-                    add_capped(&mut p.functions, f, ns);
+                    p.slice_out(f, ns);
                 }
             }
         }
     }
 
+    /// The process scheduled in last, when held back, into `cpu`.
+    fn settle_in(&mut self) {
+        if let Some(at) = self.in_at.take() {
+            self.cpu.entry(&self.in_pid).since = Some(at);
+        }
+    }
+
     fn sampled(&mut self, ev: &Event) {
-        let p = entry(&mut self.cpu, ev.str(Slot::Pid), Cpu::default);
+        let p = self.cpu.entry(ev.str(Slot::Pid));
         p.samples += 1;
         if ev.str(Slot::Status) == b"waiting" {
             return;
@@ -713,7 +844,7 @@ impl Findings {
         }
 
         let sched_s = self.scheduling.seconds().unwrap_or(span_s);
-        for (pid, p) in &self.cpu {
+        for (pid, p) in self.cpu.iter() {
             let traced_s = self.focused_s(pid).unwrap_or(sched_s);
             // Where scheduling was traced in windows only (triage), the
             // stack samples' share of running or runnable says it too: the
@@ -1177,6 +1308,10 @@ impl Analysis for Findings {
         self.mailbox.finish(who);
         self.memory.finish(who);
         self.calls.finish(who);
+        self.settle_in();
+        for p in self.cpu.values_mut() {
+            p.settle();
+        }
         self.roll(true);
         self.window_start = None;
         self.names.clear();
@@ -1525,6 +1660,35 @@ mod tests {
             found[0].claim
         );
         assert_eq!(rank(&found, "scheduler_hog", Some("<0.6.0>")), None);
+    }
+
+    #[test]
+    fn hogs_on_two_schedulers_at_once_get_their_own_time_and_functions() {
+        let mut s = Script::default();
+        for ms in 0..4000 {
+            let t = ms * MS;
+            // Each 700 us of every ms, the second scheduled in before the
+            // first is out; the first ends one slice in four elsewhere.
+            let f = if ms % 4 == 3 { "m:calc/2" } else { "m:spin/1" };
+            s.sched(t, "<0.5.0>", "in");
+            s.sched(t + 100_000, "<0.6.0>", "in");
+            s.ev(t + 700_000, Kind::ProcessScheduled, &["<0.5.0>", f, "out"]);
+            s.ev(
+                t + 800_000,
+                Kind::ProcessScheduled,
+                &["<0.6.0>", "m:b/1", "out"],
+            );
+        }
+        let (found, _) = run(&s, 4 * S, 0);
+        for (pid, top) in [("<0.5.0>", "m:spin/1 (75%)"), ("<0.6.0>", "m:b/1 (100%)")] {
+            let r = rank(&found, "scheduler_hog", Some(pid));
+            let f = &found[r.expect("a hog") - 1];
+            assert_eq!(
+                f.claim,
+                format!("on a scheduler 70% of the time traced, mostly in {top}")
+            );
+            assert!(f.figures.contains(" in 4000 slices "), "{}", f.figures);
+        }
     }
 
     /// gen_server calls: `n` calls of `request` to `server` from caller

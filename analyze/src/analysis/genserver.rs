@@ -21,6 +21,7 @@ use crate::engine::identity::{CallId, Identity, Part};
 use crate::engine::summary::Summary;
 use crate::model::bytes::same;
 use crate::model::event::{Event, Kind, Slot};
+use crate::model::keyed::ends_hash;
 use crate::model::message::Call;
 use crate::model::stats::Durations;
 use crate::model::table::{col, Cell, Table, Unit};
@@ -118,34 +119,17 @@ impl Row {
     }
 }
 
-/// A row's server and request texts.
-/// A row's server and request name.
-#[derive(Hash, PartialEq, Eq)]
-struct RowKey {
-    server: Box<[u8]>,
-    request: Box<[u8]>,
-}
-
-/// A row's key as an event holds it: looked up without a copy (it hashes
-/// as [`RowKey`] does).
-#[derive(Hash)]
-struct RowRef<'a> {
-    server: &'a [u8],
-    request: &'a [u8],
-}
-
-impl hashbrown::Equivalent<RowKey> for RowRef<'_> {
-    #[inline]
-    fn equivalent(&self, key: &RowKey) -> bool {
-        same(self.server, &key.server) && same(self.request, &key.request)
-    }
+/// A row's key (server and request name) hashed to find the row.
+fn row_hash(server: &[u8], request: &[u8]) -> u64 {
+    ends_hash(server, ends_hash(request, 0))
 }
 
 /// The `genserver` state machine.
 #[derive(Default)]
 pub struct GenServer {
     rows: Vec<Row>,
-    row_ids: hashbrown::HashMap<RowKey, usize, rustc_hash::FxBuildHasher>,
+    /// Rows by server and request name ([`row_hash`]).
+    row_ids: hashbrown::HashTable<usize>,
     /// Calls by slot.
     calls: Vec<CallState>,
     /// Calls awaiting their reply's receive (those left waiting included).
@@ -230,17 +214,18 @@ impl GenServer {
     }
 
     fn row(&mut self, server: &[u8], request: &[u8]) -> usize {
-        if let Some(&i) = self.row_ids.get(&RowRef { server, request }) {
+        let hash = row_hash(server, request);
+        let rows = &self.rows;
+        let known = self.row_ids.find(hash, |&i| {
+            same(server, &rows[i].server) && same(request, &rows[i].request)
+        });
+        if let Some(&i) = known {
             return i;
         }
-        let key = RowKey {
-            server: server.into(),
-            request: request.into(),
-        };
         let i = self.rows.len();
         self.rows.push(Row {
-            server: key.server.clone(),
-            request: key.request.clone(),
+            server: server.into(),
+            request: request.into(),
             caller: Durations::new(2),
             server_share: Durations::new(2),
             unmatched: 0,
@@ -249,12 +234,15 @@ impl GenServer {
                 .sub_windows
                 .then(|| Box::new((Durations::new(2), Durations::new(2)))),
         });
-        self.row_ids.insert(key, i);
+        let rows = &self.rows;
+        self.row_ids
+            .insert_unique(hash, i, |&j| row_hash(&rows[j].server, &rows[j].request));
         i
     }
 
     /// What the analysis knows of call `id`; an older call's state in
     /// its slot is let go first (a pending call's counted as waiting).
+    #[inline(always)]
     fn state(&mut self, id: CallId) -> &mut CallState {
         let i = id.slot as usize;
         if i >= self.calls.len() {

@@ -34,16 +34,14 @@ use std::borrow::Cow;
 use std::collections::VecDeque;
 use std::io::Write;
 
-use std::hash::BuildHasher;
-
 use hashbrown::hash_table::Entry;
-use rustc_hash::{FxBuildHasher, FxHashMap};
+use rustc_hash::FxHashMap;
 
 use crate::model::bytes::same;
 use crate::model::event::{Event, Field, Kind, Slot, MAX_FIELDS};
-use crate::model::keyed::ByText;
-use crate::model::message::ShortText;
+use crate::model::keyed::{ends_hash, ByText};
 pub use crate::model::message::{parse_call, parse_reply, reference, Call};
+use crate::model::message::{Shape, ShortText};
 use crate::model::table::{label_text, Cell, Table, Unit};
 
 /// The fields that name processes.
@@ -120,13 +118,6 @@ struct CallSlot {
     alias: bool,
     /// The reply was seen received: the call ends with its alias.
     received: bool,
-}
-
-/// A call's key as an event holds it, hashed to find its slot.
-#[derive(Hash)]
-struct AliasRef<'a> {
-    node: u32,
-    reference: &'a [u8],
 }
 
 /// What a message event's message is to gen_server, as
@@ -312,11 +303,17 @@ impl Identity {
             }
             Some(kind @ (Kind::MessageSend | Kind::MessageReceive)) => {
                 let mut reference = None;
+                // The shape tells a reply from a call: a reply's is not
+                // read as a call first.
+                let call = match ev.shape {
+                    Shape::Reply(_) | Shape::Neither | Shape::Other(_) => None,
+                    _ => ev.call(),
+                };
                 if let Some(Call {
                     caller,
                     reference: Some(r),
                     ..
-                }) = ev.call()
+                }) = call
                 {
                     self.part = Part::Call;
                     self.current = Some(self.remember_alias(node, r, caller));
@@ -401,8 +398,9 @@ impl Identity {
         }
     }
 
+    /// A call's key (node, reference) hashed to find its slot.
     fn hash(node: u32, reference: &[u8]) -> u64 {
-        FxBuildHasher.hash_one(AliasRef { node, reference })
+        ends_hash(reference, u64::from(node))
     }
 
     /// The slot of the open call (node, reference).
@@ -567,7 +565,7 @@ impl Identity {
         ev: &Event,
         node: u32,
         scratch: &mut Vec<u8>,
-        sink: &mut dyn FnMut(&Event),
+        sink: &mut impl FnMut(&Event),
     ) {
         let resolved = match ev.kind() {
             Some(Kind::MessageSend) => match self.current_to {
@@ -580,8 +578,31 @@ impl Identity {
             },
             _ => None,
         };
-        if resolved.is_none() && !self.keyed_by_vpid {
-            return sink(&Event { node, ..*ev });
+        if !self.keyed_by_vpid {
+            let Some(pid) = resolved else {
+                // One trace without the vpid context: the reader's node is
+                // the run's.
+                if ev.node == node {
+                    return sink(ev);
+                }
+                return sink(&Event { node, ..*ev });
+            };
+            // Pids are written as they are: only the address changes.
+            let mut fields = [Field::Other; MAX_FIELDS];
+            let n = ev.fields.len().min(MAX_FIELDS);
+            fields[..n].copy_from_slice(&ev.fields[..n]);
+            if let Some(Field::Str(to)) = ev
+                .class
+                .slot_index(Slot::To)
+                .and_then(|i| fields[..n].get_mut(i))
+            {
+                *to = &pid[..];
+            }
+            return sink(&Event {
+                node,
+                fields: &fields[..n],
+                ..*ev
+            });
         }
         scratch.clear();
         let mut spans: [Option<(usize, usize)>; MAX_FIELDS] = [None; MAX_FIELDS];

@@ -62,6 +62,11 @@ struct Feed<'f, A: ?Sized> {
     matched: u64,
     ours_seen: u64,
     past_window: bool,
+    /// Whether `--from`, `--to` or a process selection may leave events
+    /// out (else every event is kept, without looking).
+    narrowed: bool,
+    /// Whether `--window` or a trend cuts the run into windows.
+    windowed: bool,
     progress: Option<ProgressBar>,
     failed: Option<String>,
     scratch: Vec<u8>,
@@ -95,7 +100,7 @@ impl<A: Analysis + ?Sized> Feed<'_, A> {
         if !identity_row && self.origin.is_none() {
             self.start_clock(ev.ts_ns);
         }
-        let kept = identity_row || self.selected(ev, node);
+        let kept = identity_row || !self.narrowed || self.selected(ev, node);
         if kept {
             if !identity_row {
                 if self.matched == 0 {
@@ -103,13 +108,13 @@ impl<A: Analysis + ?Sized> Feed<'_, A> {
                 }
                 self.matched += 1;
                 self.summary.last_ns = ev.ts_ns;
-                self.next_window(ev.ts_ns);
-                self.next_trend_window(ev.ts_ns);
+                if self.windowed {
+                    self.next_window(ev.ts_ns);
+                    self.next_trend_window(ev.ts_ns);
+                }
             }
             self.summary.events += 1;
-            if let Some(k) = ev.kind() {
-                self.kinds[k as usize] += 1;
-            }
+            self.kinds[kind as usize] += 1;
             match fields {
                 true => self.dispatch(ev, node),
                 false => self.dispatch_bare(ev),
@@ -155,12 +160,15 @@ impl<A: Analysis + ?Sized> Feed<'_, A> {
 
     fn dispatch(&mut self, ev: &Event, node: u32) {
         let (analyses, who) = (&mut self.analyses, &self.who);
-        let mut trend = self.trend.as_mut().map(|t| &mut t.analyses);
+        let Some(trend) = self.trend.as_mut().map(|t| &mut t.analyses) else {
+            return who.present(ev, node, &mut self.scratch, &mut |ev| {
+                for a in analyses.iter_mut() {
+                    a.on_event(ev, who);
+                }
+            });
+        };
         who.present(ev, node, &mut self.scratch, &mut |ev| {
-            for a in analyses.iter_mut() {
-                a.on_event(ev, who);
-            }
-            for a in trend.iter_mut().flat_map(|t| t.iter_mut()) {
+            for a in analyses.iter_mut().chain(trend.iter_mut()) {
                 a.on_event(ev, who);
             }
         });
@@ -357,6 +365,8 @@ pub fn run_with_trend<A: Analysis + ?Sized>(
         matched: 0,
         ours_seen: 0,
         past_window: false,
+        narrowed: !filter.is_empty(),
+        windowed: window_ns.is_some() || trend_ns.is_some(),
         progress: progress_bar(),
         failed: None,
         scratch: Vec::new(),

@@ -30,7 +30,9 @@ use crate::input::ctf::map::Map;
 use crate::input::step::{Discarded, Step};
 #[cfg(feature = "babeltrace2")]
 use crate::model::event::kinded_message_shape;
+#[cfg(feature = "babeltrace2")]
 use crate::model::event::message_shape;
+use crate::model::event::set_message_shape;
 #[cfg(feature = "babeltrace2")]
 use crate::model::event::Wanted;
 use crate::model::event::{Counted, Event, EventClass, Field, MAX_FIELDS};
@@ -572,11 +574,7 @@ impl Merge {
                 return Err("an event of an undescribed class".into());
             };
             let fields = &fields[..e.n as usize];
-            let shape = match lane.batch.shaped {
-                true => e.shape,
-                false => message_shape(class, fields),
-            };
-            let event = Event {
+            let mut event = Event {
                 class,
                 ts_ns: e.ts_ns,
                 cpu: e.cpu.into(),
@@ -584,8 +582,13 @@ impl Merge {
                 vpid: e.vpid.into(),
                 node: trace,
                 fields,
-                shape,
+                shape: e.shape,
             };
+            // Found here when the part did not: written in place, as the
+            // one-thread reader does (see `set_message_shape`).
+            if !lane.batch.shaped {
+                set_message_shape(&mut event.shape, class, fields);
+            }
             if !handler(&event) {
                 return Ok(Step::End);
             }

@@ -325,9 +325,16 @@ pub fn set_message_shape(shape: &mut Shape, class: &EventClass, fields: &[Field]
 /// what the thread that decodes the events finds when the analyses'
 /// thread is behind it.
 pub fn kinded_message_shape(class: &EventClass, fields: &[Field]) -> Shape {
-    match message_text(class, fields) {
-        Some(text) => Shape::of(text).kinded(text),
-        None => Shape::Unknown,
+    let mut shape = Shape::Unknown;
+    set_kinded_message_shape(&mut shape, class, fields);
+    shape
+}
+
+/// [`kinded_message_shape`] written into `shape` (left as it is for
+/// other events).
+pub fn set_kinded_message_shape(shape: &mut Shape, class: &EventClass, fields: &[Field]) {
+    if let Some(text) = message_text(class, fields) {
+        *shape = Shape::of(text).kinded(text);
     }
 }
 

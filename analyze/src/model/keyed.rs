@@ -50,6 +50,27 @@ pub fn get_mut<'m, V>(map: &'m mut ByText<V>, key: &[u8]) -> Option<&'m mut V> {
     map.get_mut(&Key(key))
 }
 
+/// A hash of a short key text (a pid, a reference, a request's name) from
+/// its ends: its first eight bytes, the eight before its last eight, its
+/// last eight, and its length, mixed with `seed` (another part of the key).
+/// The keys' texts differ there (a reference's fast-changing number is at
+/// its end), and a table keyed by them compares the whole text anyway: a
+/// few loads and one multiply instead of a pass over every byte.
+#[inline]
+pub fn ends_hash(text: &[u8], seed: u64) -> u64 {
+    let n = text.len();
+    let word = |at: usize| u64::from_le_bytes(text[at..at + 8].try_into().expect("8 bytes"));
+    let (first, middle, last) = match n {
+        16.. => (word(0), word(n - 16), word(n - 8)),
+        8.. => (word(0), 0, word(n - 8)),
+        _ => (text.iter().fold(0, |w, &b| w << 8 | u64::from(b)), 0, 0),
+    };
+    let a = first ^ last.rotate_left(29) ^ 0x243f_6a88_85a3_08d3;
+    let b = middle ^ seed.rotate_left(17) ^ (n as u64) ^ 0x1319_8a2e_0370_7344;
+    let m = u128::from(a) * u128::from(b);
+    (m as u64) ^ ((m >> 64) as u64)
+}
+
 /// Keys sorted for stable output.
 pub fn sorted_keys<V>(map: &ByText<V>) -> Vec<&[u8]> {
     let mut keys: Vec<&[u8]> = map.keys().map(|k| &k[..]).collect();

@@ -171,8 +171,10 @@ impl Code {
 /// id and a 64-bit timestamp. Both little-endian.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Header {
-    /// `id` bits, timestamp bits.
-    Lttng(u32, u32),
+    /// `id:5`, a 27-bit timestamp.
+    Compact,
+    /// `id:16`, a 32-bit timestamp.
+    Large,
     /// Any other: read by its class.
     Other,
 }
@@ -222,10 +224,10 @@ impl Header {
         let extended_ok = matches!(option("extended"), Some(Code::Struct(m, _))
             if m.len() == 2 && name(&m[0].0) == "id" && int(&m[0].1, 32, 8, false)
                 && name(&m[1].0) == "timestamp" && int(&m[1].1, 64, 8, true));
-        if options.len() == 2 && compact_ok && extended_ok {
-            Header::Lttng(bits, ts_bits)
-        } else {
-            Header::Other
+        match (options.len() == 2 && compact_ok && extended_ok, bits) {
+            (true, 5) => Header::Compact,
+            (true, _) => Header::Large,
+            (false, _) => Header::Other,
         }
     }
 }
@@ -249,38 +251,15 @@ pub struct Cursor<'p> {
     pub buf: &'p [u8],
     pub pos: u64,
     pub end: u64,
-    pub ints: Vec<(u32, u64, u32)>,
+    /// Borrowed from the stream, which keeps it between events: an
+    /// event's cursor is made and dropped without moving a vector.
+    pub ints: &'p mut Vec<(u32, u64, u32)>,
     pub clock: u64,
 }
 
-/// The position of the first NUL byte of `text`: sixteen bytes at a
-/// time with SSE2 (part of every x86-64) while sixteen remain, then byte
-/// by byte; no call for the long ones (a message's text) as a vector
-/// search's would be.
-#[cfg(target_arch = "x86_64")]
-#[inline(always)]
-fn nul(text: &[u8]) -> Option<usize> {
-    use std::arch::x86_64::{
-        _mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_setzero_si128,
-    };
-    let mut at = 0;
-    while let Some(chunk) = text.get(at..at + 16) {
-        // SAFETY: SSE2 is in every x86-64 build; `chunk` holds the 16
-        // readable bytes the unaligned load reads.
-        let zeros = unsafe {
-            let v = _mm_loadu_si128(chunk.as_ptr().cast());
-            _mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_setzero_si128()))
-        };
-        if zeros != 0 {
-            return Some(at + zeros.trailing_zeros() as usize);
-        }
-        at += 16;
-    }
-    text[at..].iter().position(|&b| b == 0).map(|p| at + p)
-}
-
-/// The position of the first NUL byte of `text`.
-#[cfg(not(target_arch = "x86_64"))]
+/// The position of the first NUL byte of `text` (see
+/// [`crate::model::bytes::find`]: in line, no call for the long ones, a
+/// message's text).
 #[inline(always)]
 fn nul(text: &[u8]) -> Option<usize> {
     crate::model::bytes::find(0, text)
@@ -366,7 +345,7 @@ impl Cursor<'_> {
 
     /// Moves the clock to a value of which `size` low bits were recorded
     /// (a smaller value than the clock's low bits means they wrapped once).
-    #[inline]
+    #[inline(always)]
     fn tick(&mut self, raw: u64, size: u32) {
         if size >= 64 {
             self.clock = raw;
@@ -380,15 +359,31 @@ impl Cursor<'_> {
         self.clock = (clock & !mask) | raw;
     }
 
-    /// Reads an LTTng event header (see [`Header`]): the event's id.
-    #[inline]
-    pub fn lttng_header(&mut self, bits: u32, ts_bits: u32) -> Result<u64, Error> {
+    /// Reads an LTTng event header of `BITS` id bits and `TS_BITS`
+    /// timestamp bits (see [`Header`]): the event's id. Both headers' id
+    /// and timestamp lie next to each other (the compact one's timestamp
+    /// aligned to a bit, the large one's to a byte after a 16-bit id), so
+    /// a compact or large header is one load.
+    #[inline(always)]
+    pub fn lttng_header<const BITS: u32, const TS_BITS: u32>(&mut self) -> Result<u64, Error> {
         self.align(8);
-        let id = self.bits(bits, true)?;
-        if id != (1 << bits) - 1 {
-            self.align(if ts_bits == 27 { 1 } else { 8 });
-            let ts = self.bits(ts_bits, true)?;
-            self.tick(ts, ts_bits);
+        let all = (1 << BITS) - 1;
+        let size = u64::from(BITS + TS_BITS);
+        let byte = (self.pos / 8) as usize;
+        if let (true, Some(word)) = (self.pos + size <= self.end, self.buf.get(byte..byte + 8)) {
+            let word = u64::from_le_bytes(word.try_into().expect("8 bytes"));
+            let id = word & all;
+            if id != all {
+                self.pos += size;
+                self.tick((word >> BITS) & ((1 << TS_BITS) - 1), TS_BITS);
+                return Ok(id);
+            }
+        }
+        let id = self.bits(BITS, true)?;
+        if id != all {
+            self.align(if TS_BITS == 27 { 1 } else { 8 });
+            let ts = self.bits(TS_BITS, true)?;
+            self.tick(ts, TS_BITS);
             return Ok(id);
         }
         self.align(8);
@@ -608,9 +603,41 @@ mod tests {
             buf,
             pos: 0,
             end: buf.len() as u64 * 8,
-            ints: Vec::new(),
+            // A test's few integers, left for the test's length.
+            ints: Box::leak(Box::default()),
             clock: 0,
         }
+    }
+
+    #[test]
+    fn lttng_headers_read_whole_as_field_by_field() {
+        // Compact: id 3, timestamp 0x123_4567; then the same at the
+        // packet's end (no 8 bytes left: read field by field).
+        let word: u32 = 3 | (0x123_4567 << 5);
+        let mut buf = word.to_le_bytes().to_vec();
+        buf.extend_from_slice(&[0; 8]);
+        buf.extend_from_slice(&word.to_le_bytes());
+        let mut c = cursor(&buf);
+        assert_eq!(c.lttng_header::<5, 27>(), Ok(3));
+        assert_eq!((c.pos, c.clock), (32, 0x123_4567));
+        c.pos = 96;
+        c.clock = 0x7ff_ffff;
+        assert_eq!(c.lttng_header::<5, 27>(), Ok(3));
+        // The clock's low bits wrapped.
+        assert_eq!((c.pos, c.clock), (128, 0x800_0000 + 0x123_4567));
+        // Large: id 7, timestamp 0x89ab_cdef; then extended: id 40000,
+        // 64-bit timestamp.
+        let mut buf = vec![7, 0, 0xef, 0xcd, 0xab, 0x89, 0xff, 0xff];
+        buf.extend_from_slice(&40000u32.to_le_bytes());
+        buf.extend_from_slice(&0x1_2345_6789u64.to_le_bytes());
+        let mut c = cursor(&buf);
+        assert_eq!(c.lttng_header::<16, 32>(), Ok(7));
+        assert_eq!((c.pos, c.clock), (48, 0x89ab_cdef));
+        assert_eq!(c.lttng_header::<16, 32>(), Ok(40000));
+        assert_eq!((c.pos, c.clock), (160, 0x1_2345_6789));
+        // Cut inside the timestamp.
+        let mut c = cursor(&buf[..4]);
+        assert!(c.lttng_header::<16, 32>().is_err());
     }
 
     #[test]

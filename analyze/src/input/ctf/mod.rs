@@ -27,7 +27,7 @@ use crate::input::merge::{
     Batch, Copied, CopiedEvent, Merge, Outlet, Part, BATCH, BATCH_BYTES, STEP,
 };
 use crate::input::step::{Discarded, Step};
-use crate::model::event::{kinded_message_shape, message_shape, set_message_shape};
+use crate::model::event::{set_kinded_message_shape, set_message_shape};
 use crate::model::event::{Counted, Event, EventClass, Field, Reading, Wanted, MAX_FIELDS};
 use crate::model::message::Shape;
 
@@ -240,7 +240,7 @@ impl Lane {
             }
             Err(e) => {
                 s.ended = true;
-                Err(format!("{}: {e}", s.path.display()))
+                Err(in_file(&s.path, e))
             }
         }
     }
@@ -255,6 +255,13 @@ impl Lane {
                 .sum(),
         }
     }
+}
+
+/// `e`, said of the stream file `path`: out of the reading loop's way.
+#[cold]
+#[inline(never)]
+fn in_file(path: &Path, e: decode::Error) -> String {
+    format!("{}: {e}", path.display())
 }
 
 /// Room for an event's fields, written by `fields_of` (only the slots it
@@ -319,11 +326,6 @@ fn copy(batch: &mut Batch, s: &LaneStream, class: u32, with_fields: bool) {
         false => &[],
     };
     let ec = &s.stream.trace.events[r.class as usize].class;
-    let shape = match batch.shaped {
-        true if batch.kinds => kinded_message_shape(ec, fields),
-        true => message_shape(ec, fields),
-        false => Shape::Unknown,
-    };
     let (cpu, vpid) = cpu_vpid(r, with_fields);
     let event = CopiedEvent {
         ts_ns: r.ts_ns,
@@ -333,10 +335,14 @@ fn copy(batch: &mut Batch, s: &LaneStream, class: u32, with_fields: bool) {
         trace: s.trace,
         first: 0,
         n: 0,
-        shape,
+        shape: Shape::Unknown,
     };
+    // The shape is written into the event where the batch holds it, after
+    // the push, not built apart and copied in with the event.
+    let at = batch.events.len();
     let Some(m) = s.map else {
         batch.push(event, fields);
+        shape_in_place(batch, at, ec, fields);
         return;
     };
     let base = s.stream.packet_at() as u64;
@@ -352,6 +358,22 @@ fn copy(batch: &mut Batch, s: &LaneStream, class: u32, with_fields: bool) {
             Val::Other => Copied::Other,
         }),
     );
+    shape_in_place(batch, at, ec, fields);
+}
+
+/// Writes the message shape of the event pushed at `at` into `batch`
+/// (of class `ec`, with `fields`) where the batch holds it, when the part
+/// finds shapes (see [`Batch::shaped`]).
+fn shape_in_place(batch: &mut Batch, at: usize, ec: &EventClass, fields: &[Field]) {
+    if !batch.shaped {
+        return;
+    }
+    let kinds = batch.kinds;
+    let shape = &mut batch.events[at].shape;
+    match kinds {
+        true => set_kinded_message_shape(shape, ec, fields),
+        false => set_message_shape(shape, ec, fields),
+    }
 }
 
 /// A part read on the merge's thread: its events handed on from the

@@ -178,6 +178,14 @@ impl Trace {
     }
 }
 
+/// `e`, said of the packet at byte `offset`: out of the reading loop's
+/// way (an error ends the stream's reading).
+#[cold]
+#[inline(never)]
+fn at_packet(offset: u64, e: Error) -> Error {
+    format!("packet at byte {offset}: {e}").into()
+}
+
 /// One event as read: its values are positions in the current packet.
 #[derive(Default)]
 pub struct Read {
@@ -294,16 +302,15 @@ impl Stream {
         self.at = at;
         self.size = size;
         let t = Arc::clone(&self.trace);
-        let mut ints = std::mem::take(&mut self.ints);
-        ints.clear();
+        self.ints.clear();
         let mut c = Cursor {
             buf: &self.map.bytes()[at..at + size],
             pos: 0,
             end: size as u64 * 8,
-            ints,
+            ints: &mut self.ints,
             clock: self.clock,
         };
-        let bad = |e: Error| format!("packet at byte {offset}: {e}");
+        let bad = |e: Error| at_packet(offset, e);
         if let Some(h) = &t.packet_header {
             c.read(h, u32::MAX, &t.names).map_err(bad)?;
             if c.last(t.n_magic).is_some_and(|m| m != PACKET_MAGIC) {
@@ -339,7 +346,6 @@ impl Stream {
         self.pos = c.pos;
         self.end = content_bits;
         self.clock = c.clock;
-        self.ints = c.ints;
         Ok(true)
     }
 
@@ -354,19 +360,19 @@ impl Stream {
         }
         let t = &*self.trace;
         let s = &t.streams[self.stream];
-        let mut ints = std::mem::take(&mut self.ints);
-        ints.clear();
+        self.ints.clear();
         let mut c = Cursor {
             buf: &self.map.bytes()[self.at..self.at + self.size],
             pos: self.pos,
             end: self.end,
-            ints,
+            ints: &mut self.ints,
             clock: self.clock,
         };
-        let offset = self.at;
-        let bad = |e: Error| format!("packet at byte {offset}: {e}");
+        let offset = self.at as u64;
+        let bad = |e: Error| at_packet(offset, e);
         let id = match (s.header, &s.event_header) {
-            (Header::Lttng(bits, ts_bits), _) => c.lttng_header(bits, ts_bits).map_err(bad)?,
+            (Header::Compact, _) => c.lttng_header::<5, 27>().map_err(bad)?,
+            (Header::Large, _) => c.lttng_header::<16, 32>().map_err(bad)?,
             (Header::Other, Some(h)) => {
                 c.read(h, u32::MAX, &t.names).map_err(bad)?;
                 c.last(t.n_id).unwrap_or(0)
@@ -378,7 +384,7 @@ impl Stream {
             .get(id as usize)
             .copied()
             .filter(|&i| i != u32::MAX)
-            .ok_or_else(|| format!("packet at byte {offset}: an event of undescribed id {id}"))?;
+            .ok_or_else(|| at_packet(offset, format!("an event of undescribed id {id}").into()))?;
         out.ts_ns = t.ns(c.clock);
         out.class = class;
         out.cpu = self.cpu;
@@ -408,7 +414,6 @@ impl Stream {
         }
         self.pos = c.pos;
         self.clock = c.clock;
-        self.ints = c.ints;
         Ok(true)
     }
 }
