@@ -562,17 +562,22 @@ fn cut_kind(kind: &mut String) {
 /// A message's kind as its parts (the index of its prefix in [`PREFIXES`]
 /// and its body), as [`kind_into`] writes it; None when it has more than
 /// one prefix (then written whole).
+///
+/// The shape tells which of the three ways applies, tried in the order of
+/// [`kind_into`]: a kind found with the shape, a plain call's request, a
+/// reply written whole (a tuple; half the messages of gen_server's
+/// calls, told by their shape alone), else the whole text.
+#[inline]
 fn kind_parts_of(message: &[u8], shape: Shape) -> Option<(u8, KindBody<'_>)> {
-    if let Some(kind) = shape.kind(message) {
-        return Some(kind);
+    match shape {
+        Shape::Reply(_) if shape.is_whole_reply(message) => Some((0, KindBody::Word(TUPLE))),
+        Shape::Plain { .. } | Shape::Other(_) => shape.kind(message),
+        Shape::Call { .. } => match shape.plain_request(message) {
+            Some(request) => kind_prefixed(request.trim_ascii(), 2),
+            None => kind_prefixed(message.trim_ascii(), 0),
+        },
+        _ => kind_prefixed(message.trim_ascii(), 0),
     }
-    if let Some(request) = shape.plain_request(message) {
-        return kind_prefixed(request.trim_ascii(), 2);
-    }
-    if shape.is_whole_reply(message) {
-        return Some((0, KindBody::Word(TUPLE)));
-    }
-    kind_prefixed(message.trim_ascii(), 0)
 }
 
 /// The index in [`WORDS`] of a tuple's word.
