@@ -109,6 +109,7 @@ struct Node {
 /// `to` made `text`: a short text kept in place is overwritten where it
 /// is (its bytes past the new length are never read), not built anew and
 /// copied over.
+#[inline(always)]
 fn rewrite(to: &mut ShortText, text: &[u8]) {
     match to {
         ShortText::Inline(len, bytes) if text.len() <= bytes.len() => {
