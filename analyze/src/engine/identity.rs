@@ -106,6 +106,20 @@ struct Node {
     registered: ByText<Box<[u8]>>,
 }
 
+/// `to` made `text`: a short text kept in place is overwritten where it
+/// is (its bytes past the new length are never read), not built anew and
+/// copied over.
+#[inline(always)]
+fn rewrite(to: &mut ShortText, text: &[u8]) {
+    match to {
+        ShortText::Inline(len, bytes) if text.len() <= bytes.len() => {
+            bytes[..text.len()].copy_from_slice(text);
+            *len = text.len() as u8;
+        }
+        _ => *to = ShortText::new(text),
+    }
+}
+
 /// A call in the table: its key, its alias's reply address, and which of
 /// its ends have passed.
 struct CallSlot {
@@ -517,27 +531,33 @@ impl Identity {
                 // Its alias ended (the reply sent, or evicted): the call's
                 // text gives it again.
                 s.alias = true;
-                s.caller = ShortText::new(caller);
+                rewrite(&mut s.caller, caller);
                 i
             }
             Entry::Vacant(new) => {
-                let call = CallSlot {
-                    node,
-                    reference: ShortText::new(r),
-                    hash,
-                    caller: ShortText::new(caller),
-                    generation: 0,
-                    alias: true,
-                    received: false,
-                };
                 let i = match self.free.pop() {
+                    // A slot used before is written where it is: its texts
+                    // overwritten in place, its generation kept.
                     Some(i) => {
-                        let generation = slots[i as usize].generation;
-                        slots[i as usize] = CallSlot { generation, ..call };
+                        let s = &mut slots[i as usize];
+                        s.node = node;
+                        rewrite(&mut s.reference, r);
+                        s.hash = hash;
+                        rewrite(&mut s.caller, caller);
+                        s.alias = true;
+                        s.received = false;
                         i
                     }
                     None => {
-                        slots.push(call);
+                        slots.push(CallSlot {
+                            node,
+                            reference: ShortText::new(r),
+                            hash,
+                            caller: ShortText::new(caller),
+                            generation: 0,
+                            alias: true,
+                            received: false,
+                        });
                         (slots.len() - 1) as u32
                     }
                 };
@@ -1190,5 +1210,16 @@ mod tests {
             id.mixed(),
             vec![vec!["n1@h".to_string(), "n2@h".to_string()]]
         );
+    }
+
+    #[test]
+    fn a_text_rewritten_reads_as_the_new_one() {
+        let long = [b'x'; 60];
+        let mut t = ShortText::new(b"#Ref<0.1.2.3>");
+        for text in [&b"<0.9.0>"[..], &long, b"", b"#Ref<0.4.5.6>", &long] {
+            rewrite(&mut t, text);
+            assert_eq!(&*t, text);
+            assert!(t == ShortText::new(text));
+        }
     }
 }
