@@ -146,12 +146,18 @@ t_slow_requests(Config) ->
     %% Where the server's time goes.
     ?assertNotEqual(nomatch, string:find(maps:get(<<"claim">>, Slow), "price_until/2")).
 
-%% `ledger' looks a key up in a list that grows by 4000 per call;
-%% `steady' answers each call in 3 ms, always.
+%% `ledger' looks a key up in a list that grows with the time since its
+%% first call, which comes once the recording is on (T^2/100 entries T ms
+%% after it: 40,000 at 2 s, 360,000 at 6 s), called again 1 ms after each
+%% answer; `steady' answers each call in 3 ms, always. A list that grew
+%% per call, from before the recording, grew with the CPU the node got: on
+%% a loaded host the recording could start at a list already long and see
+%% it barely double. A triage look lasts 150 ms and the late calls are the
+%% slow ones: a caller pausing longer leaves too few of them in a look.
 t_growing_latency(Config) ->
     {ok, _} = gen_server:start({local, ledger}, ?MODULE, ledger, []),
     {ok, _} = gen_server:start({local, steady}, ?MODULE, steady, []),
-    start(ledger_caller, fun() -> call_every(ledger, lookup, 10, 0) end),
+    start(ledger_caller, fun() -> wait_for(process_memory), call_every(ledger, lookup, 1, 0) end),
     start(steady_caller, fun() -> call_every(steady, nap, 10, 0) end),
     Findings = planted(t_growing_latency, Config),
     assert_ranked({<<"growing_latency">>, <<"ledger">>}, <<"steady">>, Findings).
@@ -453,21 +459,24 @@ price_until(Until, N) ->
 %% @doc gen_server: a planted server of kind `Kind'.
 -spec init(atom() | {front, term()}) -> {ok, term()}.
 init(ledger) ->
-    {ok, {ledger, []}};
+    {ok, {ledger, [], 0, first_call}};
 init(Kind) ->
     {ok, Kind}.
 
 %% @doc gen_server: `shop' prices for 12 ms, `audit' for 200 ms, `ledger'
-%% scans its list (which grows by 4000 per call), `steady' naps 3 ms,
-%% `front' asks its store twice.
+%% scans its list (T^2/100 entries T ms after its first call), `steady'
+%% naps 3 ms, `front' asks its store twice.
 -spec handle_call(term(), gen_server:from(), term()) -> {reply, term(), term()}.
 handle_call({buy, _}, _From, shop) ->
     {reply, price(12), shop};
 handle_call({audit, _}, _From, audit) ->
     {reply, burn(200), audit};
-handle_call({lookup, I}, _From, {ledger, List}) ->
+handle_call({lookup, I}, _From, {ledger, List, Len, Since}) ->
     Found = lists:member({absent, I}, List),
-    {reply, Found, {ledger, lists:duplicate(4000, {entry, I}) ++ List}};
+    Now = erlang:monotonic_time(millisecond),
+    Start = case Since of first_call -> Now; _ -> Since end,
+    More = max(0, (Now - Start) * (Now - Start) div 100 - Len),
+    {reply, Found, {ledger, lists:duplicate(More, {entry, I}) ++ List, Len + More, Start}};
 handle_call({ask, _}, _From, {front, Store} = State) ->
     _ = [begin Store ! {get, self()}, receive {got, _} -> ok end end || _ <- [1, 2]],
     {reply, ok, State};

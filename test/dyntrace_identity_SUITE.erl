@@ -97,13 +97,20 @@ handle_cast(_Msg, State) ->
 
 %% @doc Busy for `Ms' milliseconds (preempted while in this function).
 spin(Ms) ->
-    Until = erlang:monotonic_time(millisecond) + Ms,
-    spin_until(Until, 0).
+    Stop = erlang:start_timer(Ms, self(), spun),
+    spin_until(Stop, 0).
 
-spin_until(Until, N) ->
-    case erlang:monotonic_time(millisecond) >= Until of
-        true -> N;
-        false -> spin_until(Until, N + 1)
+%% A slice is charged to the function the process is scheduled out in.
+%% The loop calls nothing but itself (no clock BIF it could be scheduled
+%% out in), and it ends on a timer's message, not on a clock it reads.
+%% Once it has the message it waits 1 ms here: on a loaded host the OS can
+%% keep the scheduler thread off the CPU for tens of ms inside a slice, and
+%% the slice in which the time runs out would otherwise run on into
+%% whatever the caller does next and be charged there, all of it.
+spin_until(Stop, N) ->
+    receive
+        {timeout, Stop, spun} -> receive after 1 -> N end
+    after 0 -> spin_until(Stop, N + 1)
     end.
 
 %% @doc A traced function of the window workload.
