@@ -22,7 +22,7 @@ use crate::engine::identity::{split_qualified, Identity};
 use crate::engine::summary::Summary;
 use crate::model::bytes::same;
 use crate::model::event::{Event, Kind, Slot};
-use crate::model::keyed::{entry, get_mut, ByText};
+use crate::model::keyed::{entry, get_mut, ByText, Pids};
 use crate::model::table::{col, format_bytes, format_ns, Cell, Shown, Table, Unit};
 
 /// The windows latency is compared across (first and last with calls).
@@ -159,75 +159,36 @@ struct Raised {
     by_parent: bool,
 }
 
-/// Slots in [`Procs`]' table of processes seen lately (a power of two).
-const RECENT: usize = 256;
-
-/// Each process's time on a scheduler, in the order first seen. A pid is
-/// looked for first in a small table of processes seen lately, in the slot
-/// its last bytes pick (one comparison), then in the map.
+/// Each process's time on a scheduler, in the order first seen, by its
+/// pid's id ([`Pids`]: the pids looked up lately are found without
+/// hashing their text).
+#[derive(Default)]
 struct Procs {
-    index: ByText<u32>,
-    all: Vec<(Box<[u8]>, Cpu)>,
-    recent: [u32; RECENT],
-}
-
-impl Default for Procs {
-    fn default() -> Procs {
-        Procs {
-            index: ByText::default(),
-            all: Vec::new(),
-            recent: [u32::MAX; RECENT],
-        }
-    }
+    pids: Pids,
+    all: Vec<Cpu>,
 }
 
 impl Procs {
-    /// The slot of `pid` in `recent`: its last eight bytes (the numbers
-    /// that tell pids apart), mixed.
-    fn slot(pid: &[u8]) -> usize {
-        let n = pid.len();
-        let word = match n >= 8 {
-            true => u64::from_le_bytes(pid[n - 8..].try_into().expect("8 bytes")),
-            false => pid.iter().fold(0, |w, &b| w << 8 | u64::from(b)),
-        };
-        (word.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - RECENT.trailing_zeros())) as usize
-    }
-
     /// The process `pid`, added the first time.
     #[inline]
     fn entry(&mut self, pid: &[u8]) -> &mut Cpu {
-        let slot = Procs::slot(pid);
-        let at = self.recent[slot] as usize;
-        let at = match self.all.get(at) {
-            Some((p, _)) if same(p, pid) => at,
-            _ => self.find(pid, slot),
-        };
-        &mut self.all[at].1
-    }
-
-    /// Where `pid` is in `all` (added if new), now also in `recent`.
-    #[cold]
-    #[inline(never)]
-    fn find(&mut self, pid: &[u8], slot: usize) -> usize {
-        let next = self.all.len() as u32;
-        let at = *entry(&mut self.index, pid, || next);
-        if at == next {
-            self.all.push((pid.into(), Cpu::default()));
+        let at = self.pids.id(pid) as usize;
+        if at == self.all.len() {
+            self.all.push(Cpu::default());
         }
-        self.recent[slot] = at;
-        at as usize
+        &mut self.all[at]
     }
 
     fn get(&self, pid: &[u8]) -> Option<&Cpu> {
-        self.index.get(pid).map(|&at| &self.all[at as usize].1)
+        self.pids.get(pid).map(|at| &self.all[at as usize])
     }
 
     fn iter(&self) -> impl Iterator<Item = (&[u8], &Cpu)> {
-        self.all.iter().map(|(pid, p)| (&pid[..], p))
+        self.pids.texts().zip(&self.all)
     }
 
     fn values_mut(&mut self) -> impl Iterator<Item = &mut Cpu> {
-        self.all.iter_mut().map(|(_, p)| p)
+        self.all.iter_mut()
     }
 }
 

@@ -23,7 +23,7 @@ use crate::engine::identity::{Identity, Part};
 use crate::engine::summary::Summary;
 use crate::model::bytes::same;
 use crate::model::event::{Event, Kind, Slot};
-use crate::model::keyed::{get_mut, ByText};
+use crate::model::keyed::{get_mut, ByText, Pids};
 use crate::model::message::{kind_parts, kind_prefixed, KindBody, Shape, PREFIXES, WORDS};
 use crate::model::table::{col, Cell, Table, Unit};
 use rustc_hash::FxHashMap;
@@ -812,107 +812,6 @@ fn push_body(out: &mut String, body: KindBody) {
     }
 }
 
-/// Pid texts [`Pids`] finds by their bytes as two words, in a table of
-/// this many (a power of two).
-const RECENT: usize = 64;
-
-/// A text of 1 to 16 bytes as two words (with its length, they tell it
-/// from every other), and its slot in [`Pids`]' recent ones; None for an
-/// empty or a longer text.
-#[inline(always)]
-fn packed(text: &[u8]) -> Option<((u64, u64), usize)> {
-    let n = text.len();
-    let word = |b: &[u8]| u64::from_le_bytes(b.try_into().expect("8 bytes"));
-    let half = |b: &[u8]| u64::from(u32::from_le_bytes(b.try_into().expect("4 bytes")));
-    let words = match n {
-        8..=16 => (word(&text[..8]), word(&text[n - 8..])),
-        4..=7 => (half(&text[..4]) | half(&text[n - 4..]) << 32, 0),
-        1..=3 => (text.iter().fold(0, |w, &b| w << 8 | u64::from(b)), 0),
-        _ => return None,
-    };
-    let mixed = (words.0 ^ words.1.rotate_left(29) ^ n as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-    Some((words, (mixed >> 58) as usize % RECENT))
-}
-
-/// One of [`Pids`]' recent texts.
-#[derive(Clone, Copy, Default)]
-struct Recent {
-    words: (u64, u64),
-    /// Its length (0: the slot is empty).
-    len: u32,
-    id: u32,
-}
-
-/// The pid texts met, one id each; the ones last looked up found by their
-/// bytes as words, without hashing the text.
-struct Pids {
-    ids: ByText<u32>,
-    texts: Vec<Box<[u8]>>,
-    recent: Box<[Recent; RECENT]>,
-}
-
-impl Default for Pids {
-    fn default() -> Pids {
-        Pids {
-            ids: ByText::default(),
-            texts: Vec::new(),
-            recent: Box::new([Recent::default(); RECENT]),
-        }
-    }
-}
-
-impl Pids {
-    /// The id of `pid`, if it has one.
-    #[inline(always)]
-    fn find(&mut self, pid: &[u8]) -> Option<u32> {
-        let packed = packed(pid);
-        if let Some((words, slot)) = packed {
-            let r = self.recent[slot];
-            if r.words == words && r.len as usize == pid.len() {
-                return Some(r.id);
-            }
-        }
-        self.look_up(pid, packed)
-    }
-
-    /// [`Pids::find`] past the recent ones: the id by its text, then kept
-    /// as a recent one.
-    #[inline(never)]
-    fn look_up(&mut self, pid: &[u8], packed: Option<((u64, u64), usize)>) -> Option<u32> {
-        let id = *get_mut(&mut self.ids, pid)?;
-        if let Some((words, slot)) = packed {
-            self.recent[slot] = Recent {
-                words,
-                len: pid.len() as u32,
-                id,
-            };
-        }
-        Some(id)
-    }
-
-    /// The id of `pid`, given the first time.
-    #[inline(always)]
-    fn id(&mut self, pid: &[u8]) -> u32 {
-        match self.find(pid) {
-            Some(id) => id,
-            None => self.add(pid),
-        }
-    }
-
-    /// A new pid's id.
-    #[inline(never)]
-    fn add(&mut self, pid: &[u8]) -> u32 {
-        let id = self.texts.len() as u32;
-        self.ids.insert(pid.into(), id);
-        self.texts.push(pid.into());
-        id
-    }
-
-    fn text(&self, id: u32) -> &[u8] {
-        &self.texts[id as usize]
-    }
-}
-
 /// The receivers in the order first seen, found by their pid's id.
 #[derive(Default)]
 struct Receivers {
@@ -1549,28 +1448,6 @@ mod tests {
         }
         let want = [("a", 3), ("b", 3), ("c", 1)].map(|(k, n)| (k.to_string(), n));
         assert_eq!(c.sorted(), want);
-    }
-
-    /// Pid texts of every length get one id each, found again alike.
-    #[test]
-    fn pids_are_told_apart_by_every_byte() {
-        let mut pids = Pids::default();
-        let texts: Vec<Vec<u8>> = (0..20)
-            .flat_map(|len| (0..len).map(move |at| (len, at)))
-            .map(|(len, at)| (0..len).map(|i| b'0' + u8::from(i == at)).collect())
-            .chain([Vec::new()])
-            .collect();
-        let ids: Vec<u32> = texts.iter().map(|t| pids.id(t)).collect();
-        for (t, &id) in texts.iter().zip(&ids) {
-            assert_eq!(pids.id(t), id);
-            assert_eq!(pids.find(t), Some(id));
-            assert_eq!(pids.text(id), &t[..]);
-        }
-        let mut distinct = ids.clone();
-        distinct.sort();
-        distinct.dedup();
-        assert_eq!(distinct.len(), ids.len());
-        assert_eq!(pids.find(b"<0.1.0>"), None);
     }
 
     /// Each message takes 10 us to handle at a queue of 10, 1 ms at a

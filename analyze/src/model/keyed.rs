@@ -77,3 +77,141 @@ pub fn sorted_keys<V>(map: &ByText<V>) -> Vec<&[u8]> {
     keys.sort();
     keys
 }
+
+/// Pid texts [`Pids`] finds by their bytes as two words, in a table of
+/// this many (a power of two).
+const RECENT: usize = 64;
+
+/// A text of 1 to 16 bytes as two words (with its length, they tell it
+/// from every other), and its slot in [`Pids`]' recent ones; None for an
+/// empty or a longer text.
+#[inline(always)]
+fn packed(text: &[u8]) -> Option<((u64, u64), usize)> {
+    let n = text.len();
+    let word = |b: &[u8]| u64::from_le_bytes(b.try_into().expect("8 bytes"));
+    let half = |b: &[u8]| u64::from(u32::from_le_bytes(b.try_into().expect("4 bytes")));
+    let words = match n {
+        8..=16 => (word(&text[..8]), word(&text[n - 8..])),
+        4..=7 => (half(&text[..4]) | half(&text[n - 4..]) << 32, 0),
+        1..=3 => (text.iter().fold(0, |w, &b| w << 8 | u64::from(b)), 0),
+        _ => return None,
+    };
+    let mixed = (words.0 ^ words.1.rotate_left(29) ^ n as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    Some((words, (mixed >> 58) as usize % RECENT))
+}
+
+/// One of [`Pids`]' recent texts.
+#[derive(Clone, Copy, Default)]
+struct Recent {
+    words: (u64, u64),
+    /// Its length (0: the slot is empty).
+    len: u32,
+    id: u32,
+}
+
+/// The pid texts met, one id each; the ones last looked up found by their
+/// bytes as words, without hashing the text.
+pub struct Pids {
+    ids: ByText<u32>,
+    texts: Vec<Box<[u8]>>,
+    recent: Box<[Recent; RECENT]>,
+}
+
+impl Default for Pids {
+    fn default() -> Pids {
+        Pids {
+            ids: ByText::default(),
+            texts: Vec::new(),
+            recent: Box::new([Recent::default(); RECENT]),
+        }
+    }
+}
+
+impl Pids {
+    /// The id of `pid`, if it has one.
+    #[inline(always)]
+    pub fn find(&mut self, pid: &[u8]) -> Option<u32> {
+        let packed = packed(pid);
+        if let Some((words, slot)) = packed {
+            let r = self.recent[slot];
+            if r.words == words && r.len as usize == pid.len() {
+                return Some(r.id);
+            }
+        }
+        self.look_up(pid, packed)
+    }
+
+    /// [`Pids::find`] past the recent ones: the id by its text, then kept
+    /// as a recent one.
+    #[inline(never)]
+    fn look_up(&mut self, pid: &[u8], packed: Option<((u64, u64), usize)>) -> Option<u32> {
+        let id = *get_mut(&mut self.ids, pid)?;
+        if let Some((words, slot)) = packed {
+            self.recent[slot] = Recent {
+                words,
+                len: pid.len() as u32,
+                id,
+            };
+        }
+        Some(id)
+    }
+
+    /// The id of `pid`, given the first time.
+    #[inline(always)]
+    pub fn id(&mut self, pid: &[u8]) -> u32 {
+        match self.find(pid) {
+            Some(id) => id,
+            None => self.add(pid),
+        }
+    }
+
+    /// A new pid's id.
+    #[inline(never)]
+    fn add(&mut self, pid: &[u8]) -> u32 {
+        let id = self.texts.len() as u32;
+        self.ids.insert(pid.into(), id);
+        self.texts.push(pid.into());
+        id
+    }
+
+    pub fn text(&self, id: u32) -> &[u8] {
+        &self.texts[id as usize]
+    }
+
+    /// The id of `pid`, if it has one, without keeping it as a recent one.
+    pub fn get(&self, pid: &[u8]) -> Option<u32> {
+        self.ids.get(pid).copied()
+    }
+
+    /// The texts, by id.
+    pub fn texts(&self) -> impl Iterator<Item = &[u8]> {
+        self.texts.iter().map(|t| &t[..])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Pid texts of every length get one id each, found again alike.
+    #[test]
+    fn pids_are_told_apart_by_every_byte() {
+        let mut pids = Pids::default();
+        let texts: Vec<Vec<u8>> = (0..20)
+            .flat_map(|len| (0..len).map(move |at| (len, at)))
+            .map(|(len, at)| (0..len).map(|i| b'0' + u8::from(i == at)).collect())
+            .chain([Vec::new()])
+            .collect();
+        let ids: Vec<u32> = texts.iter().map(|t| pids.id(t)).collect();
+        for (t, &id) in texts.iter().zip(&ids) {
+            assert_eq!(pids.id(t), id);
+            assert_eq!(pids.find(t), Some(id));
+            assert_eq!(pids.text(id), &t[..]);
+        }
+        let mut distinct = ids.clone();
+        distinct.sort();
+        distinct.dedup();
+        assert_eq!(distinct.len(), ids.len());
+        assert_eq!(pids.find(b"<0.1.0>"), None);
+    }
+}
