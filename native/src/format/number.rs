@@ -66,28 +66,118 @@ pub fn write_float(env: *mut ErlNifEnv, term: ErlNifTerm, text: &mut BoundedText
     write_float_value(x, text);
 }
 
-/// `write_float` of a float's value: by integer scaling when the float
-/// is between 10^-16 and 2^64 (`scaled_float`), else from its shortest
-/// text or the exact way. Not inlined, as `write_big`: in the walk's
-/// leaf dispatch they made every term's walk slower (a 97-byte message
-/// with no float nor bignum, 235 -> 250 ns).
+/// `write_float` of a float's value: most floats between 10^-16 and
+/// 2^93 (about 10^28) by one floating-point scaling (`rounded_float`); the others, and
+/// those whose scaled value lies too near a rounding midpoint for it,
+/// the slower ways (`write_float_other`). Not inlined, as `write_big`: in
+/// the walk's leaf dispatch they made every term's walk slower (a 97-byte
+/// message with no float nor bignum, 235 -> 250 ns).
 #[inline(never)]
 pub fn write_float_value(x: f64, text: &mut BoundedText) {
-    if let Some((block, len)) = scaled_float(x) {
-        text.put_block(&block, len);
+    if let Some((word, len)) = rounded_float(x) {
+        text.put_word(word, len);
         return;
     }
     write_float_other(x, text);
 }
 
-/// `write_float_value` of the floats `scaled_float` does not write.
+/// `write_float_value` of the floats `rounded_float` does not write: by
+/// integer scaling when between 10^-16 and 2^64 (`scaled_float`), else
+/// from the shortest text or the exact way. Not inlined: the common
+/// path keeps few registers, so saves few.
 #[inline(never)]
 fn write_float_other(x: f64, text: &mut BoundedText) {
+    if let Some((word, len)) = scaled_float(x) {
+        text.put_word(word, len);
+        return;
+    }
     let mut buf = [0u8; 32];
     match short_float(x, &mut buf) {
         Some(len) => text.put(&buf[..len]),
         None => write_float_exact(x, text),
     }
+}
+
+/// floor(n * log10(2)), by a fixed-point product (a unit test checks it
+/// over the exponents used): the power of ten of the first digit of a
+/// float whose binary exponent is `n`, or one less.
+#[inline(always)]
+const fn log10_pow2(n: i32) -> i32 {
+    (n * 78913) >> 18
+}
+
+/// The biased binary exponents `rounded_float` scales: -53 to 92,
+/// whose `log10_pow2` are -16 to 27, so that the power of ten it scales
+/// by, and the next one down, are in [10^-22, 10^22].
+const ROUNDED_FIRST: usize = 1023 - 53;
+const ROUNDED_COUNT: usize = 53 + 93;
+
+/// For each biased exponent from `ROUNDED_FIRST`, the power of ten that
+/// scales a float of that exponent into [10^6, 10^8): 10^(6 - e10), e10
+/// its `log10_pow2`. Each is the float nearest the power: 10^0 to 10^22
+/// are floats, and a negative power is 1 divided by one of them, rounded
+/// once.
+const ROUNDED_SCALE: [f64; ROUNDED_COUNT] = {
+    let mut scale = [0f64; ROUNDED_COUNT];
+    let mut i = 0;
+    while i < ROUNDED_COUNT {
+        let k = 6 - log10_pow2((ROUNDED_FIRST + i) as i32 - 1023);
+        assert!(-21 <= k && k <= 22);
+        scale[i] = if k >= 0 {
+            POW10[k as usize] as f64
+        } else {
+            1.0 / POW10[(-k) as usize] as f64
+        };
+        i += 1;
+    }
+    scale
+};
+
+/// 2^52: a float in [0, 2^52) added to it is rounded to an integer,
+/// ties to even (the default rounding, which the VM keeps), the integer
+/// then the low bits of the sum.
+const ROUND_TO_INTEGER: f64 = (1u64 << 52) as f64;
+
+/// How near a rounding midpoint `rounded_float` lets a scaled value be:
+/// 2^-25, many times its rounding error (at most 2^-27, below).
+const MIDPOINT_MARGIN: f64 = 1.0 / (1u64 << 25) as f64;
+
+/// `%.6e` of a normal float of magnitude in [2^-53, 2^93), as
+/// `scaled_float` answers it, by floating-point scaling, with a short
+/// chain of dependent steps: the magnitude times the power of ten of its
+/// binary exponent (`ROUNDED_SCALE`), and times 0.1 again when that is
+/// 10^7 or more, lies in [10^6, 10^7) (or just below 10^6, by a rounding)
+/// and within 4 * 2^-53 of itself of the exact value scaled (four
+/// roundings, each within 2^-53, the powers' too), so within 2^-27 as it
+/// is below 2^24. Rounded to an integer, ties to even, it is the exact
+/// value's rounding unless its fraction lies within `MIDPOINT_MARGIN` of
+/// one half; those (exact ties among them) answer `None`, as do
+/// magnitudes out of the range, zeros, subnormals, infinities and NaNs.
+#[inline(always)]
+fn rounded_float(x: f64) -> Option<(u128, usize)> {
+    let bits = x.to_bits();
+    let biased = (bits >> 52 & 0x7FF) as usize;
+    let scale = *ROUNDED_SCALE.get(biased.wrapping_sub(ROUNDED_FIRST))?;
+    let mut e10 = log10_pow2(biased as i32 - 1023);
+    let mut scaled = f64::from_bits(bits & !(1 << 63)) * scale;
+    if scaled >= 10_000_000.0 {
+        e10 += 1;
+        scaled *= 0.1;
+    }
+    let integer = scaled + ROUND_TO_INTEGER;
+    if (scaled - (integer - ROUND_TO_INTEGER)).abs() > 0.5 - MIDPOINT_MARGIN {
+        return None;
+    }
+    let mut digits = integer.to_bits() as u32;
+    if digits < 1_000_000 {
+        return None;
+    }
+    if digits >= 10_000_000 {
+        // Rounded up to the next power of ten: one digit more.
+        e10 += 1;
+        digits = 1_000_000;
+    }
+    Some(float_text(digits, e10, x.is_sign_negative()))
 }
 
 /// Powers of ten up to 10^22, the largest one `scaled_float` multiplies by.
@@ -101,7 +191,8 @@ const POW10: [u128; 23] = {
     pow
 };
 
-/// `%.6e` of a normal float of magnitude in [10^-16, 2^64), in a block:
+/// `%.6e` of a normal float of magnitude in [10^-16, 2^64), as the bytes
+/// of a word, the first lowest, and their count:
 /// its seven significant digits are the exact value scaled by a power of
 /// ten and rounded to an integer, ties to even, all in integers. The
 /// float is `m * 2^e` (`m` its 53-bit significand); scaled by `10^k` so
@@ -111,7 +202,7 @@ const POW10: [u128; 23] = {
 /// `None` for anything else (zero, subnormals, larger or smaller
 /// magnitudes), which goes the other ways.
 #[inline]
-fn scaled_float(x: f64) -> Option<([u8; 16], usize)> {
+fn scaled_float(x: f64) -> Option<(u128, usize)> {
     let bits = x.to_bits();
     let biased = ((bits >> 52) & 0x7FF) as i32;
     if biased == 0 || biased == 0x7FF {
@@ -120,7 +211,7 @@ fn scaled_float(x: f64) -> Option<([u8; 16], usize)> {
     let m = (bits & ((1 << 52) - 1)) | (1 << 52);
     let e = biased - 1075;
     // floor(log10(2^(e + 52))): the first digit's power of ten, or one less.
-    let mut e10 = ((e + 52) * 78913) >> 18;
+    let mut e10 = log10_pow2(e + 52);
     let mut digits = scale_round(m, e, 6 - e10)?;
     if digits > 10_000_000 {
         e10 += 1;
@@ -131,24 +222,33 @@ fn scaled_float(x: f64) -> Option<([u8; 16], usize)> {
         e10 += 1;
         digits = 1_000_000;
     }
-    // The text's bytes, the first lowest, built in registers and stored
-    // once: `d.dddddde` then the exponent's sign and two digits (|e10| is
-    // at most 19 here).
+    Some(float_text(digits, e10, x.is_sign_negative()))
+}
+
+/// The text of `%.6e` whose seven significant digits are `digits` (in
+/// [10^6, 10^7)) and whose exponent is `e10` (|e10| below 100), as the
+/// bytes of a word, the first lowest, and their count: built in
+/// registers and stored from them (a block copied through memory waits
+/// for its stores). `d.dddddde`, then the exponent's sign and two digits.
+/// The pairs of digits after the first are each found from two
+/// quotients of `digits`, not one after the other.
+#[inline(always)]
+fn float_text(digits: u32, e10: i32, negative: bool) -> (u128, usize) {
     let pair = |n: u32| u64::from(u16::from_le_bytes(two_digits(n)));
-    let (first, rest) = (digits / 1_000_000, digits % 1_000_000);
+    let (first, four, two) = (digits / 1_000_000, digits / 10_000, digits / 100);
     let low = u64::from(b'0' + first as u8)
         | u64::from(b'.') << 8
-        | pair(rest / 10_000) << 16
-        | pair(rest / 100 % 100) << 32
-        | pair(rest % 100) << 48;
+        | pair(four - first * 100) << 16
+        | pair(two - four * 100) << 32
+        | pair(digits - two * 100) << 48;
     let sign = if e10 < 0 { b'-' } else { b'+' };
-    let high = u64::from(b'e') | u64::from(sign) << 8 | pair(e10.unsigned_abs()) << 16;
+    let high = u64::from(b'e') | u64::from(sign) << 8 | pair(e10.unsigned_abs() % 100) << 16;
     let text = u128::from(low) | u128::from(high) << 64;
-    Some(if x.is_sign_negative() {
-        ((text << 8 | u128::from(b'-')).to_le_bytes(), 13)
+    if negative {
+        (text << 8 | u128::from(b'-'), 13)
     } else {
-        (text.to_le_bytes(), 12)
-    })
+        (text, 12)
+    }
 }
 
 /// `m * 2^e * 10^k` rounded to an integer, ties to even; `None` when it
@@ -363,15 +463,49 @@ mod tests {
         taken
     }
 
-    fn scaled(x: f64) -> Option<String> {
-        scaled_float(x).map(|(block, len)| String::from_utf8(block[..len].to_vec()).unwrap())
+    /// The text of a word and its length, as `scaled_float` and
+    /// `rounded_float` answer them.
+    fn word_text(word: Option<(u128, usize)>) -> Option<String> {
+        word.map(|(word, len)| String::from_utf8(word.to_le_bytes()[..len].to_vec()).unwrap())
     }
 
-    #[test]
-    fn scaled_texts_are_the_exact_rounding() {
-        let mut next = crate::test_random::xorshift(0x9E37_79B9_7F4A_7C15u64);
-        // Ties at the seventh digit (even and odd), values that round up
-        // to the next power of ten, the range's ends, powers of ten.
+    fn scaled(x: f64) -> Option<String> {
+        word_text(scaled_float(x))
+    }
+
+    /// 300,000 floats of each sort: random bits; magnitudes spread over
+    /// the binary exponents `exponents` with random signs; decimals of
+    /// fewer digits than `digits_below`'s, at the decimal `exponents10`
+    /// (the ties at the seventh digit and those near them).
+    fn sample_floats(
+        next: &mut impl FnMut() -> u64,
+        exponents: std::ops::Range<i64>,
+        digits_below: u64,
+        exponents10: std::ops::Range<i64>,
+    ) -> Vec<f64> {
+        let mut floats: Vec<f64> = (0..300_000).map(|_| f64::from_bits(next())).collect();
+        let span = |range: &std::ops::Range<i64>, r: u64| {
+            range.start + (r % (range.end - range.start) as u64) as i64
+        };
+        for _ in 0..300_000 {
+            let exponent = (span(&exponents, next()) + 1023) as u64;
+            let sign = next() & 1;
+            floats.push(f64::from_bits(
+                (next() & ((1 << 52) - 1)) | exponent << 52 | sign << 63,
+            ));
+        }
+        for _ in 0..300_000 {
+            let digits = next() % digits_below;
+            let e = span(&exponents10, next());
+            floats.push(format!("{digits}e{e}").parse().unwrap());
+        }
+        floats
+    }
+
+    /// Ties at the seventh digit (even and odd) and near them, values
+    /// that round up to the next power of ten, the ranges' ends, powers
+    /// of ten and of two, zeros, subnormals, infinities and NaNs.
+    fn picked_floats() -> Vec<f64> {
         let mut picked = vec![
             1.5,
             -1.5,
@@ -381,8 +515,10 @@ mod tests {
             12345675.0,
             12345685.0,
             -1.2345675e8,
+            1.2345675,
             9.9999995,
             9.9999996,
+            9.99999949999,
             9999999.5,
             99999995.0,
             0.1,
@@ -393,31 +529,26 @@ mod tests {
             1e-17,
             18446744073709549568.0,
             18446744073709551616.0,
+            9.9999999e27,
+            1e28,
             f64::MIN_POSITIVE,
             5e-324,
             0.0,
             -0.0,
+            f64::INFINITY,
+            f64::NAN,
         ];
-        picked.extend((-17..=20).map(|e| 10f64.powi(e)));
-        picked.extend((-60..=66).map(|e| 2f64.powi(e)));
-        let random_bits: Vec<f64> = (0..300_000).map(|_| f64::from_bits(next())).collect();
-        // Magnitudes spread over the range and beyond it.
-        let spread: Vec<f64> = (0..300_000)
-            .map(|_| {
-                let exponent = next() % 160 + 1023 - 80;
-                f64::from_bits((next() & ((1 << 52) - 1)) | (exponent << 52) | (next() & 1) << 63)
-            })
-            .collect();
-        // Up to eight significant digits: the ties and near-ties.
-        let decimal: Vec<f64> = (0..300_000)
-            .map(|_| {
-                let digits = next() % 100_000_000;
-                let e = (next() % 40) as i32 - 24;
-                format!("{digits}e{e}").parse().unwrap()
-            })
-            .collect();
-        let all = picked.into_iter().chain(random_bits).chain(spread);
-        let taken = agreeing_with_exact(all.chain(decimal), scaled);
+        picked.extend((-18..=30).map(|e| 10f64.powi(e)));
+        picked.extend((-60..=100).map(|e| 2f64.powi(e)));
+        picked
+    }
+
+    #[test]
+    fn scaled_texts_are_the_exact_rounding() {
+        let mut next = crate::test_random::xorshift(0x9E37_79B9_7F4A_7C15u64);
+        let picked = picked_floats();
+        let sampled = sample_floats(&mut next, -80..80, 100_000_000, -24..16);
+        let taken = agreeing_with_exact(picked.into_iter().chain(sampled), scaled);
         assert!(taken > 400_000, "{taken}");
         assert_eq!(scaled(1.5).as_deref(), Some("1.500000e+00"));
         assert_eq!(scaled(1234567.5).as_deref(), Some("1.234568e+06"));
@@ -428,6 +559,44 @@ mod tests {
         // Outside the range, zeros and subnormals: the other ways.
         for x in [0.0, -0.0, 5e-324, f64::MIN_POSITIVE, 1e-17, 1e20, f64::MAX] {
             assert_eq!(scaled(x), None, "{x:e}");
+        }
+    }
+
+    fn rounded(x: f64) -> Option<String> {
+        word_text(rounded_float(x))
+    }
+
+    #[test]
+    fn rounded_texts_are_the_exact_rounding() {
+        let mut next = crate::test_random::xorshift(0xD1B5_4A32_D192_ED03u64);
+        let mut picked = picked_floats();
+        // The float next to a tie, on both sides, at every exponent.
+        for e in -24..=30 {
+            let tie: f64 = format!("1234567.5e{}", e - 6).parse().unwrap();
+            picked.extend([
+                tie,
+                f64::from_bits(tie.to_bits() - 1),
+                f64::from_bits(tie.to_bits() + 1),
+            ]);
+        }
+        let sampled = sample_floats(&mut next, -80..120, 1_000_000_000, -25..25);
+        let taken = agreeing_with_exact(picked.into_iter().chain(sampled), rounded);
+        assert!(taken > 450_000, "{taken}");
+        // A tie itself is left to the exact ways.
+        assert_eq!(rounded(1234567.5), None);
+        assert_eq!(rounded(1.5).as_deref(), Some("1.500000e+00"));
+        assert_eq!(rounded(-2e-16).as_deref(), Some("-2.000000e-16"));
+        assert_eq!(rounded(9.99999951).as_deref(), Some("1.000000e+01"));
+        for x in [0.0, -0.0, 5e-324, f64::MIN_POSITIVE, 1e-17, 1e30, f64::MAX] {
+            assert_eq!(rounded(x), None, "{x:e}");
+        }
+    }
+
+    #[test]
+    fn log10_pow2_is_the_floor() {
+        for n in -1100..=1100 {
+            let exact = (f64::from(n) * std::f64::consts::LOG10_2).floor() as i32;
+            assert_eq!(log10_pow2(n), exact, "{n}");
         }
     }
 
