@@ -1,5 +1,5 @@
 //! Decimal digits, written without allocating: the integers of term
-//! texts, references' numbers, code locations' arities.
+//! texts (bignums' too), references' numbers, code locations' arities.
 
 /// The most digits a u64 has.
 pub const DECIMAL_MAX: usize = 20;
@@ -102,6 +102,131 @@ pub fn decimal_before(mut n: u64, buf: &mut [u8], end: usize) -> usize {
     at
 }
 
+/// 10^19: the largest power of ten below 2^64, its top bit set; a
+/// bignum's digits are found in chunks of 19.
+pub const CHUNK: u64 = 10_000_000_000_000_000_000;
+/// floor((2^128 - 1) / CHUNK) - 2^64: CHUNK's reciprocal, so that a step
+/// divides by multiplying (Möller and Granlund, "Improved division by
+/// invariant integers", 2011, algorithm 4).
+const CHUNK_INV: u64 = (u128::MAX / CHUNK as u128 - (1u128 << 64)) as u64;
+
+/// `(high * 2^64 + low) / CHUNK` and its remainder, `high` below CHUNK.
+#[inline(always)]
+fn div_step(high: u64, low: u64) -> (u64, u64) {
+    let product = u128::from(CHUNK_INV) * u128::from(high);
+    let sum = product.wrapping_add((u128::from(high) << 64) | u128::from(low));
+    let (mut q, q0) = (((sum >> 64) as u64).wrapping_add(1), sum as u64);
+    let mut r = low.wrapping_sub(q.wrapping_mul(CHUNK));
+    if r > q0 {
+        q = q.wrapping_sub(1);
+        r = r.wrapping_add(CHUNK);
+    }
+    if r >= CHUNK {
+        q += 1;
+        r -= CHUNK;
+    }
+    (q, r)
+}
+
+/// The most chunks a number of `words` 64-bit words has: its digits,
+/// at most `words * 64 * log10(2) + 1`, by 19.
+pub const fn chunks_max(words: usize) -> usize {
+    (words * 64 * 30103 / 100_000 + 1).div_ceil(19)
+}
+
+/// The number of `words` (64-bit, least significant first) in base
+/// 10^19: its chunks, least significant first, into `chunks`, and how
+/// many there are (none for zero). Schoolbook division by 10^19, word by
+/// word, quadratic in the words; each step divides a two-word value
+/// whose high word is below 10^19 (`div_step`). `words` is left holding
+/// zeros. `C` must be `chunks_max` of the words at least; the chunks past
+/// `C` are dropped.
+#[inline(always)]
+pub fn chunks<const C: usize>(words: &mut [u64], chunks: &mut [u64; C]) -> usize {
+    let mut len = words.len();
+    while len > 0 && words[len - 1] == 0 {
+        len -= 1;
+    }
+    let mut count = 0;
+    while len > 0 && count < C {
+        // A top word below 10^19 is the first step's remainder, its
+        // quotient 0: the quotient has one word fewer. Else a quotient by
+        // less than 2^64 has at most one word fewer.
+        let mut rem = 0u64;
+        let top = words[len - 1];
+        if top < CHUNK {
+            rem = top;
+            len -= 1;
+        }
+        for w in words[..len].iter_mut().rev() {
+            (*w, rem) = div_step(rem, *w);
+        }
+        if len > 0 && words[len - 1] == 0 {
+            len -= 1;
+        }
+        chunks[count] = rem;
+        count += 1;
+    }
+    count
+}
+
+/// The text of a number from its `chunks` (least significant first, as
+/// `chunks` answers them): `-` when `negative`, then its digits, the
+/// most significant chunk's without leading zeros (`0` when there is no
+/// chunk), written from the start of `out`; answers the length. `out`
+/// must hold it: `1 + 19 * chunks.len()` bytes do.
+#[inline(always)]
+pub fn chunks_text(negative: bool, chunks: &[u64], out: &mut [u8]) -> usize {
+    let mut at = 0;
+    if negative {
+        out[0] = b'-';
+        at = 1;
+    }
+    let Some((top, rest)) = chunks.split_last() else {
+        out[at] = b'0';
+        return at + 1;
+    };
+    at += top.checked_ilog10().unwrap_or(0) as usize + 1;
+    // Eight digits at a time from the end, each eight side by side; the
+    // first (at most eight) by pairs.
+    let (mut high, mut end) = (*top, at);
+    while high >= 100_000_000 {
+        out[end - 8..end].copy_from_slice(&eight_digits(high % 100_000_000));
+        (high, end) = (high / 100_000_000, end - 8);
+    }
+    decimal_before(high, out, end);
+    for chunk in rest.iter().rev() {
+        at += 19;
+        nineteen_digits_before(*chunk, out, at);
+    }
+    at
+}
+
+/// Writes the 19 digits of `n` (below 10^19), leading zeros too, so that
+/// they end at `end`: three parts of at most eight digits, each written
+/// from four pairs, so that no digit waits for the divisions of all
+/// before it.
+#[inline(always)]
+fn nineteen_digits_before(n: u64, buf: &mut [u8], end: usize) {
+    let top = (n / 10_000_000_000_000_000) as u32;
+    let [t, u] = two_digits(top % 100);
+    buf[end - 19..end - 16].copy_from_slice(&[b'0' + (top / 100) as u8, t, u]);
+    buf[end - 16..end - 8].copy_from_slice(&eight_digits(n / 100_000_000 % 100_000_000));
+    buf[end - 8..end].copy_from_slice(&eight_digits(n % 100_000_000));
+}
+
+/// The eight digits of `n` (below 10^8), leading zeros too, from four
+/// pairs.
+#[inline(always)]
+fn eight_digits(n: u64) -> [u8; 8] {
+    let (high, low) = ((n / 10_000) as u32, (n % 10_000) as u32);
+    let [a, b] = two_digits(high / 100);
+    let [c, d] = two_digits(high % 100);
+    let [e, f] = two_digits(low / 100);
+    let [g, h] = two_digits(low % 100);
+    [a, b, c, d, e, f, g, h]
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -150,6 +275,45 @@ mod tests {
             let mut buf = [0u8; DECIMAL_MAX];
             let at = decimal_u32_before(n, &mut buf, DECIMAL_MAX);
             assert_eq!(&buf[at..], n.to_string().as_bytes());
+        }
+    }
+
+    #[test]
+    fn div_step_is_division() {
+        let mut next = crate::test_random::xorshift(0x9E37_79B9_7F4A_7C15u64);
+        let edges = [0, 1, CHUNK - 1, CHUNK / 2, u64::MAX, 1 << 63];
+        for i in 0..200_000 {
+            let (high, low) = if i < 36 {
+                (edges[i / 6] % CHUNK, edges[i % 6])
+            } else {
+                (next() % CHUNK, next())
+            };
+            let n = (u128::from(high) << 64) | u128::from(low);
+            let want = (
+                (n / u128::from(CHUNK)) as u64,
+                (n % u128::from(CHUNK)) as u64,
+            );
+            assert_eq!(div_step(high, low), want, "{high} {low}");
+        }
+    }
+
+    #[test]
+    fn nineteen_digits_with_their_zeros() {
+        let mut next = crate::test_random::xorshift(0x9E37_79B9_7F4A_7C15);
+        let picked = [0, 1, 99_999_999, 100_000_000, CHUNK / 10, CHUNK - 1];
+        let random = (0..100_000).map(|_| (next() % CHUNK) >> (next() % 64));
+        for n in picked.into_iter().chain(random) {
+            let mut buf = [b'x'; 21];
+            nineteen_digits_before(n, &mut buf, 20);
+            assert_eq!(buf, *format!("x{n:019}x").as_bytes(), "{n}");
+        }
+    }
+
+    #[test]
+    fn chunks_max_bounds_the_digits() {
+        // 2^(64 w) - 1 has the most digits of w words.
+        for (words, digits) in [(1, 20), (2, 39), (4, 78), (64, 1234)] {
+            assert_eq!(chunks_max(words), (digits as usize).div_ceil(19), "{words}");
         }
     }
 

@@ -2,8 +2,9 @@
 
 use super::bounded_text::BoundedText;
 use super::leaf::{write_bignum, write_leaf};
-use crate::decimal::{below_10000, decimal, two_digits, DECIMAL_MAX};
-use crate::vm::big;
+use crate::decimal::{
+    below_10000, chunks, chunks_max, chunks_text, decimal, two_digits, DECIMAL_MAX,
+};
 use rustler::sys::{ErlNifEnv, ErlNifTerm};
 use std::io::Write;
 
@@ -21,29 +22,74 @@ pub fn write_integer(env: *mut ErlNifEnv, term: ErlNifTerm, text: &mut BoundedTe
     }
 }
 
+/// The most words a bignum written here has: below 2^4096 (1234
+/// digits); a larger one's text is cut just before it.
+const BIG_WORDS_MAX: usize = 64;
+
+/// The most words of a bignum `write_big` converts with room for no
+/// more: below 2^256, as most bignums met are.
+const SMALL_BIG_WORDS: usize = 4;
+
 /// A bignum read in place, `digits` its words: its decimal text when
 /// below 2^4096, as `write_bignum` writes one read through enif; else the
 /// text is cut just before it. Not inlined (see `write_float_value`).
 #[inline(never)]
 pub fn write_big(negative: bool, digits: &[usize], text: &mut BoundedText) {
-    if digits.len() <= big::SMALL_DIGITS {
-        let mut buf = [0u8; big::SMALL_TEXT_MAX];
-        if let Some(at) = big::decimal_small(negative, digits, &mut buf) {
-            text.put_medium(&buf[at..]);
-        }
-        return;
+    if digits.len() <= SMALL_BIG_WORDS {
+        write_big_in::<SMALL_BIG_WORDS, { chunks_max(SMALL_BIG_WORDS) }>(negative, digits, text);
+    } else {
+        write_large(negative, digits, text);
     }
-    write_large(negative, digits, text);
 }
 
-/// `write_big` of a bignum of more than `big::SMALL_DIGITS` words.
+/// `write_big` of a bignum of more than `SMALL_BIG_WORDS` words.
 #[inline(never)]
 fn write_large(negative: bool, digits: &[usize], text: &mut BoundedText) {
-    let mut buf = [0u8; big::TEXT_MAX];
-    match big::decimal(negative, digits, &mut buf) {
-        Some(at) => text.put(&buf[at..]),
-        None => text.stop(),
+    if digits.len() > BIG_WORDS_MAX {
+        text.stop();
+        return;
     }
+    write_big_in::<BIG_WORDS_MAX, { chunks_max(BIG_WORDS_MAX) }>(negative, digits, text);
+}
+
+/// `write_big` of a bignum of at most `W` words, `C` their most chunks
+/// of 19 digits: its chunks found first, then its text written straight
+/// into the text's end when the longest text of that many chunks fits
+/// there, else into a buffer first (and cut as it is put).
+#[inline(always)]
+fn write_big_in<const W: usize, const C: usize>(
+    negative: bool,
+    digits: &[usize],
+    text: &mut BoundedText,
+) {
+    let mut words = [0u64; W];
+    let len = digits.len().min(W);
+    for (w, d) in words.iter_mut().zip(digits) {
+        *w = *d as u64;
+    }
+    let mut chunked = [0u64; C];
+    let count = chunks(&mut words[..len], &mut chunked);
+    let chunked = &chunked[..count];
+    let room = 1 + 19 * count.max(1);
+    // SAFETY: `chunks_text` writes only within the `room` bytes lent
+    // (its slice's bounds), and answers how many it wrote, at most
+    // `room`.
+    let written = unsafe {
+        text.put_within(room, |at| {
+            chunks_text(negative, chunked, std::slice::from_raw_parts_mut(at, room))
+        })
+    };
+    if !written {
+        write_big_cut(negative, chunked, text);
+    }
+}
+
+/// `write_big_in`'s text when it may not fit: through a buffer.
+#[inline(never)]
+fn write_big_cut(negative: bool, chunked: &[u64], text: &mut BoundedText) {
+    let mut buf = [0u8; 1 + 19 * chunks_max(BIG_WORDS_MAX)];
+    let len = chunks_text(negative, chunked, &mut buf);
+    text.put(&buf[..len]);
 }
 
 /// A float: `%.6e` with an exponent of at least two digits, as the VM (C's printf)
@@ -435,6 +481,116 @@ pub fn write_decimal(negative: bool, n: u64, text: &mut BoundedText) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// What `write_big` writes at the budget `max`, after `before`.
+    fn big_written(before: &[u8], negative: bool, words: &[usize], max: usize) -> Vec<u8> {
+        let mut out = Vec::new();
+        let mut text = BoundedText::new(&mut out, max);
+        text.put(before);
+        write_big(negative, words, &mut text);
+        text.finish();
+        out
+    }
+
+    /// The decimal text of `words`, the slow way: divided by 10 digit
+    /// by digit, 32 bits at a time.
+    fn slow_text(negative: bool, words: &[usize]) -> String {
+        let mut limbs: Vec<u64> = words
+            .iter()
+            .flat_map(|w| [*w as u64 & 0xFFFF_FFFF, *w as u64 >> 32])
+            .collect();
+        let mut digits = Vec::new();
+        while limbs.iter().any(|l| *l != 0) {
+            let mut rem = 0;
+            for l in limbs.iter_mut().rev() {
+                let n = rem << 32 | *l;
+                (*l, rem) = (n / 10, n % 10);
+            }
+            digits.push(b'0' + rem as u8);
+        }
+        if digits.is_empty() {
+            digits.push(b'0');
+        }
+        if negative {
+            digits.push(b'-');
+        }
+        digits.reverse();
+        String::from_utf8(digits).unwrap()
+    }
+
+    #[test]
+    fn bignum_texts_are_their_digits() {
+        let mut next = crate::test_random::xorshift(0x2545_F491_4F6C_DD1Du64);
+        let e38 = 10u128.pow(38);
+        let mut cases: Vec<Vec<usize>> = vec![
+            vec![usize::MAX],
+            vec![1 << 63],
+            vec![0, 1],
+            vec![0, 0x10],
+            vec![1_000_000_000],
+            vec![10_000_000_000_000_000_000],
+            vec![e38 as u64 as usize, (e38 >> 64) as usize],
+            vec![usize::MAX; 2],
+            vec![usize::MAX; SMALL_BIG_WORDS],
+            vec![0, 0, 0, 1],
+            vec![1 << 36, 0, 0, 0],
+            vec![0; 3],
+            vec![usize::MAX; BIG_WORDS_MAX],
+        ];
+        for _ in 0..20_000 {
+            let len = (next() % 8) as usize + 1;
+            // Some words small, so that chunks of zeros come up.
+            cases.push(
+                (0..len)
+                    .map(|_| (next() >> (next() % 64)) as usize)
+                    .collect(),
+            );
+        }
+        for len in [5, 17, 63, 64] {
+            cases.push((0..len).map(|_| next() as usize).collect());
+        }
+        for words in cases {
+            for negative in [false, true] {
+                let want = slow_text(negative, &words);
+                let got = big_written(b"", negative, &words, 65536);
+                assert_eq!(String::from_utf8(got).unwrap(), want, "{words:x?}");
+            }
+        }
+        let all = [usize::MAX; BIG_WORDS_MAX];
+        let t = String::from_utf8(big_written(b"", false, &all, 65536)).unwrap();
+        assert_eq!(t.len(), 1234);
+        assert!(
+            t.starts_with("104438888141315250669175271071")
+                && t.ends_with("436090243804708340403154190335")
+        );
+        // Of more than 2^4096: cut before it.
+        assert_eq!(
+            big_written(b"[", false, &[1; BIG_WORDS_MAX + 1], 100),
+            b"[..."
+        );
+    }
+
+    #[test]
+    fn bignum_texts_cut_at_every_budget() {
+        // 2^100, -(2^200) and 2^4096 - 1: cut at every byte, after a
+        // prefix, as the text put whole is cut.
+        let cases: [(bool, Vec<usize>); 3] = [
+            (false, vec![0, 1 << 36]),
+            (true, vec![0, 0, 0, 1 << 8]),
+            (false, vec![usize::MAX; BIG_WORDS_MAX]),
+        ];
+        for (negative, words) in cases {
+            let whole = slow_text(negative, &words);
+            for max in (3..whole.len() + 12).filter(|m| *m < 200 || m % 97 == 0) {
+                let mut want = Vec::new();
+                let mut text = BoundedText::new(&mut want, max);
+                text.put(b"<<");
+                text.put(whole.as_bytes());
+                text.finish();
+                assert_eq!(big_written(b"<<", negative, &words, max), want, "{max}");
+            }
+        }
+    }
 
     /// `%.6e` as C writes it, from Rust's exact formatting.
     fn exact(x: f64) -> String {
