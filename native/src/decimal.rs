@@ -170,6 +170,33 @@ pub fn chunks<const C: usize>(words: &mut [u64], chunks: &mut [u64; C]) -> usize
     count
 }
 
+/// `chunks` of a number below 2^128, `high` and `low` its words: at
+/// most one division step when `high` is below 10^19, else two, and
+/// either word below 2 * 10^19 (as every word is) needs no division by
+/// 10^19 beyond a subtraction.
+#[inline(always)]
+pub fn chunks_u128(high: u64, low: u64) -> ([u64; 3], usize) {
+    if high == 0 {
+        return if low < CHUNK {
+            ([low, 0, 0], 1)
+        } else {
+            ([low - CHUNK, 1, 0], 2)
+        };
+    }
+    if high < CHUNK {
+        let (q, r) = div_step(high, low);
+        return if q < CHUNK {
+            ([r, q, 0], 2)
+        } else {
+            ([r, q - CHUNK, 1], 3)
+        };
+    }
+    // The quotient is 2^64 + q: its chunks by one more step.
+    let (q, r) = div_step(high - CHUNK, low);
+    let (top, middle) = div_step(1, q);
+    ([r, middle, top], 3)
+}
+
 /// The text of a number from its `chunks` (least significant first, as
 /// `chunks` answers them): `-` when `negative`, then its digits, the
 /// most significant chunk's without leading zeros (`0` when there is no
@@ -215,16 +242,21 @@ fn nineteen_digits_before(n: u64, buf: &mut [u8], end: usize) {
     buf[end - 8..end].copy_from_slice(&eight_digits(n % 100_000_000));
 }
 
-/// The eight digits of `n` (below 10^8), leading zeros too, from four
-/// pairs.
+/// The eight digits of `n` (below 10^8), leading zeros too, computed in
+/// a word's lanes, no table: the two halves of four digits go to 32-bit
+/// lanes, each splits by 100 into 16-bit lanes and those by 10 into
+/// bytes, the first digit lowest. Each split divides by multiplying with
+/// a reciprocal exact over its lane's range (`v * 10486 >> 20 == v / 100`
+/// for `v` below 10^4, `v * 103 >> 10 == v / 10` for `v` below 100), and
+/// no lane's product reaches the bits kept of the lane above.
 #[inline(always)]
 fn eight_digits(n: u64) -> [u8; 8] {
-    let (high, low) = ((n / 10_000) as u32, (n % 10_000) as u32);
-    let [a, b] = two_digits(high / 100);
-    let [c, d] = two_digits(high % 100);
-    let [e, f] = two_digits(low / 100);
-    let [g, h] = two_digits(low % 100);
-    [a, b, c, d, e, f, g, h]
+    let fours = (n / 10_000) | ((n % 10_000) << 32);
+    let hundreds = ((fours * 10_486) >> 20) & 0x0000_007F_0000_007F;
+    let pairs = hundreds | ((fours - hundreds * 100) << 16);
+    let tens = ((pairs * 103) >> 10) & 0x000F_000F_000F_000F;
+    let digits = tens | ((pairs - tens * 10) << 8);
+    (digits | 0x3030_3030_3030_3030).to_le_bytes()
 }
 
 #[cfg(test)]
@@ -306,6 +338,43 @@ mod tests {
             let mut buf = [b'x'; 21];
             nineteen_digits_before(n, &mut buf, 20);
             assert_eq!(buf, *format!("x{n:019}x").as_bytes(), "{n}");
+        }
+    }
+
+    #[test]
+    fn eight_digits_agrees_with_std() {
+        let mut next = crate::test_random::xorshift(0x9E37_79B9_7F4A_7C15u64);
+        let edges = (0..9).map(|e| 10u64.pow(e)).flat_map(|p| [p - 1, p, p + 1]);
+        let random = (0..200_000).map(|_| next() % 100_000_000);
+        // Every four-digit half, with the other half at its ends.
+        let halves = (0..10_000u64).flat_map(|h| [h, h * 10_000, h * 10_000 + 9_999]);
+        for n in edges
+            .filter(|n| *n < 100_000_000)
+            .chain(random)
+            .chain(halves)
+        {
+            assert_eq!(eight_digits(n), *format!("{n:08}").as_bytes(), "{n}");
+        }
+    }
+
+    #[test]
+    fn chunks_u128_agrees_with_chunks() {
+        let mut next = crate::test_random::xorshift(0x2545_F491_4F6C_DD1Du64);
+        let edges = [0, 1, CHUNK - 1, CHUNK, CHUNK + 1, u64::MAX, 1 << 63];
+        let mut cases: Vec<(u64, u64)> = edges
+            .iter()
+            .flat_map(|h| edges.iter().map(move |l| (*h, *l)))
+            .collect();
+        cases.extend((0..100_000).map(|_| (next() >> (next() % 65).min(63), next())));
+        for (high, low) in cases {
+            let mut want = [0u64; 3];
+            let count = chunks(&mut [low, high], &mut want);
+            let (got, got_count) = chunks_u128(high, low);
+            assert_eq!(
+                (got_count, &got[..got_count]),
+                (count.max(1), &want[..count.max(1)]),
+                "{high} {low}"
+            );
         }
     }
 

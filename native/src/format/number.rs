@@ -3,7 +3,7 @@
 use super::bounded_text::BoundedText;
 use super::leaf::{write_bignum, write_leaf};
 use crate::decimal::{
-    below_10000, chunks, chunks_max, chunks_text, decimal, two_digits, DECIMAL_MAX,
+    below_10000, chunks, chunks_max, chunks_text, chunks_u128, decimal, two_digits, DECIMAL_MAX,
 };
 use rustler::sys::{ErlNifEnv, ErlNifTerm};
 use std::io::Write;
@@ -35,7 +35,13 @@ const SMALL_BIG_WORDS: usize = 4;
 /// text is cut just before it. Not inlined (see `write_float_value`).
 #[inline(never)]
 pub fn write_big(negative: bool, digits: &[usize], text: &mut BoundedText) {
-    if digits.len() <= SMALL_BIG_WORDS {
+    if let [low] | [low, 0] = *digits {
+        let (chunked, count) = chunks_u128(0, low as u64);
+        write_chunks(negative, &chunked[..count], text);
+    } else if let [low, high] = *digits {
+        let (chunked, count) = chunks_u128(high as u64, low as u64);
+        write_chunks(negative, &chunked[..count], text);
+    } else if digits.len() <= SMALL_BIG_WORDS {
         write_big_in::<SMALL_BIG_WORDS, { chunks_max(SMALL_BIG_WORDS) }>(negative, digits, text);
     } else {
         write_large(negative, digits, text);
@@ -53,9 +59,7 @@ fn write_large(negative: bool, digits: &[usize], text: &mut BoundedText) {
 }
 
 /// `write_big` of a bignum of at most `W` words, `C` their most chunks
-/// of 19 digits: its chunks found first, then its text written straight
-/// into the text's end when the longest text of that many chunks fits
-/// there, else into a buffer first (and cut as it is put).
+/// of 19 digits: its chunks found first, then written.
 #[inline(always)]
 fn write_big_in<const W: usize, const C: usize>(
     negative: bool,
@@ -69,8 +73,16 @@ fn write_big_in<const W: usize, const C: usize>(
     }
     let mut chunked = [0u64; C];
     let count = chunks(&mut words[..len], &mut chunked);
-    let chunked = &chunked[..count];
-    let room = 1 + 19 * count.max(1);
+    write_chunks(negative, &chunked[..count], text);
+}
+
+/// Writes the text of a number's `chunked` digits (as `chunks` answers
+/// them), straight into the text's end when the longest text of that
+/// many chunks fits there, else into a buffer first (and cut as it is
+/// put). Not inlined: one copy for every size.
+#[inline(never)]
+fn write_chunks(negative: bool, chunked: &[u64], text: &mut BoundedText) {
+    let room = 1 + 19 * chunked.len().max(1);
     // SAFETY: `chunks_text` writes only within the `room` bytes lent
     // (its slice's bounds), and answers how many it wrote, at most
     // `room`.
