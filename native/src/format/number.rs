@@ -283,6 +283,27 @@ fn scaled_float(x: f64) -> Option<(u128, usize)> {
     Some(float_text(digits, e10, x.is_sign_negative()))
 }
 
+/// The text of every exponent from -99 to 99 as `%.6e` ends, `e`, its
+/// sign and two digits (`e-16`, `e+00`), as the bytes of a word, the
+/// first lowest: one load for `float_text`.
+const EXPONENT_TEXT: [u32; 199] = {
+    let mut texts = [0u32; 199];
+    let mut i = 0;
+    while i < 199 {
+        let e = i as i32 - 99;
+        let sign = if e < 0 { b'-' } else { b'+' };
+        let magnitude = e.unsigned_abs();
+        texts[i] = u32::from_le_bytes([
+            b'e',
+            sign,
+            b'0' + (magnitude / 10) as u8,
+            b'0' + (magnitude % 10) as u8,
+        ]);
+        i += 1;
+    }
+    texts
+};
+
 /// The text of `%.6e` whose seven significant digits are `digits` (in
 /// [10^6, 10^7)) and whose exponent is `e10` (|e10| below 100), as the
 /// bytes of a word, the first lowest, and their count: built in
@@ -299,9 +320,8 @@ fn float_text(digits: u32, e10: i32, negative: bool) -> (u128, usize) {
         | pair(four - first * 100) << 16
         | pair(two - four * 100) << 32
         | pair(digits - two * 100) << 48;
-    let sign = if e10 < 0 { b'-' } else { b'+' };
-    let high = u64::from(b'e') | u64::from(sign) << 8 | pair(e10.unsigned_abs() % 100) << 16;
-    let text = u128::from(low) | u128::from(high) << 64;
+    let exponent = EXPONENT_TEXT[(e10 + 99).clamp(0, 198) as usize];
+    let text = u128::from(low) | u128::from(exponent) << 64;
     if negative {
         (text << 8 | u128::from(b'-'), 13)
     } else {
