@@ -44,10 +44,20 @@ fn write_bytes(bytes: &[u8], text: &mut BoundedText) {
 /// with nothing written, for any other, and when the text would not fit.
 #[inline(always)]
 fn write_short(bytes: &[u8], text: &mut BoundedText) -> bool {
-    let len = bytes.len();
-    let word = short_word(bytes);
+    write_short_word(short_word(bytes), bytes.len(), text)
+}
+
+/// `write_short` of the `len` (1 to 16) bytes in `word`, the first
+/// lowest, spaces after them: the second half is looked at only when
+/// `len` reaches it.
+#[inline(always)]
+fn write_short_word(word: u128, len: usize, text: &mut BoundedText) -> bool {
     let (low_bad, low_quote) = classify_word(word as u64);
-    let (high_bad, high_quote) = classify_word((word >> 64) as u64);
+    let (high_bad, high_quote) = if len > 8 {
+        classify_word((word >> 64) as u64)
+    } else {
+        (false, false)
+    };
     if low_bad || low_quote || high_bad || high_quote {
         return false;
     }
@@ -70,6 +80,49 @@ fn write_short(bytes: &[u8], text: &mut BoundedText) -> bool {
     }
 }
 
+/// The text of a heap binary of `len` bytes, `words` its data words:
+/// one of up to 16 bytes is read as its one or two words, whole (no
+/// byte loads put together), the bytes past `len` replaced by spaces.
+///
+/// # Safety
+/// `words` must address `len.div_ceil(8)` words holding the bytes, the
+/// first lowest in each word's little-endian order (a heap binary's
+/// object, `vm::binary::read_heap`).
+#[inline(always)]
+pub unsafe fn write_heap_binary(words: *const u64, len: usize, text: &mut BoundedText) {
+    if (1..=16).contains(&len) {
+        // SAFETY: one word holds bytes 0 to 7 (the caller's promise).
+        let low = u64::from_le(unsafe { *words });
+        let word = if len > 8 {
+            // SAFETY: as above, a second word for bytes 8 to 15.
+            let high = u64::from_le(unsafe { *words.add(1) });
+            u128::from(low) | u128::from(pad(high, len - 8)) << 64
+        } else {
+            u128::from(pad(low, len)) | u128::from(SPACES) << 64
+        };
+        if write_short_word(word, len, text) {
+            return;
+        }
+    }
+    let bytes = if len == 0 {
+        &[][..]
+    } else {
+        // SAFETY: the caller's promise: `len` bytes from `words`.
+        unsafe { std::slice::from_raw_parts(words.cast::<u8>(), len) }
+    };
+    write_bytes_any(bytes, text);
+}
+
+/// Eight spaces.
+const SPACES: u64 = u64::from_le_bytes([b' '; 8]);
+
+/// `word`'s first `n` bytes (up to 8, lowest first), spaces after them.
+#[inline(always)]
+fn pad(word: u64, n: usize) -> u64 {
+    let keep = !u64::MAX.checked_shl(8 * n as u32).unwrap_or(0);
+    (word & keep) | (SPACES & !keep)
+}
+
 /// The 1 to 16 `bytes` as a word, the first lowest, spaces after them:
 /// read by two overlapping loads (or three bytes), never past them.
 #[inline(always)]
@@ -89,13 +142,8 @@ fn short_word(bytes: &[u8]) -> u128 {
     } else {
         at(0, 1) | at(len / 2, 1) | at(len - 1, 1)
     };
-    let spaces = u128::from_le_bytes([b' '; 16]);
-    let mask = if len == 16 {
-        u128::MAX
-    } else {
-        (1u128 << (8 * len)) - 1
-    };
-    loaded | (spaces & !mask)
+    u128::from(pad(loaded as u64, len.min(8)))
+        | u128::from(pad((loaded >> 64) as u64, len.saturating_sub(8))) << 64
 }
 
 /// `write_bytes` of any binary.
@@ -325,6 +373,43 @@ mod tests {
         );
         assert_eq!(written(write_bytes, b"a\"c", 0, 64), b"<<\"a\\\"c\">>");
         assert_eq!(written(write_bytes, &[1, 200], 0, 64), b"<<1,200>>");
+    }
+
+    #[test]
+    fn heap_binaries_from_their_words_as_any_binary() {
+        let values = [b'a', b' ', b'~', b'"', 0x1F, 0x7F, 0x80, 0, b'\\'];
+        let mut next = crate::test_random::xorshift(0x3C6E_F372_FE94_F82B);
+        for len in 0..=24usize {
+            for round in 0..200 {
+                let mut bytes: Vec<u8> = (0..len).map(|_| b'a' + (next() % 26) as u8).collect();
+                if round % 2 == 1 && len > 0 {
+                    bytes[(next() % len as u64) as usize] = values[(next() % 9) as usize];
+                }
+                // The object's words: the bytes, then padding that is
+                // anything (here random bytes, quotes and controls too).
+                let mut words = vec![0u64; len.div_ceil(8).max(1)];
+                for (i, word) in words.iter_mut().enumerate() {
+                    let mut chunk = next().to_le_bytes();
+                    for (j, b) in chunk.iter_mut().enumerate() {
+                        if let Some(&byte) = bytes.get(8 * i + j) {
+                            *b = byte;
+                        }
+                    }
+                    *word = u64::from_le_bytes(chunk);
+                }
+                let from_words = |bytes: &[u8], text: &mut BoundedText| {
+                    // SAFETY: `words` holds the bytes in whole words.
+                    unsafe { write_heap_binary(words.as_ptr(), bytes.len(), text) }
+                };
+                for max in [len, len + 5, len + 6, len + 7, 4096] {
+                    let mut out = vec![b'x'; 2];
+                    let mut text = BoundedText::new(&mut out, 2 + max);
+                    from_words(&bytes, &mut text);
+                    text.finish();
+                    assert_eq!(out, written(write_bytes_any, &bytes, 2, max), "{bytes:?}");
+                }
+            }
+        }
     }
 
     #[test]

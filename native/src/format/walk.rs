@@ -27,7 +27,7 @@
 //! written `<redacted>` and never looked at.
 
 use super::atom::write_atom;
-use super::binary_text::{write_binary, write_binary_bytes, write_bits};
+use super::binary_text::{write_binary, write_binary_bytes, write_bits, write_heap_binary};
 use super::bounded_text::BoundedText;
 use super::leaf::{write_identifier, write_leaf};
 use super::leaf_texts::LeafTexts;
@@ -41,6 +41,7 @@ use crate::vm::enif::{
 };
 use crate::vm::reference::TEXT_MAX as REF_TEXT_MAX;
 use crate::vm::term::{Kind, Reader};
+use crate::vm::word::{object, BOXED};
 use crate::vm::{binary, is_immediate, map, small_int, term_of_word, term_word};
 use rustler::sys::{ErlNifEnv, ErlNifMapIterator, ErlNifMapIteratorEntry, ErlNifTerm};
 use std::cell::RefCell;
@@ -802,8 +803,39 @@ fn leaf(walk: &Walk, term: usize, text: &mut BoundedText, leaves: &mut LeafTexts
     if is_immediate(word) {
         return leaves.write(term, text) || leaf_slow(walk, term, text, leaves);
     }
-    // SAFETY: the walk reads only live terms of the call being served.
-    !unsafe { walk.reader.is_container(term) } && leaf_slow(walk, term, text, leaves)
+    // A list cell, in place or through enif, is never a leaf.
+    if term & 0b11 != BOXED {
+        return false;
+    }
+    // SAFETY: a live boxed term's object starts with its header.
+    let header = unsafe { *object(term) };
+    !walk.reader.is_container_header(header) && leaf_boxed(walk, term, header, text, leaves)
+}
+
+/// `leaf` of a boxed term that is no container read in place, `header`
+/// its object's header: a heap binary (the commonest boxed leaf) written
+/// from its words here, the others by their kind, the header not read
+/// again.
+#[inline(never)]
+fn leaf_boxed(
+    walk: &Walk,
+    term: usize,
+    header: usize,
+    text: &mut BoundedText,
+    leaves: &mut LeafTexts,
+) -> bool {
+    if !walk.shape {
+        // SAFETY: the walk reads only live terms of the call being
+        // served; `header` is this one's.
+        if let Some((words, len)) = unsafe { walk.reader.heap_binary(term, header) } {
+            // SAFETY: `heap_binary` answers the object's data words.
+            unsafe { write_heap_binary(words, len, text) };
+            return true;
+        }
+    }
+    // SAFETY: as above.
+    let kind = unsafe { walk.reader.boxed_kind_of(term, header) };
+    write_leaf_if(walk, term, kind, text, leaves)
 }
 
 /// `leaf` for what it does not write in line.
@@ -811,6 +843,18 @@ fn leaf(walk: &Walk, term: usize, text: &mut BoundedText, leaves: &mut LeafTexts
 fn leaf_slow(walk: &Walk, term: usize, text: &mut BoundedText, leaves: &mut LeafTexts) -> bool {
     // SAFETY: the walk reads only live terms of the call being served.
     let kind = unsafe { walk.reader.kind(term) };
+    write_leaf_if(walk, term, kind, text, leaves)
+}
+
+/// Writes `term`, of `kind`, if it is a leaf: true if it was.
+#[inline(always)]
+fn write_leaf_if(
+    walk: &Walk,
+    term: usize,
+    kind: Kind,
+    text: &mut BoundedText,
+    leaves: &mut LeafTexts,
+) -> bool {
     match kind {
         Kind::Atom | Kind::LocalId | Kind::Small(_) | Kind::Nil | Kind::Binary | Kind::Ref => {
             write_leaf_kind(walk, term, kind, text, leaves);

@@ -217,22 +217,9 @@ unsafe fn read_with(known: Known, word: usize) -> Option<(*const u8, usize)> {
     let header = unsafe { *obj };
     let arity = header >> ARITY_SHIFT;
     if header & TAG_BITS == known.heap_tag {
-        if arity < 1 {
-            return None;
-        }
-        // SAFETY: word 1 is within the object (its arity is at least 1).
-        let size = unsafe { *obj.add(1) };
-        let len = match known.layout {
-            Layout::SubBits if size % 8 != 0 => return None,
-            Layout::SubBits => size / 8,
-            _ => size,
-        };
-        // The bytes must lie within the object's words 2..=arity.
-        if len.div_ceil(8) > arity - 1 {
-            return None;
-        }
-        // SAFETY: word 2 onwards holds the bytes, within the object.
-        return Some((unsafe { obj.add(2) }.cast::<u8>(), len));
+        // SAFETY: the caller's promise: a live object and its header.
+        return unsafe { read_heap(known, obj, header) }
+            .map(|(words, len)| (words.cast::<u8>(), len));
     }
     if header != known.off_heap_header {
         return None;
@@ -255,6 +242,45 @@ unsafe fn read_with(known: Known, word: usize) -> Option<(*const u8, usize)> {
         }
         _ => None,
     }
+}
+
+/// The bytes of a heap binary, `obj` its object and `header` its header
+/// (its tag bits the heap form's): the address of its first data word
+/// and its length in bytes, when it is whole bytes. The bytes lie in the
+/// object's whole words from there, which may be read whole (the bytes
+/// after the last one in its word are the object's padding).
+///
+/// # Safety
+/// `obj` must be a live boxed term's object and `header` its first word.
+#[inline(always)]
+pub unsafe fn read_heap(
+    known: Known,
+    obj: *const usize,
+    header: usize,
+) -> Option<(*const u64, usize)> {
+    let arity = header >> ARITY_SHIFT;
+    if arity < 1 {
+        return None;
+    }
+    // SAFETY: word 1 is within the object (its arity is at least 1).
+    let size = unsafe { *obj.add(1) };
+    let len = match known.layout {
+        Layout::SubBits if size % 8 != 0 => return None,
+        Layout::SubBits => size / 8,
+        _ => size,
+    };
+    // The bytes must lie within the object's words 2..=arity.
+    if len.div_ceil(8) > arity - 1 {
+        return None;
+    }
+    // SAFETY: word 2 onwards holds the bytes, within the object.
+    Some((unsafe { obj.add(2) }.cast::<u64>(), len))
+}
+
+/// Whether `header` has the heap form's tag bits.
+#[inline(always)]
+pub fn is_heap(known: Known, header: usize) -> bool {
+    header & TAG_BITS == known.heap_tag
 }
 
 /// The bytes of a binary: read in place when the form allows, else

@@ -261,24 +261,40 @@ impl Reader {
         unsafe { binary::read_bits(self.binary?, word) }
     }
 
-    /// Whether `word` is a list cell, a tuple or a small map that `kind`
-    /// reads in place: a container, not a leaf.
+    /// Whether a boxed object whose header is `header` is a tuple or a
+    /// small map that `kind` reads in place.
+    #[inline(always)]
+    pub fn is_container_header(&self, header: usize) -> bool {
+        (header & HEADER_TAG_BITS == TUPLE_TAG && self.containers) || header == self.map_header
+    }
+
+    /// The data words and length in bytes of the heap binary of `word`,
+    /// `header` its object's header, when it is one read in place (whole
+    /// bytes): the commonest boxed leaf, told before the class dispatch.
     ///
     /// # Safety
-    /// `word` is a live term of the call being served.
+    /// `word` must be a live boxed term's word, `header` its object's
+    /// first word.
     #[inline(always)]
-    pub unsafe fn is_container(&self, word: usize) -> bool {
-        match word & 0b11 {
-            LIST => self.containers,
-            BOXED => {
-                // SAFETY: a boxed term's word points at its header (the
-                // caller's promise).
-                let header = unsafe { *object(word) };
-                (header & HEADER_TAG_BITS == TUPLE_TAG && self.containers)
-                    || header == self.map_header
-            }
-            _ => false,
+    pub unsafe fn heap_binary(&self, word: usize, header: usize) -> Option<(*const u64, usize)> {
+        let known = self.binary?;
+        if !binary::is_heap(known, header) {
+            return None;
         }
+        // SAFETY: the caller's promise, passed on.
+        unsafe { binary::read_heap(known, object(word), header) }
+    }
+
+    /// What the boxed term of `word` is, `header` its object's header
+    /// (already read by the caller).
+    ///
+    /// # Safety
+    /// As for `kind`, `word` a boxed term's word and `header` its
+    /// object's first word.
+    #[inline(always)]
+    pub unsafe fn boxed_kind_of<'a>(&self, word: usize, header: usize) -> Kind<'a> {
+        // SAFETY: the caller's promise, passed on.
+        unsafe { self.boxed_kind(word, object(word), header, class(self.classes, header)) }
     }
 
     /// What the term of `word` is.
