@@ -231,14 +231,18 @@ pub fn write_bits(bits: Bits, text: &mut BoundedText) {
     } else {
         (first_byte << (end - 8)) | (u32::from(bytes[whole + 1]) >> (16 - end))
     } & ((1 << tail) - 1);
-    let (word, len) = BYTE_TEXT[value as usize].word(first);
-    let size = u128::from(u32::from_le_bytes([b':', b'0' + tail as u8, b'>', b'>']));
-    let (mut last, mut last_len) = (u128::from(word) | size << (8 * len), len + 4);
+    // `,V:T>>` fits in eight bytes (V below 128): built in one register;
+    // alone, its `,` becomes the second `<` of `<<V:T>>`, the first
+    // shifted in before it.
+    let (word, len) = BYTE_TEXT[value as usize].word(false);
+    let size = u64::from(u32::from_le_bytes([b':', b'0' + tail as u8, b'>', b'>']));
+    let last = u64::from(word) | size << (8 * len);
     if first {
-        last = u128::from(u16::from_le_bytes(*b"<<")) | last << 16;
-        last_len += 2;
+        let opened = (last & !0xFF) | u64::from(b'<');
+        text.put_word(u128::from(opened) << 8 | u128::from(b'<'), len + 5);
+    } else {
+        text.put_word(u128::from(last), len + 4);
     }
-    text.put_word(last, last_len);
 }
 
 /// `,N` for a byte N: the text of a binary's elements after the first.

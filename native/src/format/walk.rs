@@ -40,7 +40,7 @@ use crate::vm::enif::{
     TYPE_INTEGER, TYPE_LIST, TYPE_MAP, TYPE_PID, TYPE_PORT, TYPE_REFERENCE, TYPE_TUPLE,
 };
 use crate::vm::reference::TEXT_MAX as REF_TEXT_MAX;
-use crate::vm::term::{Kind, Reader};
+use crate::vm::term::{BinaryLeaf, Kind, Reader};
 use crate::vm::word::{object, BOXED};
 use crate::vm::{binary, is_immediate, map, small_int, term_of_word, term_word};
 use rustler::sys::{ErlNifEnv, ErlNifMapIterator, ErlNifMapIteratorEntry, ErlNifTerm};
@@ -814,7 +814,8 @@ fn leaf(walk: &Walk, term: usize, text: &mut BoundedText, leaves: &mut LeafTexts
 
 /// `leaf` of a boxed term that is no container read in place, `header`
 /// its object's header: a heap binary (the commonest boxed leaf) written
-/// from its words here, the others by their kind, the header not read
+/// from its words here, a bitstring of the forms its header tells sent
+/// to its bits, the others told by their kind; the header is not read
 /// again.
 #[inline(never)]
 fn leaf_boxed(
@@ -827,10 +828,17 @@ fn leaf_boxed(
     if !walk.shape {
         // SAFETY: the walk reads only live terms of the call being
         // served; `header` is this one's.
-        if let Some((words, len)) = unsafe { walk.reader.heap_binary(term, header) } {
-            // SAFETY: `heap_binary` answers the object's data words.
-            unsafe { write_heap_binary(words, len, text) };
-            return true;
+        match unsafe { walk.reader.binary_leaf(term, header) } {
+            BinaryLeaf::Words(words, len) => {
+                // SAFETY: `binary_leaf` answers the object's data words.
+                unsafe { write_heap_binary(words, len, text) };
+                return true;
+            }
+            BinaryLeaf::Bits => {
+                write_bits_of(walk, term, text);
+                return true;
+            }
+            BinaryLeaf::Other => {}
         }
     }
     // SAFETY: as above.

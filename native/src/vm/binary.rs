@@ -283,6 +283,13 @@ pub fn is_heap(known: Known, header: usize) -> bool {
     header & TAG_BITS == known.heap_tag
 }
 
+/// Whether `header` is a sub-binary's as learned at load (up to OTP 26,
+/// the form of every bitstring that is not whole bytes).
+#[inline(always)]
+pub fn is_sub(known: Known, header: usize) -> bool {
+    known.sub_header != 0 && header == known.sub_header
+}
+
 /// The bytes of a binary: read in place when the form allows, else
 /// through `enif_inspect_binary`; `None` for a bitstring that is not
 /// whole bytes, and for anything else.

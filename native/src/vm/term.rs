@@ -155,6 +155,18 @@ pub enum Kind<'a> {
     Other,
 }
 
+/// A boxed leaf as `Reader::binary_leaf` tells it.
+pub enum BinaryLeaf {
+    /// A heap binary of whole bytes: its data words (`binary::read_heap`)
+    /// and its length in bytes.
+    Words(*const u64, usize),
+    /// A binary in another form of the same tag: read by
+    /// `Reader::bits`, or through enif.
+    Bits,
+    /// Anything else: told by its kind.
+    Other,
+}
+
 /// The layouts learned at load, read once per walk.
 #[derive(Clone, Copy)]
 pub struct Reader {
@@ -268,21 +280,30 @@ impl Reader {
         (header & HEADER_TAG_BITS == TUPLE_TAG && self.containers) || header == self.map_header
     }
 
-    /// The data words and length in bytes of the heap binary of `word`,
-    /// `header` its object's header, when it is one read in place (whole
-    /// bytes): the commonest boxed leaf, told before the class dispatch.
+    /// The binary or bitstring of `word`, `header` its object's header,
+    /// told by its header alone when it is a heap binary or (up to OTP
+    /// 26) a sub-binary: the commonest boxed leaves, told before the
+    /// class dispatch.
     ///
     /// # Safety
     /// `word` must be a live boxed term's word, `header` its object's
     /// first word.
     #[inline(always)]
-    pub unsafe fn heap_binary(&self, word: usize, header: usize) -> Option<(*const u64, usize)> {
-        let known = self.binary?;
-        if !binary::is_heap(known, header) {
-            return None;
+    pub unsafe fn binary_leaf(&self, word: usize, header: usize) -> BinaryLeaf {
+        let Some(known) = self.binary else {
+            return BinaryLeaf::Other;
+        };
+        if binary::is_heap(known, header) {
+            // SAFETY: the caller's promise, passed on.
+            return match unsafe { binary::read_heap(known, object(word), header) } {
+                Some((words, len)) => BinaryLeaf::Words(words, len),
+                None => BinaryLeaf::Bits,
+            };
         }
-        // SAFETY: the caller's promise, passed on.
-        unsafe { binary::read_heap(known, object(word), header) }
+        if binary::is_sub(known, header) {
+            return BinaryLeaf::Bits;
+        }
+        BinaryLeaf::Other
     }
 
     /// What the boxed term of `word` is, `header` its object's header
