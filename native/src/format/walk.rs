@@ -813,10 +813,9 @@ fn leaf(walk: &Walk, term: usize, text: &mut BoundedText, leaves: &mut LeafTexts
 }
 
 /// `leaf` of a boxed term that is no container read in place, `header`
-/// its object's header: a heap binary (the commonest boxed leaf) written
-/// from its words here, a bitstring of the forms its header tells sent
-/// to its bits, the others told by their kind; the header is not read
-/// again.
+/// its object's header, told by its kind without reading the header
+/// again: a heap binary (the commonest boxed leaf) written from its words
+/// here, a bitstring of the forms its header tells sent to its bits.
 #[inline(never)]
 fn leaf_boxed(
     walk: &Walk,
@@ -825,24 +824,26 @@ fn leaf_boxed(
     text: &mut BoundedText,
     leaves: &mut LeafTexts,
 ) -> bool {
-    if !walk.shape {
-        // SAFETY: the walk reads only live terms of the call being
-        // served; `header` is this one's.
-        match unsafe { walk.reader.binary_leaf(term, header) } {
-            BinaryLeaf::Words(words, len) => {
-                // SAFETY: `binary_leaf` answers the object's data words.
-                unsafe { write_heap_binary(words, len, text) };
-                return true;
+    // SAFETY: the walk reads only live terms of the call being served;
+    // `header` is this one's.
+    let kind = unsafe { walk.reader.boxed_kind_of(term, header) };
+    if let Kind::Binary = kind {
+        if !walk.shape {
+            // SAFETY: as above.
+            match unsafe { walk.reader.binary_leaf(term, header) } {
+                BinaryLeaf::Words(words, len) => {
+                    // SAFETY: `binary_leaf` answers the object's data words.
+                    unsafe { write_heap_binary(words, len, text) };
+                    return true;
+                }
+                BinaryLeaf::Bits => {
+                    write_bits_of(walk, term, text);
+                    return true;
+                }
+                BinaryLeaf::Other => {}
             }
-            BinaryLeaf::Bits => {
-                write_bits_of(walk, term, text);
-                return true;
-            }
-            BinaryLeaf::Other => {}
         }
     }
-    // SAFETY: as above.
-    let kind = unsafe { walk.reader.boxed_kind_of(term, header) };
     write_leaf_if(walk, term, kind, text, leaves)
 }
 

@@ -155,7 +155,7 @@ pub enum Kind<'a> {
     Other,
 }
 
-/// A boxed leaf as `Reader::binary_leaf` tells it.
+/// A binary or bitstring as `Reader::binary_leaf` tells it.
 pub enum BinaryLeaf {
     /// A heap binary of whole bytes: its data words (`binary::read_heap`)
     /// and its length in bytes.
@@ -163,7 +163,7 @@ pub enum BinaryLeaf {
     /// A binary in another form of the same tag: read by
     /// `Reader::bits`, or through enif.
     Bits,
-    /// Anything else: told by its kind.
+    /// Another form (the off-heap one): written as any `Kind::Binary`.
     Other,
 }
 
@@ -280,10 +280,9 @@ impl Reader {
         (header & HEADER_TAG_BITS == TUPLE_TAG && self.containers) || header == self.map_header
     }
 
-    /// The binary or bitstring of `word`, `header` its object's header,
-    /// told by its header alone when it is a heap binary or (up to OTP
-    /// 26) a sub-binary: the commonest boxed leaves, told before the
-    /// class dispatch.
+    /// The binary or bitstring of `word` (`kind` said `Binary`), `header`
+    /// its object's header, told by its header alone when it is a heap
+    /// binary or (up to OTP 26) a sub-binary: the commonest boxed leaves.
     ///
     /// # Safety
     /// `word` must be a live boxed term's word, `header` its object's
