@@ -195,9 +195,51 @@ fn write_bytes_any(bytes: &[u8], text: &mut BoundedText) {
 
 /// A bitstring whose size is not a multiple of 8, as the VM writes it:
 /// its whole bytes, then the last bits' value and count,
-/// `<<97,98,1:3>>`. The bytes are read from any bit offset.
-#[inline]
+/// `<<97,98,1:3>>`. The bytes are read from any bit offset. One of fewer
+/// than 8 bits (`<<1:3>>`) is written here, in line; a longer one by
+/// `write_bits_long`.
+#[inline(always)]
 pub fn write_bits(bits: Bits, text: &mut BoundedText) {
+    if bits.size >= 8 {
+        write_bits_long(bits, text);
+        return;
+    }
+    let (off, tail) = (bits.offset as u32, bits.size as u32);
+    let value = last_bits(bits.bytes, 0, off, tail);
+    // `<<V:T>>`: `,V:T>>` (at most 8 bytes) with its `,` the second `<`,
+    // the first shifted in before it.
+    let (last, len) = last_word(value, tail);
+    let opened = (last & !0xFF) | u64::from(b'<');
+    text.put_word(u128::from(opened) << 8 | u128::from(b'<'), len + 1);
+}
+
+/// The value of the `tail` (1 to 7) bits from bit `off` (below 8) of
+/// byte `at` of `bytes`.
+#[inline(always)]
+fn last_bits(bytes: &[u8], at: usize, off: u32, tail: u32) -> u32 {
+    let end = off + tail;
+    let first_byte = u32::from(bytes[at]);
+    let value = if end <= 8 {
+        first_byte >> (8 - end)
+    } else {
+        (first_byte << (end - 8)) | (u32::from(bytes[at + 1]) >> (16 - end))
+    };
+    value & ((1 << tail) - 1)
+}
+
+/// `,V:T>>` for the last bits' value `value` (below 128) and count
+/// `tail`, built in one register (the first byte lowest), and its length.
+#[inline(always)]
+fn last_word(value: u32, tail: u32) -> (u64, usize) {
+    let (word, len) = BYTE_TEXT[value as usize].word(false);
+    let size = u64::from(u32::from_le_bytes([b':', b'0' + tail as u8, b'>', b'>']));
+    (u64::from(word) | size << (8 * len), len + 4)
+}
+
+/// `write_bits` of a bitstring of 8 bits or more: its whole bytes, then
+/// the last bits.
+#[inline(always)]
+fn write_bits_long(bits: Bits, text: &mut BoundedText) {
     let (bytes, off) = (bits.bytes, bits.offset as u32);
     let (whole, tail) = (bits.size / 8, (bits.size % 8) as u32);
     // The byte whose first bit is `i`'s first bit, and the one after it.
@@ -211,38 +253,17 @@ pub fn write_bits(bits: Bits, text: &mut BoundedText) {
     // Each part is built in registers and stored whole: bytes stored one
     // at a time and then read back as a word would make the read wait
     // for them.
-    let mut first = true;
-    if whole > 0 {
-        text.put(b"<<");
-        for i in 0..whole {
-            if text.is_full() {
-                return;
-            }
-            let (word, len) = BYTE_TEXT[usize::from(byte_at(i))].word(first);
-            first = false;
-            text.put_word(u128::from(word), len);
+    text.put(b"<<");
+    for i in 0..whole {
+        if text.is_full() {
+            return;
         }
+        let (word, len) = BYTE_TEXT[usize::from(byte_at(i))].word(i == 0);
+        text.put_word(u128::from(word), len);
     }
     // The last bits: `tail` of them from bit `off` of byte `whole`.
-    let end = off + tail;
-    let first_byte = u32::from(bytes[whole]);
-    let value = if end <= 8 {
-        first_byte >> (8 - end)
-    } else {
-        (first_byte << (end - 8)) | (u32::from(bytes[whole + 1]) >> (16 - end))
-    } & ((1 << tail) - 1);
-    // `,V:T>>` fits in eight bytes (V below 128): built in one register;
-    // alone, its `,` becomes the second `<` of `<<V:T>>`, the first
-    // shifted in before it.
-    let (word, len) = BYTE_TEXT[value as usize].word(false);
-    let size = u64::from(u32::from_le_bytes([b':', b'0' + tail as u8, b'>', b'>']));
-    let last = u64::from(word) | size << (8 * len);
-    if first {
-        let opened = (last & !0xFF) | u64::from(b'<');
-        text.put_word(u128::from(opened) << 8 | u128::from(b'<'), len + 5);
-    } else {
-        text.put_word(u128::from(last), len + 4);
-    }
+    let (last, len) = last_word(last_bits(bytes, whole, off, tail), tail);
+    text.put_word(u128::from(last), len);
 }
 
 /// `,N` for a byte N: the text of a binary's elements after the first.

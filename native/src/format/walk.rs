@@ -521,6 +521,18 @@ fn write_bits_of(walk: &Walk, term: usize, text: &mut BoundedText) {
     }
 }
 
+/// `write_bits_of` of a bitstring whose header, `header`, the caller
+/// read (a heap bitstring not whole bytes, or a sub-binary).
+#[inline(never)]
+fn write_bits_at(walk: &Walk, term: usize, header: usize, text: &mut BoundedText) {
+    // SAFETY: the walk reads only live terms of the call being served;
+    // `header` is this one's.
+    match unsafe { walk.reader.bits_at(term, header) } {
+        Some(bits) => write_bits(bits, text),
+        None => write_binary(walk.env, term_of_word(term), text, false),
+    }
+}
+
 /// A bignum (`Kind::Big`): its digits' text.
 #[inline(always)]
 fn write_big_of(walk: &Walk, term: usize, text: &mut BoundedText) {
@@ -837,7 +849,7 @@ fn leaf_boxed(
                     return true;
                 }
                 BinaryLeaf::Bits => {
-                    write_bits_of(walk, term, text);
+                    write_bits_at(walk, term, header, text);
                     return true;
                 }
                 BinaryLeaf::Other => {}

@@ -126,8 +126,19 @@ pub fn known() -> Option<Known> {
 #[inline(always)]
 pub unsafe fn read_bits<'a>(known: Known, word: usize) -> Option<Bits<'a>> {
     let obj = boxed(word)?;
-    // SAFETY: a live boxed term's object starts with a header word.
-    let header = unsafe { *obj };
+    // SAFETY: a live boxed term's object starts with a header word, and
+    // the term outlives 'a (the caller's promise).
+    unsafe { read_bits_at(known, obj, *obj) }
+}
+
+/// `read_bits` of a boxed object, `header` its first word (already read
+/// by the caller).
+///
+/// # Safety
+/// `obj` must be a live boxed term's object, `header` its first word, the
+/// term outliving 'a.
+#[inline(always)]
+pub unsafe fn read_bits_at<'a>(known: Known, obj: *const usize, header: usize) -> Option<Bits<'a>> {
     let arity = header >> ARITY_SHIFT;
     // (address, first bit, size in bits) as the layout says.
     let (base, offset, size) = match known.layout {

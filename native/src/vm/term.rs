@@ -273,6 +273,17 @@ impl Reader {
         unsafe { binary::read_bits(self.binary?, word) }
     }
 
+    /// `bits` of a boxed term whose header, `header`, the caller read.
+    ///
+    /// # Safety
+    /// `word` must be a live boxed term's word, `header` its object's
+    /// first word, the term outliving 'a.
+    #[inline(always)]
+    pub unsafe fn bits_at<'a>(&self, word: usize, header: usize) -> Option<Bits<'a>> {
+        // SAFETY: the caller's promise, passed on.
+        unsafe { binary::read_bits_at(self.binary?, object(word), header) }
+    }
+
     /// Whether a boxed object whose header is `header` is a tuple or a
     /// small map that `kind` reads in place.
     #[inline(always)]
