@@ -205,9 +205,14 @@ pub fn write_bits(bits: Bits, text: &mut BoundedText) {
         return;
     }
     let (off, tail) = (bits.offset as u32, bits.size as u32);
-    let value = last_bits(bits.bytes, 0, off, tail);
-    // `<<V:T>>`: `,V:T>>` (at most 8 bytes) with its `,` the second `<`,
-    // the first shifted in before it.
+    write_tiny_bits(last_bits(bits.bytes, 0, off, tail), tail, text);
+}
+
+/// `<<V:T>>`, the text of a bitstring of `tail` (1 to 7) bits whose value
+/// is `value`: `,V:T>>` (at most 8 bytes) with its `,` the second `<`,
+/// the first shifted in before it, in one store.
+#[inline(always)]
+pub fn write_tiny_bits(value: u32, tail: u32, text: &mut BoundedText) {
     let (last, len) = last_word(value, tail);
     let opened = (last & !0xFF) | u64::from(b'<');
     text.put_word(u128::from(opened) << 8 | u128::from(b'<'), len + 1);

@@ -27,7 +27,9 @@
 //! written `<redacted>` and never looked at.
 
 use super::atom::write_atom;
-use super::binary_text::{write_binary, write_binary_bytes, write_bits, write_heap_binary};
+use super::binary_text::{
+    write_binary, write_binary_bytes, write_bits, write_heap_binary, write_tiny_bits,
+};
 use super::bounded_text::BoundedText;
 use super::leaf::{write_identifier, write_leaf};
 use super::leaf_texts::LeafTexts;
@@ -521,6 +523,19 @@ fn write_bits_of(walk: &Walk, term: usize, text: &mut BoundedText) {
     }
 }
 
+/// `write_bits_at` of a bitstring that looks fewer than 8 bits
+/// (`BinaryLeaf::Tiny`): written here when it is, with few registers to
+/// save; else by `write_bits_at`.
+#[inline(never)]
+fn write_tiny_at(walk: &Walk, term: usize, header: usize, text: &mut BoundedText) {
+    // SAFETY: the walk reads only live terms of the call being served;
+    // `header` is this one's.
+    match unsafe { walk.reader.tiny_bits(term, header) } {
+        Some((value, size)) => write_tiny_bits(value, size, text),
+        None => write_bits_at(walk, term, header, text),
+    }
+}
+
 /// `write_bits_of` of a bitstring whose header, `header`, the caller
 /// read (a heap bitstring not whole bytes, or a sub-binary).
 #[inline(never)]
@@ -850,6 +865,10 @@ fn leaf_boxed(
                 }
                 BinaryLeaf::Bits => {
                     write_bits_at(walk, term, header, text);
+                    return true;
+                }
+                BinaryLeaf::Tiny => {
+                    write_tiny_at(walk, term, header, text);
                     return true;
                 }
                 BinaryLeaf::Other => {}

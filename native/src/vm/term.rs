@@ -161,8 +161,11 @@ pub enum BinaryLeaf {
     /// and its length in bytes.
     Words(*const u64, usize),
     /// A binary in another form of the same tag: read by
-    /// `Reader::bits`, or through enif.
+    /// `Reader::bits_at`, or through enif.
     Bits,
+    /// The same, which looks fewer than 8 bits (`binary::looks_tiny`):
+    /// read by `Reader::tiny_bits`, else as `Bits`.
+    Tiny,
     /// Another form (the off-heap one): written as any `Kind::Binary`.
     Other,
 }
@@ -284,6 +287,19 @@ impl Reader {
         unsafe { binary::read_bits_at(self.binary?, object(word), header) }
     }
 
+    /// The value and count of the bits of a bitstring of fewer than 8
+    /// bits in its common forms (`binary::read_tiny`), `header` its
+    /// object's header; `None` for any other, `bits_at`'s to read.
+    ///
+    /// # Safety
+    /// `word` must be a live boxed term's word, `header` its object's
+    /// first word.
+    #[inline(always)]
+    pub unsafe fn tiny_bits(&self, word: usize, header: usize) -> Option<(u32, u32)> {
+        // SAFETY: the caller's promise, passed on.
+        unsafe { binary::read_tiny(self.binary?, object(word), header) }
+    }
+
     /// Whether a boxed object whose header is `header` is a tuple or a
     /// small map that `kind` reads in place.
     #[inline(always)]
@@ -305,15 +321,18 @@ impl Reader {
         };
         if binary::is_heap(known, header) {
             // SAFETY: the caller's promise, passed on.
-            return match unsafe { binary::read_heap(known, object(word), header) } {
-                Some((words, len)) => BinaryLeaf::Words(words, len),
-                None => BinaryLeaf::Bits,
-            };
+            if let Some((words, len)) = unsafe { binary::read_heap(known, object(word), header) } {
+                return BinaryLeaf::Words(words, len);
+            }
+        } else if !binary::is_sub(known, header) {
+            return BinaryLeaf::Other;
         }
-        if binary::is_sub(known, header) {
-            return BinaryLeaf::Bits;
+        // SAFETY: as above.
+        if unsafe { binary::looks_tiny(known, object(word), header) } {
+            BinaryLeaf::Tiny
+        } else {
+            BinaryLeaf::Bits
         }
-        BinaryLeaf::Other
     }
 
     /// What the boxed term of `word` is, `header` its object's header
