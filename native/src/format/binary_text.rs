@@ -258,12 +258,15 @@ fn write_bits_long(bits: Bits, text: &mut BoundedText) {
     // Each part is built in registers and stored whole: bytes stored one
     // at a time and then read back as a word would make the read wait
     // for them.
-    text.put(b"<<");
-    for i in 0..whole {
+    // `<<` and the first byte's text in one word (`whole` is at least 1).
+    let (word, len) = BYTE_TEXT[usize::from(byte_at(0))].word(true);
+    let opened = u64::from(word) << 16 | u64::from(u16::from_le_bytes(*b"<<"));
+    text.put_word(u128::from(opened), len + 2);
+    for i in 1..whole {
         if text.is_full() {
             return;
         }
-        let (word, len) = BYTE_TEXT[usize::from(byte_at(i))].word(i == 0);
+        let (word, len) = BYTE_TEXT[usize::from(byte_at(i))].word(false);
         text.put_word(u128::from(word), len);
     }
     // The last bits: `tail` of them from bit `off` of byte `whole`.
