@@ -44,10 +44,20 @@ fn write_bytes(bytes: &[u8], text: &mut BoundedText) {
 /// with nothing written, for any other, and when the text would not fit.
 #[inline(always)]
 fn write_short(bytes: &[u8], text: &mut BoundedText) -> bool {
-    let len = bytes.len();
-    let word = short_word(bytes);
+    write_short_word(short_word(bytes), bytes.len(), text)
+}
+
+/// `write_short` of the `len` (1 to 16) bytes in `word`, the first
+/// lowest, spaces after them: the second half is looked at only when
+/// `len` reaches it.
+#[inline(always)]
+fn write_short_word(word: u128, len: usize, text: &mut BoundedText) -> bool {
     let (low_bad, low_quote) = classify_word(word as u64);
-    let (high_bad, high_quote) = classify_word((word >> 64) as u64);
+    let (high_bad, high_quote) = if len > 8 {
+        classify_word((word >> 64) as u64)
+    } else {
+        (false, false)
+    };
     if low_bad || low_quote || high_bad || high_quote {
         return false;
     }
@@ -70,6 +80,49 @@ fn write_short(bytes: &[u8], text: &mut BoundedText) -> bool {
     }
 }
 
+/// The text of a heap binary of `len` bytes, `words` its data words:
+/// one of up to 16 bytes is read as its one or two words, whole (no
+/// byte loads put together), the bytes past `len` replaced by spaces.
+///
+/// # Safety
+/// `words` must address `len.div_ceil(8)` words holding the bytes, the
+/// first lowest in each word's little-endian order (a heap binary's
+/// object, `vm::binary::read_heap`).
+#[inline(always)]
+pub unsafe fn write_heap_binary(words: *const u64, len: usize, text: &mut BoundedText) {
+    if (1..=16).contains(&len) {
+        // SAFETY: one word holds bytes 0 to 7 (the caller's promise).
+        let low = u64::from_le(unsafe { *words });
+        let word = if len > 8 {
+            // SAFETY: as above, a second word for bytes 8 to 15.
+            let high = u64::from_le(unsafe { *words.add(1) });
+            u128::from(low) | u128::from(pad(high, len - 8)) << 64
+        } else {
+            u128::from(pad(low, len)) | u128::from(SPACES) << 64
+        };
+        if write_short_word(word, len, text) {
+            return;
+        }
+    }
+    let bytes = if len == 0 {
+        &[][..]
+    } else {
+        // SAFETY: the caller's promise: `len` bytes from `words`.
+        unsafe { std::slice::from_raw_parts(words.cast::<u8>(), len) }
+    };
+    write_bytes_any(bytes, text);
+}
+
+/// Eight spaces.
+const SPACES: u64 = u64::from_le_bytes([b' '; 8]);
+
+/// `word`'s first `n` bytes (up to 8, lowest first), spaces after them.
+#[inline(always)]
+fn pad(word: u64, n: usize) -> u64 {
+    let keep = !u64::MAX.checked_shl(8 * n as u32).unwrap_or(0);
+    (word & keep) | (SPACES & !keep)
+}
+
 /// The 1 to 16 `bytes` as a word, the first lowest, spaces after them:
 /// read by two overlapping loads (or three bytes), never past them.
 #[inline(always)]
@@ -89,13 +142,8 @@ fn short_word(bytes: &[u8]) -> u128 {
     } else {
         at(0, 1) | at(len / 2, 1) | at(len - 1, 1)
     };
-    let spaces = u128::from_le_bytes([b' '; 16]);
-    let mask = if len == 16 {
-        u128::MAX
-    } else {
-        (1u128 << (8 * len)) - 1
-    };
-    loaded | (spaces & !mask)
+    u128::from(pad(loaded as u64, len.min(8)))
+        | u128::from(pad((loaded >> 64) as u64, len.saturating_sub(8))) << 64
 }
 
 /// `write_bytes` of any binary.
@@ -147,9 +195,56 @@ fn write_bytes_any(bytes: &[u8], text: &mut BoundedText) {
 
 /// A bitstring whose size is not a multiple of 8, as the VM writes it:
 /// its whole bytes, then the last bits' value and count,
-/// `<<97,98,1:3>>`. The bytes are read from any bit offset.
-#[inline]
+/// `<<97,98,1:3>>`. The bytes are read from any bit offset. One of fewer
+/// than 8 bits (`<<1:3>>`) is written here, in line; a longer one by
+/// `write_bits_long`.
+#[inline(always)]
 pub fn write_bits(bits: Bits, text: &mut BoundedText) {
+    if bits.size >= 8 {
+        write_bits_long(bits, text);
+        return;
+    }
+    let (off, tail) = (bits.offset as u32, bits.size as u32);
+    write_tiny_bits(last_bits(bits.bytes, 0, off, tail), tail, text);
+}
+
+/// `<<V:T>>`, the text of a bitstring of `tail` (1 to 7) bits whose value
+/// is `value`: `,V:T>>` (at most 8 bytes) with its `,` the second `<`,
+/// the first shifted in before it, in one store.
+#[inline(always)]
+pub fn write_tiny_bits(value: u32, tail: u32, text: &mut BoundedText) {
+    let (last, len) = last_word(value, tail);
+    let opened = (last & !0xFF) | u64::from(b'<');
+    text.put_word(u128::from(opened) << 8 | u128::from(b'<'), len + 1);
+}
+
+/// The value of the `tail` (1 to 7) bits from bit `off` (below 8) of
+/// byte `at` of `bytes`.
+#[inline(always)]
+fn last_bits(bytes: &[u8], at: usize, off: u32, tail: u32) -> u32 {
+    let end = off + tail;
+    let first_byte = u32::from(bytes[at]);
+    let value = if end <= 8 {
+        first_byte >> (8 - end)
+    } else {
+        (first_byte << (end - 8)) | (u32::from(bytes[at + 1]) >> (16 - end))
+    };
+    value & ((1 << tail) - 1)
+}
+
+/// `,V:T>>` for the last bits' value `value` (below 128) and count
+/// `tail`, built in one register (the first byte lowest), and its length.
+#[inline(always)]
+fn last_word(value: u32, tail: u32) -> (u64, usize) {
+    let (word, len) = BYTE_TEXT[value as usize].word(false);
+    let size = u64::from(u32::from_le_bytes([b':', b'0' + tail as u8, b'>', b'>']));
+    (u64::from(word) | size << (8 * len), len + 4)
+}
+
+/// `write_bits` of a bitstring of 8 bits or more: its whole bytes, then
+/// the last bits.
+#[inline(always)]
+fn write_bits_long(bits: Bits, text: &mut BoundedText) {
     let (bytes, off) = (bits.bytes, bits.offset as u32);
     let (whole, tail) = (bits.size / 8, (bits.size % 8) as u32);
     // The byte whose first bit is `i`'s first bit, and the one after it.
@@ -163,34 +258,20 @@ pub fn write_bits(bits: Bits, text: &mut BoundedText) {
     // Each part is built in registers and stored whole: bytes stored one
     // at a time and then read back as a word would make the read wait
     // for them.
-    let mut first = true;
-    if whole > 0 {
-        text.put(b"<<");
-        for i in 0..whole {
-            if text.is_full() {
-                return;
-            }
-            let (word, len) = BYTE_TEXT[usize::from(byte_at(i))].word(first);
-            first = false;
-            text.put_word(u128::from(word), len);
+    // `<<` and the first byte's text in one word (`whole` is at least 1).
+    let (word, len) = BYTE_TEXT[usize::from(byte_at(0))].word(true);
+    let opened = u64::from(word) << 16 | u64::from(u16::from_le_bytes(*b"<<"));
+    text.put_word(u128::from(opened), len + 2);
+    for i in 1..whole {
+        if text.is_full() {
+            return;
         }
+        let (word, len) = BYTE_TEXT[usize::from(byte_at(i))].word(false);
+        text.put_word(u128::from(word), len);
     }
     // The last bits: `tail` of them from bit `off` of byte `whole`.
-    let end = off + tail;
-    let first_byte = u32::from(bytes[whole]);
-    let value = if end <= 8 {
-        first_byte >> (8 - end)
-    } else {
-        (first_byte << (end - 8)) | (u32::from(bytes[whole + 1]) >> (16 - end))
-    } & ((1 << tail) - 1);
-    let (word, len) = BYTE_TEXT[value as usize].word(first);
-    let size = u128::from(u32::from_le_bytes([b':', b'0' + tail as u8, b'>', b'>']));
-    let (mut last, mut last_len) = (u128::from(word) | size << (8 * len), len + 4);
-    if first {
-        last = u128::from(u16::from_le_bytes(*b"<<")) | last << 16;
-        last_len += 2;
-    }
-    text.put_word(last, last_len);
+    let (last, len) = last_word(last_bits(bytes, whole, off, tail), tail);
+    text.put_word(u128::from(last), len);
 }
 
 /// `,N` for a byte N: the text of a binary's elements after the first.
@@ -325,6 +406,43 @@ mod tests {
         );
         assert_eq!(written(write_bytes, b"a\"c", 0, 64), b"<<\"a\\\"c\">>");
         assert_eq!(written(write_bytes, &[1, 200], 0, 64), b"<<1,200>>");
+    }
+
+    #[test]
+    fn heap_binaries_from_their_words_as_any_binary() {
+        let values = [b'a', b' ', b'~', b'"', 0x1F, 0x7F, 0x80, 0, b'\\'];
+        let mut next = crate::test_random::xorshift(0x3C6E_F372_FE94_F82B);
+        for len in 0..=24usize {
+            for round in 0..200 {
+                let mut bytes: Vec<u8> = (0..len).map(|_| b'a' + (next() % 26) as u8).collect();
+                if round % 2 == 1 && len > 0 {
+                    bytes[(next() % len as u64) as usize] = values[(next() % 9) as usize];
+                }
+                // The object's words: the bytes, then padding that is
+                // anything (here random bytes, quotes and controls too).
+                let mut words = vec![0u64; len.div_ceil(8).max(1)];
+                for (i, word) in words.iter_mut().enumerate() {
+                    let mut chunk = next().to_le_bytes();
+                    for (j, b) in chunk.iter_mut().enumerate() {
+                        if let Some(&byte) = bytes.get(8 * i + j) {
+                            *b = byte;
+                        }
+                    }
+                    *word = u64::from_le_bytes(chunk);
+                }
+                let from_words = |bytes: &[u8], text: &mut BoundedText| {
+                    // SAFETY: `words` holds the bytes in whole words.
+                    unsafe { write_heap_binary(words.as_ptr(), bytes.len(), text) }
+                };
+                for max in [len, len + 5, len + 6, len + 7, 4096] {
+                    let mut out = vec![b'x'; 2];
+                    let mut text = BoundedText::new(&mut out, 2 + max);
+                    from_words(&bytes, &mut text);
+                    text.finish();
+                    assert_eq!(out, written(write_bytes_any, &bytes, 2, max), "{bytes:?}");
+                }
+            }
+        }
     }
 
     #[test]

@@ -27,7 +27,9 @@
 //! written `<redacted>` and never looked at.
 
 use super::atom::write_atom;
-use super::binary_text::{write_binary, write_binary_bytes, write_bits};
+use super::binary_text::{
+    write_binary, write_binary_bytes, write_bits, write_heap_binary, write_tiny_bits,
+};
 use super::bounded_text::BoundedText;
 use super::leaf::{write_identifier, write_leaf};
 use super::leaf_texts::LeafTexts;
@@ -40,7 +42,8 @@ use crate::vm::enif::{
     TYPE_INTEGER, TYPE_LIST, TYPE_MAP, TYPE_PID, TYPE_PORT, TYPE_REFERENCE, TYPE_TUPLE,
 };
 use crate::vm::reference::TEXT_MAX as REF_TEXT_MAX;
-use crate::vm::term::{Kind, Reader};
+use crate::vm::term::{BinaryLeaf, Kind, Reader};
+use crate::vm::word::{object, BOXED};
 use crate::vm::{binary, is_immediate, map, small_int, term_of_word, term_word};
 use rustler::sys::{ErlNifEnv, ErlNifMapIterator, ErlNifMapIteratorEntry, ErlNifTerm};
 use std::cell::RefCell;
@@ -520,6 +523,31 @@ fn write_bits_of(walk: &Walk, term: usize, text: &mut BoundedText) {
     }
 }
 
+/// `write_bits_at` of a bitstring that looks fewer than 8 bits
+/// (`BinaryLeaf::Tiny`): written here when it is, with few registers to
+/// save; else by `write_bits_at`.
+#[inline(never)]
+fn write_tiny_at(walk: &Walk, term: usize, header: usize, text: &mut BoundedText) {
+    // SAFETY: the walk reads only live terms of the call being served;
+    // `header` is this one's.
+    match unsafe { walk.reader.tiny_bits(term, header) } {
+        Some((value, size)) => write_tiny_bits(value, size, text),
+        None => write_bits_at(walk, term, header, text),
+    }
+}
+
+/// `write_bits_of` of a bitstring whose header, `header`, the caller
+/// read (a heap bitstring not whole bytes, or a sub-binary).
+#[inline(never)]
+fn write_bits_at(walk: &Walk, term: usize, header: usize, text: &mut BoundedText) {
+    // SAFETY: the walk reads only live terms of the call being served;
+    // `header` is this one's.
+    match unsafe { walk.reader.bits_at(term, header) } {
+        Some(bits) => write_bits(bits, text),
+        None => write_binary(walk.env, term_of_word(term), text, false),
+    }
+}
+
 /// A bignum (`Kind::Big`): its digits' text.
 #[inline(always)]
 fn write_big_of(walk: &Walk, term: usize, text: &mut BoundedText) {
@@ -802,8 +830,52 @@ fn leaf(walk: &Walk, term: usize, text: &mut BoundedText, leaves: &mut LeafTexts
     if is_immediate(word) {
         return leaves.write(term, text) || leaf_slow(walk, term, text, leaves);
     }
-    // SAFETY: the walk reads only live terms of the call being served.
-    !unsafe { walk.reader.is_container(term) } && leaf_slow(walk, term, text, leaves)
+    // A list cell, in place or through enif, is never a leaf.
+    if term & 0b11 != BOXED {
+        return false;
+    }
+    // SAFETY: a live boxed term's object starts with its header.
+    let header = unsafe { *object(term) };
+    !walk.reader.is_container_header(header) && leaf_boxed(walk, term, header, text, leaves)
+}
+
+/// `leaf` of a boxed term that is no container read in place, `header`
+/// its object's header, told by its kind without reading the header
+/// again: a heap binary (the commonest boxed leaf) written from its words
+/// here, a bitstring of the forms its header tells sent to its bits.
+#[inline(never)]
+fn leaf_boxed(
+    walk: &Walk,
+    term: usize,
+    header: usize,
+    text: &mut BoundedText,
+    leaves: &mut LeafTexts,
+) -> bool {
+    // SAFETY: the walk reads only live terms of the call being served;
+    // `header` is this one's.
+    let kind = unsafe { walk.reader.boxed_kind_of(term, header) };
+    if let Kind::Binary = kind {
+        if !walk.shape {
+            // SAFETY: as above.
+            match unsafe { walk.reader.binary_leaf(term, header) } {
+                BinaryLeaf::Words(words, len) => {
+                    // SAFETY: `binary_leaf` answers the object's data words.
+                    unsafe { write_heap_binary(words, len, text) };
+                    return true;
+                }
+                BinaryLeaf::Bits => {
+                    write_bits_at(walk, term, header, text);
+                    return true;
+                }
+                BinaryLeaf::Tiny => {
+                    write_tiny_at(walk, term, header, text);
+                    return true;
+                }
+                BinaryLeaf::Other => {}
+            }
+        }
+    }
+    write_leaf_if(walk, term, kind, text, leaves)
 }
 
 /// `leaf` for what it does not write in line.
@@ -811,6 +883,18 @@ fn leaf(walk: &Walk, term: usize, text: &mut BoundedText, leaves: &mut LeafTexts
 fn leaf_slow(walk: &Walk, term: usize, text: &mut BoundedText, leaves: &mut LeafTexts) -> bool {
     // SAFETY: the walk reads only live terms of the call being served.
     let kind = unsafe { walk.reader.kind(term) };
+    write_leaf_if(walk, term, kind, text, leaves)
+}
+
+/// Writes `term`, of `kind`, if it is a leaf: true if it was.
+#[inline(always)]
+fn write_leaf_if(
+    walk: &Walk,
+    term: usize,
+    kind: Kind,
+    text: &mut BoundedText,
+    leaves: &mut LeafTexts,
+) -> bool {
     match kind {
         Kind::Atom | Kind::LocalId | Kind::Small(_) | Kind::Nil | Kind::Binary | Kind::Ref => {
             write_leaf_kind(walk, term, kind, text, leaves);

@@ -126,8 +126,19 @@ pub fn known() -> Option<Known> {
 #[inline(always)]
 pub unsafe fn read_bits<'a>(known: Known, word: usize) -> Option<Bits<'a>> {
     let obj = boxed(word)?;
-    // SAFETY: a live boxed term's object starts with a header word.
-    let header = unsafe { *obj };
+    // SAFETY: a live boxed term's object starts with a header word, and
+    // the term outlives 'a (the caller's promise).
+    unsafe { read_bits_at(known, obj, *obj) }
+}
+
+/// `read_bits` of a boxed object, `header` its first word (already read
+/// by the caller).
+///
+/// # Safety
+/// `obj` must be a live boxed term's object, `header` its first word, the
+/// term outliving 'a.
+#[inline(always)]
+pub unsafe fn read_bits_at<'a>(known: Known, obj: *const usize, header: usize) -> Option<Bits<'a>> {
     let arity = header >> ARITY_SHIFT;
     // (address, first bit, size in bits) as the layout says.
     let (base, offset, size) = match known.layout {
@@ -189,6 +200,84 @@ pub unsafe fn read_bits<'a>(known: Known, word: usize) -> Option<Bits<'a>> {
     })
 }
 
+/// Whether a heap bitstring `read_heap` did not read, or a sub-binary,
+/// looks fewer than 8 bits by its first word after the header (its size
+/// in bits from OTP 27, its whole bytes up to OTP 26): `read_tiny`'s to
+/// read (it checks the rest).
+///
+/// # Safety
+/// `obj` must be a live boxed term's object and `header` its first word.
+#[inline(always)]
+pub unsafe fn looks_tiny(known: Known, obj: *const usize, header: usize) -> bool {
+    if header >> ARITY_SHIFT == 0 {
+        return false;
+    }
+    // SAFETY: word 1 is within the object (its arity is at least 1).
+    let first = unsafe { *obj.add(1) };
+    match known.layout {
+        Layout::SubBits => first < 8,
+        Layout::ProcBin => first == 0,
+        Layout::Unknown => false,
+    }
+}
+
+/// The value and count of the bits of a bitstring of fewer than 8 bits
+/// (`<<1:3>>`: `(1, 3)`), `obj` its object and `header` its header, in
+/// the forms such a bitstring commonly takes: a heap bitstring from OTP
+/// 27, a sub-binary of no whole byte up to OTP 26 (its original read as
+/// `read_with` reads it). `None` for anything else, `read_bits_at`'s to
+/// read.
+///
+/// # Safety
+/// `obj` must be a live boxed term's object and `header` its first word.
+#[inline(always)]
+pub unsafe fn read_tiny(known: Known, obj: *const usize, header: usize) -> Option<(u32, u32)> {
+    let arity = header >> ARITY_SHIFT;
+    match known.layout {
+        Layout::SubBits if header & TAG_BITS == known.heap_tag && arity >= 2 => {
+            // SAFETY: words 1 and 2 are within the object (arity >= 2):
+            // the size in bits, then the word holding the first bytes.
+            let (size, data) = unsafe { (*obj.add(1), *obj.add(2)) };
+            if !(1..8).contains(&size) {
+                return None;
+            }
+            // The first byte is the data word's lowest.
+            let first = u32::from(data.to_le_bytes()[0]);
+            Some(((first >> (8 - size)) & ((1 << size) - 1), size as u32))
+        }
+        Layout::ProcBin if header == known.sub_header && known.sub_header != 0 => {
+            // SAFETY: a sub-binary's words 1 to 4, as `read_bits_at` reads
+            // them: the size and offset in bytes, the bit size and bit
+            // offset in the low bytes of word 3, the original's term.
+            let (bytes, offs, bits, orig) =
+                unsafe { (*obj.add(1), *obj.add(2), *obj.add(3), *obj.add(4)) };
+            let (size, bit_offs) = (bits & 0xFF, (bits >> 8) & 0xFF);
+            if bytes != 0 || !(1..8).contains(&size) || bit_offs >= 8 {
+                return None;
+            }
+            // SAFETY: the original of a live sub-binary is a live binary.
+            let (data, len) = unsafe { read_with(known, orig) }?;
+            let end = bit_offs + size;
+            // The bytes holding the bits (one, or two when they cross a
+            // byte's end) must lie within the original's.
+            if offs >= len || (end > 8 && offs + 1 >= len) {
+                return None;
+            }
+            // SAFETY: byte `offs` (and `offs + 1` when read) is within the
+            // original's `len` bytes, checked above.
+            let first = u32::from(unsafe { *data.add(offs) });
+            let value = if end <= 8 {
+                first >> (8 - end)
+            } else {
+                // SAFETY: as above.
+                (first << (end - 8)) | (u32::from(unsafe { *data.add(offs + 1) }) >> (16 - end))
+            };
+            Some((value & ((1 << size) - 1), size as u32))
+        }
+        _ => None,
+    }
+}
+
 /// `read` of a term's word, with the layout `known` gives.
 ///
 /// # Safety
@@ -217,22 +306,9 @@ unsafe fn read_with(known: Known, word: usize) -> Option<(*const u8, usize)> {
     let header = unsafe { *obj };
     let arity = header >> ARITY_SHIFT;
     if header & TAG_BITS == known.heap_tag {
-        if arity < 1 {
-            return None;
-        }
-        // SAFETY: word 1 is within the object (its arity is at least 1).
-        let size = unsafe { *obj.add(1) };
-        let len = match known.layout {
-            Layout::SubBits if size % 8 != 0 => return None,
-            Layout::SubBits => size / 8,
-            _ => size,
-        };
-        // The bytes must lie within the object's words 2..=arity.
-        if len.div_ceil(8) > arity - 1 {
-            return None;
-        }
-        // SAFETY: word 2 onwards holds the bytes, within the object.
-        return Some((unsafe { obj.add(2) }.cast::<u8>(), len));
+        // SAFETY: the caller's promise: a live object and its header.
+        return unsafe { read_heap(known, obj, header) }
+            .map(|(words, len)| (words.cast::<u8>(), len));
     }
     if header != known.off_heap_header {
         return None;
@@ -255,6 +331,52 @@ unsafe fn read_with(known: Known, word: usize) -> Option<(*const u8, usize)> {
         }
         _ => None,
     }
+}
+
+/// The bytes of a heap binary, `obj` its object and `header` its header
+/// (its tag bits the heap form's): the address of its first data word
+/// and its length in bytes, when it is whole bytes. The bytes lie in the
+/// object's whole words from there, which may be read whole (the bytes
+/// after the last one in its word are the object's padding).
+///
+/// # Safety
+/// `obj` must be a live boxed term's object and `header` its first word.
+#[inline(always)]
+pub unsafe fn read_heap(
+    known: Known,
+    obj: *const usize,
+    header: usize,
+) -> Option<(*const u64, usize)> {
+    let arity = header >> ARITY_SHIFT;
+    if arity < 1 {
+        return None;
+    }
+    // SAFETY: word 1 is within the object (its arity is at least 1).
+    let size = unsafe { *obj.add(1) };
+    let len = match known.layout {
+        Layout::SubBits if size % 8 != 0 => return None,
+        Layout::SubBits => size / 8,
+        _ => size,
+    };
+    // The bytes must lie within the object's words 2..=arity.
+    if len.div_ceil(8) > arity - 1 {
+        return None;
+    }
+    // SAFETY: word 2 onwards holds the bytes, within the object.
+    Some((unsafe { obj.add(2) }.cast::<u64>(), len))
+}
+
+/// Whether `header` has the heap form's tag bits.
+#[inline(always)]
+pub fn is_heap(known: Known, header: usize) -> bool {
+    header & TAG_BITS == known.heap_tag
+}
+
+/// Whether `header` is a sub-binary's as learned at load (up to OTP 26,
+/// the form of every bitstring that is not whole bytes).
+#[inline(always)]
+pub fn is_sub(known: Known, header: usize) -> bool {
+    known.sub_header != 0 && header == known.sub_header
 }
 
 /// The bytes of a binary: read in place when the form allows, else

@@ -155,6 +155,21 @@ pub enum Kind<'a> {
     Other,
 }
 
+/// A binary or bitstring as `Reader::binary_leaf` tells it.
+pub enum BinaryLeaf {
+    /// A heap binary of whole bytes: its data words (`binary::read_heap`)
+    /// and its length in bytes.
+    Words(*const u64, usize),
+    /// A binary in another form of the same tag: read by
+    /// `Reader::bits_at`, or through enif.
+    Bits,
+    /// The same, which looks fewer than 8 bits (`binary::looks_tiny`):
+    /// read by `Reader::tiny_bits`, else as `Bits`.
+    Tiny,
+    /// Another form (the off-heap one): written as any `Kind::Binary`.
+    Other,
+}
+
 /// The layouts learned at load, read once per walk.
 #[derive(Clone, Copy)]
 pub struct Reader {
@@ -261,24 +276,75 @@ impl Reader {
         unsafe { binary::read_bits(self.binary?, word) }
     }
 
-    /// Whether `word` is a list cell, a tuple or a small map that `kind`
-    /// reads in place: a container, not a leaf.
+    /// `bits` of a boxed term whose header, `header`, the caller read.
     ///
     /// # Safety
-    /// `word` is a live term of the call being served.
+    /// `word` must be a live boxed term's word, `header` its object's
+    /// first word, the term outliving 'a.
     #[inline(always)]
-    pub unsafe fn is_container(&self, word: usize) -> bool {
-        match word & 0b11 {
-            LIST => self.containers,
-            BOXED => {
-                // SAFETY: a boxed term's word points at its header (the
-                // caller's promise).
-                let header = unsafe { *object(word) };
-                (header & HEADER_TAG_BITS == TUPLE_TAG && self.containers)
-                    || header == self.map_header
+    pub unsafe fn bits_at<'a>(&self, word: usize, header: usize) -> Option<Bits<'a>> {
+        // SAFETY: the caller's promise, passed on.
+        unsafe { binary::read_bits_at(self.binary?, object(word), header) }
+    }
+
+    /// The value and count of the bits of a bitstring of fewer than 8
+    /// bits in its common forms (`binary::read_tiny`), `header` its
+    /// object's header; `None` for any other, `bits_at`'s to read.
+    ///
+    /// # Safety
+    /// `word` must be a live boxed term's word, `header` its object's
+    /// first word.
+    #[inline(always)]
+    pub unsafe fn tiny_bits(&self, word: usize, header: usize) -> Option<(u32, u32)> {
+        // SAFETY: the caller's promise, passed on.
+        unsafe { binary::read_tiny(self.binary?, object(word), header) }
+    }
+
+    /// Whether a boxed object whose header is `header` is a tuple or a
+    /// small map that `kind` reads in place.
+    #[inline(always)]
+    pub fn is_container_header(&self, header: usize) -> bool {
+        (header & HEADER_TAG_BITS == TUPLE_TAG && self.containers) || header == self.map_header
+    }
+
+    /// The binary or bitstring of `word` (`kind` said `Binary`), `header`
+    /// its object's header, told by its header alone when it is a heap
+    /// binary or (up to OTP 26) a sub-binary: the commonest boxed leaves.
+    ///
+    /// # Safety
+    /// `word` must be a live boxed term's word, `header` its object's
+    /// first word.
+    #[inline(always)]
+    pub unsafe fn binary_leaf(&self, word: usize, header: usize) -> BinaryLeaf {
+        let Some(known) = self.binary else {
+            return BinaryLeaf::Other;
+        };
+        if binary::is_heap(known, header) {
+            // SAFETY: the caller's promise, passed on.
+            if let Some((words, len)) = unsafe { binary::read_heap(known, object(word), header) } {
+                return BinaryLeaf::Words(words, len);
             }
-            _ => false,
+        } else if !binary::is_sub(known, header) {
+            return BinaryLeaf::Other;
         }
+        // SAFETY: as above.
+        if unsafe { binary::looks_tiny(known, object(word), header) } {
+            BinaryLeaf::Tiny
+        } else {
+            BinaryLeaf::Bits
+        }
+    }
+
+    /// What the boxed term of `word` is, `header` its object's header
+    /// (already read by the caller).
+    ///
+    /// # Safety
+    /// As for `kind`, `word` a boxed term's word and `header` its
+    /// object's first word.
+    #[inline(always)]
+    pub unsafe fn boxed_kind_of<'a>(&self, word: usize, header: usize) -> Kind<'a> {
+        // SAFETY: the caller's promise, passed on.
+        unsafe { self.boxed_kind(word, object(word), header, class(self.classes, header)) }
     }
 
     /// What the term of `word` is.
