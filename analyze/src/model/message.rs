@@ -394,6 +394,86 @@ fn digits_and_dots(n: &[u8]) -> bool {
     }
 }
 
+/// Where the run of digits and dots from `i` in `text` ends (its length
+/// if it runs to the end): sixteen bytes at a time with SSE2 while there
+/// are as many, then byte by byte.
+#[inline(always)]
+fn digits_end(text: &[u8], mut i: usize) -> usize {
+    #[cfg(target_arch = "x86_64")]
+    while let Some(chunk) = text.get(i..i + 16) {
+        use std::arch::x86_64::{
+            _mm_and_si128, _mm_cmpeq_epi8, _mm_cmpgt_epi8, _mm_loadu_si128, _mm_movemask_epi8,
+            _mm_or_si128, _mm_set1_epi8,
+        };
+        // SAFETY: SSE2 is in every x86-64 build; `chunk` holds the 16
+        // readable bytes the unaligned load reads.
+        let fits = unsafe {
+            let v = _mm_loadu_si128(chunk.as_ptr().cast());
+            // Signed compares: a byte from 0x80 up is below b'0'.
+            let digit = _mm_and_si128(
+                _mm_cmpgt_epi8(v, _mm_set1_epi8(b'0' as i8 - 1)),
+                _mm_cmpgt_epi8(_mm_set1_epi8(b'9' as i8 + 1), v),
+            );
+            let dot = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'.' as i8));
+            _mm_movemask_epi8(_mm_or_si128(digit, dot)) as u32
+        };
+        if fits != 0xffff {
+            return i + fits.trailing_ones() as usize;
+        }
+        i += 16;
+    }
+    while i < text.len() && (text[i].is_ascii_digit() || text[i] == b'.') {
+        i += 1;
+    }
+    i
+}
+
+/// A plain call (see [`Shape::plain_request`]) read in one pass:
+/// `{'$gen_call',{<N.N.N>,#Ref<N.N.N.N>},Request}` or with the tag
+/// `[alias|#Ref<N.N.N.N>]`, N any digits and dots, the request not empty
+/// and the text ending with `}`: where From ends, the reference, and
+/// where the request starts. [`parse_call`] finds these parts in such a
+/// text, and [`Shape::plain_request`] takes them; None for any other text.
+#[inline(always)]
+fn plain_call(m: &[u8]) -> Option<(u16, Span, u16)> {
+    let from = CALL_PREFIX.len();
+    if !m.starts_with(CALL_PREFIX) || m.get(from) != Some(&b'<') {
+        return None;
+    }
+    let mut i = digits_end(m, from + 1);
+    if m.get(i..i + 2) != Some(b">,") {
+        return None;
+    }
+    let caller_end = i + 1;
+    i += 2;
+    let alias = m[i..].starts_with(b"[alias|");
+    if alias {
+        i += 7;
+    }
+    if !m[i..].starts_with(b"#Ref<") {
+        return None;
+    }
+    let ref_start = i;
+    i = digits_end(m, i + 5);
+    if m.get(i) != Some(&b'>') {
+        return None;
+    }
+    let ref_end = i + 1;
+    i = ref_end + usize::from(alias);
+    if alias && m.get(ref_end) != Some(&b']') {
+        return None;
+    }
+    if m.get(i..i + 2) != Some(b"},") || i + 3 >= m.len() || m.last() != Some(&b'}') {
+        return None;
+    }
+    // Every place is below the text's length, which fits.
+    Some((
+        caller_end as u16,
+        (ref_start as u16, ref_end as u16),
+        (i + 2) as u16,
+    ))
+}
+
 /// Where a plain call's request ends: before its text's last byte, the
 /// tuple's `}`.
 fn plain_end(message: &[u8]) -> u16 {
@@ -416,6 +496,20 @@ impl Shape {
             *self = Shape::Unknown;
             return;
         }
+        if let Some((caller_end, reference, request_start)) = plain_call(message) {
+            *self = Shape::Call {
+                caller: (CALL_PREFIX.len() as u16, caller_end),
+                reference: Some(reference),
+                request: (request_start, plain_end(message)),
+            };
+            return;
+        }
+        self.set_parsed(message);
+    }
+
+    /// [`Shape::set_of`] a message whose text is no plain call, its length
+    /// checked: the parts as [`parse_call`] and [`parse_reply`] find them.
+    fn set_parsed(&mut self, message: &[u8]) {
         let shape = if let Some(c) = parse_call(message) {
             (|| {
                 Some(Shape::Call {
@@ -434,6 +528,33 @@ impl Shape {
             }
         };
         *self = shape.unwrap_or(Shape::Unknown);
+    }
+
+    /// Sets this shape to [`Shape::of`] `message` [`Shape::kinded`], a
+    /// plain call's kind found without checking its parts again.
+    pub fn set_kinded_of(&mut self, message: &[u8]) {
+        let plain = match u16::try_from(message.len()) {
+            Ok(_) => plain_call(message),
+            Err(_) => None,
+        };
+        let Some((caller_end, reference, request_start)) = plain else {
+            *self = Shape::of(message).kinded(message);
+            return;
+        };
+        let request = (request_start, plain_end(message));
+        *self = match kind_at(message, at(message, request).trim_ascii(), 2) {
+            Some(kind) => Shape::Plain {
+                caller_end,
+                reference,
+                request_start,
+                kind,
+            },
+            None => Shape::Call {
+                caller: (CALL_PREFIX.len() as u16, caller_end),
+                reference: Some(reference),
+                request,
+            },
+        };
     }
 
     /// The call's parts, if `message` (the text this shape is of) is a
@@ -671,6 +792,52 @@ pub(crate) mod tests {
         }
         assert!(Shape::of(b"{#Ref<0.1.2.3>,ok}").is_whole_reply(b"{#Ref<0.1.2.3>,ok}"));
         assert!(!Shape::of(b"{#Ref<0.1.2.3>,o").is_whole_reply(b"{#Ref<0.1.2.3>,o"));
+    }
+
+    /// The shape as parsed part by part, with its kind as
+    /// [`Shape::kinded`] finds it.
+    fn parsed(text: &[u8]) -> (Shape, Shape) {
+        let mut shape = Shape::Unknown;
+        if u16::try_from(text.len()).is_ok() {
+            shape.set_parsed(text);
+        }
+        (shape, shape.kinded(text))
+    }
+
+    /// A plain call read in one pass has the shape and the kind its parts
+    /// parsed one by one give, whatever byte is changed, put in or left
+    /// out, and wherever the text is cut; so do other texts.
+    #[test]
+    fn plain_calls_read_in_one_pass_as_parsed() {
+        let mut texts: Vec<Vec<u8>> = SAMPLES.iter().map(|t| t.to_vec()).collect();
+        let long = b"{'$gen_call',{<0.1234567.12345678>,[alias|#Ref<0.2924736532.3372285953.37581>]},{step,12}}";
+        texts.push(long.to_vec());
+        for base in [SAMPLES[0], SAMPLES[1], &long[..]] {
+            for at in 0..=base.len() {
+                texts.push(base[..at].to_vec());
+                for b in [
+                    b'0', b'.', b'>', b'<', b',', b'}', b']', b'#', b' ', b'a', 0x80,
+                ] {
+                    let mut t = base.to_vec();
+                    if at < t.len() {
+                        t[at] = b;
+                        texts.push(t.clone());
+                        t.remove(at);
+                        texts.push(t.clone());
+                    }
+                    let mut t = base.to_vec();
+                    t.insert(at, b);
+                    texts.push(t);
+                }
+            }
+        }
+        for text in &texts {
+            let (shape, kinded) = parsed(text);
+            assert_eq!(Shape::of(text), shape, "{}", String::from_utf8_lossy(text));
+            let mut k = Shape::Neither;
+            k.set_kinded_of(text);
+            assert_eq!(k, kinded, "{}", String::from_utf8_lossy(text));
+        }
     }
 
     /// Digits and dots are told from every other byte, in texts of every
