@@ -309,6 +309,22 @@ fn split_first(inner: &[u8]) -> (&[u8], Option<&[u8]>) {
     (inner, None)
 }
 
+/// The first element of the tuple `t` when it is an unquoted atom right
+/// before the first comma or the tuple's closing brace (`{step,12}`): the
+/// kind's body [`kind_parts`] finds there, read in one pass. None for any
+/// other text.
+#[inline(always)]
+fn first_atom(t: &[u8]) -> Option<&[u8]> {
+    let [b'{', b'a'..=b'z', .., b'}'] = t else {
+        return None;
+    };
+    let mut i = 2;
+    while t[i].is_ascii_alphanumeric() || t[i] == b'_' || t[i] == b'@' {
+        i += 1;
+    }
+    (t[i] == b',' || i + 1 == t.len()).then(|| &t[1..i])
+}
+
 /// [`kind_parts`] of the trimmed text `t` after the prefix `outer` (an
 /// index in [`PREFIXES`]): the index of its one prefix at most and its
 /// body; None when it would have more than one prefix in all.
@@ -328,6 +344,12 @@ pub fn kind_prefixed(t: &[u8], outer: u8) -> Option<(u8, KindBody<'_>)> {
 /// `outer` (an index in [`PREFIXES`]): None when it would have more than
 /// one prefix in all.
 fn kind_at(message: &[u8], t: &[u8], outer: u8) -> Option<KindAt> {
+    if let Some(atom) = first_atom(t) {
+        return Some(KindAt {
+            code: outer << 4 | ATOM,
+            body: span(message, atom)?,
+        });
+    }
     let (words, body) = kind_prefixed(t, outer)?;
     Some(match body {
         KindBody::Atom(a) => KindAt {
@@ -392,6 +414,23 @@ fn digits_and_dots(n: &[u8]) -> bool {
         4..=7 => word(half(0) | half(len - 4) << 32),
         _ => n.iter().all(|&b| b.is_ascii_digit() || b == b'.'),
     }
+}
+
+/// A reply's reference read in one pass (`{#Ref<...>,...}` or
+/// `{[alias|#Ref<...>],...}`: from `#Ref<` up to its `>`), as
+/// [`parse_reply`] finds it; None for any other text.
+#[inline(always)]
+fn reply_reference(m: &[u8]) -> Option<Span> {
+    let start = if m.starts_with(b"{#Ref<") {
+        1
+    } else if m.starts_with(b"{[alias|#Ref<") {
+        8
+    } else {
+        return None;
+    };
+    let len = find(b'>', &m[start + 5..])? + 6;
+    // Within the text, whose length fits.
+    Some((start as u16, (start + len) as u16))
 }
 
 /// Where the run of digits and dots from `i` in `text` ends (its length
@@ -494,6 +533,10 @@ impl Shape {
     pub fn set_of(&mut self, message: &[u8]) {
         if u16::try_from(message.len()).is_err() {
             *self = Shape::Unknown;
+            return;
+        }
+        if let Some(reference) = reply_reference(message) {
+            *self = Shape::Reply(reference);
             return;
         }
         if let Some((caller_end, reference, request_start)) = plain_call(message) {
@@ -804,15 +847,15 @@ pub(crate) mod tests {
         (shape, shape.kinded(text))
     }
 
-    /// A plain call read in one pass has the shape and the kind its parts
-    /// parsed one by one give, whatever byte is changed, put in or left
-    /// out, and wherever the text is cut; so do other texts.
+    /// A plain call or a reply read in one pass has the shape and the
+    /// kind its parts parsed one by one give, whatever byte is changed,
+    /// put in or left out, and wherever the text is cut; so do other texts.
     #[test]
     fn plain_calls_read_in_one_pass_as_parsed() {
         let mut texts: Vec<Vec<u8>> = SAMPLES.iter().map(|t| t.to_vec()).collect();
         let long = b"{'$gen_call',{<0.1234567.12345678>,[alias|#Ref<0.2924736532.3372285953.37581>]},{step,12}}";
         texts.push(long.to_vec());
-        for base in [SAMPLES[0], SAMPLES[1], &long[..]] {
+        for base in [SAMPLES[0], SAMPLES[1], &long[..], SAMPLES[13], SAMPLES[14]] {
             for at in 0..=base.len() {
                 texts.push(base[..at].to_vec());
                 for b in [
@@ -838,6 +881,43 @@ pub(crate) mod tests {
             k.set_kinded_of(text);
             assert_eq!(k, kinded, "{}", String::from_utf8_lossy(text));
         }
+    }
+
+    /// A tuple's first atom read in one pass is the kind's body that
+    /// [`kind_prefixed`] finds there, at the same place, whatever byte is
+    /// changed, put in or left out, and wherever the text is cut.
+    #[test]
+    fn first_atoms_are_the_kinds_bodies() {
+        let mut texts: Vec<Vec<u8>> = Vec::new();
+        for base in [&b"{step,12}"[..], b"{a}", b"{ok,{x,y}}", b"{n@h_1,'a'}"] {
+            for at in 0..=base.len() {
+                texts.push(base[..at].to_vec());
+                for b in [b'a', b'Z', b'_', b'@', b',', b'{', b'}', b' ', b'\'', 0x80] {
+                    let mut t = base.to_vec();
+                    if at < t.len() {
+                        t[at] = b;
+                        texts.push(t.clone());
+                        t.remove(at);
+                        texts.push(t.clone());
+                    }
+                    let mut t = base.to_vec();
+                    t.insert(at, b);
+                    texts.push(t);
+                }
+            }
+        }
+        let mut found = 0;
+        for t in &texts {
+            let Some(atom) = first_atom(t) else { continue };
+            found += 1;
+            for outer in [0, 2] {
+                let Some((words, KindBody::Atom(body))) = kind_prefixed(t, outer) else {
+                    panic!("{}", String::from_utf8_lossy(t));
+                };
+                assert_eq!((words, body.as_ptr(), body), (outer, atom.as_ptr(), atom));
+            }
+        }
+        assert!(found > 100);
     }
 
     /// Digits and dots are told from every other byte, in texts of every
