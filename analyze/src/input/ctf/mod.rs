@@ -141,6 +141,7 @@ impl Lane {
     /// (`calls`), costs it more than the copy saves the parts.
     fn run(mut self, outlet: Outlet, in_place: bool) {
         let mut batch = Batch::default();
+        room(&mut batch, in_place);
         for (i, s) in self.streams.iter_mut().enumerate() {
             if let (true, Ok(m)) = (in_place, u16::try_from(i)) {
                 s.map = Some(m);
@@ -204,6 +205,7 @@ impl Lane {
                 if !outlet.send(&mut batch) {
                     return;
                 }
+                room(&mut batch, in_place);
             }
         }
         batch.discarded = self.discarded();
@@ -251,6 +253,22 @@ impl Lane {
                 .map(|s| s.stream.discarded_unknown)
                 .sum(),
         }
+    }
+}
+
+/// Fields per event a batch has room for from the start (LTTng's events
+/// of the analyser have three or four).
+const FIELDS_PER_EVENT: usize = 4;
+
+/// Makes room in `batch`, an empty one (a read one back from the merge,
+/// or a new one when none is back yet), for a full batch: a new one is
+/// not grown by doubling, each step a copy of what it holds and its
+/// pages touched again. Its text's bytes only when strings are copied.
+fn room(batch: &mut Batch, in_place: bool) {
+    batch.events.reserve(BATCH);
+    batch.fields.reserve(BATCH * FIELDS_PER_EVENT);
+    if !in_place {
+        batch.bytes.reserve(BATCH_BYTES);
     }
 }
 
