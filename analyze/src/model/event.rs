@@ -334,7 +334,7 @@ pub fn kinded_message_shape(class: &EventClass, fields: &[Field]) -> Shape {
 /// other events).
 pub fn set_kinded_message_shape(shape: &mut Shape, class: &EventClass, fields: &[Field]) {
     if let Some(text) = message_text(class, fields) {
-        *shape = Shape::of(text).kinded(text);
+        shape.set_kinded_of(text);
     }
 }
 

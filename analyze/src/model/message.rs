@@ -309,6 +309,22 @@ fn split_first(inner: &[u8]) -> (&[u8], Option<&[u8]>) {
     (inner, None)
 }
 
+/// The first element of the tuple `t` when it is an unquoted atom right
+/// before the first comma or the tuple's closing brace (`{step,12}`): the
+/// kind's body [`kind_parts`] finds there, read in one pass. None for any
+/// other text.
+#[inline(always)]
+fn first_atom(t: &[u8]) -> Option<&[u8]> {
+    let [b'{', b'a'..=b'z', .., b'}'] = t else {
+        return None;
+    };
+    let mut i = 2;
+    while t[i].is_ascii_alphanumeric() || t[i] == b'_' || t[i] == b'@' {
+        i += 1;
+    }
+    (t[i] == b',' || i + 1 == t.len()).then(|| &t[1..i])
+}
+
 /// [`kind_parts`] of the trimmed text `t` after the prefix `outer` (an
 /// index in [`PREFIXES`]): the index of its one prefix at most and its
 /// body; None when it would have more than one prefix in all.
@@ -328,6 +344,12 @@ pub fn kind_prefixed(t: &[u8], outer: u8) -> Option<(u8, KindBody<'_>)> {
 /// `outer` (an index in [`PREFIXES`]): None when it would have more than
 /// one prefix in all.
 fn kind_at(message: &[u8], t: &[u8], outer: u8) -> Option<KindAt> {
+    if let Some(atom) = first_atom(t) {
+        return Some(KindAt {
+            code: outer << 4 | ATOM,
+            body: span(message, atom)?,
+        });
+    }
     let (words, body) = kind_prefixed(t, outer)?;
     Some(match body {
         KindBody::Atom(a) => KindAt {
@@ -394,6 +416,103 @@ fn digits_and_dots(n: &[u8]) -> bool {
     }
 }
 
+/// A reply's reference read in one pass (`{#Ref<...>,...}` or
+/// `{[alias|#Ref<...>],...}`: from `#Ref<` up to its `>`), as
+/// [`parse_reply`] finds it; None for any other text.
+#[inline(always)]
+fn reply_reference(m: &[u8]) -> Option<Span> {
+    let start = if m.starts_with(b"{#Ref<") {
+        1
+    } else if m.starts_with(b"{[alias|#Ref<") {
+        8
+    } else {
+        return None;
+    };
+    let len = find(b'>', &m[start + 5..])? + 6;
+    // Within the text, whose length fits.
+    Some((start as u16, (start + len) as u16))
+}
+
+/// Where the run of digits and dots from `i` in `text` ends (its length
+/// if it runs to the end): sixteen bytes at a time with SSE2 while there
+/// are as many, then byte by byte.
+#[inline(always)]
+fn digits_end(text: &[u8], mut i: usize) -> usize {
+    #[cfg(target_arch = "x86_64")]
+    while let Some(chunk) = text.get(i..i + 16) {
+        use std::arch::x86_64::{
+            _mm_and_si128, _mm_cmpeq_epi8, _mm_cmpgt_epi8, _mm_loadu_si128, _mm_movemask_epi8,
+            _mm_or_si128, _mm_set1_epi8,
+        };
+        // SAFETY: SSE2 is in every x86-64 build; `chunk` holds the 16
+        // readable bytes the unaligned load reads.
+        let fits = unsafe {
+            let v = _mm_loadu_si128(chunk.as_ptr().cast());
+            // Signed compares: a byte from 0x80 up is below b'0'.
+            let digit = _mm_and_si128(
+                _mm_cmpgt_epi8(v, _mm_set1_epi8(b'0' as i8 - 1)),
+                _mm_cmpgt_epi8(_mm_set1_epi8(b'9' as i8 + 1), v),
+            );
+            let dot = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'.' as i8));
+            _mm_movemask_epi8(_mm_or_si128(digit, dot)) as u32
+        };
+        if fits != 0xffff {
+            return i + fits.trailing_ones() as usize;
+        }
+        i += 16;
+    }
+    while i < text.len() && (text[i].is_ascii_digit() || text[i] == b'.') {
+        i += 1;
+    }
+    i
+}
+
+/// A plain call (see [`Shape::plain_request`]) read in one pass:
+/// `{'$gen_call',{<N.N.N>,#Ref<N.N.N.N>},Request}` or with the tag
+/// `[alias|#Ref<N.N.N.N>]`, N any digits and dots, the request not empty
+/// and the text ending with `}`: where From ends, the reference, and
+/// where the request starts. [`parse_call`] finds these parts in such a
+/// text, and [`Shape::plain_request`] takes them; None for any other text.
+#[inline(always)]
+fn plain_call(m: &[u8]) -> Option<(u16, Span, u16)> {
+    let from = CALL_PREFIX.len();
+    if !m.starts_with(CALL_PREFIX) || m.get(from) != Some(&b'<') {
+        return None;
+    }
+    let mut i = digits_end(m, from + 1);
+    if m.get(i..i + 2) != Some(b">,") {
+        return None;
+    }
+    let caller_end = i + 1;
+    i += 2;
+    let alias = m[i..].starts_with(b"[alias|");
+    if alias {
+        i += 7;
+    }
+    if !m[i..].starts_with(b"#Ref<") {
+        return None;
+    }
+    let ref_start = i;
+    i = digits_end(m, i + 5);
+    if m.get(i) != Some(&b'>') {
+        return None;
+    }
+    let ref_end = i + 1;
+    i = ref_end + usize::from(alias);
+    if alias && m.get(ref_end) != Some(&b']') {
+        return None;
+    }
+    if m.get(i..i + 2) != Some(b"},") || i + 3 >= m.len() || m.last() != Some(&b'}') {
+        return None;
+    }
+    // Every place is below the text's length, which fits.
+    Some((
+        caller_end as u16,
+        (ref_start as u16, ref_end as u16),
+        (i + 2) as u16,
+    ))
+}
+
 /// Where a plain call's request ends: before its text's last byte, the
 /// tuple's `}`.
 fn plain_end(message: &[u8]) -> u16 {
@@ -416,6 +535,24 @@ impl Shape {
             *self = Shape::Unknown;
             return;
         }
+        if let Some(reference) = reply_reference(message) {
+            *self = Shape::Reply(reference);
+            return;
+        }
+        if let Some((caller_end, reference, request_start)) = plain_call(message) {
+            *self = Shape::Call {
+                caller: (CALL_PREFIX.len() as u16, caller_end),
+                reference: Some(reference),
+                request: (request_start, plain_end(message)),
+            };
+            return;
+        }
+        self.set_parsed(message);
+    }
+
+    /// [`Shape::set_of`] a message whose text is no plain call, its length
+    /// checked: the parts as [`parse_call`] and [`parse_reply`] find them.
+    fn set_parsed(&mut self, message: &[u8]) {
         let shape = if let Some(c) = parse_call(message) {
             (|| {
                 Some(Shape::Call {
@@ -434,6 +571,33 @@ impl Shape {
             }
         };
         *self = shape.unwrap_or(Shape::Unknown);
+    }
+
+    /// Sets this shape to [`Shape::of`] `message` [`Shape::kinded`], a
+    /// plain call's kind found without checking its parts again.
+    pub fn set_kinded_of(&mut self, message: &[u8]) {
+        let plain = match u16::try_from(message.len()) {
+            Ok(_) => plain_call(message),
+            Err(_) => None,
+        };
+        let Some((caller_end, reference, request_start)) = plain else {
+            *self = Shape::of(message).kinded(message);
+            return;
+        };
+        let request = (request_start, plain_end(message));
+        *self = match kind_at(message, at(message, request).trim_ascii(), 2) {
+            Some(kind) => Shape::Plain {
+                caller_end,
+                reference,
+                request_start,
+                kind,
+            },
+            None => Shape::Call {
+                caller: (CALL_PREFIX.len() as u16, caller_end),
+                reference: Some(reference),
+                request,
+            },
+        };
     }
 
     /// The call's parts, if `message` (the text this shape is of) is a
@@ -671,6 +835,89 @@ pub(crate) mod tests {
         }
         assert!(Shape::of(b"{#Ref<0.1.2.3>,ok}").is_whole_reply(b"{#Ref<0.1.2.3>,ok}"));
         assert!(!Shape::of(b"{#Ref<0.1.2.3>,o").is_whole_reply(b"{#Ref<0.1.2.3>,o"));
+    }
+
+    /// The shape as parsed part by part, with its kind as
+    /// [`Shape::kinded`] finds it.
+    fn parsed(text: &[u8]) -> (Shape, Shape) {
+        let mut shape = Shape::Unknown;
+        if u16::try_from(text.len()).is_ok() {
+            shape.set_parsed(text);
+        }
+        (shape, shape.kinded(text))
+    }
+
+    /// A plain call or a reply read in one pass has the shape and the
+    /// kind its parts parsed one by one give, whatever byte is changed,
+    /// put in or left out, and wherever the text is cut; so do other texts.
+    #[test]
+    fn plain_calls_read_in_one_pass_as_parsed() {
+        let mut texts: Vec<Vec<u8>> = SAMPLES.iter().map(|t| t.to_vec()).collect();
+        let long = b"{'$gen_call',{<0.1234567.12345678>,[alias|#Ref<0.2924736532.3372285953.37581>]},{step,12}}";
+        texts.push(long.to_vec());
+        for base in [SAMPLES[0], SAMPLES[1], &long[..], SAMPLES[13], SAMPLES[14]] {
+            for at in 0..=base.len() {
+                texts.push(base[..at].to_vec());
+                for b in [
+                    b'0', b'.', b'>', b'<', b',', b'}', b']', b'#', b' ', b'a', 0x80,
+                ] {
+                    let mut t = base.to_vec();
+                    if at < t.len() {
+                        t[at] = b;
+                        texts.push(t.clone());
+                        t.remove(at);
+                        texts.push(t.clone());
+                    }
+                    let mut t = base.to_vec();
+                    t.insert(at, b);
+                    texts.push(t);
+                }
+            }
+        }
+        for text in &texts {
+            let (shape, kinded) = parsed(text);
+            assert_eq!(Shape::of(text), shape, "{}", String::from_utf8_lossy(text));
+            let mut k = Shape::Neither;
+            k.set_kinded_of(text);
+            assert_eq!(k, kinded, "{}", String::from_utf8_lossy(text));
+        }
+    }
+
+    /// A tuple's first atom read in one pass is the kind's body that
+    /// [`kind_prefixed`] finds there, at the same place, whatever byte is
+    /// changed, put in or left out, and wherever the text is cut.
+    #[test]
+    fn first_atoms_are_the_kinds_bodies() {
+        let mut texts: Vec<Vec<u8>> = Vec::new();
+        for base in [&b"{step,12}"[..], b"{a}", b"{ok,{x,y}}", b"{n@h_1,'a'}"] {
+            for at in 0..=base.len() {
+                texts.push(base[..at].to_vec());
+                for b in [b'a', b'Z', b'_', b'@', b',', b'{', b'}', b' ', b'\'', 0x80] {
+                    let mut t = base.to_vec();
+                    if at < t.len() {
+                        t[at] = b;
+                        texts.push(t.clone());
+                        t.remove(at);
+                        texts.push(t.clone());
+                    }
+                    let mut t = base.to_vec();
+                    t.insert(at, b);
+                    texts.push(t);
+                }
+            }
+        }
+        let mut found = 0;
+        for t in &texts {
+            let Some(atom) = first_atom(t) else { continue };
+            found += 1;
+            for outer in [0, 2] {
+                let Some((words, KindBody::Atom(body))) = kind_prefixed(t, outer) else {
+                    panic!("{}", String::from_utf8_lossy(t));
+                };
+                assert_eq!((words, body.as_ptr(), body), (outer, atom.as_ptr(), atom));
+            }
+        }
+        assert!(found > 100);
     }
 
     /// Digits and dots are told from every other byte, in texts of every

@@ -141,6 +141,7 @@ impl Lane {
     /// (`calls`), costs it more than the copy saves the parts.
     fn run(mut self, outlet: Outlet, in_place: bool) {
         let mut batch = Batch::default();
+        room(&mut batch, in_place);
         for (i, s) in self.streams.iter_mut().enumerate() {
             if let (true, Ok(m)) = (in_place, u16::try_from(i)) {
                 s.map = Some(m);
@@ -172,14 +173,11 @@ impl Lane {
                 end = Err(e);
             }
         }
+        let mut chooser = Chooser::default();
         while end.is_ok() {
-            let mut best: Option<(i64, usize)> = None;
-            for (i, s) in self.streams.iter().enumerate() {
-                if !s.ended && best.is_none_or(|(ts, _)| s.next.ts_ns < ts) {
-                    best = Some((s.next.ts_ns, i));
-                }
-            }
-            let Some((_, i)) = best else { break };
+            let Some(i) = chooser.next(&self.streams) else {
+                break;
+            };
             let s = &self.streams[i];
             let base = self.traces[s.trace as usize].2;
             let class = base + s.next.class;
@@ -207,6 +205,7 @@ impl Lane {
                 if !outlet.send(&mut batch) {
                     return;
                 }
+                room(&mut batch, in_place);
             }
         }
         batch.discarded = self.discarded();
@@ -254,6 +253,22 @@ impl Lane {
                 .map(|s| s.stream.discarded_unknown)
                 .sum(),
         }
+    }
+}
+
+/// Fields per event a batch has room for from the start (LTTng's events
+/// of the analyser have three or four).
+const FIELDS_PER_EVENT: usize = 4;
+
+/// Makes room in `batch`, an empty one (a read one back from the merge,
+/// or a new one when none is back yet), for a full batch: a new one is
+/// not grown by doubling, each step a copy of what it holds and its
+/// pages touched again. Its text's bytes only when strings are copied.
+fn room(batch: &mut Batch, in_place: bool) {
+    batch.events.reserve(BATCH);
+    batch.fields.reserve(BATCH * FIELDS_PER_EVENT);
+    if !in_place {
+        batch.bytes.reserve(BATCH_BYTES);
     }
 }
 
@@ -391,13 +406,7 @@ struct Local {
     /// its first event is handed on.
     numbers: Vec<Option<u32>>,
     ended: bool,
-    /// The stream whose event was handed last: it stays the one read
-    /// while its next event comes before `rest`, the earliest of the
-    /// others' (time, index), which do not move meanwhile. A stream's
-    /// events come in runs (a CPU's, ~47 events on the bench trace), so
-    /// this spares the look at every stream per event.
-    chosen: Option<usize>,
-    rest: (i64, usize),
+    chooser: Chooser,
 }
 
 impl Local {
@@ -414,20 +423,50 @@ impl Local {
             classes,
             numbers: vec![None; lane.traces.len()],
             ended: false,
-            chosen: None,
-            rest: (i64::MAX, usize::MAX),
+            chooser: Chooser::default(),
             lane,
         }
     }
+}
 
-    /// The stream with the earliest next event (the first such of equal
-    /// times), kept in `chosen` with the earliest of the others in `rest`;
-    /// None once every stream has ended.
+/// Picks the stream of a part whose next event comes first (the first
+/// such of equal times, as libbabeltrace2's muxer does). The stream whose
+/// event was handed last stays the one read while its next event comes
+/// before `rest`, the earliest of the others' (time, index), which do not
+/// move meanwhile. A stream's events come in runs (a CPU's, ~47 events on
+/// the bench trace), so this spares the look at every stream per event.
+struct Chooser {
+    chosen: Option<usize>,
+    rest: (i64, usize),
+}
+
+impl Default for Chooser {
+    fn default() -> Chooser {
+        Chooser {
+            chosen: None,
+            rest: (i64::MAX, usize::MAX),
+        }
+    }
+}
+
+impl Chooser {
+    /// The stream of `streams` to read from next; None once every one has
+    /// ended.
+    #[inline(always)]
+    fn next(&mut self, streams: &[LaneStream]) -> Option<usize> {
+        match self.chosen {
+            Some(i) if streams[i].before(i, self.rest) => Some(i),
+            _ => self.choose(streams),
+        }
+    }
+
+    /// The stream with the earliest next event, kept in `chosen` with the
+    /// earliest of the others in `rest`.
     #[inline(never)]
-    fn choose(&mut self) -> Option<usize> {
+    fn choose(&mut self, streams: &[LaneStream]) -> Option<usize> {
         let mut best: Option<(i64, usize)> = None;
         let mut rest = (i64::MAX, usize::MAX);
-        for (i, s) in self.lane.streams.iter().enumerate() {
+        for (i, s) in streams.iter().enumerate() {
             if s.ended {
                 continue;
             }
@@ -475,15 +514,9 @@ impl crate::input::merge::Local for Local {
             end?;
         }
         for _ in 0..STEP {
-            let i = match self.chosen {
-                Some(i) if self.lane.streams[i].before(i, self.rest) => i,
-                _ => match self.choose() {
-                    Some(i) => i,
-                    None => {
-                        self.ended = true;
-                        return Ok(Step::End);
-                    }
-                },
+            let Some(i) = self.chooser.next(&self.lane.streams) else {
+                self.ended = true;
+                return Ok(Step::End);
             };
             let s = &self.lane.streams[i];
             let (dir, _, base) = &self.lane.traces[s.trace as usize];
