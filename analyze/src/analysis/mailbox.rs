@@ -23,7 +23,7 @@ use crate::engine::identity::{Identity, Part};
 use crate::engine::summary::Summary;
 use crate::model::bytes::same;
 use crate::model::event::{Event, Kind, Slot};
-use crate::model::keyed::{get_mut, ByText, Pids};
+use crate::model::keyed::{get_mut, ById, ByText, Pids};
 use crate::model::message::{kind_parts, kind_prefixed, KindBody, Shape, PREFIXES, WORDS};
 use crate::model::table::{col, Cell, Table, Unit};
 use rustc_hash::FxHashMap;
@@ -812,42 +812,11 @@ fn push_body(out: &mut String, body: KindBody) {
     }
 }
 
-/// The receivers in the order first seen, found by their pid's id.
-#[derive(Default)]
-struct Receivers {
-    list: Vec<(Box<[u8]>, Receiver)>,
-    /// By pid id, the place in `list` of its receiver ([`NONE`]: none).
-    of_pid: Vec<u32>,
-}
-
-impl Receivers {
-    /// The receiver of the pid whose id is `id`, if it has one.
-    fn get_mut(&mut self, id: u32) -> Option<&mut Receiver> {
-        match self.of_pid.get(id as usize) {
-            Some(&at) if at != NONE => Some(&mut self.list[at as usize].1),
-            _ => None,
-        }
-    }
-
-    /// The receiver of `pid`, whose id is `id`, made the first time.
-    #[inline]
-    fn entry(&mut self, id: u32, pid: &[u8]) -> &mut Receiver {
-        let id = id as usize;
-        if id >= self.of_pid.len() {
-            self.of_pid.resize(id + 1, NONE);
-        }
-        if self.of_pid[id] == NONE {
-            self.of_pid[id] = self.list.len() as u32;
-            self.list.push((pid.into(), Receiver::default()));
-        }
-        &mut self.list[self.of_pid[id] as usize].1
-    }
-}
-
 /// The `mailbox` state machine.
 #[derive(Default)]
 pub struct Mailbox {
-    receivers: Receivers,
+    /// The receivers in the order first seen, by their pid's id.
+    receivers: ById<Receiver>,
     samples: u64,
     scheduling: u64,
     /// Sends to a target that is no pid the trace explains.
@@ -862,12 +831,51 @@ impl Mailbox {
     /// The receiver of `pid`, made the first time.
     fn entry(&mut self, pid: &[u8]) -> &mut Receiver {
         let id = self.pids.id(pid);
-        self.receivers.entry(id, pid)
+        self.receivers.entry(id)
+    }
+
+    /// The id of `pid` among the pids met, given the first time: an
+    /// analysis that runs mailbox inside looks a process's pid up once
+    /// per event and hands mailbox its id ([`Mailbox::scheduled`]).
+    #[inline(always)]
+    pub fn pid_id(&mut self, pid: &[u8]) -> u32 {
+        self.pids.id(pid)
+    }
+
+    /// The pids met, by id ([`Mailbox::pid_id`]).
+    pub fn pids(&self) -> &Pids {
+        &self.pids
+    }
+
+    /// A `process_scheduled` event of the process whose pid's id is `id`
+    /// (None: a pid not met yet, which has no receiver).
+    #[inline(always)]
+    pub fn scheduled(&mut self, ev: &Event, id: Option<u32>) {
+        self.scheduling += 1;
+        let Some(r) = id.and_then(|id| self.receivers.get_mut(id)) else {
+            return;
+        };
+        match ev.str(Slot::Type) {
+            b"in" | b"in_exiting" => r.on_cpu_since = Some(ev.ts_ns),
+            _ => {
+                if let Some(since) = r.on_cpu_since.take() {
+                    r.cpu_ns = r
+                        .cpu_ns
+                        .saturating_add(ev.ts_ns.saturating_sub(since).max(0) as u64);
+                    r.scheduled = true;
+                    if let Some(c) = &mut r.counting {
+                        c.cpu_ns = c
+                            .cpu_ns
+                            .saturating_add(ev.ts_ns.saturating_sub(since.max(c.ts)).max(0) as u64);
+                    }
+                }
+            }
+        }
     }
 
     /// The receivers by pid text (as the analyses see it), in no order.
     pub fn receivers(&self) -> impl Iterator<Item = (&[u8], &Receiver)> {
-        self.receivers.list.iter().map(|(k, r)| (&k[..], r))
+        self.receivers.iter().map(|(id, r)| (self.pids.text(id), r))
     }
 
     /// Whether any `process_memory` sample was read.
@@ -935,7 +943,7 @@ impl Analysis for Mailbox {
                 let (kind, text, first) = self.kinds.of(ev.str(Slot::Message), ev.shape, who);
                 let to = ev.str(Slot::To);
                 let id = self.pids.id(to);
-                let r = self.receivers.entry(id, to);
+                let r = self.receivers.entry(id);
                 r.kinds.add(kind, text, first, MAX_KINDS);
                 r.received.see(ev.ts_ns);
                 r.received_since += 1;
@@ -959,7 +967,7 @@ impl Analysis for Mailbox {
                 let (kind, text, first) = self.kinds.of(ev.str(Slot::Message), ev.shape, who);
                 let from = self.pids.id(ev.str(Slot::From));
                 let id = self.pids.id(to);
-                let r = self.receivers.entry(id, to);
+                let r = self.receivers.entry(id);
                 r.kinds_sent.add(kind, text, first, MAX_KINDS);
                 r.senders
                     .add(u64::from(from), self.pids.text(from), 0, MAX_SENDERS);
@@ -971,30 +979,8 @@ impl Analysis for Mailbox {
                 r.sample(ev.ts_ns, uint(ev, "message_queue_len"));
             }
             Some(Kind::ProcessScheduled) => {
-                self.scheduling += 1;
-                let Some(r) = self
-                    .pids
-                    .find(ev.str(Slot::Pid))
-                    .and_then(|id| self.receivers.get_mut(id))
-                else {
-                    return;
-                };
-                match ev.str(Slot::Type) {
-                    b"in" | b"in_exiting" => r.on_cpu_since = Some(ev.ts_ns),
-                    _ => {
-                        if let Some(since) = r.on_cpu_since.take() {
-                            r.cpu_ns = r
-                                .cpu_ns
-                                .saturating_add(ev.ts_ns.saturating_sub(since).max(0) as u64);
-                            r.scheduled = true;
-                            if let Some(c) = &mut r.counting {
-                                c.cpu_ns = c.cpu_ns.saturating_add(
-                                    ev.ts_ns.saturating_sub(since.max(c.ts)).max(0) as u64,
-                                );
-                            }
-                        }
-                    }
-                }
+                let id = self.pids.find(ev.str(Slot::Pid));
+                self.scheduled(ev, id);
             }
             _ => {}
         }
