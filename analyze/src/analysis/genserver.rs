@@ -99,22 +99,34 @@ struct Row {
     /// good, as if still pending.
     left_waiting: u64,
     /// The same since [`GenServer::next_sub_window`], when kept
-    /// ([`GenServer::with_sub_windows`]).
+    /// ([`GenServer::with_sub_windows`]). A call is recorded here alone:
+    /// `caller` and `server_share` get the sub-window's calls when it
+    /// starts again, and at the end ([`GenServer::finish`]).
     sub: Option<Box<(Durations, Durations)>>,
 }
 
 impl Row {
+    #[inline]
     fn caller_took(&mut self, ns: u64) {
-        self.caller.record(ns);
-        if let Some(sub) = &mut self.sub {
-            sub.0.record(ns);
+        match &mut self.sub {
+            Some(sub) => sub.0.record(ns),
+            None => self.caller.record(ns),
         }
     }
 
+    #[inline]
     fn server_took(&mut self, ns: u64) {
-        self.server_share.record(ns);
-        if let Some(sub) = &mut self.sub {
-            sub.1.record(ns);
+        match &mut self.sub {
+            Some(sub) => sub.1.record(ns),
+            None => self.server_share.record(ns),
+        }
+    }
+
+    /// The sub-window's calls into the whole run's.
+    fn settle_sub(&mut self) {
+        if let Some(sub) = &self.sub {
+            self.caller.add(&sub.0);
+            self.server_share.add(&sub.1);
         }
     }
 }
@@ -142,6 +154,10 @@ pub struct GenServer {
     slow: BinaryHeap<Reverse<Slow>>,
     /// Whether rows keep their calls since the last sub-window too.
     sub_windows: bool,
+    /// Whether the rows' whole-run figures hold their sub-windows' calls
+    /// (from [`GenServer::finish`] on; before, they hold those of the
+    /// sub-windows started again).
+    settled: bool,
 }
 
 /// The request's first atom (`get` of `{get,Key}`), else its text cut short.
@@ -197,8 +213,11 @@ impl GenServer {
     /// run's go on.
     pub fn next_sub_window(&mut self, keep: impl Fn(&[u8], &[u8]) -> bool) {
         for r in self.rows.iter_mut() {
-            if let Some(sub) = &mut r.sub {
-                if !keep(&r.server, &r.request) {
+            if r.sub.is_some() && !keep(&r.server, &r.request) {
+                if !self.settled {
+                    r.settle_sub();
+                }
+                if let Some(sub) = &mut r.sub {
                     **sub = (Durations::new(2), Durations::new(2));
                 }
             }
@@ -431,7 +450,15 @@ impl Analysis for GenServer {
         true
     }
 
+    fn finish(&mut self, _who: &Identity) {
+        if self.sub_windows && !self.settled {
+            self.rows.iter_mut().for_each(Row::settle_sub);
+            self.settled = true;
+        }
+    }
+
     fn next_window(&mut self) {
+        self.settled = false;
         for r in self.rows.iter_mut() {
             r.caller = Durations::new(2);
             r.server_share = Durations::new(2);

@@ -42,6 +42,26 @@ impl Durations {
         self.total = self.total.saturating_add(ns);
     }
 
+    /// Adds the durations `other` recorded, as if each were recorded
+    /// here (the same percentiles, maximum, total and buckets).
+    pub fn add(&mut self, other: &Durations) {
+        if other.hist.is_empty() {
+            return;
+        }
+        if self.hist.add(&other.hist).is_err() {
+            // Only when the sum overflows the counts; as `record` then.
+            for v in other.hist.iter_recorded() {
+                self.hist
+                    .saturating_record_n(v.value_iterated_to(), v.count_at_value());
+            }
+        }
+        for (b, o) in self.log2.iter_mut().zip(other.log2.iter()) {
+            *b += o;
+        }
+        self.max = self.max.max(other.max);
+        self.total = self.total.saturating_add(other.total);
+    }
+
     /// How many durations were recorded.
     pub fn count(&self) -> u64 {
         self.hist.len()
