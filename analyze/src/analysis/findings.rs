@@ -14,7 +14,7 @@
 use std::fmt::Write as _;
 
 use crate::analysis::genserver::GenServer;
-use crate::analysis::mailbox::{rate_text, Counted, Mailbox, Receiver, Traced};
+use crate::analysis::mailbox::{rate_text, scheduled_in, Counted, Mailbox, Receiver, Traced};
 use crate::analysis::memory::{Memory, Series};
 use crate::analysis::profile::wilson;
 use crate::engine::analysis::Analysis;
@@ -494,10 +494,10 @@ impl Findings {
         });
     }
 
-    fn scheduled(&mut self, ev: &Event, id: u32) {
+    fn scheduled(&mut self, ev: &Event, id: u32, scheduled_in: bool) {
         self.scheduling.see(ev.ts_ns);
-        match ev.str(Slot::Type) {
-            b"in" | b"in_exiting" => {
+        match scheduled_in {
+            true => {
                 if self.in_at.is_none() || self.in_id != id {
                     self.settle_in();
                     self.in_id = id;
@@ -1217,8 +1217,9 @@ impl Analysis for Findings {
             }
             Kind::ProcessScheduled => {
                 let id = self.mailbox.pid_id(ev.str(Slot::Pid));
-                self.mailbox.scheduled(ev, Some(id));
-                self.scheduled(ev, id);
+                let scheduled_in = scheduled_in(ev);
+                self.mailbox.scheduled(ev, Some(id), scheduled_in);
+                self.scheduled(ev, id, scheduled_in);
             }
             Kind::ProcessMemory => {
                 self.mailbox.on_event(ev, who);

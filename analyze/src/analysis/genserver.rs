@@ -136,6 +136,24 @@ fn row_hash(server: &[u8], request: &[u8]) -> u64 {
     ends_hash(server, ends_hash(request, 0))
 }
 
+/// Rows kept as [`GenServer`]'s recent ones (a power of two).
+const RECENT_ROWS: usize = 16;
+
+/// A row's place among the recent ones: from its server pid's last eight
+/// bytes and its request name's length and first byte.
+#[inline(always)]
+fn recent_slot(server: &[u8], request: &[u8]) -> usize {
+    let n = server.len();
+    let tail = match n {
+        8.. => u64::from_le_bytes(server[n - 8..].try_into().expect("8 bytes")),
+        _ => server.iter().fold(0, |w, &b| w << 8 | u64::from(b)),
+    };
+    let first = u64::from(request.first().copied().unwrap_or(0));
+    let mixed =
+        (tail ^ (request.len() as u64) << 40 ^ first << 48).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    (mixed >> 58) as usize % RECENT_ROWS
+}
+
 /// The `genserver` state machine.
 #[derive(Default)]
 pub struct GenServer {
@@ -152,6 +170,10 @@ pub struct GenServer {
     server_only: usize,
     slowest: usize,
     slow: BinaryHeap<Reverse<Slow>>,
+    /// Rows last found, by [`recent_slot`] (the row's place + 1; 0:
+    /// none): most calls go to a few servers with a few requests, found
+    /// again by comparing their texts, without hashing them.
+    recent: [u32; RECENT_ROWS],
     /// Whether rows keep their calls since the last sub-window too.
     sub_windows: bool,
     /// Whether the rows' whole-run figures hold their sub-windows' calls
@@ -232,7 +254,24 @@ impl GenServer {
             .map(|r| (&r.server[..], &r.request[..], &r.caller, &r.server_share))
     }
 
+    #[inline(always)]
     fn row(&mut self, server: &[u8], request: &[u8]) -> usize {
+        let slot = recent_slot(server, request);
+        if let Some(i) = (self.recent[slot] as usize).checked_sub(1) {
+            let r = &self.rows[i];
+            if same(server, &r.server) && same(request, &r.request) {
+                return i;
+            }
+        }
+        let i = self.found_row(server, request);
+        self.recent[slot] = i as u32 + 1;
+        i
+    }
+
+    /// The row of `server` and `request` by their hash, made the first
+    /// time.
+    #[inline(never)]
+    fn found_row(&mut self, server: &[u8], request: &[u8]) -> usize {
         let hash = row_hash(server, request);
         let rows = &self.rows;
         let known = self.row_ids.find(hash, |&i| {

@@ -122,17 +122,27 @@ const FORGOTTEN: u64 = u64::MAX;
 impl Capped {
     /// One more of the text `text` whose id is `id`, of the ids given
     /// anew from `first` on (a text's older id is forgotten then).
+    #[inline(always)]
     fn add(&mut self, id: u64, text: &[u8], first: u64, max: usize) {
+        if first == self.first {
+            let near = self.slots.len().min(NEAR);
+            if let Some(s) = self.slots[..near].iter_mut().find(|s| s.0 == id) {
+                s.1 += 1;
+                return;
+            }
+        }
+        self.add_far(id, text, first, max);
+    }
+
+    /// [`Capped::add`] past the first [`NEAR`] texts (all of them when
+    /// the ids were given anew).
+    #[inline(never)]
+    fn add_far(&mut self, id: u64, text: &[u8], first: u64, max: usize) {
         if first != self.first {
             self.first = first;
             self.slots.iter_mut().for_each(|s| s.0 = FORGOTTEN);
             self.forgotten = self.slots.len();
             self.index.clear();
-        }
-        let near = self.slots.len().min(NEAR);
-        if let Some(s) = self.slots[..near].iter_mut().find(|s| s.0 == id) {
-            s.1 += 1;
-            return;
         }
         if self.slots.len() > NEAR {
             if let Some(&i) = self.index.get(&id) {
@@ -514,6 +524,12 @@ impl Receiver {
     }
 }
 
+/// Whether a `process_scheduled` event is the process's scheduling in.
+#[inline(always)]
+pub fn scheduled_in(ev: &Event) -> bool {
+    matches!(ev.str(Slot::Type), b"in" | b"in_exiting")
+}
+
 /// The message text the runtime writes for a `receive ... after` that
 /// expired.
 const RECEIVE_EXPIRED: &str = "timeout";
@@ -671,6 +687,14 @@ impl Kinds {
     /// A call's message (`who` says) has the kind of the call's other
     /// end when its text is the same.
     fn of(&mut self, message: &[u8], shape: Shape, who: &Identity) -> (u64, &[u8], u64) {
+        // A reply written whole (half of gen_server's call messages) is a
+        // tuple, once its kind has a place.
+        if let Shape::Reply(_) = shape {
+            let at = self.words[0][usize::from(TUPLE)];
+            if at != NONE && shape.is_whole_reply(message) {
+                return self.answer(at);
+            }
+        }
         let call = match who.part() {
             Part::Call => who.call().filter(|c| (c.slot as usize) < CALL_SLOTS),
             _ => None,
@@ -850,14 +874,14 @@ impl Mailbox {
     /// A `process_scheduled` event of the process whose pid's id is `id`
     /// (None: a pid not met yet, which has no receiver).
     #[inline(always)]
-    pub fn scheduled(&mut self, ev: &Event, id: Option<u32>) {
+    pub fn scheduled(&mut self, ev: &Event, id: Option<u32>, scheduled_in: bool) {
         self.scheduling += 1;
         let Some(r) = id.and_then(|id| self.receivers.get_mut(id)) else {
             return;
         };
-        match ev.str(Slot::Type) {
-            b"in" | b"in_exiting" => r.on_cpu_since = Some(ev.ts_ns),
-            _ => {
+        match scheduled_in {
+            true => r.on_cpu_since = Some(ev.ts_ns),
+            false => {
                 if let Some(since) = r.on_cpu_since.take() {
                     r.cpu_ns = r
                         .cpu_ns
@@ -980,7 +1004,7 @@ impl Analysis for Mailbox {
             }
             Some(Kind::ProcessScheduled) => {
                 let id = self.pids.find(ev.str(Slot::Pid));
-                self.scheduled(ev, id);
+                self.scheduled(ev, id, scheduled_in(ev));
             }
             _ => {}
         }

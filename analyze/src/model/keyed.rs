@@ -211,34 +211,39 @@ impl<V> Default for ById<V> {
 
 impl<V: Default> ById<V> {
     /// The value of `id`, if it has one.
-    #[inline]
+    #[inline(always)]
     pub fn get_mut(&mut self, id: u32) -> Option<&mut V> {
-        match self.of_id.get(id as usize) {
-            Some(&at) if at != NO_PLACE => Some(&mut self.list[at as usize].1),
-            _ => None,
-        }
+        // NO_PLACE is past the list's end.
+        let at = *self.of_id.get(id as usize)?;
+        self.list.get_mut(at as usize).map(|(_, v)| v)
     }
 
     /// The value of `id`, if it has one.
     pub fn get(&self, id: u32) -> Option<&V> {
-        match self.of_id.get(id as usize) {
-            Some(&at) if at != NO_PLACE => Some(&self.list[at as usize].1),
-            _ => None,
-        }
+        let at = *self.of_id.get(id as usize)?;
+        self.list.get(at as usize).map(|(_, v)| v)
     }
 
     /// The value of `id`, made the first time.
-    #[inline]
+    #[inline(always)]
     pub fn entry(&mut self, id: u32) -> &mut V {
+        match self.of_id.get(id as usize) {
+            Some(&at) if at != NO_PLACE => &mut self.list[at as usize].1,
+            _ => self.make(id),
+        }
+    }
+
+    /// A value for `id`, which has none.
+    #[cold]
+    #[inline(never)]
+    fn make(&mut self, id: u32) -> &mut V {
         let i = id as usize;
         if i >= self.of_id.len() {
             self.of_id.resize(i + 1, NO_PLACE);
         }
-        if self.of_id[i] == NO_PLACE {
-            self.of_id[i] = self.list.len() as u32;
-            self.list.push((id, V::default()));
-        }
-        &mut self.list[self.of_id[i] as usize].1
+        self.of_id[i] = self.list.len() as u32;
+        self.list.push((id, V::default()));
+        &mut self.list.last_mut().expect("just pushed").1
     }
 
     /// The ids and their values, in the order made.
