@@ -182,6 +182,19 @@ pub struct GenServer {
     settled: bool,
 }
 
+/// The bytes of an unquoted atom after its first (letters, digits, `_`
+/// and `@`), by byte.
+const ATOM_BYTES: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        let c = b as u8;
+        t[b] = c.is_ascii_alphanumeric() || c == b'_' || c == b'@';
+        b += 1;
+    }
+    t
+};
+
 /// The request's first atom (`get` of `{get,Key}`), else its text cut short.
 fn request_name(request: &[u8]) -> &[u8] {
     let body = request.strip_prefix(b"{").unwrap_or(request);
@@ -193,9 +206,7 @@ fn request_name(request: &[u8]) -> &[u8] {
         return &body[..end.min(body.len())];
     }
     if body.first().is_some_and(|b| b.is_ascii_lowercase()) {
-        let end = body
-            .iter()
-            .position(|&b| !(b.is_ascii_alphanumeric() || b == b'_' || b == b'@'));
+        let end = body.iter().position(|&b| !ATOM_BYTES[usize::from(b)]);
         return &body[..end.unwrap_or(body.len())];
     }
     &request[..request.len().min(REQUEST_TEXT_MAX)]

@@ -19,7 +19,7 @@
 
 use crate::analysis::memory::{uint, Series};
 use crate::engine::analysis::Analysis;
-use crate::engine::identity::{Identity, Part};
+use crate::engine::identity::{CallId, Identity, Part};
 use crate::engine::summary::Summary;
 use crate::model::bytes::same;
 use crate::model::event::{Event, Kind, Slot};
@@ -686,6 +686,7 @@ impl Kinds {
     /// [`Capped::add`]).
     /// A call's message (`who` says) has the kind of the call's other
     /// end when its text is the same.
+    #[inline(always)]
     fn of(&mut self, message: &[u8], shape: Shape, who: &Identity) -> (u64, &[u8], u64) {
         // A reply written whole (half of gen_server's call messages) is a
         // tuple, once its kind has a place.
@@ -707,6 +708,14 @@ impl Kinds {
                 }
             }
         }
+        let at = self.found_for(message, shape, call);
+        self.answer(at)
+    }
+
+    /// [`Kinds::of`] past what it finds without reading the message: the
+    /// kind's place, kept for the call `call` when its message is short.
+    #[inline(never)]
+    fn found_for(&mut self, message: &[u8], shape: Shape, call: Option<CallId>) -> u32 {
         let at = self.found(message, shape);
         if let Some(c) = call.filter(|_| message.len() <= CALL_TEXT) {
             let slot = c.slot as usize;
@@ -720,7 +729,7 @@ impl Kinds {
             k.text.clear();
             k.text.extend_from_slice(message);
         }
-        self.answer(at)
+        at
     }
 
     /// The id, text and first id of the kind at `at`.
