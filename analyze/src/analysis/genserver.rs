@@ -485,6 +485,7 @@ impl Analysis for GenServer {
         true
     }
 
+    #[inline(always)]
     fn on_event(&mut self, ev: &Event, who: &Identity) {
         match ev.kind() {
             Some(Kind::MessageSend) => self.send(ev, who),

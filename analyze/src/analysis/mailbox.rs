@@ -970,6 +970,7 @@ impl Analysis for Mailbox {
         true
     }
 
+    #[inline(always)]
     fn on_event(&mut self, ev: &Event, who: &Identity) {
         match ev.kind() {
             Some(Kind::MessageReceive) => {
