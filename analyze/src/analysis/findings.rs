@@ -14,7 +14,7 @@
 use std::fmt::Write as _;
 
 use crate::analysis::genserver::GenServer;
-use crate::analysis::mailbox::{rate_text, Counted, Mailbox, Receiver, Traced};
+use crate::analysis::mailbox::{rate_text, scheduled_in, Counted, Mailbox, Receiver, Traced};
 use crate::analysis::memory::{Memory, Series};
 use crate::analysis::profile::wilson;
 use crate::engine::analysis::Analysis;
@@ -22,7 +22,7 @@ use crate::engine::identity::{split_qualified, Identity};
 use crate::engine::summary::Summary;
 use crate::model::bytes::same;
 use crate::model::event::{Event, Kind, Slot};
-use crate::model::keyed::{entry, get_mut, ByText, Pids};
+use crate::model::keyed::{entry, get_mut, ById, ByText};
 use crate::model::table::{col, format_bytes, format_ns, Cell, Shown, Table, Unit};
 
 /// The windows latency is compared across (first and last with calls).
@@ -157,39 +157,6 @@ struct Raised {
     burst_pid: Box<[u8]>,
     /// Crashes: whether `burst_pid` is the crashed processes' parent.
     by_parent: bool,
-}
-
-/// Each process's time on a scheduler, in the order first seen, by its
-/// pid's id ([`Pids`]: the pids looked up lately are found without
-/// hashing their text).
-#[derive(Default)]
-struct Procs {
-    pids: Pids,
-    all: Vec<Cpu>,
-}
-
-impl Procs {
-    /// The process `pid`, added the first time.
-    #[inline]
-    fn entry(&mut self, pid: &[u8]) -> &mut Cpu {
-        let at = self.pids.id(pid) as usize;
-        if at == self.all.len() {
-            self.all.push(Cpu::default());
-        }
-        &mut self.all[at]
-    }
-
-    fn get(&self, pid: &[u8]) -> Option<&Cpu> {
-        self.pids.get(pid).map(|at| &self.all[at as usize])
-    }
-
-    fn iter(&self) -> impl Iterator<Item = (&[u8], &Cpu)> {
-        self.pids.texts().zip(&self.all)
-    }
-
-    fn values_mut(&mut self) -> impl Iterator<Item = &mut Cpu> {
-        self.all.iter_mut()
-    }
 }
 
 impl Cpu {
@@ -361,11 +328,14 @@ pub struct Findings {
     calls: GenServer,
     window_start: Option<i64>,
     requests: hashbrown::HashMap<(String, String), Requests, rustc_hash::FxBuildHasher>,
-    cpu: Procs,
-    /// The process last scheduled in and when, not yet in `cpu`: it is
+    /// Each process's time on a scheduler, in the order first seen, by
+    /// its pid's id in `mailbox`'s pids (looked up once per event for
+    /// both).
+    cpu: ById<Cpu>,
+    /// The process last scheduled in (its pid's id) and when, not yet in `cpu`: it is
     /// mostly the next one scheduled out, and one lookup then does for
     /// both events ([`Findings::settle_in`] puts it in `cpu` otherwise).
-    in_pid: Vec<u8>,
+    in_id: u32,
     in_at: Option<i64>,
     scheduling: Traced,
     gc: ByText<Collections>,
@@ -418,8 +388,8 @@ impl Default for Findings {
             calls: GenServer::default().with_sub_windows(),
             window_start: None,
             requests: Default::default(),
-            cpu: Procs::default(),
-            in_pid: Vec::new(),
+            cpu: ById::default(),
+            in_id: 0,
             in_at: None,
             scheduling: Traced::default(),
             gc: ByText::default(),
@@ -524,24 +494,22 @@ impl Findings {
         });
     }
 
-    fn scheduled(&mut self, ev: &Event) {
+    fn scheduled(&mut self, ev: &Event, id: u32, scheduled_in: bool) {
         self.scheduling.see(ev.ts_ns);
-        let pid = ev.str(Slot::Pid);
-        match ev.str(Slot::Type) {
-            b"in" | b"in_exiting" => {
-                if self.in_at.is_none() || !same(&self.in_pid, pid) {
+        match scheduled_in {
+            true => {
+                if self.in_at.is_none() || self.in_id != id {
                     self.settle_in();
-                    self.in_pid.clear();
-                    self.in_pid.extend_from_slice(pid);
+                    self.in_id = id;
                 }
                 self.in_at = Some(ev.ts_ns);
             }
             _ => {
                 let pending = match self.in_at {
-                    Some(_) if same(&self.in_pid, pid) => self.in_at.take(),
+                    Some(_) if self.in_id == id => self.in_at.take(),
                     _ => None,
                 };
-                let p = self.cpu.entry(pid);
+                let p = self.cpu.entry(id);
                 // The `in` held back, if it is this process's, is later
                 // than the one in `cpu`; either way `cpu` keeps none.
                 let since = p.since.take();
@@ -565,12 +533,13 @@ impl Findings {
     /// The process scheduled in last, when held back, into `cpu`.
     fn settle_in(&mut self) {
         if let Some(at) = self.in_at.take() {
-            self.cpu.entry(&self.in_pid).since = Some(at);
+            self.cpu.entry(self.in_id).since = Some(at);
         }
     }
 
     fn sampled(&mut self, ev: &Event) {
-        let p = self.cpu.entry(ev.str(Slot::Pid));
+        let id = self.mailbox.pid_id(ev.str(Slot::Pid));
+        let p = self.cpu.entry(id);
         p.samples += 1;
         if ev.str(Slot::Status) == b"waiting" {
             return;
@@ -805,7 +774,8 @@ impl Findings {
         }
 
         let sched_s = self.scheduling.seconds().unwrap_or(span_s);
-        for (pid, p) in self.cpu.iter() {
+        for (id, p) in self.cpu.iter() {
+            let pid = self.mailbox.pids().text(id);
             let traced_s = self.focused_s(pid).unwrap_or(sched_s);
             // Where scheduling was traced in windows only (triage), the
             // stack samples' share of running or runnable says it too: the
@@ -854,8 +824,10 @@ impl Findings {
             if r.count >= SLOW_MIN_CALLS && r.p99_max >= SLOW_P99_NS {
                 let load = r.total as f64 / 1e9 / span_s;
                 let inside = self
-                    .cpu
+                    .mailbox
+                    .pids()
                     .get(server.as_bytes())
+                    .and_then(|id| self.cpu.get(id))
                     .and_then(|p| top_function(&p.functions).or_else(|| top_function(&p.sampled)))
                     .map(|(f, s)| format!("; the server's time goes to {f} ({:.0}%)", s * 100.0))
                     .unwrap_or_default();
@@ -1244,8 +1216,10 @@ impl Analysis for Findings {
                 self.mailbox.on_event(ev, who);
             }
             Kind::ProcessScheduled => {
-                self.mailbox.on_event(ev, who);
-                self.scheduled(ev);
+                let id = self.mailbox.pid_id(ev.str(Slot::Pid));
+                let scheduled_in = scheduled_in(ev);
+                self.mailbox.scheduled(ev, Some(id), scheduled_in);
+                self.scheduled(ev, id, scheduled_in);
             }
             Kind::ProcessMemory => {
                 self.mailbox.on_event(ev, who);

@@ -99,22 +99,34 @@ struct Row {
     /// good, as if still pending.
     left_waiting: u64,
     /// The same since [`GenServer::next_sub_window`], when kept
-    /// ([`GenServer::with_sub_windows`]).
+    /// ([`GenServer::with_sub_windows`]). A call is recorded here alone:
+    /// `caller` and `server_share` get the sub-window's calls when it
+    /// starts again, and at the end ([`GenServer::finish`]).
     sub: Option<Box<(Durations, Durations)>>,
 }
 
 impl Row {
+    #[inline]
     fn caller_took(&mut self, ns: u64) {
-        self.caller.record(ns);
-        if let Some(sub) = &mut self.sub {
-            sub.0.record(ns);
+        match &mut self.sub {
+            Some(sub) => sub.0.record(ns),
+            None => self.caller.record(ns),
         }
     }
 
+    #[inline]
     fn server_took(&mut self, ns: u64) {
-        self.server_share.record(ns);
-        if let Some(sub) = &mut self.sub {
-            sub.1.record(ns);
+        match &mut self.sub {
+            Some(sub) => sub.1.record(ns),
+            None => self.server_share.record(ns),
+        }
+    }
+
+    /// The sub-window's calls into the whole run's.
+    fn settle_sub(&mut self) {
+        if let Some(sub) = &self.sub {
+            self.caller.add(&sub.0);
+            self.server_share.add(&sub.1);
         }
     }
 }
@@ -122,6 +134,24 @@ impl Row {
 /// A row's key (server and request name) hashed to find the row.
 fn row_hash(server: &[u8], request: &[u8]) -> u64 {
     ends_hash(server, ends_hash(request, 0))
+}
+
+/// Rows kept as [`GenServer`]'s recent ones (a power of two).
+const RECENT_ROWS: usize = 16;
+
+/// A row's place among the recent ones: from its server pid's last eight
+/// bytes and its request name's length and first byte.
+#[inline(always)]
+fn recent_slot(server: &[u8], request: &[u8]) -> usize {
+    let n = server.len();
+    let tail = match n {
+        8.. => u64::from_le_bytes(server[n - 8..].try_into().expect("8 bytes")),
+        _ => server.iter().fold(0, |w, &b| w << 8 | u64::from(b)),
+    };
+    let first = u64::from(request.first().copied().unwrap_or(0));
+    let mixed =
+        (tail ^ (request.len() as u64) << 40 ^ first << 48).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    (mixed >> 58) as usize % RECENT_ROWS
 }
 
 /// The `genserver` state machine.
@@ -140,9 +170,30 @@ pub struct GenServer {
     server_only: usize,
     slowest: usize,
     slow: BinaryHeap<Reverse<Slow>>,
+    /// Rows last found, by [`recent_slot`] (the row's place + 1; 0:
+    /// none): most calls go to a few servers with a few requests, found
+    /// again by comparing their texts, without hashing them.
+    recent: [u32; RECENT_ROWS],
     /// Whether rows keep their calls since the last sub-window too.
     sub_windows: bool,
+    /// Whether the rows' whole-run figures hold their sub-windows' calls
+    /// (from [`GenServer::finish`] on; before, they hold those of the
+    /// sub-windows started again).
+    settled: bool,
 }
+
+/// The bytes of an unquoted atom after its first (letters, digits, `_`
+/// and `@`), by byte.
+const ATOM_BYTES: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        let c = b as u8;
+        t[b] = c.is_ascii_alphanumeric() || c == b'_' || c == b'@';
+        b += 1;
+    }
+    t
+};
 
 /// The request's first atom (`get` of `{get,Key}`), else its text cut short.
 fn request_name(request: &[u8]) -> &[u8] {
@@ -155,9 +206,7 @@ fn request_name(request: &[u8]) -> &[u8] {
         return &body[..end.min(body.len())];
     }
     if body.first().is_some_and(|b| b.is_ascii_lowercase()) {
-        let end = body
-            .iter()
-            .position(|&b| !(b.is_ascii_alphanumeric() || b == b'_' || b == b'@'));
+        let end = body.iter().position(|&b| !ATOM_BYTES[usize::from(b)]);
         return &body[..end.unwrap_or(body.len())];
     }
     &request[..request.len().min(REQUEST_TEXT_MAX)]
@@ -197,8 +246,11 @@ impl GenServer {
     /// run's go on.
     pub fn next_sub_window(&mut self, keep: impl Fn(&[u8], &[u8]) -> bool) {
         for r in self.rows.iter_mut() {
-            if let Some(sub) = &mut r.sub {
-                if !keep(&r.server, &r.request) {
+            if r.sub.is_some() && !keep(&r.server, &r.request) {
+                if !self.settled {
+                    r.settle_sub();
+                }
+                if let Some(sub) = &mut r.sub {
                     **sub = (Durations::new(2), Durations::new(2));
                 }
             }
@@ -213,7 +265,24 @@ impl GenServer {
             .map(|r| (&r.server[..], &r.request[..], &r.caller, &r.server_share))
     }
 
+    #[inline(always)]
     fn row(&mut self, server: &[u8], request: &[u8]) -> usize {
+        let slot = recent_slot(server, request);
+        if let Some(i) = (self.recent[slot] as usize).checked_sub(1) {
+            let r = &self.rows[i];
+            if same(server, &r.server) && same(request, &r.request) {
+                return i;
+            }
+        }
+        let i = self.found_row(server, request);
+        self.recent[slot] = i as u32 + 1;
+        i
+    }
+
+    /// The row of `server` and `request` by their hash, made the first
+    /// time.
+    #[inline(never)]
+    fn found_row(&mut self, server: &[u8], request: &[u8]) -> usize {
         let hash = row_hash(server, request);
         let rows = &self.rows;
         let known = self.row_ids.find(hash, |&i| {
@@ -416,6 +485,7 @@ impl Analysis for GenServer {
         true
     }
 
+    #[inline(always)]
     fn on_event(&mut self, ev: &Event, who: &Identity) {
         match ev.kind() {
             Some(Kind::MessageSend) => self.send(ev, who),
@@ -431,7 +501,15 @@ impl Analysis for GenServer {
         true
     }
 
+    fn finish(&mut self, _who: &Identity) {
+        if self.sub_windows && !self.settled {
+            self.rows.iter_mut().for_each(Row::settle_sub);
+            self.settled = true;
+        }
+    }
+
     fn next_window(&mut self) {
+        self.settled = false;
         for r in self.rows.iter_mut() {
             r.caller = Durations::new(2);
             r.server_share = Durations::new(2);

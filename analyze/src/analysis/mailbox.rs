@@ -19,11 +19,11 @@
 
 use crate::analysis::memory::{uint, Series};
 use crate::engine::analysis::Analysis;
-use crate::engine::identity::{Identity, Part};
+use crate::engine::identity::{CallId, Identity, Part};
 use crate::engine::summary::Summary;
 use crate::model::bytes::same;
 use crate::model::event::{Event, Kind, Slot};
-use crate::model::keyed::{get_mut, ByText, Pids};
+use crate::model::keyed::{get_mut, ById, ByText, Pids};
 use crate::model::message::{kind_parts, kind_prefixed, KindBody, Shape, PREFIXES, WORDS};
 use crate::model::table::{col, Cell, Table, Unit};
 use rustc_hash::FxHashMap;
@@ -122,17 +122,27 @@ const FORGOTTEN: u64 = u64::MAX;
 impl Capped {
     /// One more of the text `text` whose id is `id`, of the ids given
     /// anew from `first` on (a text's older id is forgotten then).
+    #[inline(always)]
     fn add(&mut self, id: u64, text: &[u8], first: u64, max: usize) {
+        if first == self.first {
+            let near = self.slots.len().min(NEAR);
+            if let Some(s) = self.slots[..near].iter_mut().find(|s| s.0 == id) {
+                s.1 += 1;
+                return;
+            }
+        }
+        self.add_far(id, text, first, max);
+    }
+
+    /// [`Capped::add`] past the first [`NEAR`] texts (all of them when
+    /// the ids were given anew).
+    #[inline(never)]
+    fn add_far(&mut self, id: u64, text: &[u8], first: u64, max: usize) {
         if first != self.first {
             self.first = first;
             self.slots.iter_mut().for_each(|s| s.0 = FORGOTTEN);
             self.forgotten = self.slots.len();
             self.index.clear();
-        }
-        let near = self.slots.len().min(NEAR);
-        if let Some(s) = self.slots[..near].iter_mut().find(|s| s.0 == id) {
-            s.1 += 1;
-            return;
         }
         if self.slots.len() > NEAR {
             if let Some(&i) = self.index.get(&id) {
@@ -514,6 +524,12 @@ impl Receiver {
     }
 }
 
+/// Whether a `process_scheduled` event is the process's scheduling in.
+#[inline(always)]
+pub fn scheduled_in(ev: &Event) -> bool {
+    matches!(ev.str(Slot::Type), b"in" | b"in_exiting")
+}
+
 /// The message text the runtime writes for a `receive ... after` that
 /// expired.
 const RECEIVE_EXPIRED: &str = "timeout";
@@ -670,7 +686,16 @@ impl Kinds {
     /// [`Capped::add`]).
     /// A call's message (`who` says) has the kind of the call's other
     /// end when its text is the same.
+    #[inline(always)]
     fn of(&mut self, message: &[u8], shape: Shape, who: &Identity) -> (u64, &[u8], u64) {
+        // A reply written whole (half of gen_server's call messages) is a
+        // tuple, once its kind has a place.
+        if let Shape::Reply(_) = shape {
+            let at = self.words[0][usize::from(TUPLE)];
+            if at != NONE && shape.is_whole_reply(message) {
+                return self.answer(at);
+            }
+        }
         let call = match who.part() {
             Part::Call => who.call().filter(|c| (c.slot as usize) < CALL_SLOTS),
             _ => None,
@@ -683,6 +708,14 @@ impl Kinds {
                 }
             }
         }
+        let at = self.found_for(message, shape, call);
+        self.answer(at)
+    }
+
+    /// [`Kinds::of`] past what it finds without reading the message: the
+    /// kind's place, kept for the call `call` when its message is short.
+    #[inline(never)]
+    fn found_for(&mut self, message: &[u8], shape: Shape, call: Option<CallId>) -> u32 {
         let at = self.found(message, shape);
         if let Some(c) = call.filter(|_| message.len() <= CALL_TEXT) {
             let slot = c.slot as usize;
@@ -696,7 +729,7 @@ impl Kinds {
             k.text.clear();
             k.text.extend_from_slice(message);
         }
-        self.answer(at)
+        at
     }
 
     /// The id, text and first id of the kind at `at`.
@@ -812,42 +845,11 @@ fn push_body(out: &mut String, body: KindBody) {
     }
 }
 
-/// The receivers in the order first seen, found by their pid's id.
-#[derive(Default)]
-struct Receivers {
-    list: Vec<(Box<[u8]>, Receiver)>,
-    /// By pid id, the place in `list` of its receiver ([`NONE`]: none).
-    of_pid: Vec<u32>,
-}
-
-impl Receivers {
-    /// The receiver of the pid whose id is `id`, if it has one.
-    fn get_mut(&mut self, id: u32) -> Option<&mut Receiver> {
-        match self.of_pid.get(id as usize) {
-            Some(&at) if at != NONE => Some(&mut self.list[at as usize].1),
-            _ => None,
-        }
-    }
-
-    /// The receiver of `pid`, whose id is `id`, made the first time.
-    #[inline]
-    fn entry(&mut self, id: u32, pid: &[u8]) -> &mut Receiver {
-        let id = id as usize;
-        if id >= self.of_pid.len() {
-            self.of_pid.resize(id + 1, NONE);
-        }
-        if self.of_pid[id] == NONE {
-            self.of_pid[id] = self.list.len() as u32;
-            self.list.push((pid.into(), Receiver::default()));
-        }
-        &mut self.list[self.of_pid[id] as usize].1
-    }
-}
-
 /// The `mailbox` state machine.
 #[derive(Default)]
 pub struct Mailbox {
-    receivers: Receivers,
+    /// The receivers in the order first seen, by their pid's id.
+    receivers: ById<Receiver>,
     samples: u64,
     scheduling: u64,
     /// Sends to a target that is no pid the trace explains.
@@ -862,12 +864,51 @@ impl Mailbox {
     /// The receiver of `pid`, made the first time.
     fn entry(&mut self, pid: &[u8]) -> &mut Receiver {
         let id = self.pids.id(pid);
-        self.receivers.entry(id, pid)
+        self.receivers.entry(id)
+    }
+
+    /// The id of `pid` among the pids met, given the first time: an
+    /// analysis that runs mailbox inside looks a process's pid up once
+    /// per event and hands mailbox its id ([`Mailbox::scheduled`]).
+    #[inline(always)]
+    pub fn pid_id(&mut self, pid: &[u8]) -> u32 {
+        self.pids.id(pid)
+    }
+
+    /// The pids met, by id ([`Mailbox::pid_id`]).
+    pub fn pids(&self) -> &Pids {
+        &self.pids
+    }
+
+    /// A `process_scheduled` event of the process whose pid's id is `id`
+    /// (None: a pid not met yet, which has no receiver).
+    #[inline(always)]
+    pub fn scheduled(&mut self, ev: &Event, id: Option<u32>, scheduled_in: bool) {
+        self.scheduling += 1;
+        let Some(r) = id.and_then(|id| self.receivers.get_mut(id)) else {
+            return;
+        };
+        match scheduled_in {
+            true => r.on_cpu_since = Some(ev.ts_ns),
+            false => {
+                if let Some(since) = r.on_cpu_since.take() {
+                    r.cpu_ns = r
+                        .cpu_ns
+                        .saturating_add(ev.ts_ns.saturating_sub(since).max(0) as u64);
+                    r.scheduled = true;
+                    if let Some(c) = &mut r.counting {
+                        c.cpu_ns = c
+                            .cpu_ns
+                            .saturating_add(ev.ts_ns.saturating_sub(since.max(c.ts)).max(0) as u64);
+                    }
+                }
+            }
+        }
     }
 
     /// The receivers by pid text (as the analyses see it), in no order.
     pub fn receivers(&self) -> impl Iterator<Item = (&[u8], &Receiver)> {
-        self.receivers.list.iter().map(|(k, r)| (&k[..], r))
+        self.receivers.iter().map(|(id, r)| (self.pids.text(id), r))
     }
 
     /// Whether any `process_memory` sample was read.
@@ -929,13 +970,14 @@ impl Analysis for Mailbox {
         true
     }
 
+    #[inline(always)]
     fn on_event(&mut self, ev: &Event, who: &Identity) {
         match ev.kind() {
             Some(Kind::MessageReceive) => {
                 let (kind, text, first) = self.kinds.of(ev.str(Slot::Message), ev.shape, who);
                 let to = ev.str(Slot::To);
                 let id = self.pids.id(to);
-                let r = self.receivers.entry(id, to);
+                let r = self.receivers.entry(id);
                 r.kinds.add(kind, text, first, MAX_KINDS);
                 r.received.see(ev.ts_ns);
                 r.received_since += 1;
@@ -959,7 +1001,7 @@ impl Analysis for Mailbox {
                 let (kind, text, first) = self.kinds.of(ev.str(Slot::Message), ev.shape, who);
                 let from = self.pids.id(ev.str(Slot::From));
                 let id = self.pids.id(to);
-                let r = self.receivers.entry(id, to);
+                let r = self.receivers.entry(id);
                 r.kinds_sent.add(kind, text, first, MAX_KINDS);
                 r.senders
                     .add(u64::from(from), self.pids.text(from), 0, MAX_SENDERS);
@@ -971,30 +1013,8 @@ impl Analysis for Mailbox {
                 r.sample(ev.ts_ns, uint(ev, "message_queue_len"));
             }
             Some(Kind::ProcessScheduled) => {
-                self.scheduling += 1;
-                let Some(r) = self
-                    .pids
-                    .find(ev.str(Slot::Pid))
-                    .and_then(|id| self.receivers.get_mut(id))
-                else {
-                    return;
-                };
-                match ev.str(Slot::Type) {
-                    b"in" | b"in_exiting" => r.on_cpu_since = Some(ev.ts_ns),
-                    _ => {
-                        if let Some(since) = r.on_cpu_since.take() {
-                            r.cpu_ns = r
-                                .cpu_ns
-                                .saturating_add(ev.ts_ns.saturating_sub(since).max(0) as u64);
-                            r.scheduled = true;
-                            if let Some(c) = &mut r.counting {
-                                c.cpu_ns = c.cpu_ns.saturating_add(
-                                    ev.ts_ns.saturating_sub(since.max(c.ts)).max(0) as u64,
-                                );
-                            }
-                        }
-                    }
-                }
+                let id = self.pids.find(ev.str(Slot::Pid));
+                self.scheduled(ev, id, scheduled_in(ev));
             }
             _ => {}
         }

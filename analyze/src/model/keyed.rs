@@ -189,6 +189,74 @@ impl Pids {
     }
 }
 
+/// No place yet in a [`ById`].
+const NO_PLACE: u32 = u32::MAX;
+
+/// Values by [`Pids`] id (of the ids met, those that have one), in the
+/// order they were made: found by an index, not a lookup.
+pub struct ById<V> {
+    list: Vec<(u32, V)>,
+    /// By id, the place in `list` of its value ([`NO_PLACE`]: none).
+    of_id: Vec<u32>,
+}
+
+impl<V> Default for ById<V> {
+    fn default() -> ById<V> {
+        ById {
+            list: Vec::new(),
+            of_id: Vec::new(),
+        }
+    }
+}
+
+impl<V: Default> ById<V> {
+    /// The value of `id`, if it has one.
+    #[inline(always)]
+    pub fn get_mut(&mut self, id: u32) -> Option<&mut V> {
+        // NO_PLACE is past the list's end.
+        let at = *self.of_id.get(id as usize)?;
+        self.list.get_mut(at as usize).map(|(_, v)| v)
+    }
+
+    /// The value of `id`, if it has one.
+    pub fn get(&self, id: u32) -> Option<&V> {
+        let at = *self.of_id.get(id as usize)?;
+        self.list.get(at as usize).map(|(_, v)| v)
+    }
+
+    /// The value of `id`, made the first time.
+    #[inline(always)]
+    pub fn entry(&mut self, id: u32) -> &mut V {
+        match self.of_id.get(id as usize) {
+            Some(&at) if at != NO_PLACE => &mut self.list[at as usize].1,
+            _ => self.make(id),
+        }
+    }
+
+    /// A value for `id`, which has none.
+    #[cold]
+    #[inline(never)]
+    fn make(&mut self, id: u32) -> &mut V {
+        let i = id as usize;
+        if i >= self.of_id.len() {
+            self.of_id.resize(i + 1, NO_PLACE);
+        }
+        self.of_id[i] = self.list.len() as u32;
+        self.list.push((id, V::default()));
+        &mut self.list.last_mut().expect("just pushed").1
+    }
+
+    /// The ids and their values, in the order made.
+    pub fn iter(&self) -> impl Iterator<Item = (u32, &V)> {
+        self.list.iter().map(|(id, v)| (*id, v))
+    }
+
+    /// The values, in the order made.
+    pub fn values_mut(&mut self) -> impl Iterator<Item = &mut V> {
+        self.list.iter_mut().map(|(_, v)| v)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

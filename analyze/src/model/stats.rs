@@ -42,6 +42,26 @@ impl Durations {
         self.total = self.total.saturating_add(ns);
     }
 
+    /// Adds the durations `other` recorded, as if each were recorded
+    /// here (the same percentiles, maximum, total and buckets).
+    pub fn add(&mut self, other: &Durations) {
+        if other.hist.is_empty() {
+            return;
+        }
+        if self.hist.add(&other.hist).is_err() {
+            // Only when the sum overflows the counts; as `record` then.
+            for v in other.hist.iter_recorded() {
+                self.hist
+                    .saturating_record_n(v.value_iterated_to(), v.count_at_value());
+            }
+        }
+        for (b, o) in self.log2.iter_mut().zip(other.log2.iter()) {
+            *b += o;
+        }
+        self.max = self.max.max(other.max);
+        self.total = self.total.saturating_add(other.total);
+    }
+
     /// How many durations were recorded.
     pub fn count(&self) -> u64 {
         self.hist.len()
@@ -192,6 +212,35 @@ pub fn log2_bucket_floor(i: usize) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Durations added from another set (of a larger range, and into an
+    /// empty one) give what recording each of them gives.
+    #[test]
+    fn added_as_if_recorded() {
+        let values = |from: u64, n: u64| (0..n).map(move |i| from + i * i * 7919 % 1_000_003);
+        let mut whole = Durations::new(2);
+        let mut parts = Durations::new(2);
+        let mut empty = Durations::new(2);
+        for (from, n) in [(10, 300), (5_000_000, 200), (3, 50)] {
+            let mut part = Durations::new(2);
+            values(from, n).for_each(|v| {
+                whole.record(v);
+                part.record(v);
+            });
+            parts.add(&part);
+            if from == 10 {
+                empty.add(&part);
+                assert_eq!(empty.quantile(0.99), part.quantile(0.99));
+            }
+        }
+        parts.add(&Durations::new(2));
+        assert_eq!(parts.count(), whole.count());
+        for q in [0.0, 0.5, 0.9, 0.99, 0.999, 1.0] {
+            assert_eq!(parts.quantile(q), whole.quantile(q), "{q}");
+        }
+        assert_eq!((parts.max(), parts.total()), (whole.max(), whole.total()));
+        assert_eq!(parts.log2(), whole.log2());
+    }
 
     #[test]
     fn percentiles_and_buckets() {
