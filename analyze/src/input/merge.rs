@@ -35,7 +35,9 @@ use crate::model::event::message_shape;
 use crate::model::event::set_message_shape;
 #[cfg(feature = "babeltrace2")]
 use crate::model::event::Wanted;
-use crate::model::event::{Counted, Event, EventClass, Field, MAX_FIELDS};
+#[cfg(feature = "babeltrace2")]
+use crate::model::event::MAX_FIELDS;
+use crate::model::event::{Counted, Event, EventClass, Field};
 use crate::model::message::Shape;
 
 /// Events per batch: each batch handed over may wake a sleeping thread,
@@ -55,18 +57,7 @@ const SPARE: usize = 4;
 /// Events merged per call of [`Merge::step`].
 pub(crate) const STEP: usize = 1 << 16;
 
-/// A copied field: a range of the batch's bytes, a string read in place
-/// (the part's mapping `map`, its length and offset in the file), or an
-/// integer.
-#[derive(Clone, Copy)]
-pub(crate) enum Copied {
-    Str(u32, u32),
-    Mapped(u16, u32, u64),
-    Int(i64),
-    Other,
-}
-
-/// A copied event: its fields are `fields[first..first + n]`.
+/// A copied event: its fields are `fields[first..first + n]` of its batch.
 #[derive(Clone, Copy)]
 pub(crate) struct CopiedEvent {
     pub(crate) ts_ns: i64,
@@ -88,10 +79,20 @@ pub(crate) struct Batch {
     /// A trace's first event: its index in the part and its directory.
     pub(crate) traces: Vec<(u32, PathBuf)>,
     pub(crate) events: Vec<CopiedEvent>,
-    pub(crate) fields: Vec<Copied>,
-    pub(crate) bytes: Vec<u8>,
-    /// Stream files first seen, whose strings [`Copied::Mapped`] reads in
-    /// place: the mapping's index in the part, and the mapping.
+    /// The events' fields as the analyses read them, so that the merge
+    /// hands them on as they are: a string points into `bytes` (once the
+    /// batch is sealed, see `unsealed`) or into a stream file's mapping
+    /// that the merge keeps (see [`Batch::push_in_place`]). Their
+    /// `'static` stands for "while the batch is unchanged": they are only
+    /// lent out borrowed from the batch ([`Batch::fields`]).
+    fields: Vec<Field<'static>>,
+    /// Fields whose string is copied into `bytes` (the field's index, the
+    /// offset, the length), pointed at by [`Batch::seal`]: `bytes` may
+    /// move while it grows.
+    unsealed: Vec<(u32, u32, u32)>,
+    bytes: Vec<u8>,
+    /// Stream files first seen, whose strings [`Batch::push_in_place`]
+    /// points into: the mapping's index in the part, and the mapping.
     pub(crate) maps: Vec<(u16, Arc<Map>)>,
     /// Packets read to their end by the part (mapping, offset, size):
     /// their pages go back to the kernel once the merge has read this
@@ -124,25 +125,62 @@ impl Batch {
                 Field::Str(s) => {
                     let at = self.bytes.len() as u32;
                     self.bytes.extend_from_slice(s);
-                    Copied::Str(at, s.len() as u32)
+                    let i = self.fields.len() as u32;
+                    self.unsealed.push((i, at, s.len() as u32));
+                    Field::Other
                 }
-                Field::Int(v) => Copied::Int(v),
-                Field::Other => Copied::Other,
+                Field::Int(v) => Field::Int(v),
+                Field::Other => Field::Other,
             });
         }
     }
 
-    /// Adds `event` with `fields` (its `first` and `n` are set here).
-    pub(crate) fn push_copied(
-        &mut self,
-        mut event: CopiedEvent,
-        fields: impl IntoIterator<Item = Copied>,
-    ) {
-        let first = self.fields.len();
-        self.fields.extend(fields);
-        event.first = first as u32;
-        event.n = (self.fields.len() - first) as u32;
+    /// Adds `event` with `fields` as they are, strings and all (its
+    /// `first` and `n` are set here).
+    ///
+    /// # Safety
+    ///
+    /// Every string of `fields` lies in a stream file's mapping that this
+    /// batch or one the part sent before lists in [`Batch::maps`] (the
+    /// merge keeps those mapped until it ends).
+    pub(crate) unsafe fn push_in_place(&mut self, mut event: CopiedEvent, fields: &[Field<'_>]) {
+        event.first = self.fields.len() as u32;
+        event.n = fields.len() as u32;
         self.events.push(event);
+        // SAFETY: the caller's promise: the mapping outlives the batch's
+        // reading, and the fields are only lent out borrowed from the
+        // batch. `Field<'_>` and `Field<'static>` differ in lifetime only.
+        let fields = unsafe {
+            std::slice::from_raw_parts(fields.as_ptr().cast::<Field<'static>>(), fields.len())
+        };
+        self.fields.extend_from_slice(fields);
+    }
+
+    /// The fields of `event`, one of this batch's.
+    pub(crate) fn fields(&self, event: &CopiedEvent) -> &[Field<'_>] {
+        let first = event.first as usize;
+        &self.fields[first..first + event.n as usize]
+    }
+
+    /// The string bytes copied so far.
+    pub(crate) fn bytes_len(&self) -> usize {
+        self.bytes.len()
+    }
+
+    /// Points the fields copied into `bytes` at their bytes, which stay
+    /// where they are until [`Batch::clear`].
+    fn seal(&mut self) {
+        let bytes = &self.bytes;
+        for &(i, at, len) in &self.unsealed {
+            let s = &bytes[at as usize..(at + len) as usize];
+            // SAFETY: `bytes` is neither written nor freed before `clear`,
+            // which empties `fields` too (a batch moved to the merge keeps
+            // its heap buffers where they are); the fields are only lent
+            // out borrowed from the batch.
+            let s: &'static [u8] = unsafe { std::slice::from_raw_parts(s.as_ptr(), s.len()) };
+            self.fields[i as usize] = Field::Str(s);
+        }
+        self.unsealed.clear();
     }
 
     pub(crate) fn clear(&mut self) {
@@ -152,6 +190,7 @@ impl Batch {
         self.traces.clear();
         self.events.clear();
         self.fields.clear();
+        self.unsealed.clear();
         self.bytes.clear();
         self.end = None;
         self.counted = None;
@@ -270,7 +309,7 @@ fn decode(
             Ok(Step::End) => Some(Ok(())),
             Err(e) => Some(Err(e)),
         };
-        let full = c.batch.events.len() >= BATCH || c.batch.bytes.len() >= BATCH_BYTES;
+        let full = c.batch.events.len() >= BATCH || c.batch.bytes_len() >= BATCH_BYTES;
         if !full && end.is_none() {
             continue;
         }
@@ -312,6 +351,7 @@ impl Outlet {
     pub(crate) fn send(&self, batch: &mut Batch) -> bool {
         let mut next = self.spare.try_recv().unwrap_or_default();
         next.clear();
+        batch.seal();
         let full = std::mem::replace(batch, next);
         self.backlog.fetch_add(1, Ordering::Relaxed);
         if self.send.send(full).is_err() {
@@ -396,6 +436,51 @@ impl Lane {
             }
         }
         Ok(true)
+    }
+
+    /// Hands the lane's next event to `handler` (its answer), its trace
+    /// numbered in `merged` at its first event. Its fields are the batch's
+    /// as they are.
+    #[inline(always)]
+    fn hand<H>(
+        &mut self,
+        merged: &mut HashMap<PathBuf, u32>,
+        handler: &mut H,
+    ) -> Result<bool, String>
+    where
+        H: FnMut(&Event) -> bool + ?Sized,
+    {
+        let e = &self.batch.events[self.at];
+        let trace = match self.traces.get_mut(e.trace as usize) {
+            Some((_, Some(t))) => *t,
+            Some((dir, slot)) => {
+                let next = merged.len() as u32;
+                let t = *merged.entry(dir.clone()).or_insert(next);
+                *slot = Some(t);
+                t
+            }
+            None => e.trace,
+        };
+        let Some(class) = self.classes.get(e.class as usize) else {
+            return Err("an event of an undescribed class".into());
+        };
+        let fields = self.batch.fields(e);
+        let mut event = Event {
+            class,
+            ts_ns: e.ts_ns,
+            cpu: e.cpu.into(),
+            trace,
+            vpid: e.vpid.into(),
+            node: trace,
+            fields,
+            shape: e.shape,
+        };
+        // Found here when the part did not: written in place, as the
+        // one-thread reader does (see `set_message_shape`).
+        if !self.batch.shaped {
+            set_message_shape(&mut event.shape, class, fields);
+        }
+        Ok(handler(&event))
     }
 
     fn head(&self) -> i64 {
@@ -520,15 +605,35 @@ impl Merge {
 
     /// Merges up to [`STEP`] events into `handler` (which answers false to
     /// stop at once).
-    pub fn step(&mut self, handler: &mut dyn FnMut(&Event) -> bool) -> Result<Step, String> {
+    pub fn step<H>(&mut self, handler: &mut H) -> Result<Step, String>
+    where
+        H: FnMut(&Event) -> bool + ?Sized,
+    {
         if let Some(local) = &mut self.local {
-            return local.step(handler, &mut self.traces);
+            return local.step(&mut |ev| handler(ev), &mut self.traces);
         }
         if !self.started {
             self.started = true;
             for lane in &mut self.lanes {
                 lane.fill()?;
             }
+        }
+        // One part (a pipeline): its events in its order, no lanes to
+        // choose from.
+        if let [lane] = &mut self.lanes[..] {
+            for _ in 0..STEP {
+                if lane.at >= lane.batch.events.len() {
+                    return Ok(Step::End);
+                }
+                if !lane.hand(&mut self.traces, handler)? {
+                    return Ok(Step::End);
+                }
+                lane.at += 1;
+                if lane.at >= lane.batch.events.len() {
+                    lane.fill()?;
+                }
+            }
+            return Ok(Step::Progress);
         }
         for _ in 0..STEP {
             let mut best: Option<(i64, usize)> = None;
@@ -541,55 +646,8 @@ impl Merge {
             let Some((_, i)) = best else {
                 return Ok(Step::End);
             };
-            let next_trace = self.traces.len() as u32;
             let lane = &mut self.lanes[i];
-            let e = lane.batch.events[lane.at];
-            let trace = match lane.traces.get_mut(e.trace as usize) {
-                Some((_, Some(t))) => *t,
-                Some((dir, slot)) => {
-                    let t = *self.traces.entry(dir.clone()).or_insert(next_trace);
-                    *slot = Some(t);
-                    t
-                }
-                None => e.trace,
-            };
-            let mut fields = [Field::Other; MAX_FIELDS];
-            let copied = &lane.batch.fields[e.first as usize..(e.first + e.n) as usize];
-            let bytes = &lane.batch.bytes;
-            for (slot, f) in fields.iter_mut().zip(copied) {
-                *slot = match *f {
-                    Copied::Str(at, len) => Field::Str(&bytes[at as usize..(at + len) as usize]),
-                    Copied::Mapped(m, len, at) => match lane.maps.get(m as usize) {
-                        Some(Some(map)) => {
-                            let at = at as usize;
-                            Field::Str(&map.bytes()[at..at + len as usize])
-                        }
-                        _ => Field::Other,
-                    },
-                    Copied::Int(v) => Field::Int(v),
-                    Copied::Other => Field::Other,
-                };
-            }
-            let Some(class) = lane.classes.get(e.class as usize) else {
-                return Err("an event of an undescribed class".into());
-            };
-            let fields = &fields[..e.n as usize];
-            let mut event = Event {
-                class,
-                ts_ns: e.ts_ns,
-                cpu: e.cpu.into(),
-                trace,
-                vpid: e.vpid.into(),
-                node: trace,
-                fields,
-                shape: e.shape,
-            };
-            // Found here when the part did not: written in place, as the
-            // one-thread reader does (see `set_message_shape`).
-            if !lane.batch.shaped {
-                set_message_shape(&mut event.shape, class, fields);
-            }
-            if !handler(&event) {
+            if !lane.hand(&mut self.traces, handler)? {
                 return Ok(Step::End);
             }
             lane.at += 1;
@@ -640,10 +698,41 @@ impl Drop for Merge {
 mod tests {
     use super::*;
 
-    /// A copied event stays small: every event of a batch is one.
+    /// A copied event stays small: every event of a batch is one (and
+    /// its fields are as the analyses read them).
     #[test]
     fn copied_events_stay_small() {
         assert!(std::mem::size_of::<CopiedEvent>() <= 48);
-        assert!(std::mem::size_of::<Copied>() <= 16);
+        assert!(std::mem::size_of::<Field<'static>>() <= 24);
+    }
+
+    /// A batch's copied strings read back as they were pushed once sealed,
+    /// however often its bytes grew (and moved) meanwhile.
+    #[test]
+    fn copied_strings_survive_growth() {
+        let mut batch = Batch::default();
+        let event = CopiedEvent {
+            ts_ns: 0,
+            cpu: 0,
+            vpid: -1,
+            class: 0,
+            trace: 0,
+            first: 0,
+            n: 0,
+            shape: Shape::Unknown,
+        };
+        let texts: Vec<Vec<u8>> = (0..1000u32)
+            .map(|i| i.to_string().repeat(7).into_bytes())
+            .collect();
+        for t in &texts {
+            batch.push(event, &[Field::Int(7), Field::Str(t), Field::Other]);
+        }
+        batch.seal();
+        for (e, t) in batch.events.iter().zip(&texts) {
+            assert_eq!(
+                batch.fields(e),
+                &[Field::Int(7), Field::Str(t), Field::Other][..]
+            );
+        }
     }
 }

@@ -319,21 +319,25 @@ impl Reader {
 
     /// Reads on, delivering some events to `handler`.
     #[cfg_attr(not(feature = "babeltrace2"), allow(clippy::ptr_arg))]
-    pub fn step(
+    pub fn step<H>(
         &mut self,
         classes: &mut Vec<EventClass>,
-        handler: &mut dyn FnMut(&Event),
-    ) -> Result<Step, String> {
+        handler: &mut H,
+    ) -> Result<Step, String>
+    where
+        H: FnMut(&Event) + ?Sized,
+    {
         let mut panicked = false;
         // Only a graph on this thread numbers its classes in `classes`.
         let _ = &classes;
         let step = match &mut self.inner {
             #[cfg(feature = "babeltrace2")]
             Inner::Direct(graph) => {
+                let mut handler = |ev: &Event| handler(ev);
                 let mut sink = Sink {
                     classes: std::mem::take(classes),
                     wanted: self.wanted,
-                    handler,
+                    handler: &mut handler,
                     panicked: false,
                 };
                 // SAFETY: `on_class` and `on_event` take a `Sink`, which
@@ -343,13 +347,21 @@ impl Reader {
                 panicked = sink.panicked;
                 step
             }
-            Inner::Parallel(merge) => merge.step(&mut |ev| {
-                // As the direct way: a panic stops the read with an error.
-                if std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| handler(ev))).is_err() {
+            // As the direct way, a panic stops the read with an error: it
+            // unwinds through the merge (Rust all the way), so the events
+            // are handed on without a landing pad each.
+            Inner::Parallel(merge) => {
+                let merged = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    merge.step(&mut |ev: &Event| {
+                        handler(ev);
+                        true
+                    })
+                }));
+                merged.unwrap_or_else(|_| {
                     panicked = true;
-                }
-                !panicked
-            }),
+                    Ok(Step::End)
+                })
+            }
         };
         if panicked {
             return Err(format!(

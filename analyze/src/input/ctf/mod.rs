@@ -23,9 +23,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::input::damage::StreamCheck;
-use crate::input::merge::{
-    Batch, Copied, CopiedEvent, Merge, Outlet, Part, BATCH, BATCH_BYTES, STEP,
-};
+use crate::input::merge::{Batch, CopiedEvent, Merge, Outlet, Part, BATCH, BATCH_BYTES, STEP};
 use crate::input::step::{Discarded, Step};
 use crate::model::event::{set_kinded_message_shape, set_message_shape};
 use crate::model::event::{Counted, Event, EventClass, Field, Reading, Wanted, MAX_FIELDS};
@@ -198,7 +196,7 @@ impl Lane {
                 break;
             }
             passed += 1;
-            if batch.events.len() >= BATCH || batch.bytes.len() >= BATCH_BYTES || passed >= most {
+            if batch.events.len() >= BATCH || batch.bytes_len() >= BATCH_BYTES || passed >= most {
                 passed = 0;
                 batch.discarded = self.discarded();
                 self.finished(&mut batch);
@@ -335,11 +333,7 @@ fn cpu_vpid(r: &Read, with_fields: bool) -> (i32, i32) {
 fn copy(batch: &mut Batch, s: &LaneStream, class: u32, with_fields: bool) {
     let r = &s.next;
     let mut slots = [EMPTY; MAX_FIELDS];
-    // The fields as the analyses see them only when this thread needs them.
-    let fields = match batch.shaped || s.map.is_none() {
-        true => fields_of(s.stream.packet(), r, with_fields, &mut slots),
-        false => &[],
-    };
+    let fields = fields_of(s.stream.packet(), r, with_fields, &mut slots);
     let ec = &s.stream.trace.events[r.class as usize].class;
     let (cpu, vpid) = cpu_vpid(r, with_fields);
     let event = CopiedEvent {
@@ -355,24 +349,12 @@ fn copy(batch: &mut Batch, s: &LaneStream, class: u32, with_fields: bool) {
     // The shape is written into the event where the batch holds it, after
     // the push, not built apart and copied in with the event.
     let at = batch.events.len();
-    let Some(m) = s.map else {
-        batch.push(event, fields);
-        shape_in_place(batch, at, ec, fields);
-        return;
-    };
-    let base = s.stream.packet_at() as u64;
-    let n = match with_fields {
-        true => r.fields.len().min(MAX_FIELDS),
-        false => 0,
-    };
-    batch.push_copied(
-        event,
-        r.fields[..n].iter().map(|v| match *v {
-            Val::Int(i) => Copied::Int(i),
-            Val::Str(at, len) => Copied::Mapped(m, len, base + u64::from(at)),
-            Val::Other => Copied::Other,
-        }),
-    );
+    match s.map {
+        // SAFETY: the strings lie in the packet, part of the stream's
+        // mapping, which `Lane::run` listed in the first batch's maps.
+        Some(_) => unsafe { batch.push_in_place(event, fields) },
+        None => batch.push(event, fields),
+    }
     shape_in_place(batch, at, ec, fields);
 }
 

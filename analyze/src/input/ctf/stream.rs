@@ -264,11 +264,6 @@ impl Stream {
         &self.map.bytes()[self.at..self.at + self.size]
     }
 
-    /// The current packet's offset in the file.
-    pub fn packet_at(&self) -> usize {
-        self.at
-    }
-
     /// The stream file's mapping, for reading its strings elsewhere.
     pub fn map(&self) -> &Arc<Map> {
         &self.map
