@@ -162,6 +162,14 @@ impl Batch {
         &self.fields[first..first + event.n as usize]
     }
 
+    /// Makes room for `events` events of `fields` fields each and `bytes`
+    /// string bytes, so that a batch is filled without growing by doubling.
+    pub(crate) fn reserve(&mut self, events: usize, fields: usize, bytes: usize) {
+        self.events.reserve(events);
+        self.fields.reserve(events * fields);
+        self.bytes.reserve(bytes);
+    }
+
     /// The string bytes copied so far.
     pub(crate) fn bytes_len(&self) -> usize {
         self.bytes.len()

@@ -263,11 +263,8 @@ const FIELDS_PER_EVENT: usize = 4;
 /// not grown by doubling, each step a copy of what it holds and its
 /// pages touched again. Its text's bytes only when strings are copied.
 fn room(batch: &mut Batch, in_place: bool) {
-    batch.events.reserve(BATCH);
-    batch.fields.reserve(BATCH * FIELDS_PER_EVENT);
-    if !in_place {
-        batch.bytes.reserve(BATCH_BYTES);
-    }
+    let bytes = if in_place { 0 } else { BATCH_BYTES };
+    batch.reserve(BATCH, FIELDS_PER_EVENT, bytes);
 }
 
 /// `e`, said of the stream file `path`: out of the reading loop's way.
