@@ -847,6 +847,28 @@ pub(crate) mod tests {
         (shape, shape.kinded(text))
     }
 
+    /// `base` cut at every place, and with each of `bytes` put in at
+    /// every place, put in place of each byte, and each byte left out.
+    fn mutations(base: &[u8], bytes: &[u8]) -> Vec<Vec<u8>> {
+        let mut texts = Vec::new();
+        for at in 0..=base.len() {
+            texts.push(base[..at].to_vec());
+            for &b in bytes {
+                let mut t = base.to_vec();
+                if at < t.len() {
+                    t[at] = b;
+                    texts.push(t.clone());
+                    t.remove(at);
+                    texts.push(t.clone());
+                }
+                let mut t = base.to_vec();
+                t.insert(at, b);
+                texts.push(t);
+            }
+        }
+        texts
+    }
+
     /// A plain call or a reply read in one pass has the shape and the
     /// kind its parts parsed one by one give, whatever byte is changed,
     /// put in or left out, and wherever the text is cut; so do other texts.
@@ -855,24 +877,11 @@ pub(crate) mod tests {
         let mut texts: Vec<Vec<u8>> = SAMPLES.iter().map(|t| t.to_vec()).collect();
         let long = b"{'$gen_call',{<0.1234567.12345678>,[alias|#Ref<0.2924736532.3372285953.37581>]},{step,12}}";
         texts.push(long.to_vec());
+        let bytes = [
+            b'0', b'.', b'>', b'<', b',', b'}', b']', b'#', b' ', b'a', 0x80,
+        ];
         for base in [SAMPLES[0], SAMPLES[1], &long[..], SAMPLES[13], SAMPLES[14]] {
-            for at in 0..=base.len() {
-                texts.push(base[..at].to_vec());
-                for b in [
-                    b'0', b'.', b'>', b'<', b',', b'}', b']', b'#', b' ', b'a', 0x80,
-                ] {
-                    let mut t = base.to_vec();
-                    if at < t.len() {
-                        t[at] = b;
-                        texts.push(t.clone());
-                        t.remove(at);
-                        texts.push(t.clone());
-                    }
-                    let mut t = base.to_vec();
-                    t.insert(at, b);
-                    texts.push(t);
-                }
-            }
+            texts.extend(mutations(base, &bytes));
         }
         for text in &texts {
             let (shape, kinded) = parsed(text);
@@ -889,22 +898,9 @@ pub(crate) mod tests {
     #[test]
     fn first_atoms_are_the_kinds_bodies() {
         let mut texts: Vec<Vec<u8>> = Vec::new();
+        let bytes = [b'a', b'Z', b'_', b'@', b',', b'{', b'}', b' ', b'\'', 0x80];
         for base in [&b"{step,12}"[..], b"{a}", b"{ok,{x,y}}", b"{n@h_1,'a'}"] {
-            for at in 0..=base.len() {
-                texts.push(base[..at].to_vec());
-                for b in [b'a', b'Z', b'_', b'@', b',', b'{', b'}', b' ', b'\'', 0x80] {
-                    let mut t = base.to_vec();
-                    if at < t.len() {
-                        t[at] = b;
-                        texts.push(t.clone());
-                        t.remove(at);
-                        texts.push(t.clone());
-                    }
-                    let mut t = base.to_vec();
-                    t.insert(at, b);
-                    texts.push(t);
-                }
-            }
+            texts.extend(mutations(base, &bytes));
         }
         let mut found = 0;
         for t in &texts {
