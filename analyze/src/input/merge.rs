@@ -52,8 +52,10 @@ pub(crate) const BATCH_BYTES: usize = 192 << 10;
 /// the other threads being scheduled out for a few time slices on a busy
 /// machine (the merge waits for the slowest part), a few MiB per part.
 const QUEUE: usize = 8;
-/// Read batches kept for reuse per part.
-const SPARE: usize = 4;
+/// Read batches kept for reuse per part: room for every batch a part can
+/// have made (a full queue, the one it fills and the one being read), so
+/// that none is freed and made anew, its pages faulted in again.
+const SPARE: usize = QUEUE + 2;
 /// Events merged per call of [`Merge::step`].
 pub(crate) const STEP: usize = 1 << 16;
 
