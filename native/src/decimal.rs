@@ -104,7 +104,7 @@ pub fn decimal_before(mut n: u64, buf: &mut [u8], end: usize) -> usize {
 
 /// 10^19: the largest power of ten below 2^64, its top bit set; a
 /// bignum's digits are found in chunks of 19.
-pub const CHUNK: u64 = 10_000_000_000_000_000_000;
+const CHUNK: u64 = 10_000_000_000_000_000_000;
 /// floor((2^128 - 1) / CHUNK) - 2^64: CHUNK's reciprocal, so that a step
 /// divides by multiplying (Möller and Granlund, "Improved division by
 /// invariant integers", 2011, algorithm 4).

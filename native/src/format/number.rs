@@ -35,10 +35,12 @@ const SMALL_BIG_WORDS: usize = 4;
 /// text is cut just before it. Not inlined (see `write_float_value`).
 #[inline(never)]
 pub fn write_big(negative: bool, digits: &[usize], text: &mut BoundedText) {
-    if let [low] | [low, 0] = *digits {
-        let (chunked, count) = chunks_u128(0, low as u64);
-        write_chunks(negative, &chunked[..count], text);
-    } else if let [low, high] = *digits {
+    let pair = match *digits {
+        [low] => Some((0, low)),
+        [low, high] => Some((high, low)),
+        _ => None,
+    };
+    if let Some((high, low)) = pair {
         let (chunked, count) = chunks_u128(high as u64, low as u64);
         write_chunks(negative, &chunked[..count], text);
     } else if digits.len() <= SMALL_BIG_WORDS {
@@ -67,7 +69,7 @@ fn write_big_in<const W: usize, const C: usize>(
     text: &mut BoundedText,
 ) {
     let mut words = [0u64; W];
-    let len = digits.len().min(W);
+    let len = digits.len();
     for (w, d) in words.iter_mut().zip(digits) {
         *w = *d as u64;
     }
@@ -83,11 +85,13 @@ fn write_big_in<const W: usize, const C: usize>(
 #[inline(never)]
 fn write_chunks(negative: bool, chunked: &[u64], text: &mut BoundedText) {
     let room = 1 + 19 * chunked.len().max(1);
-    // SAFETY: `chunks_text` writes only within the `room` bytes lent
-    // (its slice's bounds), and answers how many it wrote, at most
-    // `room`.
+    // SAFETY: the `room` bytes lent are zeroed before a slice is made
+    // over them (a slice's bytes must be initialised, and the text's
+    // spare capacity is not); `chunks_text` writes only within them (its
+    // slice's bounds), and answers how many it wrote, at most `room`.
     let written = unsafe {
         text.put_within(room, |at| {
+            at.write_bytes(0, room);
             chunks_text(negative, chunked, std::slice::from_raw_parts_mut(at, room))
         })
     };
@@ -96,7 +100,7 @@ fn write_chunks(negative: bool, chunked: &[u64], text: &mut BoundedText) {
     }
 }
 
-/// `write_big_in`'s text when it may not fit: through a buffer.
+/// `write_chunks`'s text when it may not fit: through a buffer.
 #[inline(never)]
 fn write_big_cut(negative: bool, chunked: &[u64], text: &mut BoundedText) {
     let mut buf = [0u8; 1 + 19 * chunks_max(BIG_WORDS_MAX)];

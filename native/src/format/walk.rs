@@ -516,11 +516,12 @@ fn write_binary_of(walk: &Walk, term: usize, text: &mut BoundedText) {
 /// in place: its text (or shape) from its bits, or from enif.
 #[inline(never)]
 fn write_bits_of(walk: &Walk, term: usize, text: &mut BoundedText) {
-    // SAFETY: the walk reads only live terms of the call being served.
-    match unsafe { walk.reader.bits(term) } {
-        Some(bits) if !walk.shape => write_bits(bits, text),
-        _ => write_binary(walk.env, term_of_word(term), text, walk.shape),
+    if walk.shape {
+        return write_binary(walk.env, term_of_word(term), text, true);
     }
+    // SAFETY: a binary's term is boxed, and the walk reads only live
+    // terms of the call being served: its object starts with its header.
+    write_bits_at(walk, term, unsafe { *object(term) }, text)
 }
 
 /// `write_bits_at` of a bitstring that looks fewer than 8 bits
@@ -816,8 +817,8 @@ fn next_pair(at: &mut Pairs, text: &mut BoundedText) -> bool {
 }
 
 /// Writes `term` if it is a leaf: true if it was. An atom or local pid
-/// whose text is kept, or a small integer, is written here; the others are
-/// told by `leaf_slow`.
+/// whose text is kept, or a small integer, is written here; other
+/// immediates are told by `leaf_slow`, boxed terms by `leaf_boxed`.
 #[inline(always)]
 fn leaf(walk: &Walk, term: usize, text: &mut BoundedText, leaves: &mut LeafTexts) -> bool {
     let word = term_of_word(term);

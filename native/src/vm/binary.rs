@@ -142,7 +142,7 @@ pub unsafe fn read_bits_at<'a>(known: Known, obj: *const usize, header: usize) -
     let arity = header >> ARITY_SHIFT;
     // (address, first bit, size in bits) as the layout says.
     let (base, offset, size) = match known.layout {
-        Layout::SubBits if header & TAG_BITS == known.heap_tag && arity >= 1 => {
+        Layout::SubBits if is_heap(known, header) && arity >= 1 => {
             // SAFETY: word 1 is within the object.
             let size = unsafe { *obj.add(1) };
             if size.div_ceil(64) > arity - 1 {
@@ -159,7 +159,7 @@ pub unsafe fn read_bits_at<'a>(known: Known, obj: *const usize, header: usize) -
             }
             (base as *const u8, start, end - start)
         }
-        Layout::ProcBin if header == known.sub_header && known.sub_header != 0 => {
+        Layout::ProcBin if is_sub(known, header) => {
             // SAFETY: a sub-binary (its header as learned at load) has
             // five words: the header, whose arity counts three of them
             // (the original's term after them is not counted), the size
@@ -234,7 +234,7 @@ pub unsafe fn looks_tiny(known: Known, obj: *const usize, header: usize) -> bool
 pub unsafe fn read_tiny(known: Known, obj: *const usize, header: usize) -> Option<(u32, u32)> {
     let arity = header >> ARITY_SHIFT;
     match known.layout {
-        Layout::SubBits if header & TAG_BITS == known.heap_tag && arity >= 2 => {
+        Layout::SubBits if is_heap(known, header) && arity >= 2 => {
             // SAFETY: words 1 and 2 are within the object (arity >= 2):
             // the size in bits, then the word holding the first bytes.
             let (size, data) = unsafe { (*obj.add(1), *obj.add(2)) };
@@ -245,7 +245,7 @@ pub unsafe fn read_tiny(known: Known, obj: *const usize, header: usize) -> Optio
             let first = u32::from(data.to_le_bytes()[0]);
             Some(((first >> (8 - size)) & ((1 << size) - 1), size as u32))
         }
-        Layout::ProcBin if header == known.sub_header && known.sub_header != 0 => {
+        Layout::ProcBin if is_sub(known, header) => {
             // SAFETY: a sub-binary's words 1 to 4, as `read_bits_at` reads
             // them: the size and offset in bytes, the bit size and bit
             // offset in the low bytes of word 3, the original's term.
@@ -305,7 +305,7 @@ unsafe fn read_with(known: Known, word: usize) -> Option<(*const u8, usize)> {
     // SAFETY: a live boxed term's object starts with a header word.
     let header = unsafe { *obj };
     let arity = header >> ARITY_SHIFT;
-    if header & TAG_BITS == known.heap_tag {
+    if is_heap(known, header) {
         // SAFETY: the caller's promise: a live object and its header.
         return unsafe { read_heap(known, obj, header) }
             .map(|(words, len)| (words.cast::<u8>(), len));

@@ -265,18 +265,9 @@ impl Reader {
         unsafe { self.funs.local(object(word)) }
     }
 
-    /// The bits of the bitstring of `word`, which `kind` called `Binary`,
+    /// The bits of the bitstring of the boxed term `word`, which `kind`
+    /// called `Binary`, `header` its object's header that the caller read,
     /// when it is not whole bytes and its form is read in place.
-    ///
-    /// # Safety
-    /// `word` must be a live term's word, the term outliving 'a.
-    #[inline(always)]
-    pub unsafe fn bits<'a>(&self, word: usize) -> Option<Bits<'a>> {
-        // SAFETY: the caller's promise, passed on.
-        unsafe { binary::read_bits(self.binary?, word) }
-    }
-
-    /// `bits` of a boxed term whose header, `header`, the caller read.
     ///
     /// # Safety
     /// `word` must be a live boxed term's word, `header` its object's
