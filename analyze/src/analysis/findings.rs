@@ -335,8 +335,7 @@ pub struct Findings {
     /// The process last scheduled in (its pid's id) and when, not yet in `cpu`: it is
     /// mostly the next one scheduled out, and one lookup then does for
     /// both events ([`Findings::settle_in`] puts it in `cpu` otherwise).
-    in_id: u32,
-    in_at: Option<i64>,
+    held_in: Option<(u32, i64)>,
     scheduling: Traced,
     gc: ByText<Collections>,
     collecting: Traced,
@@ -389,8 +388,7 @@ impl Default for Findings {
             window_start: None,
             requests: Default::default(),
             cpu: ById::default(),
-            in_id: 0,
-            in_at: None,
+            held_in: None,
             scheduling: Traced::default(),
             gc: ByText::default(),
             collecting: Traced::default(),
@@ -498,15 +496,17 @@ impl Findings {
         self.scheduling.see(ev.ts_ns);
         match scheduled_in {
             true => {
-                if self.in_at.is_none() || self.in_id != id {
+                if !matches!(self.held_in, Some((held, _)) if held == id) {
                     self.settle_in();
-                    self.in_id = id;
                 }
-                self.in_at = Some(ev.ts_ns);
+                self.held_in = Some((id, ev.ts_ns));
             }
             _ => {
-                let pending = match self.in_at {
-                    Some(_) if self.in_id == id => self.in_at.take(),
+                let pending = match self.held_in {
+                    Some((held, at)) if held == id => {
+                        self.held_in = None;
+                        Some(at)
+                    }
                     _ => None,
                 };
                 let p = self.cpu.entry(id);
@@ -532,8 +532,8 @@ impl Findings {
 
     /// The process scheduled in last, when held back, into `cpu`.
     fn settle_in(&mut self) {
-        if let Some(at) = self.in_at.take() {
-            self.cpu.entry(self.in_id).since = Some(at);
+        if let Some((id, at)) = self.held_in.take() {
+            self.cpu.entry(id).since = Some(at);
         }
     }
 

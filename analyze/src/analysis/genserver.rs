@@ -22,7 +22,7 @@ use crate::engine::summary::Summary;
 use crate::model::bytes::same;
 use crate::model::event::{Event, Kind, Slot};
 use crate::model::keyed::ends_hash;
-use crate::model::message::Call;
+use crate::model::message::{Call, ATOM_BYTES};
 use crate::model::stats::Durations;
 use crate::model::table::{col, Cell, Table, Unit};
 
@@ -181,19 +181,6 @@ pub struct GenServer {
     /// sub-windows started again).
     settled: bool,
 }
-
-/// The bytes of an unquoted atom after its first (letters, digits, `_`
-/// and `@`), by byte.
-const ATOM_BYTES: [bool; 256] = {
-    let mut t = [false; 256];
-    let mut b = 0;
-    while b < 256 {
-        let c = b as u8;
-        t[b] = c.is_ascii_alphanumeric() || c == b'_' || c == b'@';
-        b += 1;
-    }
-    t
-};
 
 /// The request's first atom (`get` of `{get,Key}`), else its text cut short.
 fn request_name(request: &[u8]) -> &[u8] {

@@ -380,9 +380,11 @@ struct Lane {
     spare: SyncSender<Batch>,
     /// See [`Outlet::backlog`].
     backlog: Arc<AtomicUsize>,
+    /// Declared before `maps`, so dropped before them: its fields may
+    /// point into them.
+    batch: Batch,
     /// The part's stream files read in place, by index.
     maps: Vec<Option<Arc<Map>>>,
-    batch: Batch,
     at: usize,
     classes: Vec<EventClass>,
     /// The part's trace indexes: their directory, and the merged index

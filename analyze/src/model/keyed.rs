@@ -182,11 +182,6 @@ impl Pids {
     pub fn get(&self, pid: &[u8]) -> Option<u32> {
         self.ids.get(pid).copied()
     }
-
-    /// The texts, by id.
-    pub fn texts(&self) -> impl Iterator<Item = &[u8]> {
-        self.texts.iter().map(|t| &t[..])
-    }
 }
 
 /// No place yet in a [`ById`].

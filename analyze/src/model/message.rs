@@ -255,11 +255,22 @@ pub fn kind_parts<'a>(mut t: &'a [u8], prefix: &mut impl FnMut(&'static str)) ->
     })
 }
 
+/// The bytes of an unquoted atom after its first (letters, digits, `_`
+/// and `@`), by byte.
+pub(crate) const ATOM_BYTES: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        let c = b as u8;
+        t[b] = c.is_ascii_alphanumeric() || c == b'_' || c == b'@';
+        b += 1;
+    }
+    t
+};
+
 fn is_atom(t: &[u8]) -> bool {
     match t {
-        [b'a'..=b'z', rest @ ..] => rest
-            .iter()
-            .all(|b| b.is_ascii_alphanumeric() || *b == b'_' || *b == b'@'),
+        [b'a'..=b'z', rest @ ..] => rest.iter().all(|&b| ATOM_BYTES[usize::from(b)]),
         [b'\'', .., b'\''] => t.len() >= 2,
         _ => false,
     }
@@ -319,7 +330,7 @@ fn first_atom(t: &[u8]) -> Option<&[u8]> {
         return None;
     };
     let mut i = 2;
-    while t[i].is_ascii_alphanumeric() || t[i] == b'_' || t[i] == b'@' {
+    while ATOM_BYTES[usize::from(t[i])] {
         i += 1;
     }
     (t[i] == b',' || i + 1 == t.len()).then(|| &t[1..i])
