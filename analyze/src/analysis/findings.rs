@@ -14,7 +14,7 @@
 use std::fmt::Write as _;
 
 use crate::analysis::genserver::GenServer;
-use crate::analysis::mailbox::{rate_text, scheduled_in, Counted, Mailbox, Receiver, Traced};
+use crate::analysis::mailbox::{rate_text, Counted, Mailbox, Receiver, Traced};
 use crate::analysis::memory::{Memory, Series};
 use crate::analysis::profile::wilson;
 use crate::engine::analysis::Analysis;
@@ -1217,7 +1217,7 @@ impl Analysis for Findings {
             }
             Kind::ProcessScheduled => {
                 let id = self.mailbox.pid_id(ev.str(Slot::Pid));
-                let scheduled_in = scheduled_in(ev);
+                let scheduled_in = ev.scheduled_in();
                 self.mailbox.scheduled(ev, Some(id), scheduled_in);
                 self.scheduled(ev, id, scheduled_in);
             }

@@ -98,7 +98,7 @@ impl Latency {
     }
 
     fn scheduled(&mut self, ev: &Event) {
-        if !matches!(ev.str(Slot::Type), b"in" | b"in_exiting") {
+        if !ev.scheduled_in() {
             return;
         }
         let Some(r) = get_mut(&mut self.receivers, ev.str(Slot::Pid)) else {

@@ -524,12 +524,6 @@ impl Receiver {
     }
 }
 
-/// Whether a `process_scheduled` event is the process's scheduling in.
-#[inline(always)]
-pub fn scheduled_in(ev: &Event) -> bool {
-    matches!(ev.str(Slot::Type), b"in" | b"in_exiting")
-}
-
 /// The message text the runtime writes for a `receive ... after` that
 /// expired.
 const RECEIVE_EXPIRED: &str = "timeout";
@@ -1014,7 +1008,7 @@ impl Analysis for Mailbox {
             }
             Some(Kind::ProcessScheduled) => {
                 let id = self.pids.find(ev.str(Slot::Pid));
-                self.scheduled(ev, id, scheduled_in(ev));
+                self.scheduled(ev, id, ev.scheduled_in());
             }
             _ => {}
         }

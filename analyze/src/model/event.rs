@@ -287,6 +287,13 @@ impl<'a> Event<'a> {
         self.fields.get(i as usize).copied()
     }
 
+    /// Whether this `process_scheduled` event is its process's
+    /// scheduling in (`in`, or `in_exiting`).
+    #[inline(always)]
+    pub fn scheduled_in(&self) -> bool {
+        matches!(self.str(Slot::Type), b"in" | b"in_exiting")
+    }
+
     /// A string field; empty when absent or not a string.
     pub fn str(&self, slot: Slot) -> &'a [u8] {
         match self.slot(slot) {
