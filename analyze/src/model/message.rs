@@ -255,6 +255,23 @@ pub fn kind_parts<'a>(mut t: &'a [u8], prefix: &mut impl FnMut(&'static str)) ->
     })
 }
 
+/// A plain call's [`Shape::Plain`], its parts given, when its request's
+/// text `request` has a kind.
+fn plain_shape(
+    message: &[u8],
+    caller_end: u16,
+    reference: Span,
+    request_start: u16,
+    request: &[u8],
+) -> Option<Shape> {
+    kind_at(message, request.trim_ascii(), 2).map(|kind| Shape::Plain {
+        caller_end,
+        reference,
+        request_start,
+        kind,
+    })
+}
+
 /// The bytes of an unquoted atom after its first (letters, digits, `_`
 /// and `@`), by byte.
 pub(crate) const ATOM_BYTES: [bool; 256] = {
@@ -596,19 +613,14 @@ impl Shape {
             return;
         };
         let request = (request_start, plain_end(message));
-        *self = match kind_at(message, at(message, request).trim_ascii(), 2) {
-            Some(kind) => Shape::Plain {
-                caller_end,
-                reference,
-                request_start,
-                kind,
-            },
-            None => Shape::Call {
+        let text = at(message, request);
+        *self = plain_shape(message, caller_end, reference, request_start, text).unwrap_or(
+            Shape::Call {
                 caller: (CALL_PREFIX.len() as u16, caller_end),
                 reference: Some(reference),
                 request,
             },
-        };
+        );
     }
 
     /// The call's parts, if `message` (the text this shape is of) is a
@@ -709,15 +721,7 @@ impl Shape {
                 let Some(r) = self.plain_request(message) else {
                     return self;
                 };
-                match kind_at(message, r.trim_ascii(), 2) {
-                    Some(kind) => Shape::Plain {
-                        caller_end: caller.1,
-                        reference,
-                        request_start: request.0,
-                        kind,
-                    },
-                    None => self,
-                }
+                plain_shape(message, caller.1, reference, request.0, r).unwrap_or(self)
             }
             Shape::Neither => match kind_at(message, message.trim_ascii(), 0) {
                 Some(kind) => Shape::Other(kind),
