@@ -196,8 +196,8 @@ fn write_bytes_any(bytes: &[u8], text: &mut BoundedText) {
 /// A bitstring whose size is not a multiple of 8, as the VM writes it:
 /// its whole bytes, then the last bits' value and count,
 /// `<<97,98,1:3>>`. The bytes are read from any bit offset. One of fewer
-/// than 8 bits (`<<1:3>>`) is written here, in line; a longer one by
-/// `write_bits_long`.
+/// than 8 bits (`<<1:3>>`) is written here, in line, its whole text one
+/// load from a table and one store; a longer one by `write_bits_long`.
 #[inline(always)]
 pub fn write_bits(bits: Bits, text: &mut BoundedText) {
     if bits.size >= 8 {
@@ -205,17 +205,8 @@ pub fn write_bits(bits: Bits, text: &mut BoundedText) {
         return;
     }
     let (off, tail) = (bits.offset as u32, bits.size as u32);
-    write_tiny_bits(last_bits(bits.bytes, 0, off, tail), tail, text);
-}
-
-/// `<<V:T>>`, the text of a bitstring of `tail` (1 to 7) bits whose value
-/// is `value`: `,V:T>>` (at most 8 bytes) with its `,` the second `<`,
-/// the first shifted in before it, in one store.
-#[inline(always)]
-pub fn write_tiny_bits(value: u32, tail: u32, text: &mut BoundedText) {
-    let (last, len) = last_word(value, tail);
-    let opened = (last & !0xFF) | u64::from(b'<');
-    text.put_word(u128::from(opened) << 8 | u128::from(b'<'), len + 1);
+    let word = BITS_TEXT[bits_index(last_bits(bits.bytes, 0, off, tail), tail)];
+    text.put_word(word, bits_text_len(word));
 }
 
 /// The value of the `tail` (1 to 7) bits from bit `off` (below 8) of
@@ -232,18 +223,75 @@ fn last_bits(bytes: &[u8], at: usize, off: u32, tail: u32) -> u32 {
     value & ((1 << tail) - 1)
 }
 
-/// `,V:T>>` for the last bits' value `value` (below 128) and count
-/// `tail`, built in one register (the first byte lowest), and its length.
+/// `,V:T>>` for the last bits' value `value` (below `1 << tail`) and
+/// count `tail` (1 to 7), the first byte lowest, and its length: the
+/// table's `<<V:T>>` with its first `<` dropped and the second made `,`.
 #[inline(always)]
 fn last_word(value: u32, tail: u32) -> (u64, usize) {
-    let (word, len) = BYTE_TEXT[value as usize].word(false);
-    let size = u64::from(u32::from_le_bytes([b':', b'0' + tail as u8, b'>', b'>']));
-    (u64::from(word) | size << (8 * len), len + 4)
+    let word = BITS_TEXT[bits_index(value, tail)];
+    (
+        ((word >> 8) as u64 & !0xFF) | u64::from(b','),
+        bits_text_len(word) - 1,
+    )
+}
+
+/// The index in `BITS_TEXT` of the `tail` (1 to 7) bits of value `value`:
+/// the bits after a leading 1, `1 << tail | value`, below 256.
+#[inline(always)]
+fn bits_index(value: u32, tail: u32) -> usize {
+    ((1 << tail | value) & 0xFF) as usize
+}
+
+/// The length of a `BITS_TEXT` entry's text, kept in its last byte.
+#[inline(always)]
+fn bits_text_len(word: u128) -> usize {
+    (word >> 120) as usize & 0xF
+}
+
+/// `<<V:T>>`, the text of each bitstring of T (1 to 7) bits of value V,
+/// at `bits_index(V, T)`: its bytes (at most 9, `<<127:7>>`) from the
+/// lowest, and its length in the last byte. Index 0 and 1 are no
+/// bitstring's (empty).
+static BITS_TEXT: [u128; 256] = bits_texts();
+
+const fn bits_texts() -> [u128; 256] {
+    let mut table = [0u128; 256];
+    let mut tail = 1;
+    while tail < 8 {
+        let mut value = 0;
+        while value < 1 << tail {
+            let mut bytes = [0u8; 16];
+            let mut len = 0;
+            bytes[0] = b'<';
+            bytes[1] = b'<';
+            len += 2;
+            if value >= 100 {
+                bytes[len] = b'0' + (value / 100) as u8;
+                len += 1;
+            }
+            if value >= 10 {
+                bytes[len] = b'0' + (value / 10 % 10) as u8;
+                len += 1;
+            }
+            bytes[len] = b'0' + (value % 10) as u8;
+            bytes[len + 1] = b':';
+            bytes[len + 2] = b'0' + tail as u8;
+            bytes[len + 3] = b'>';
+            bytes[len + 4] = b'>';
+            len += 5;
+            bytes[15] = len as u8;
+            table[(1 << tail) | value] = u128::from_le_bytes(bytes);
+            value += 1;
+        }
+        tail += 1;
+    }
+    table
 }
 
 /// `write_bits` of a bitstring of 8 bits or more: its whole bytes, then
-/// the last bits.
-#[inline(always)]
+/// the last bits. Out of line: the many registers it needs would be
+/// saved for the bitstrings of fewer than 8 bits too.
+#[inline(never)]
 fn write_bits_long(bits: Bits, text: &mut BoundedText) {
     let (bytes, off) = (bits.bytes, bits.offset as u32);
     let (whole, tail) = (bits.size / 8, (bits.size % 8) as u32);
@@ -440,6 +488,56 @@ mod tests {
                     from_words(&bytes, &mut text);
                     text.finish();
                     assert_eq!(out, written(write_bytes_any, &bytes, 2, max), "{bytes:?}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn bits_texts_are_each_value_and_count() {
+        for tail in 1..8u32 {
+            for value in 0..1u32 << tail {
+                let word = BITS_TEXT[bits_index(value, tail)];
+                let len = bits_text_len(word);
+                let text = format!("<<{value}:{tail}>>");
+                assert_eq!(&word.to_le_bytes()[..len], text.as_bytes());
+                let (last, len) = last_word(value, tail);
+                assert_eq!(
+                    &last.to_le_bytes()[..len],
+                    format!(",{value}:{tail}>>").as_bytes()
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn bits_in_every_budget_as_their_text_put_whole() {
+        // Random bytes, and the extremes: all ones, all zeros.
+        let mut next = crate::test_random::xorshift(0x2545_F491_4F6C_DD1D);
+        let random: Vec<u8> = (0..26).map(|_| next() as u8).collect();
+        for data in [random, vec![0xFF; 26], vec![0; 26]] {
+            for offset in 0..8usize {
+                for size in (1..25 * 8).filter(|s| s % 8 != 0) {
+                    let len = (offset + size).div_ceil(8);
+                    let bits = Bits {
+                        bytes: &data[..len],
+                        offset,
+                        size,
+                    };
+                    let whole = model(&data, offset, size);
+                    for max in 0..whole.len() + 4 {
+                        for before in [0, 3] {
+                            let mut by_bits = vec![b'x'; before];
+                            let mut text = BoundedText::new(&mut by_bits, before + max);
+                            write_bits(bits, &mut text);
+                            let cut = text.finish();
+                            let mut by_put = vec![b'x'; before];
+                            let mut text = BoundedText::new(&mut by_put, before + max);
+                            text.put(whole.as_bytes());
+                            assert_eq!(cut, text.finish(), "{offset} {size} {max}");
+                            assert_eq!(by_bits, by_put, "{offset} {size} {max}");
+                        }
+                    }
                 }
             }
         }
