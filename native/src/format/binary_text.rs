@@ -201,7 +201,7 @@ fn write_bytes_any(bytes: &[u8], text: &mut BoundedText) {
 #[inline(always)]
 pub fn write_bits(bits: Bits, text: &mut BoundedText) {
     if bits.size >= 8 {
-        write_bits_long(bits, text);
+        write_bits_long(bits.bytes, bits.offset as u32, bits.size, text);
         return;
     }
     let (off, tail) = (bits.offset as u32, bits.size as u32);
@@ -288,38 +288,102 @@ const fn bits_texts() -> [u128; 256] {
     table
 }
 
-/// `write_bits` of a bitstring of 8 bits or more: its whole bytes, then
-/// the last bits. Out of line: the many registers it needs would be
-/// saved for the bitstrings of fewer than 8 bits too.
+/// Whole bytes of a bitstring written per store of the text's end.
+const BITS_CHUNK: usize = 16;
+
+/// The most text a chunk writes: `<<`, `BITS_CHUNK` bytes of at most 4
+/// bytes each (`,255`), and the last part (8 at most, `,127:7>>`).
+const BITS_CHUNK_TEXT: usize = 2 + 4 * BITS_CHUNK + 8;
+
+/// `write_bits` of a bitstring of 8 bits or more, `size` bits from bit
+/// `off` of `bytes`: its whole bytes, then the last bits. Each chunk of
+/// up to `BITS_CHUNK` whole bytes is written straight into the text's
+/// room, its parts at a cursor held in a register, and the text's end
+/// moved once (each move is waited for by the next); near the budget's
+/// end, by `put_bits_chunk_cut`. Out of line: the registers it needs
+/// would be saved for the bitstrings of fewer than 8 bits too.
 #[inline(never)]
-fn write_bits_long(bits: Bits, text: &mut BoundedText) {
-    let (bytes, off) = (bits.bytes, bits.offset as u32);
-    let (whole, tail) = (bits.size / 8, (bits.size % 8) as u32);
-    // The byte whose first bit is `i`'s first bit, and the one after it.
-    let byte_at = |i: usize| -> u8 {
-        if off == 0 {
-            bytes[i]
-        } else {
-            ((u32::from(bytes[i]) << off) | (u32::from(bytes[i + 1]) >> (8 - off))) as u8
-        }
+fn write_bits_long(bytes: &[u8], off: u32, size: usize, text: &mut BoundedText) {
+    let bits = Bits {
+        bytes,
+        offset: off as usize,
+        size,
     };
-    // Each part is built in registers and stored whole: bytes stored one
-    // at a time and then read back as a word would make the read wait
-    // for them.
-    // `<<` and the first byte's text in one word (`whole` is at least 1).
-    let (word, len) = BYTE_TEXT[usize::from(byte_at(0))].word(true);
-    let opened = u64::from(word) << 16 | u64::from(u16::from_le_bytes(*b"<<"));
-    text.put_word(u128::from(opened), len + 2);
-    for i in 1..whole {
-        if text.is_full() {
+    let whole = size / 8;
+    let mut from = 0;
+    loop {
+        let to = whole.min(from + BITS_CHUNK);
+        // SAFETY: a chunk's text is at most `BITS_CHUNK_TEXT` bytes, all
+        // written, and its stores reach at most 8 bytes past its end
+        // (within SLACK); the room given is `BITS_CHUNK_TEXT + SLACK`.
+        let put = unsafe {
+            text.put_within(BITS_CHUNK_TEXT, |dst| write_bits_chunk(bits, from, to, dst))
+        };
+        if !put {
+            put_bits_chunk_cut(bits, from, to, text);
+        }
+        if to == whole || text.is_full() {
             return;
         }
-        let (word, len) = BYTE_TEXT[usize::from(byte_at(i))].word(false);
-        text.put_word(u128::from(word), len);
+        from = to;
     }
-    // The last bits: `tail` of them from bit `off` of byte `whole`.
-    let (last, len) = last_word(last_bits(bytes, whole, off, tail), tail);
-    text.put_word(u128::from(last), len);
+}
+
+/// `write_bits_long`'s chunk when it may not fit in the text's room:
+/// written into a buffer, then put as any text, which cuts it.
+#[cold]
+#[inline(never)]
+fn put_bits_chunk_cut(bits: Bits, from: usize, to: usize, text: &mut BoundedText) {
+    let mut buf = [0u8; BITS_CHUNK_TEXT + 8];
+    // SAFETY: the buffer has room for `BITS_CHUNK_TEXT + 8` bytes.
+    let len = unsafe { write_bits_chunk(bits, from, to, buf.as_mut_ptr()) };
+    text.put(&buf[..len]);
+}
+
+/// Writes at `dst` the text of whole bytes `from` to `to` of `bits` (8
+/// bits or more, not whole bytes): `<<` first when `from` is 0, the last
+/// bits' part when `to` is its last whole byte; answers its length. Each
+/// part is one store of its word, which may reach 8 bytes past the
+/// text's end.
+///
+/// # Safety
+/// `dst` must have room for `BITS_CHUNK_TEXT + 8` bytes; `to - from` is
+/// at most `BITS_CHUNK`.
+#[inline(always)]
+unsafe fn write_bits_chunk(bits: Bits, from: usize, to: usize, dst: *mut u8) -> usize {
+    let (bytes, off) = (bits.bytes, bits.offset as u32);
+    let (whole, tail) = (bits.size / 8, (bits.size % 8) as u32);
+    // The byte whose first bit is `i`'s first bit: from it and the one
+    // after it, which holds the last bits at least (there are some).
+    let byte_at = |i: usize| -> u8 {
+        (u32::from(u16::from_be_bytes([bytes[i], bytes[i + 1]])) << off >> 8) as u8
+    };
+    let mut at = 0;
+    let mut i = from;
+    if from == 0 {
+        // `<<` and the first byte's text (`whole` is at least 1).
+        let (word, len) = BYTE_TEXT[usize::from(byte_at(0))].word(true);
+        let opened = u64::from(word) << 16 | u64::from(u16::from_le_bytes(*b"<<"));
+        // SAFETY: 8 bytes at the start of the room.
+        unsafe { dst.cast::<u64>().write_unaligned(opened.to_le()) };
+        (at, i) = (len + 2, 1);
+    }
+    while i < to {
+        let (word, len) = BYTE_TEXT[usize::from(byte_at(i))].word(false);
+        // SAFETY: at most 5 + 4 * (BITS_CHUNK - 1) bytes written before,
+        // 4 more: within the room.
+        unsafe { dst.add(at).cast::<u32>().write_unaligned(word.to_le()) };
+        (at, i) = (at + len, i + 1);
+    }
+    if to == whole {
+        // The last bits: `tail` of them from bit `off` of byte `whole`.
+        let (last, len) = last_word(last_bits(bytes, whole, off, tail), tail);
+        // SAFETY: at most 2 + 4 * BITS_CHUNK bytes written before, 8
+        // more: within the room.
+        unsafe { dst.add(at).cast::<u64>().write_unaligned(last.to_le()) };
+        at += len;
+    }
+    at
 }
 
 /// `,N` for a byte N: the text of a binary's elements after the first.
@@ -525,7 +589,8 @@ mod tests {
                         size,
                     };
                     let whole = model(&data, offset, size);
-                    for max in 0..whole.len() + 4 {
+                    // Every cut, and room for the whole text.
+                    for max in (0..whole.len() + 4).chain([4096]) {
                         for before in [0, 3] {
                             let mut by_bits = vec![b'x'; before];
                             let mut text = BoundedText::new(&mut by_bits, before + max);

@@ -214,7 +214,8 @@ pub unsafe fn read_sub<'a>(known: Known, obj: *const usize) -> Option<Bits<'a>> 
     // bytes below 2^60 keeps the count in bits below 2^64.
     let room = len.checked_sub(offs)?.checked_sub(bytes)?;
     let last = (bit_offs + bit_size).div_ceil(8);
-    if bit_size >= 8 || bit_offs >= 8 || last > room || bytes >> 60 != 0 {
+    // Both below 8: no bit of 0xF8 set in either byte.
+    if bits & 0xF8F8 != 0 || last > room || bytes >> 60 != 0 {
         return None;
     }
     // SAFETY: bytes `offs` to `offs + bytes + last` are within the

@@ -298,9 +298,10 @@ impl Reader {
     /// `word` must be a live boxed term's word, the term outliving 'a.
     #[inline(always)]
     pub unsafe fn sub_bits<'a>(&self, word: usize) -> Option<Bits<'a>> {
-        // SAFETY: the caller's promise, and a sub-binary's header (only
-        // learned with the layout, so `binary` is known).
-        unsafe { binary::read_sub(self.binary?, object(word)) }
+        // SAFETY: `sub_header` is a header only when `binary` is known (a
+        // sub-binary's header is learned with the layout, `current`), and
+        // the caller saw it; a live sub-binary's object (its promise).
+        unsafe { binary::read_sub(self.binary.unwrap_unchecked(), object(word)) }
     }
 
     /// Whether a boxed object whose header is `header` is a tuple or a
