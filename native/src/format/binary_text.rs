@@ -205,22 +205,19 @@ pub fn write_bits(bits: Bits, text: &mut BoundedText) {
         return;
     }
     let (off, tail) = (bits.offset as u32, bits.size as u32);
-    let word = BITS_TEXT[bits_index(last_bits(bits.bytes, 0, off, tail), tail)];
-    text.put_word(word, bits_text_len(word));
+    let entry = &BITS_TEXT[bits_index(last_bits(bits.bytes, 0, off, tail), tail)];
+    text.put_block(entry, bits_text_len(entry));
 }
 
 /// The value of the `tail` (1 to 7) bits from bit `off` (below 8) of
 /// byte `at` of `bytes`.
 #[inline(always)]
 fn last_bits(bytes: &[u8], at: usize, off: u32, tail: u32) -> u32 {
-    let end = off + tail;
-    let first_byte = u32::from(bytes[at]);
-    let value = if end <= 8 {
-        first_byte >> (8 - end)
-    } else {
-        (first_byte << (end - 8)) | (u32::from(bytes[at + 1]) >> (16 - end))
-    };
-    value & ((1 << tail) - 1)
+    // The two bytes the bits may lie in, the second 0 when there is none
+    // (then they lie in the first); the bits after them shifted out.
+    let next = bytes.get(at + 1).copied().unwrap_or(0);
+    let window = u32::from(u16::from_be_bytes([bytes[at], next]));
+    (window << off & 0xFFFF) >> (16 - tail)
 }
 
 /// `,V:T>>` for the last bits' value `value` (below `1 << tail`) and
@@ -228,10 +225,11 @@ fn last_bits(bytes: &[u8], at: usize, off: u32, tail: u32) -> u32 {
 /// table's `<<V:T>>` with its first `<` dropped and the second made `,`.
 #[inline(always)]
 fn last_word(value: u32, tail: u32) -> (u64, usize) {
-    let word = BITS_TEXT[bits_index(value, tail)];
+    let entry = &BITS_TEXT[bits_index(value, tail)];
+    let word = u128::from_le_bytes(*entry);
     (
         ((word >> 8) as u64 & !0xFF) | u64::from(b','),
-        bits_text_len(word) - 1,
+        bits_text_len(entry) - 1,
     )
 }
 
@@ -244,18 +242,18 @@ fn bits_index(value: u32, tail: u32) -> usize {
 
 /// The length of a `BITS_TEXT` entry's text, kept in its last byte.
 #[inline(always)]
-fn bits_text_len(word: u128) -> usize {
-    (word >> 120) as usize & 0xF
+fn bits_text_len(entry: &[u8; 16]) -> usize {
+    usize::from(entry[15] & 0xF)
 }
 
 /// `<<V:T>>`, the text of each bitstring of T (1 to 7) bits of value V,
 /// at `bits_index(V, T)`: its bytes (at most 9, `<<127:7>>`) from the
 /// lowest, and its length in the last byte. Index 0 and 1 are no
 /// bitstring's (empty).
-static BITS_TEXT: [u128; 256] = bits_texts();
+static BITS_TEXT: [[u8; 16]; 256] = bits_texts();
 
-const fn bits_texts() -> [u128; 256] {
-    let mut table = [0u128; 256];
+const fn bits_texts() -> [[u8; 16]; 256] {
+    let mut table = [[0u8; 16]; 256];
     let mut tail = 1;
     while tail < 8 {
         let mut value = 0;
@@ -280,7 +278,7 @@ const fn bits_texts() -> [u128; 256] {
             bytes[len + 4] = b'>';
             len += 5;
             bytes[15] = len as u8;
-            table[(1 << tail) | value] = u128::from_le_bytes(bytes);
+            table[(1 << tail) | value] = bytes;
             value += 1;
         }
         tail += 1;
@@ -561,10 +559,10 @@ mod tests {
     fn bits_texts_are_each_value_and_count() {
         for tail in 1..8u32 {
             for value in 0..1u32 << tail {
-                let word = BITS_TEXT[bits_index(value, tail)];
-                let len = bits_text_len(word);
+                let entry = &BITS_TEXT[bits_index(value, tail)];
+                let len = bits_text_len(entry);
                 let text = format!("<<{value}:{tail}>>");
-                assert_eq!(&word.to_le_bytes()[..len], text.as_bytes());
+                assert_eq!(&entry[..len], text.as_bytes());
                 let (last, len) = last_word(value, tail);
                 assert_eq!(
                     &last.to_le_bytes()[..len],
