@@ -290,12 +290,12 @@ impl Reader {
         header == self.sub_header
     }
 
-    /// The bits of the sub-binary of `word` (`is_sub_header` said so of
-    /// its header), whole bytes too; `None` when its original is not read
-    /// in place.
+    /// The bits of the sub-binary of `word`, whole bytes too; `None`
+    /// when its original is not read in place.
     ///
     /// # Safety
-    /// `word` must be a live boxed term's word, the term outliving 'a.
+    /// `word` must be a live boxed term's word, the term outliving 'a,
+    /// whose header `is_sub_header` said is a sub-binary's.
     #[inline(always)]
     pub unsafe fn sub_bits<'a>(&self, word: usize) -> Option<Bits<'a>> {
         // SAFETY: `sub_header` is a header only when `binary` is known (a
