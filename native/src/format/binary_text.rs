@@ -196,82 +196,192 @@ fn write_bytes_any(bytes: &[u8], text: &mut BoundedText) {
 /// A bitstring whose size is not a multiple of 8, as the VM writes it:
 /// its whole bytes, then the last bits' value and count,
 /// `<<97,98,1:3>>`. The bytes are read from any bit offset. One of fewer
-/// than 8 bits (`<<1:3>>`) is written here, in line; a longer one by
-/// `write_bits_long`.
+/// than 8 bits (`<<1:3>>`) is written here, in line, its whole text one
+/// load from a table and one store; a longer one by `write_bits_long`.
 #[inline(always)]
 pub fn write_bits(bits: Bits, text: &mut BoundedText) {
     if bits.size >= 8 {
-        write_bits_long(bits, text);
+        write_bits_long(bits.bytes, bits.offset as u32, bits.size, text);
         return;
     }
     let (off, tail) = (bits.offset as u32, bits.size as u32);
-    write_tiny_bits(last_bits(bits.bytes, 0, off, tail), tail, text);
-}
-
-/// `<<V:T>>`, the text of a bitstring of `tail` (1 to 7) bits whose value
-/// is `value`: `,V:T>>` (at most 8 bytes) with its `,` the second `<`,
-/// the first shifted in before it, in one store.
-#[inline(always)]
-pub fn write_tiny_bits(value: u32, tail: u32, text: &mut BoundedText) {
-    let (last, len) = last_word(value, tail);
-    let opened = (last & !0xFF) | u64::from(b'<');
-    text.put_word(u128::from(opened) << 8 | u128::from(b'<'), len + 1);
+    let entry = &BITS_TEXT[bits_index(last_bits(bits.bytes, 0, off, tail), tail)];
+    text.put_block(entry, bits_text_len(entry));
 }
 
 /// The value of the `tail` (1 to 7) bits from bit `off` (below 8) of
 /// byte `at` of `bytes`.
 #[inline(always)]
 fn last_bits(bytes: &[u8], at: usize, off: u32, tail: u32) -> u32 {
-    let end = off + tail;
-    let first_byte = u32::from(bytes[at]);
-    let value = if end <= 8 {
-        first_byte >> (8 - end)
-    } else {
-        (first_byte << (end - 8)) | (u32::from(bytes[at + 1]) >> (16 - end))
-    };
-    value & ((1 << tail) - 1)
+    // The two bytes the bits may lie in, the second 0 when there is none
+    // (then they lie in the first); the bits after them shifted out.
+    let next = bytes.get(at + 1).copied().unwrap_or(0);
+    let window = u32::from(u16::from_be_bytes([bytes[at], next]));
+    (window << off & 0xFFFF) >> (16 - tail)
 }
 
-/// `,V:T>>` for the last bits' value `value` (below 128) and count
-/// `tail`, built in one register (the first byte lowest), and its length.
+/// `,V:T>>` for the last bits' value `value` (below `1 << tail`) and
+/// count `tail` (1 to 7), the first byte lowest, and its length: the
+/// table's `<<V:T>>` with its first `<` dropped and the second made `,`.
 #[inline(always)]
 fn last_word(value: u32, tail: u32) -> (u64, usize) {
-    let (word, len) = BYTE_TEXT[value as usize].word(false);
-    let size = u64::from(u32::from_le_bytes([b':', b'0' + tail as u8, b'>', b'>']));
-    (u64::from(word) | size << (8 * len), len + 4)
+    let entry = &BITS_TEXT[bits_index(value, tail)];
+    let word = u128::from_le_bytes(*entry);
+    (
+        ((word >> 8) as u64 & !0xFF) | u64::from(b','),
+        bits_text_len(entry) - 1,
+    )
 }
 
-/// `write_bits` of a bitstring of 8 bits or more: its whole bytes, then
-/// the last bits.
+/// The index in `BITS_TEXT` of the `tail` (1 to 7) bits of value `value`:
+/// the bits after a leading 1, `1 << tail | value`, below 256.
 #[inline(always)]
-fn write_bits_long(bits: Bits, text: &mut BoundedText) {
-    let (bytes, off) = (bits.bytes, bits.offset as u32);
-    let (whole, tail) = (bits.size / 8, (bits.size % 8) as u32);
-    // The byte whose first bit is `i`'s first bit, and the one after it.
-    let byte_at = |i: usize| -> u8 {
-        if off == 0 {
-            bytes[i]
-        } else {
-            ((u32::from(bytes[i]) << off) | (u32::from(bytes[i + 1]) >> (8 - off))) as u8
+fn bits_index(value: u32, tail: u32) -> usize {
+    ((1 << tail | value) & 0xFF) as usize
+}
+
+/// The length of a `BITS_TEXT` entry's text, kept in its last byte.
+#[inline(always)]
+fn bits_text_len(entry: &[u8; 16]) -> usize {
+    usize::from(entry[15] & 0xF)
+}
+
+/// `<<V:T>>`, the text of each bitstring of T (1 to 7) bits of value V,
+/// at `bits_index(V, T)`: its bytes (at most 9, `<<127:7>>`) from the
+/// lowest, and its length in the last byte. Index 0 and 1 are no
+/// bitstring's (empty).
+static BITS_TEXT: [[u8; 16]; 256] = bits_texts();
+
+const fn bits_texts() -> [[u8; 16]; 256] {
+    let mut table = [[0u8; 16]; 256];
+    let mut tail = 1;
+    while tail < 8 {
+        let mut value = 0;
+        while value < 1 << tail {
+            let mut bytes = [0u8; 16];
+            let mut len = 0;
+            bytes[0] = b'<';
+            bytes[1] = b'<';
+            len += 2;
+            if value >= 100 {
+                bytes[len] = b'0' + (value / 100) as u8;
+                len += 1;
+            }
+            if value >= 10 {
+                bytes[len] = b'0' + (value / 10 % 10) as u8;
+                len += 1;
+            }
+            bytes[len] = b'0' + (value % 10) as u8;
+            bytes[len + 1] = b':';
+            bytes[len + 2] = b'0' + tail as u8;
+            bytes[len + 3] = b'>';
+            bytes[len + 4] = b'>';
+            len += 5;
+            bytes[15] = len as u8;
+            table[(1 << tail) | value] = bytes;
+            value += 1;
         }
+        tail += 1;
+    }
+    table
+}
+
+/// Whole bytes of a bitstring written per store of the text's end.
+const BITS_CHUNK: usize = 16;
+
+/// The most text a chunk writes: `<<`, `BITS_CHUNK` bytes of at most 4
+/// bytes each (`,255`), and the last part (8 at most, `,127:7>>`).
+const BITS_CHUNK_TEXT: usize = 2 + 4 * BITS_CHUNK + 8;
+
+/// `write_bits` of a bitstring of 8 bits or more, `size` bits from bit
+/// `off` of `bytes`: its whole bytes, then the last bits. Each chunk of
+/// up to `BITS_CHUNK` whole bytes is written straight into the text's
+/// room, its parts at a cursor held in a register, and the text's end
+/// moved once (each move is waited for by the next); near the budget's
+/// end, by `put_bits_chunk_cut`. Out of line: the registers it needs
+/// would be saved for the bitstrings of fewer than 8 bits too.
+#[inline(never)]
+fn write_bits_long(bytes: &[u8], off: u32, size: usize, text: &mut BoundedText) {
+    let bits = Bits {
+        bytes,
+        offset: off as usize,
+        size,
     };
-    // Each part is built in registers and stored whole: bytes stored one
-    // at a time and then read back as a word would make the read wait
-    // for them.
-    // `<<` and the first byte's text in one word (`whole` is at least 1).
-    let (word, len) = BYTE_TEXT[usize::from(byte_at(0))].word(true);
-    let opened = u64::from(word) << 16 | u64::from(u16::from_le_bytes(*b"<<"));
-    text.put_word(u128::from(opened), len + 2);
-    for i in 1..whole {
-        if text.is_full() {
+    let whole = size / 8;
+    let mut from = 0;
+    loop {
+        let to = whole.min(from + BITS_CHUNK);
+        // SAFETY: a chunk's text is at most `BITS_CHUNK_TEXT` bytes, all
+        // written, and its stores reach at most 8 bytes past its end
+        // (within SLACK); the room given is `BITS_CHUNK_TEXT + SLACK`.
+        let put = unsafe {
+            text.put_within(BITS_CHUNK_TEXT, |dst| write_bits_chunk(bits, from, to, dst))
+        };
+        if !put {
+            put_bits_chunk_cut(bits, from, to, text);
+        }
+        if to == whole || text.is_full() {
             return;
         }
-        let (word, len) = BYTE_TEXT[usize::from(byte_at(i))].word(false);
-        text.put_word(u128::from(word), len);
+        from = to;
     }
-    // The last bits: `tail` of them from bit `off` of byte `whole`.
-    let (last, len) = last_word(last_bits(bytes, whole, off, tail), tail);
-    text.put_word(u128::from(last), len);
+}
+
+/// `write_bits_long`'s chunk when it may not fit in the text's room:
+/// written into a buffer, then put as any text, which cuts it.
+#[cold]
+#[inline(never)]
+fn put_bits_chunk_cut(bits: Bits, from: usize, to: usize, text: &mut BoundedText) {
+    let mut buf = [0u8; BITS_CHUNK_TEXT + 8];
+    // SAFETY: the buffer has room for `BITS_CHUNK_TEXT + 8` bytes.
+    let len = unsafe { write_bits_chunk(bits, from, to, buf.as_mut_ptr()) };
+    text.put(&buf[..len]);
+}
+
+/// Writes at `dst` the text of whole bytes `from` to `to` of `bits` (8
+/// bits or more, not whole bytes): `<<` first when `from` is 0, the last
+/// bits' part when `to` is its last whole byte; answers its length. Each
+/// part is one store of its word, which may reach 8 bytes past the
+/// text's end.
+///
+/// # Safety
+/// `dst` must have room for `BITS_CHUNK_TEXT + 8` bytes; `to - from` is
+/// at most `BITS_CHUNK`.
+#[inline(always)]
+unsafe fn write_bits_chunk(bits: Bits, from: usize, to: usize, dst: *mut u8) -> usize {
+    let (bytes, off) = (bits.bytes, bits.offset as u32);
+    let (whole, tail) = (bits.size / 8, (bits.size % 8) as u32);
+    // The byte whose first bit is `i`'s first bit: from it and the one
+    // after it, which holds the last bits at least (there are some).
+    let byte_at = |i: usize| -> u8 {
+        (u32::from(u16::from_be_bytes([bytes[i], bytes[i + 1]])) << off >> 8) as u8
+    };
+    let mut at = 0;
+    let mut i = from;
+    if from == 0 {
+        // `<<` and the first byte's text (`whole` is at least 1).
+        let (word, len) = BYTE_TEXT[usize::from(byte_at(0))].word(true);
+        let opened = u64::from(word) << 16 | u64::from(u16::from_le_bytes(*b"<<"));
+        // SAFETY: 8 bytes at the start of the room.
+        unsafe { dst.cast::<u64>().write_unaligned(opened.to_le()) };
+        (at, i) = (len + 2, 1);
+    }
+    while i < to {
+        let (word, len) = BYTE_TEXT[usize::from(byte_at(i))].word(false);
+        // SAFETY: at most 5 + 4 * (BITS_CHUNK - 1) bytes written before,
+        // 4 more: within the room.
+        unsafe { dst.add(at).cast::<u32>().write_unaligned(word.to_le()) };
+        (at, i) = (at + len, i + 1);
+    }
+    if to == whole {
+        // The last bits: `tail` of them from bit `off` of byte `whole`.
+        let (last, len) = last_word(last_bits(bytes, whole, off, tail), tail);
+        // SAFETY: at most 2 + 4 * BITS_CHUNK bytes written before, 8
+        // more: within the room.
+        unsafe { dst.add(at).cast::<u64>().write_unaligned(last.to_le()) };
+        at += len;
+    }
+    at
 }
 
 /// `,N` for a byte N: the text of a binary's elements after the first.
@@ -440,6 +550,57 @@ mod tests {
                     from_words(&bytes, &mut text);
                     text.finish();
                     assert_eq!(out, written(write_bytes_any, &bytes, 2, max), "{bytes:?}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn bits_texts_are_each_value_and_count() {
+        for tail in 1..8u32 {
+            for value in 0..1u32 << tail {
+                let entry = &BITS_TEXT[bits_index(value, tail)];
+                let len = bits_text_len(entry);
+                let text = format!("<<{value}:{tail}>>");
+                assert_eq!(&entry[..len], text.as_bytes());
+                let (last, len) = last_word(value, tail);
+                assert_eq!(
+                    &last.to_le_bytes()[..len],
+                    format!(",{value}:{tail}>>").as_bytes()
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn bits_in_every_budget_as_their_text_put_whole() {
+        // Random bytes, and the extremes: all ones, all zeros.
+        let mut next = crate::test_random::xorshift(0x2545_F491_4F6C_DD1D);
+        let random: Vec<u8> = (0..26).map(|_| next() as u8).collect();
+        for data in [random, vec![0xFF; 26], vec![0; 26]] {
+            for offset in 0..8usize {
+                for size in (1..25 * 8).filter(|s| s % 8 != 0) {
+                    let len = (offset + size).div_ceil(8);
+                    let bits = Bits {
+                        bytes: &data[..len],
+                        offset,
+                        size,
+                    };
+                    let whole = model(&data, offset, size);
+                    // Every cut, and room for the whole text.
+                    for max in (0..whole.len() + 4).chain([4096]) {
+                        for before in [0, 3] {
+                            let mut by_bits = vec![b'x'; before];
+                            let mut text = BoundedText::new(&mut by_bits, before + max);
+                            write_bits(bits, &mut text);
+                            let cut = text.finish();
+                            let mut by_put = vec![b'x'; before];
+                            let mut text = BoundedText::new(&mut by_put, before + max);
+                            text.put(whole.as_bytes());
+                            assert_eq!(cut, text.finish(), "{offset} {size} {max}");
+                            assert_eq!(by_bits, by_put, "{offset} {size} {max}");
+                        }
+                    }
                 }
             }
         }

@@ -27,9 +27,7 @@
 //! written `<redacted>` and never looked at.
 
 use super::atom::write_atom;
-use super::binary_text::{
-    write_binary, write_binary_bytes, write_bits, write_heap_binary, write_tiny_bits,
-};
+use super::binary_text::{write_binary, write_binary_bytes, write_bits, write_heap_binary};
 use super::bounded_text::BoundedText;
 use super::leaf::{write_identifier, write_leaf};
 use super::leaf_texts::LeafTexts;
@@ -524,17 +522,29 @@ fn write_bits_of(walk: &Walk, term: usize, text: &mut BoundedText) {
     write_bits_at(walk, term, unsafe { *object(term) }, text)
 }
 
-/// `write_bits_at` of a bitstring that looks fewer than 8 bits
-/// (`BinaryLeaf::Tiny`): written here when it is, with few registers to
-/// save; else by `write_bits_at`.
+/// `leaf` of a sub-binary (`Reader::is_sub_header`; up to OTP 26, the
+/// form of every bitstring that is not whole bytes): its text from its
+/// bits read in place (`write_bits`: `<<1:3>>` one load from a table and
+/// one store). One of whole bytes from a byte's start is written as any
+/// binary; else (another bit offset, its original not read in place)
+/// through `write_bits_at`. Always true: it was a leaf.
 #[inline(never)]
-fn write_tiny_at(walk: &Walk, term: usize, header: usize, text: &mut BoundedText) {
+fn write_sub(walk: &Walk, term: usize, header: usize, text: &mut BoundedText) -> bool {
     // SAFETY: the walk reads only live terms of the call being served;
-    // `header` is this one's.
-    match unsafe { walk.reader.tiny_bits(term, header) } {
-        Some((value, size)) => write_tiny_bits(value, size, text),
-        None => write_bits_at(walk, term, header, text),
+    // its caller saw a sub-binary's header.
+    match unsafe { walk.reader.sub_bits(term) } {
+        Some(bits) if bits.size % 8 != 0 => write_bits(bits, text),
+        Some(bits) if bits.offset == 0 => write_sub_bytes(bits.bytes, text),
+        _ => write_bits_at(walk, term, header, text),
     }
+    true
+}
+
+/// `write_sub` of a sub-binary of whole bytes: out of line, so that the
+/// registers its text needs are not saved for every bitstring.
+#[inline(never)]
+fn write_sub_bytes(bytes: &[u8], text: &mut BoundedText) {
+    write_binary_bytes(bytes, text, false);
 }
 
 /// `write_bits_of` of a bitstring whose header, `header`, the caller
@@ -841,11 +851,31 @@ fn leaf(walk: &Walk, term: usize, text: &mut BoundedText, leaves: &mut LeafTexts
 }
 
 /// `leaf` of a boxed term that is no container read in place, `header`
-/// its object's header, told by its kind without reading the header
-/// again: a heap binary (the commonest boxed leaf) written from its words
-/// here, a bitstring of the forms its header tells sent to its bits.
+/// its object's header: a sub-binary (up to OTP 26, every bitstring not
+/// whole bytes) told by one comparison and sent to its bits, anything
+/// else to `leaf_kind`. Saves no register: the leaves `leaf_kind` writes
+/// pay one comparison and a jump more, and `leaf`, inlined in every
+/// container's loop, is no larger.
 #[inline(never)]
 fn leaf_boxed(
+    walk: &Walk,
+    term: usize,
+    header: usize,
+    text: &mut BoundedText,
+    leaves: &mut LeafTexts,
+) -> bool {
+    if walk.reader.is_sub_header(header) && !walk.shape {
+        return write_sub(walk, term, header, text);
+    }
+    leaf_kind(walk, term, header, text, leaves)
+}
+
+/// `leaf_boxed` of any other boxed term, told by its kind without
+/// reading the header again: a heap binary (the commonest boxed leaf)
+/// written from its words here, a bitstring of the forms its header tells
+/// sent to its bits.
+#[inline(never)]
+fn leaf_kind(
     walk: &Walk,
     term: usize,
     header: usize,
@@ -866,10 +896,6 @@ fn leaf_boxed(
                 }
                 BinaryLeaf::Bits => {
                     write_bits_at(walk, term, header, text);
-                    return true;
-                }
-                BinaryLeaf::Tiny => {
-                    write_tiny_at(walk, term, header, text);
                     return true;
                 }
                 BinaryLeaf::Other => {}

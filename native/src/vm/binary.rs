@@ -67,6 +67,11 @@ pub struct Known {
 }
 
 impl Known {
+    /// Up to OTP 26, the header of a sub-binary, when learned.
+    pub fn sub_header(&self) -> Option<usize> {
+        (self.sub_header != 0).then_some(self.sub_header)
+    }
+
     /// The header tag bits (the low six) of the forms read in place: the
     /// heap form's, the off-heap one's, and up to OTP 26 the sub-binary's.
     pub fn tags(&self) -> [Option<usize>; 3] {
@@ -78,8 +83,9 @@ impl Known {
     }
 }
 
-/// A bitstring whose size is not a multiple of 8, read in place: `size`
-/// bits from bit `offset` (below 8) of the byte at `base`.
+/// A bitstring read in place: `size` bits from bit `offset` (below 8) of
+/// `bytes`, which hold them and nothing past them. Its size is not a
+/// multiple of 8, but for a sub-binary's (`read_sub`).
 #[derive(Clone, Copy)]
 pub struct Bits<'a> {
     pub bytes: &'a [u8],
@@ -160,121 +166,84 @@ pub unsafe fn read_bits_at<'a>(known: Known, obj: *const usize, header: usize) -
             (base as *const u8, start, end - start)
         }
         Layout::ProcBin if is_sub(known, header) => {
-            // SAFETY: a sub-binary (its header as learned at load) has
-            // five words: the header, whose arity counts three of them
-            // (the original's term after them is not counted), the size
-            // and offset in bytes, the bit size, bit offset and writable
-            // flag in the low bytes of word 3, the original binary's term.
-            let (bytes, offs, bits, orig) =
-                unsafe { (*obj.add(1), *obj.add(2), *obj.add(3), *obj.add(4)) };
-            // The word's other bytes are the struct's padding: never
-            // written, whatever they hold.
-            let (bit_size, bit_offs) = (bits & 0xFF, (bits >> 8) & 0xFF);
-            if bit_size >= 8 || bit_offs >= 8 {
-                return None;
-            }
-            // SAFETY: the original of a live sub-binary is a live binary.
-            let (data, len) = unsafe { read_with(known, orig) }?;
-            let size = bytes.checked_mul(8)?.checked_add(bit_size)?;
-            let start = offs.checked_mul(8)?.checked_add(bit_offs)?;
-            if start.checked_add(size)? > len.checked_mul(8)? {
-                return None;
-            }
-            (data, start, size)
+            // SAFETY: the caller's promise: a live object, a sub-binary's
+            // by its header.
+            return unsafe { read_sub(known, obj) }.filter(|bits| bits.size % 8 != 0);
         }
         _ => return None,
     };
     if size % 8 == 0 {
         return None;
     }
-    let first = offset / 8;
-    let len = (offset % 8).checked_add(size)?.div_ceil(8);
     // SAFETY: the bits lie within the binary's bytes (checked above for the
     // forms whose size the object does not bound itself), which live as
     // long as the term.
-    let bytes = unsafe { std::slice::from_raw_parts(base.add(first), len) };
+    Some(unsafe { bits_of(base, offset, size) })
+}
+
+/// The bits of a sub-binary (up to OTP 26: every bitstring that is not
+/// whole bytes, and binaries cut from others), `obj` its object, whose
+/// header `is_sub` said is a sub-binary's: any size, whole bytes too.
+/// `None` when its original is not read in place.
+///
+/// # Safety
+/// `obj` must be a live sub-binary's object, the term outliving 'a.
+#[inline(always)]
+pub unsafe fn read_sub<'a>(known: Known, obj: *const usize) -> Option<Bits<'a>> {
+    // Only learned with the sub-binary's layout: said so here, the
+    // original's reading has no other layout's arms to pass.
+    debug_assert!(known.layout == Layout::ProcBin);
+    let known = Known {
+        layout: Layout::ProcBin,
+        ..known
+    };
+    // SAFETY: a sub-binary (its header as learned at load) has five
+    // words: the header, whose arity counts three of them (the original's
+    // term after them is not counted), the size and offset in bytes, the
+    // bit size, bit offset and writable flag in the low bytes of word 3,
+    // the original binary's term.
+    let (bytes, offs, bits, orig) = unsafe { (*obj.add(1), *obj.add(2), *obj.add(3), *obj.add(4)) };
+    // The word's other bytes are the struct's padding: never written,
+    // whatever they hold.
+    let (bit_size, bit_offs) = (bits & 0xFF, (bits >> 8) & 0xFF);
+    // SAFETY: the original of a live sub-binary is a live binary.
+    let (data, len) = unsafe { read_with(known, orig) }?;
+    // The bytes holding the bits: the whole ones from byte `offs`, then
+    // those up to bit `bit_offs + bit_size` after them; counted with no
+    // sum that could wrap, and within the original's `len`. A count of
+    // bytes below 2^60 keeps the count in bits below 2^64.
+    let room = len.checked_sub(offs)?.checked_sub(bytes)?;
+    let last = (bit_offs + bit_size).div_ceil(8);
+    // Both below 8: no bit of 0xF8 set in either byte.
+    if bits & 0xF8F8 != 0 || last > room || bytes >> 60 != 0 {
+        return None;
+    }
+    // SAFETY: bytes `offs` to `offs + bytes + last` are within the
+    // original's `len` (checked above), which live as long as the term.
+    let held = unsafe { std::slice::from_raw_parts(data.add(offs), bytes + last) };
     Some(Bits {
-        bytes,
-        offset: offset % 8,
-        size,
+        bytes: held,
+        offset: bit_offs,
+        size: bytes * 8 + bit_size,
     })
 }
 
-/// Whether a heap bitstring `read_heap` did not read, or a sub-binary,
-/// looks fewer than 8 bits by its first word after the header (its size
-/// in bits from OTP 27, its whole bytes up to OTP 26): `read_tiny`'s to
-/// read (it checks the rest).
+/// The `size` bits from bit `offset` of the bytes at `base`, as `Bits`:
+/// the bytes from the one holding the first bit to the one holding the
+/// last.
 ///
 /// # Safety
-/// `obj` must be a live boxed term's object and `header` its first word.
+/// The bits must lie within bytes that live for 'a.
 #[inline(always)]
-pub unsafe fn looks_tiny(known: Known, obj: *const usize, header: usize) -> bool {
-    if header >> ARITY_SHIFT == 0 {
-        return false;
-    }
-    // SAFETY: word 1 is within the object (its arity is at least 1).
-    let first = unsafe { *obj.add(1) };
-    match known.layout {
-        Layout::SubBits => first < 8,
-        Layout::ProcBin => first == 0,
-        Layout::Unknown => false,
-    }
-}
-
-/// The value and count of the bits of a bitstring of fewer than 8 bits
-/// (`<<1:3>>`: `(1, 3)`), `obj` its object and `header` its header, in
-/// the forms such a bitstring commonly takes: a heap bitstring from OTP
-/// 27, a sub-binary of no whole byte up to OTP 26 (its original read as
-/// `read_with` reads it). `None` for anything else, `read_bits_at`'s to
-/// read.
-///
-/// # Safety
-/// `obj` must be a live boxed term's object and `header` its first word.
-#[inline(always)]
-pub unsafe fn read_tiny(known: Known, obj: *const usize, header: usize) -> Option<(u32, u32)> {
-    let arity = header >> ARITY_SHIFT;
-    match known.layout {
-        Layout::SubBits if is_heap(known, header) && arity >= 2 => {
-            // SAFETY: words 1 and 2 are within the object (arity >= 2):
-            // the size in bits, then the word holding the first bytes.
-            let (size, data) = unsafe { (*obj.add(1), *obj.add(2)) };
-            if !(1..8).contains(&size) {
-                return None;
-            }
-            // The first byte is the data word's lowest.
-            let first = u32::from(data.to_le_bytes()[0]);
-            Some(((first >> (8 - size)) & ((1 << size) - 1), size as u32))
-        }
-        Layout::ProcBin if is_sub(known, header) => {
-            // SAFETY: a sub-binary's words 1 to 4, as `read_bits_at` reads
-            // them: the size and offset in bytes, the bit size and bit
-            // offset in the low bytes of word 3, the original's term.
-            let (bytes, offs, bits, orig) =
-                unsafe { (*obj.add(1), *obj.add(2), *obj.add(3), *obj.add(4)) };
-            let (size, bit_offs) = (bits & 0xFF, (bits >> 8) & 0xFF);
-            if bytes != 0 || !(1..8).contains(&size) || bit_offs >= 8 {
-                return None;
-            }
-            // SAFETY: the original of a live sub-binary is a live binary.
-            let (data, len) = unsafe { read_with(known, orig) }?;
-            let end = bit_offs + size;
-            // The bytes holding the bits (one, or two when they cross a
-            // byte's end) must lie within the original's.
-            if offs >= len || (end > 8 && offs + 1 >= len) {
-                return None;
-            }
-            // SAFETY: byte `offs` (and `offs + 1` when read) is within the
-            // original's `len` bytes, checked above.
-            let first = u32::from(unsafe { *data.add(offs) });
-            let value = if end <= 8 {
-                first >> (8 - end)
-            } else {
-                // SAFETY: as above.
-                (first << (end - 8)) | (u32::from(unsafe { *data.add(offs + 1) }) >> (16 - end))
-            };
-            Some((value & ((1 << size) - 1), size as u32))
-        }
-        _ => None,
+unsafe fn bits_of<'a>(base: *const u8, offset: usize, size: usize) -> Bits<'a> {
+    let first = offset / 8;
+    let len = (offset % 8 + size).div_ceil(8);
+    // SAFETY: the caller's promise: those bytes are the bits'.
+    let bytes = unsafe { std::slice::from_raw_parts(base.add(first), len) };
+    Bits {
+        bytes,
+        offset: offset % 8,
+        size,
     }
 }
 
@@ -572,6 +541,80 @@ mod tests {
             read_obj(known(Layout::SubBits, 4), &[header(3, HEAP_TAG), 81, 0, 0]),
             None
         );
+    }
+
+    /// A sub-binary's object, as `learn_bits` learns it, of `bytes` whole
+    /// bytes and `bit_size` bits from byte `offs` and bit `bit_offs` of
+    /// the binary whose term is `orig`.
+    fn sub_bin(
+        known: Known,
+        bytes: usize,
+        offs: usize,
+        bit_size: usize,
+        bit_offs: usize,
+        orig: usize,
+    ) -> [usize; 5] {
+        [
+            known.sub_header,
+            bytes,
+            offs,
+            bit_size | bit_offs << 8,
+            orig,
+        ]
+    }
+
+    #[test]
+    fn sub_binaries_within_their_original_only() {
+        let k = known(Layout::ProcBin, 5);
+        let data: Vec<u8> = (0..24u8).map(|i| i.wrapping_mul(37) ^ 0xA5).collect();
+        // A heap binary of 20 bytes (three data words), and an off-heap
+        // one of 20 bytes over the same bytes.
+        let mut heap = [header(4, HEAP_TAG), 20, 0, 0, 0];
+        for (i, chunk) in data.chunks(8).enumerate() {
+            heap[2 + i] = usize::from_le_bytes(chunk.try_into().unwrap());
+        }
+        let heap_data = heap[2..].as_ptr().cast::<u8>();
+        let proc_bin = [header(5, OFF_HEAP_TAG), 20, 0, 0, data.as_ptr() as usize, 0];
+        let boxed = |obj: *const usize| obj as usize + crate::vm::word::BOXED;
+        for (orig, at) in [
+            (boxed(heap.as_ptr()), heap_data),
+            (boxed(proc_bin.as_ptr()), data.as_ptr()),
+        ] {
+            for offs in 0..22 {
+                for bytes in 0..22 {
+                    for bit_offs in 0..9 {
+                        for bit_size in 0..9 {
+                            let obj = sub_bin(k, bytes, offs, bit_size, bit_offs, orig);
+                            // SAFETY: a sub-binary's five words, its
+                            // original a live binary.
+                            let read = unsafe { read_sub(k, obj.as_ptr()) };
+                            let last = (bit_offs + bit_size).div_ceil(8);
+                            let fits = bit_offs < 8 && bit_size < 8 && offs + bytes + last <= 20;
+                            assert_eq!(
+                                read.is_some(),
+                                fits,
+                                "{offs} {bytes} {bit_offs} {bit_size}"
+                            );
+                            let Some(bits) = read else { continue };
+                            assert_eq!(bits.bytes.as_ptr(), at.wrapping_add(offs));
+                            assert_eq!(bits.bytes, &data[offs..offs + bytes + last]);
+                            assert_eq!((bits.offset, bits.size), (bit_offs, bytes * 8 + bit_size));
+                            // SAFETY: as above; `obj` starts with its header.
+                            let as_bits = unsafe { read_bits_at(k, obj.as_ptr(), obj[0]) };
+                            assert_eq!(as_bits.is_some(), bit_size != 0);
+                        }
+                    }
+                }
+            }
+        }
+        // An original with a flag set, or not a binary: not read.
+        let flagged = [header(5, OFF_HEAP_TAG), 20, 0, 0, data.as_ptr() as usize, 1];
+        let obj = sub_bin(k, 1, 0, 3, 0, boxed(flagged.as_ptr()));
+        // SAFETY: as above.
+        assert!(unsafe { read_sub(k, obj.as_ptr()) }.is_none());
+        let obj = sub_bin(k, 1, 0, 3, 0, 0x3B);
+        // SAFETY: as above; an immediate original is not dereferenced.
+        assert!(unsafe { read_sub(k, obj.as_ptr()) }.is_none());
     }
 
     #[test]

@@ -163,9 +163,6 @@ pub enum BinaryLeaf {
     /// A binary in another form of the same tag: read by
     /// `Reader::bits_at`, or through enif.
     Bits,
-    /// The same, which looks fewer than 8 bits (`binary::looks_tiny`):
-    /// read by `Reader::tiny_bits`, else as `Bits`.
-    Tiny,
     /// Another form (the off-heap one): written as any `Kind::Binary`.
     Other,
 }
@@ -180,6 +177,9 @@ pub struct Reader {
     bigs: big::Known,
     funs: fun::Known,
     float_header: usize,
+    /// Up to OTP 26, the header of a sub-binary as learned at load;
+    /// `usize::MAX`, which no header is, when none was learned.
+    sub_header: usize,
     classes: &'static Classes,
 }
 
@@ -187,14 +187,18 @@ impl Reader {
     /// The layouts as learned at load.
     #[inline]
     pub fn current() -> Reader {
+        let binary = binary::known();
         Reader {
             containers: CONTAINERS.load(Ordering::Relaxed),
             map_header: map::header(),
-            binary: binary::known(),
+            binary,
             refs: reference::known(),
             bigs: big::known(),
             funs: fun::known(),
             float_header: FLOAT_HEADER.load(Ordering::Relaxed),
+            sub_header: binary
+                .and_then(|known| known.sub_header())
+                .unwrap_or(usize::MAX),
             classes: &CLASSES,
         }
     }
@@ -278,17 +282,26 @@ impl Reader {
         unsafe { binary::read_bits_at(self.binary?, object(word), header) }
     }
 
-    /// The value and count of the bits of a bitstring of fewer than 8
-    /// bits in its common forms (`binary::read_tiny`), `header` its
-    /// object's header; `None` for any other, `bits_at`'s to read.
+    /// Whether `header` is a sub-binary's (up to OTP 26: every bitstring
+    /// that is not whole bytes, and binaries cut from others): one
+    /// comparison, made before the class dispatch.
+    #[inline(always)]
+    pub fn is_sub_header(&self, header: usize) -> bool {
+        header == self.sub_header
+    }
+
+    /// The bits of the sub-binary of `word`, whole bytes too; `None`
+    /// when its original is not read in place.
     ///
     /// # Safety
-    /// `word` must be a live boxed term's word, `header` its object's
-    /// first word.
+    /// `word` must be a live boxed term's word, the term outliving 'a,
+    /// whose header `is_sub_header` said is a sub-binary's.
     #[inline(always)]
-    pub unsafe fn tiny_bits(&self, word: usize, header: usize) -> Option<(u32, u32)> {
-        // SAFETY: the caller's promise, passed on.
-        unsafe { binary::read_tiny(self.binary?, object(word), header) }
+    pub unsafe fn sub_bits<'a>(&self, word: usize) -> Option<Bits<'a>> {
+        // SAFETY: `sub_header` is a header only when `binary` is known (a
+        // sub-binary's header is learned with the layout, `current`), and
+        // the caller saw it; a live sub-binary's object (its promise).
+        unsafe { binary::read_sub(self.binary.unwrap_unchecked(), object(word)) }
     }
 
     /// Whether a boxed object whose header is `header` is a tuple or a
@@ -318,12 +331,7 @@ impl Reader {
         } else if !binary::is_sub(known, header) {
             return BinaryLeaf::Other;
         }
-        // SAFETY: as above.
-        if unsafe { binary::looks_tiny(known, object(word), header) } {
-            BinaryLeaf::Tiny
-        } else {
-            BinaryLeaf::Bits
-        }
+        BinaryLeaf::Bits
     }
 
     /// What the boxed term of `word` is, `header` its object's header
@@ -589,6 +597,7 @@ mod tests {
             bigs: big::Known::NONE,
             funs: fun::Known::NONE,
             float_header: 0,
+            sub_header: usize::MAX,
             classes: &CLASSES,
         })
     }
