@@ -292,13 +292,13 @@ pub unsafe fn chunks_text_at(negative: bool, chunks: &[u64], out: *mut u8) -> us
 #[inline(always)]
 unsafe fn leading_digits_at(n: u64, out: *mut u8) -> usize {
     const E8: u64 = 100_000_000;
-    let (high, middle, low) = (n / (E8 * E8), n / E8 % E8, n % E8);
-    let (first, tail) = if high != 0 {
-        (high, 2)
-    } else if middle != 0 {
-        (middle, 1)
+    let (first, tail, middle, low) = if n < E8 {
+        (n, 0, 0, 0)
+    } else if n < E8 * E8 {
+        (n / E8, 1, 0, n % E8)
     } else {
-        (low, 0)
+        let rest = n % (E8 * E8);
+        (n / (E8 * E8), 2, rest / E8, rest % E8)
     };
     let values = eight_digit_values(first);
     // The leading zeros are the low bytes that are zero; all eight for
@@ -433,7 +433,8 @@ fn eight_digits(n: u64) -> u64 {
 /// product reaches the bits kept of the lane above.
 #[inline(always)]
 fn eight_digit_values(n: u64) -> u64 {
-    let fours = (n / 10_000) | ((n % 10_000) << 32);
+    let n = n as u32;
+    let fours = u64::from(n / 10_000) | (u64::from(n % 10_000) << 32);
     let hundreds = ((fours * 10_486) >> 20) & 0x0000_007F_0000_007F;
     let pairs = hundreds | ((fours - hundreds * 100) << 16);
     let tens = ((pairs * 103) >> 10) & 0x000F_000F_000F_000F;
