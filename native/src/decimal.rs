@@ -330,8 +330,7 @@ unsafe fn nineteen_digits_at(n: u64, out: *mut u8) {
     const E8: u64 = 100_000_000;
     let (high, low) = (n / E8, n % E8);
     let (top, middle) = ((high / E8) as u32, high % E8);
-    let [t, u] = two_digits(top % 100);
-    let head = u32::from_le_bytes([b'0' + (top / 100) as u8, t, u, 0]);
+    let head = THREE_DIGITS[(top as usize).min(999)];
     // SAFETY: the stores cover bytes 0-3 and 3-18 of the 19 lent, in
     // order, the first's last byte covered by the second.
     unsafe {
@@ -339,6 +338,20 @@ unsafe fn nineteen_digits_at(n: u64, out: *mut u8) {
         sixteen_digits_at(middle, low, out.add(3));
     }
 }
+
+/// The three digits of every number below 1000, leading zeros too, as
+/// ASCII bytes of a word, the first lowest (a chunk's first three: one
+/// load, where two divisions would take the multiplier).
+const THREE_DIGITS: [u32; 1000] = {
+    let mut texts = [0u32; 1000];
+    let mut n = 0;
+    while n < 1000 {
+        let [a, b, c] = [n / 100, n / 10 % 10, n % 10];
+        texts[n] = u32::from_le_bytes([b'0' + a as u8, b'0' + b as u8, b'0' + c as u8, 0]);
+        n += 1;
+    }
+    texts
+};
 
 /// Writes the eight digits of `high` then the eight of `low` (each below
 /// 10^8, leading zeros too) at `out`. With SSE2 (part of x86-64 itself),
