@@ -213,9 +213,10 @@ pub fn chunks_u128(high: u64, low: u64) -> ([u64; 3], usize) {
 /// `chunks` of a number below 2^256, `words` its words (least
 /// significant first), unrolled for the words to stay in registers: four
 /// passes, each dividing the last one's quotient by 10^19 (`div_step`
-/// from its top word down), 3 + 3 + 2 + 1 steps whatever the number's
-/// size. Answers the five chunks, least significant first, and how many
-/// there are up to the most significant one not zero (1 for zero).
+/// from its top word down), 3 + 3 + 2 + 1 steps at most, a pass's first
+/// step skipped when the number is too short for it (`top_step`).
+/// Answers the five chunks, least significant first, and how many there
+/// are up to the most significant one not zero (1 for zero).
 ///
 /// Each pass's quotient is known to be small enough for the next pass to
 /// start at the word below its top: 2^256 / 10^19 is below 2^193 (its
@@ -282,10 +283,11 @@ pub unsafe fn chunks_text_at(negative: bool, chunks: &[u64], out: *mut u8) -> us
 }
 
 /// Writes the digits of `n` (below 10^19), no leading zeros (`0` for
-/// zero), at `out`, by at most three word stores of eight digits, the
-/// first shifted past its leading zeros (counted from the zero bytes of
-/// `eight_digit_values`, no logarithm); answers their count. Stores up
-/// to 7 bytes past them.
+/// zero), at `out`: its first part of up to eight digits by a word store
+/// shifted past their leading zeros (counted from the zero bytes of
+/// `eight_digit_values`, no logarithm), then the eight or 16 after it;
+/// `n` is split only as far as its size needs. Answers their count.
+/// Stores up to 7 bytes past them.
 ///
 /// # Safety
 /// `out` must be valid for writes of 27 bytes.
@@ -320,8 +322,8 @@ unsafe fn leading_digits_at(n: u64, out: *mut u8) -> usize {
 }
 
 /// Writes the 19 digits of `n` (below 10^19), leading zeros too, at
-/// `out`: its first three from two pairs, then its last 16, in two
-/// parts of eight (`sixteen_digits_at`).
+/// `out`: its first three from a table, then its last 16, in two parts
+/// of eight (`sixteen_digits_at`).
 ///
 /// # Safety
 /// `out` must be valid for writes of 19 bytes.
@@ -591,42 +593,7 @@ mod tests {
             w[..n.len()].copy_from_slice(n);
             w
         };
-        let add = |cases: &mut Vec<[u64; 4]>, n: Vec<u64>| {
-            // n - 1, n and n + 1, kept below 2^256.
-            let mut minus = n.clone();
-            for w in minus.iter_mut() {
-                let (d, borrow) = w.overflowing_sub(1);
-                *w = d;
-                if !borrow {
-                    break;
-                }
-            }
-            let mut plus = n.clone();
-            for w in plus.iter_mut() {
-                let (d, carry) = w.overflowing_add(1);
-                *w = d;
-                if !carry {
-                    break;
-                }
-            }
-            cases.extend([words(&minus), words(&n), words(&plus)]);
-        };
-        for bit in 0..256 {
-            let mut n = vec![0u64; 4];
-            n[bit / 64] = 1 << (bit % 64);
-            add(&mut cases, n);
-        }
-        // Powers of ten below 2^256, as words: 10^k by repeated
-        // multiplication.
-        let mut ten = vec![1u64, 0, 0, 0];
-        for _ in 0..77 {
-            add(&mut cases, ten.clone());
-            let mut carry = 0u128;
-            for w in ten.iter_mut() {
-                let p = u128::from(*w) * 10 + carry;
-                (*w, carry) = (p as u64, p >> 64);
-            }
-        }
+        cases.extend(crate::test_random::near_powers(4).iter().map(|n| words(n)));
         for i in 0..200_000 {
             let len = i % 4 + 1;
             let n: Vec<u64> = (0..len).map(|_| next() >> (next() % 64)).collect();

@@ -589,7 +589,12 @@ mod tests {
         for len in [5, 17, 63, 64] {
             cases.push((0..len).map(|_| next() as usize).collect());
         }
-        cases.extend(near_powers());
+        // Every word count's edges, to one word more than the words kept
+        // in registers, without zero words on top (a bignum's).
+        for n in crate::test_random::near_powers(5) {
+            let len = n.iter().rposition(|w| *w != 0).map_or(1, |i| i + 1);
+            cases.push(n[..len].iter().map(|w| *w as usize).collect());
+        }
         for words in cases {
             for negative in [false, true] {
                 let want = slow_text(negative, &words);
@@ -609,44 +614,6 @@ mod tests {
             big_written(b"[", false, &[1; BIG_WORDS_MAX + 1], 100),
             b"[..."
         );
-    }
-
-    /// The powers of two and of ten below 2^320 (one word more than the
-    /// words kept in registers), each less one, itself and plus one, as
-    /// words without the zero words on top (a bignum's).
-    fn near_powers() -> Vec<Vec<usize>> {
-        const WORDS: usize = 5;
-        let mut powers: Vec<[u64; WORDS]> = (0..64 * WORDS)
-            .map(|bit| {
-                let mut n = [0; WORDS];
-                n[bit / 64] = 1 << (bit % 64);
-                n
-            })
-            .collect();
-        let mut ten = [1u64, 0, 0, 0, 0];
-        while ten[WORDS - 1] < u64::MAX / 10 {
-            powers.push(ten);
-            let mut carry = 0u128;
-            for w in ten.iter_mut() {
-                let p = u128::from(*w) * 10 + carry;
-                (*w, carry) = (p as u64, p >> 64);
-            }
-        }
-        let mut cases = Vec::new();
-        for n in powers {
-            for delta in [-1i64, 0, 1] {
-                let mut m = n;
-                let mut carry = delta;
-                for w in m.iter_mut() {
-                    let (v, over) = w.overflowing_add_signed(carry);
-                    *w = v;
-                    carry = if !over { 0 } else { delta.signum() };
-                }
-                let len = m.iter().rposition(|w| *w != 0).map_or(1, |i| i + 1);
-                cases.push(m[..len].iter().map(|w| *w as usize).collect());
-            }
-        }
-        cases
     }
 
     #[test]
