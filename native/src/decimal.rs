@@ -221,7 +221,7 @@ pub fn chunks_u128(high: u64, low: u64) -> ([u64; 3], usize) {
 /// Each pass's quotient is known to be small enough for the next pass to
 /// start at the word below its top: 2^256 / 10^19 is below 2^193 (its
 /// top word 0 or 1), / 10^38 below 2^130, / 10^57 below 2^67, / 10^76
-/// below 116; every top word is below 10^19, as `div_step` needs, the
+/// below 12; every top word is below 10^19, as `div_step` needs, the
 /// first's after one subtraction (a word is below 2 * 10^19).
 #[inline(always)]
 pub fn chunks_u256(words: [u64; 4]) -> ([u64; 5], usize) {
@@ -331,7 +331,9 @@ unsafe fn leading_digits_at(n: u64, out: *mut u8) -> usize {
 unsafe fn nineteen_digits_at(n: u64, out: *mut u8) {
     const E8: u64 = 100_000_000;
     let (high, low) = (n / E8, n % E8);
-    let (top, middle) = ((high / E8) as u32, high % E8);
+    // high / 10^8 as (high / 2^8) / 5^8, in 32 bits (high is below 2^37).
+    let top = ((high >> 8) as u32) / 390_625;
+    let middle = high - u64::from(top) * E8;
     let head = THREE_DIGITS[(top as usize).min(999)];
     // SAFETY: the stores cover bytes 0-3 and 3-18 of the 19 lent, in
     // order, the first's last byte covered by the second.
