@@ -555,6 +555,12 @@ mod tests {
         {
             let digits = eight_digits(n).to_le_bytes();
             assert_eq!(digits, *format!("{n:08}").as_bytes(), "{n}");
+            // The vector's lanes too, each number in either half.
+            let other = 99_999_999 - n;
+            let mut buf = [b'x'; 18];
+            // SAFETY: 16 bytes from the second of 18.
+            unsafe { sixteen_digits_at(n, other, buf.as_mut_ptr().add(1)) };
+            assert_eq!(buf, *format!("x{n:08}{other:08}x").as_bytes(), "{n}");
         }
     }
 
