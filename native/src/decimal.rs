@@ -128,6 +128,19 @@ fn div_step(high: u64, low: u64) -> (u64, u64) {
     (q, r)
 }
 
+/// `div_step` of a pass's first step, whose `high` word is often 0 and
+/// `low` below 10^19: then its quotient is 0 and `low` the remainder,
+/// with no step, which shortens the chain of dependent steps when the
+/// number is shorter than the pass could be.
+#[inline(always)]
+fn top_step(high: u64, low: u64) -> (u64, u64) {
+    if high == 0 && low < CHUNK {
+        (0, low)
+    } else {
+        div_step(high, low)
+    }
+}
+
 /// The most chunks a number of `words` 64-bit words has: its digits,
 /// at most `words * 64 * log10(2) + 1`, by 19.
 pub const fn chunks_max(words: usize) -> usize {
@@ -197,66 +210,252 @@ pub fn chunks_u128(high: u64, low: u64) -> ([u64; 3], usize) {
     ([r, middle, top], 3)
 }
 
-/// The text of a number from its `chunks` (least significant first, as
-/// `chunks` answers them): `-` when `negative`, then its digits, the
-/// most significant chunk's without leading zeros (`0` when there is no
-/// chunk), written from the start of `out`; answers the length. `out`
-/// must hold it: `1 + 19 * chunks.len()` bytes do.
+/// `chunks` of a number below 2^256, `words` its words (least
+/// significant first), unrolled for the words to stay in registers: four
+/// passes, each dividing the last one's quotient by 10^19 (`div_step`
+/// from its top word down), 3 + 3 + 2 + 1 steps at most, a pass's first
+/// step skipped when the number is too short for it (`top_step`).
+/// Answers the five chunks, least significant first, and how many there
+/// are up to the most significant one not zero (1 for zero).
+///
+/// Each pass's quotient is known to be small enough for the next pass to
+/// start at the word below its top: 2^256 / 10^19 is below 2^193 (its
+/// top word 0 or 1), / 10^38 below 2^130, / 10^57 below 2^67, / 10^76
+/// below 12; every top word is below 10^19, as `div_step` needs, the
+/// first's after one subtraction (a word is below 2 * 10^19).
 #[inline(always)]
-pub fn chunks_text(negative: bool, chunks: &[u64], out: &mut [u8]) -> usize {
-    let mut at = 0;
-    if negative {
-        out[0] = b'-';
-        at = 1;
-    }
-    let Some((top, rest)) = chunks.split_last() else {
-        out[at] = b'0';
-        return at + 1;
-    };
-    at += top.checked_ilog10().unwrap_or(0) as usize + 1;
-    // Eight digits at a time from the end, each eight side by side; the
-    // first (at most eight) by pairs.
-    let (mut high, mut end) = (*top, at);
-    while high >= 100_000_000 {
-        out[end - 8..end].copy_from_slice(&eight_digits(high % 100_000_000));
-        (high, end) = (high / 100_000_000, end - 8);
-    }
-    decimal_before(high, out, end);
-    for chunk in rest.iter().rev() {
-        at += 19;
-        nineteen_digits_before(*chunk, out, at);
+pub fn chunks_u256(words: [u64; 4]) -> ([u64; 5], usize) {
+    let [a0, a1, a2, a3] = words;
+    let top = u64::from(a3 >= CHUNK);
+    let (b2, r) = top_step(a3 - top * CHUNK, a2);
+    let (b1, r) = div_step(r, a1);
+    let (b0, c0) = div_step(r, a0);
+    let (d2, r) = top_step(top, b2);
+    let (d1, r) = div_step(r, b1);
+    let (d0, c1) = div_step(r, b0);
+    let (e1, r) = top_step(d2, d1);
+    let (e0, c2) = div_step(r, d0);
+    let (c4, c3) = top_step(e1, e0);
+    let chunked = [c0, c1, c2, c3, c4];
+    let count = chunked.iter().rposition(|c| *c != 0).map_or(1, |i| i + 1);
+    (chunked, count)
+}
+
+/// The most bytes `chunks_text_at` writes of `count` chunks: a sign and
+/// 19 digits a chunk (one chunk when there is none: `0`).
+pub const fn chunks_text_max(count: usize) -> usize {
+    1 + 19 * if count == 0 { 1 } else { count }
+}
+
+/// How far past the text's end `chunks_text_at` may store: a word's
+/// store of the leading chunk's last digits overhangs by up to 7 bytes.
+pub const CHUNKS_TEXT_OVERHANG: usize = 8;
+
+/// Writes the text of a number from its `chunks` (least significant
+/// first, as `chunks` answers them) at `out`: `-` when `negative`, then
+/// its digits, the most significant chunk's without leading zeros (`0`
+/// when there is no chunk); answers the length. Written from the first
+/// digit on, by word stores each of which may overhang the digits it
+/// holds; the next store covers the overhang. No chunk may be 10^19 or
+/// more (their digits would be wrong, but written within the same bounds).
+///
+/// # Safety
+/// `out` must be valid for writes of `chunks_text_max(chunks.len()) +
+/// CHUNKS_TEXT_OVERHANG` bytes; the answer is at most
+/// `chunks_text_max(chunks.len())`.
+#[inline(always)]
+pub unsafe fn chunks_text_at(negative: bool, chunks: &[u64], out: *mut u8) -> usize {
+    let mut at = usize::from(negative);
+    // SAFETY: every store below is within the bytes the caller lends:
+    // the sign's byte, at most 19 digits and a 7-byte overhang for the
+    // leading chunk, then 19 bytes a chunk (the last store ending at its
+    // last digit).
+    unsafe {
+        out.write(b'-');
+        let (top, rest) = chunks.split_last().unwrap_or((&0, &[][..]));
+        at += leading_digits_at(*top, out.add(at));
+        for chunk in rest.iter().rev() {
+            nineteen_digits_at(*chunk, out.add(at));
+            at += 19;
+        }
     }
     at
 }
 
-/// Writes the 19 digits of `n` (below 10^19), leading zeros too, so that
-/// they end at `end`: three parts of at most eight digits, each written
-/// from four pairs, so that no digit waits for the divisions of all
-/// before it.
+/// Writes the digits of `n` (below 10^19), no leading zeros (`0` for
+/// zero), at `out`: its first part of up to eight digits by a word store
+/// shifted past their leading zeros (counted from the zero bytes of
+/// `eight_digit_values`, no logarithm), then the eight or 16 after it;
+/// `n` is split only as far as its size needs. Answers their count.
+/// Stores up to 7 bytes past them.
+///
+/// # Safety
+/// `out` must be valid for writes of 27 bytes.
 #[inline(always)]
-fn nineteen_digits_before(n: u64, buf: &mut [u8], end: usize) {
-    let top = (n / 10_000_000_000_000_000) as u32;
-    let [t, u] = two_digits(top % 100);
-    buf[end - 19..end - 16].copy_from_slice(&[b'0' + (top / 100) as u8, t, u]);
-    buf[end - 16..end - 8].copy_from_slice(&eight_digits(n / 100_000_000 % 100_000_000));
-    buf[end - 8..end].copy_from_slice(&eight_digits(n % 100_000_000));
+unsafe fn leading_digits_at(n: u64, out: *mut u8) -> usize {
+    const E8: u64 = 100_000_000;
+    let (first, tail, middle, low) = if n < E8 {
+        (n, 0, 0, 0)
+    } else if n < E8 * E8 {
+        (n / E8, 1, 0, n % E8)
+    } else {
+        let rest = n % (E8 * E8);
+        (n / (E8 * E8), 2, rest / E8, rest % E8)
+    };
+    let values = eight_digit_values(first);
+    // The leading zeros are the low bytes that are zero; all eight for
+    // zero, of which the last is written.
+    let zeros = (values.trailing_zeros() / 8).min(7);
+    let len = 8 - zeros as usize;
+    // SAFETY: the stores reach at most 8 + 16 bytes from `out` (the
+    // caller lends 27): the first's `len` digits, then eight for each
+    // of the `tail` parts after it.
+    unsafe {
+        store_word(out, (values | ASCII_ZEROS) >> (8 * zeros));
+        if tail == 2 {
+            sixteen_digits_at(middle, low, out.add(len));
+        } else if tail == 1 {
+            store_word(out.add(len), eight_digits(low));
+        }
+    }
+    len + 8 * tail
 }
 
-/// The eight digits of `n` (below 10^8), leading zeros too, computed in
-/// a word's lanes, no table: the two halves of four digits go to 32-bit
-/// lanes, each splits by 100 into 16-bit lanes and those by 10 into
-/// bytes, the first digit lowest. Each split divides by multiplying with
-/// a reciprocal exact over its lane's range (`v * 10486 >> 20 == v / 100`
-/// for `v` below 10^4, `v * 103 >> 10 == v / 10` for `v` below 100), and
-/// no lane's product reaches the bits kept of the lane above.
+/// Writes the 19 digits of `n` (below 10^19), leading zeros too, at
+/// `out`: its first three from a table, then its last 16, in two parts
+/// of eight (`sixteen_digits_at`).
+///
+/// # Safety
+/// `out` must be valid for writes of 19 bytes.
 #[inline(always)]
-fn eight_digits(n: u64) -> [u8; 8] {
-    let fours = (n / 10_000) | ((n % 10_000) << 32);
+unsafe fn nineteen_digits_at(n: u64, out: *mut u8) {
+    const E8: u64 = 100_000_000;
+    let (high, low) = (n / E8, n % E8);
+    // high / 10^8 as (high / 2^8) / 5^8, in 32 bits (high is below 2^37).
+    let top = ((high >> 8) as u32) / 390_625;
+    let middle = high - u64::from(top) * E8;
+    let head = THREE_DIGITS[(top as usize).min(999)];
+    // SAFETY: the stores cover bytes 0-3 and 3-18 of the 19 lent, in
+    // order, the first's last byte covered by the second.
+    unsafe {
+        out.cast::<u32>().write_unaligned(head.to_le());
+        sixteen_digits_at(middle, low, out.add(3));
+    }
+}
+
+/// The three digits of every number below 1000, leading zeros too, as
+/// ASCII bytes of a word, the first lowest (a chunk's first three: one
+/// load, where two divisions would take the multiplier).
+const THREE_DIGITS: [u32; 1000] = {
+    let mut texts = [0u32; 1000];
+    let mut n = 0;
+    while n < 1000 {
+        let [a, b, c] = [n / 100, n / 10 % 10, n % 10];
+        texts[n] = u32::from_le_bytes([b'0' + a as u8, b'0' + b as u8, b'0' + c as u8, 0]);
+        n += 1;
+    }
+    texts
+};
+
+/// Writes the eight digits of `high` then the eight of `low` (each below
+/// 10^8, leading zeros too) at `out`. With SSE2 (part of x86-64 itself),
+/// all 16 in a vector's lanes, by one store, as `eight_digit_values`
+/// splits in a word's: each number by 10^4 into 32-bit lanes, those by
+/// 100 into the eight pairs' 16-bit lanes, those by 10 into bytes, each
+/// division a multiplication by a reciprocal exact over its lane's
+/// range. The vector unit's multipliers take the work off the one
+/// scalar multiplier the division steps also need.
+///
+/// # Safety
+/// `out` must be valid for writes of 16 bytes.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn sixteen_digits_at(high: u64, low: u64, out: *mut u8) {
+    use std::arch::x86_64::{
+        _mm_add_epi8, _mm_mul_epu32, _mm_mulhi_epu16, _mm_mullo_epi16, _mm_or_si128,
+        _mm_set1_epi16, _mm_set1_epi32, _mm_set1_epi8, _mm_set_epi64x, _mm_slli_epi16,
+        _mm_slli_epi32, _mm_slli_epi64, _mm_srli_epi16, _mm_srli_epi64, _mm_storeu_si128,
+        _mm_sub_epi16, _mm_sub_epi32,
+    };
+    // ceil(2^45 / 10^4): `x * it >> 45 == x / 10^4` for every 32-bit x.
+    const DIV_10000: i32 = 0xD1B7_1759_u32 as i32;
+    // `x * 5243 >> 19 == x / 100` below 43699; `x * 6554 >> 16 == x /
+    // 10` below 16389.
+    const DIV_100: i16 = 5243;
+    const DIV_10: i16 = 6554;
+    // SAFETY: SSE2 is part of x86-64 itself, so every processor this
+    // code runs on has these instructions; the one store writes 16
+    // bytes at `out`, the caller's promise (no alignment is needed).
+    unsafe {
+        // 32-bit lanes: `high`'s first four digits, its last four, then
+        // `low`'s.
+        let numbers = _mm_set_epi64x(low as i64, high as i64);
+        let firsts = _mm_srli_epi64::<45>(_mm_mul_epu32(numbers, _mm_set1_epi32(DIV_10000)));
+        let lasts = _mm_sub_epi32(numbers, _mm_mul_epu32(firsts, _mm_set1_epi32(10_000)));
+        let fours = _mm_or_si128(firsts, _mm_slli_epi64::<32>(lasts));
+        // 16-bit lanes: the eight pairs, in order.
+        let hundreds = _mm_srli_epi16::<3>(_mm_mulhi_epu16(fours, _mm_set1_epi16(DIV_100)));
+        let rest = _mm_sub_epi16(fours, _mm_mullo_epi16(hundreds, _mm_set1_epi16(100)));
+        let pairs = _mm_or_si128(hundreds, _mm_slli_epi32::<16>(rest));
+        // Bytes: the 16 digits, in order.
+        let tens = _mm_mulhi_epu16(pairs, _mm_set1_epi16(DIV_10));
+        let units = _mm_sub_epi16(pairs, _mm_mullo_epi16(tens, _mm_set1_epi16(10)));
+        let digits = _mm_or_si128(tens, _mm_slli_epi16::<8>(units));
+        let text = _mm_add_epi8(digits, _mm_set1_epi8(b'0' as i8));
+        _mm_storeu_si128(out.cast(), text);
+    }
+}
+
+/// `sixteen_digits_at` where SSE2 is not there: by two word stores.
+///
+/// # Safety
+/// `out` must be valid for writes of 16 bytes.
+#[cfg(not(target_arch = "x86_64"))]
+#[inline(always)]
+unsafe fn sixteen_digits_at(high: u64, low: u64, out: *mut u8) {
+    // SAFETY: 16 bytes at `out`, the caller's promise.
+    unsafe {
+        store_word(out, eight_digits(high));
+        store_word(out.add(8), eight_digits(low));
+    }
+}
+
+/// Stores `word`'s bytes at `out`, lowest first.
+///
+/// # Safety
+/// `out` must be valid for writes of 8 bytes.
+#[inline(always)]
+unsafe fn store_word(out: *mut u8, word: u64) {
+    // SAFETY: the caller's promise; no alignment is needed.
+    unsafe { out.cast::<u64>().write_unaligned(word.to_le()) }
+}
+
+/// An ASCII `0` in each of a word's bytes.
+const ASCII_ZEROS: u64 = 0x3030_3030_3030_3030;
+
+/// The eight digits of `n` (below 10^8), leading zeros too, as ASCII
+/// bytes of a word, the first lowest.
+#[inline(always)]
+fn eight_digits(n: u64) -> u64 {
+    eight_digit_values(n) | ASCII_ZEROS
+}
+
+/// The eight digits of `n` (below 10^8), leading zeros too, as the
+/// values 0-9 of a word's bytes, the first lowest, computed in the
+/// word's lanes, no table: the two halves of four digits go to 32-bit
+/// lanes, each splits by 100 into 16-bit lanes and those by 10 into
+/// bytes. Each split divides by multiplying with a reciprocal exact
+/// over its lane's range (`v * 10486 >> 20 == v / 100` for `v` below
+/// 10^4, `v * 103 >> 10 == v / 10` for `v` below 100), and no lane's
+/// product reaches the bits kept of the lane above.
+#[inline(always)]
+fn eight_digit_values(n: u64) -> u64 {
+    let n = n as u32;
+    let fours = u64::from(n / 10_000) | (u64::from(n % 10_000) << 32);
     let hundreds = ((fours * 10_486) >> 20) & 0x0000_007F_0000_007F;
     let pairs = hundreds | ((fours - hundreds * 100) << 16);
     let tens = ((pairs * 103) >> 10) & 0x000F_000F_000F_000F;
-    let digits = tens | ((pairs - tens * 10) << 8);
-    (digits | 0x3030_3030_3030_3030).to_le_bytes()
+    tens | ((pairs - tens * 10) << 8)
 }
 
 #[cfg(test)]
@@ -336,7 +535,8 @@ mod tests {
         let random = (0..100_000).map(|_| (next() % CHUNK) >> (next() % 64));
         for n in picked.into_iter().chain(random) {
             let mut buf = [b'x'; 21];
-            nineteen_digits_before(n, &mut buf, 20);
+            // SAFETY: 19 bytes from the second of 21.
+            unsafe { nineteen_digits_at(n, buf.as_mut_ptr().add(1)) };
             assert_eq!(buf, *format!("x{n:019}x").as_bytes(), "{n}");
         }
     }
@@ -353,7 +553,14 @@ mod tests {
             .chain(random)
             .chain(halves)
         {
-            assert_eq!(eight_digits(n), *format!("{n:08}").as_bytes(), "{n}");
+            let digits = eight_digits(n).to_le_bytes();
+            assert_eq!(digits, *format!("{n:08}").as_bytes(), "{n}");
+            // The vector's lanes too, each number in either half.
+            let other = 99_999_999 - n;
+            let mut buf = [b'x'; 18];
+            // SAFETY: 16 bytes from the second of 18.
+            unsafe { sixteen_digits_at(n, other, buf.as_mut_ptr().add(1)) };
+            assert_eq!(buf, *format!("x{n:08}{other:08}x").as_bytes(), "{n}");
         }
     }
 
@@ -375,6 +582,90 @@ mod tests {
                 (count.max(1), &want[..count.max(1)]),
                 "{high} {low}"
             );
+        }
+    }
+
+    /// Numbers of one to four words: each word count's ends, powers of
+    /// two and of ten and their neighbours, and random words, some
+    /// small (so that chunks of zeros come up).
+    fn words_cases() -> Vec<[u64; 4]> {
+        let mut next = crate::test_random::xorshift(0xD1B5_4A32_D192_ED03u64);
+        let mut cases = vec![
+            [0; 4],
+            [u64::MAX; 4],
+            [0, 0, 0, CHUNK],
+            [0, 0, 0, CHUNK - 1],
+        ];
+        let words = |n: &[u64]| -> [u64; 4] {
+            let mut w = [0; 4];
+            w[..n.len()].copy_from_slice(n);
+            w
+        };
+        cases.extend(crate::test_random::near_powers(4).iter().map(|n| words(n)));
+        for i in 0..200_000 {
+            let len = i % 4 + 1;
+            let n: Vec<u64> = (0..len).map(|_| next() >> (next() % 64)).collect();
+            cases.push(words(&n));
+        }
+        cases
+    }
+
+    #[test]
+    fn chunks_u256_agrees_with_chunks() {
+        for words in words_cases() {
+            let mut want = [0u64; 5];
+            let count = chunks(&mut words.clone(), &mut want);
+            let (got, got_count) = chunks_u256(words);
+            assert_eq!(
+                (got_count, &got[..got_count]),
+                (count.max(1), &want[..count.max(1)]),
+                "{words:x?}"
+            );
+            assert!(got[got_count..].iter().all(|c| *c == 0), "{words:x?}");
+        }
+    }
+
+    #[test]
+    fn chunks_texts_are_their_digits() {
+        let mut next = crate::test_random::xorshift(0x2545_F491_4F6C_DD1Du64);
+        let picked = (0..20)
+            .map(|e| 10u64.pow(e))
+            .flat_map(|p| [p - 1, p, p + 1])
+            .chain([0, CHUNK - 1, CHUNK / 2])
+            .filter(|c| *c < CHUNK);
+        let mut cases: Vec<Vec<u64>> = vec![vec![]];
+        for top in picked {
+            for count in 1..=5 {
+                let mut chunked: Vec<u64> = (1..count).map(|_| next() % CHUNK).collect();
+                chunked.push(top);
+                cases.push(chunked);
+            }
+        }
+        for _ in 0..100_000 {
+            let count = (next() % 6) as usize;
+            cases.push(
+                (0..count)
+                    .map(|_| (next() % CHUNK) >> (next() % 64))
+                    .collect(),
+            );
+        }
+        for chunked in cases {
+            let digits: String = match chunked.split_last() {
+                None => "0".into(),
+                Some((top, rest)) => {
+                    let rest: String = rest.iter().rev().map(|c| format!("{c:019}")).collect();
+                    format!("{top}{rest}")
+                }
+            };
+            for negative in [false, true] {
+                let want = format!("{}{digits}", if negative { "-" } else { "" });
+                let room = chunks_text_max(chunked.len()) + CHUNKS_TEXT_OVERHANG;
+                let mut buf = vec![b'x'; room + 8];
+                // SAFETY: `buf` holds the room `chunks_text_at` needs.
+                let len = unsafe { chunks_text_at(negative, &chunked, buf.as_mut_ptr()) };
+                assert_eq!(&buf[..len], want.as_bytes(), "{chunked:?}");
+                assert!(buf[room..].iter().all(|b| *b == b'x'), "{chunked:?}");
+            }
         }
     }
 

@@ -3,7 +3,8 @@
 use super::bounded_text::BoundedText;
 use super::leaf::{write_bignum, write_leaf};
 use crate::decimal::{
-    below_10000, chunks, chunks_max, chunks_text, chunks_u128, decimal, two_digits, DECIMAL_MAX,
+    below_10000, chunks, chunks_max, chunks_text_at, chunks_text_max, chunks_u128, chunks_u256,
+    decimal, two_digits, CHUNKS_TEXT_OVERHANG, DECIMAL_MAX,
 };
 use rustler::sys::{ErlNifEnv, ErlNifTerm};
 use std::io::Write;
@@ -26,54 +27,51 @@ pub fn write_integer(env: *mut ErlNifEnv, term: ErlNifTerm, text: &mut BoundedTe
 /// digits); a larger one's text is cut just before it.
 const BIG_WORDS_MAX: usize = 64;
 
-/// The most words of a bignum `write_big` converts with room for no
-/// more: below 2^256, as most bignums met are.
-const SMALL_BIG_WORDS: usize = 4;
-
 /// A bignum read in place, `digits` its words: its decimal text when
 /// below 2^4096, as `write_bignum` writes one read through enif; else the
-/// text is cut just before it. Not inlined (see `write_float_value`).
+/// text is cut just before it. Below 2^256, as most bignums met are, its
+/// chunks of 19 digits are found with the words in registers. Not
+/// inlined (see `write_float_value`).
 #[inline(never)]
 pub fn write_big(negative: bool, digits: &[usize], text: &mut BoundedText) {
-    let pair = match *digits {
-        [low] => Some((0, low)),
-        [low, high] => Some((high, low)),
-        _ => None,
-    };
-    if let Some((high, low)) = pair {
-        let (chunked, count) = chunks_u128(high as u64, low as u64);
-        write_chunks(negative, &chunked[..count], text);
-    } else if digits.len() <= SMALL_BIG_WORDS {
-        write_big_in::<SMALL_BIG_WORDS, { chunks_max(SMALL_BIG_WORDS) }>(negative, digits, text);
-    } else {
-        write_large(negative, digits, text);
+    match *digits {
+        [low] => write_u128(negative, 0, low as u64, text),
+        [low, high] => write_u128(negative, high as u64, low as u64, text),
+        [a0, a1, a2] => write_u256(negative, [a0, a1, a2, 0], text),
+        [a0, a1, a2, a3] => write_u256(negative, [a0, a1, a2, a3], text),
+        _ => write_large(negative, digits, text),
     }
 }
 
-/// `write_big` of a bignum of more than `SMALL_BIG_WORDS` words.
+/// `write_big` of a bignum below 2^128.
+#[inline(always)]
+fn write_u128(negative: bool, high: u64, low: u64, text: &mut BoundedText) {
+    let (chunked, count) = chunks_u128(high, low);
+    write_chunks(negative, &chunked[..count], text);
+}
+
+/// `write_big` of a bignum below 2^256.
+#[inline(always)]
+fn write_u256(negative: bool, words: [usize; 4], text: &mut BoundedText) {
+    let (chunked, count) = chunks_u256(words.map(|w| w as u64));
+    write_chunks(negative, &chunked[..count], text);
+}
+
+/// `write_big` of a bignum of more than four words: by schoolbook
+/// division over a copy of its words.
 #[inline(never)]
 fn write_large(negative: bool, digits: &[usize], text: &mut BoundedText) {
+    const CHUNKS: usize = chunks_max(BIG_WORDS_MAX);
     if digits.len() > BIG_WORDS_MAX {
         text.stop();
         return;
     }
-    write_big_in::<BIG_WORDS_MAX, { chunks_max(BIG_WORDS_MAX) }>(negative, digits, text);
-}
-
-/// `write_big` of a bignum of at most `W` words, `C` their most chunks
-/// of 19 digits: its chunks found first, then written.
-#[inline(always)]
-fn write_big_in<const W: usize, const C: usize>(
-    negative: bool,
-    digits: &[usize],
-    text: &mut BoundedText,
-) {
-    let mut words = [0u64; W];
+    let mut words = [0u64; BIG_WORDS_MAX];
     let len = digits.len();
     for (w, d) in words.iter_mut().zip(digits) {
         *w = *d as u64;
     }
-    let mut chunked = [0u64; C];
+    let mut chunked = [0u64; CHUNKS];
     let count = chunks(&mut words[..len], &mut chunked);
     write_chunks(negative, &chunked[..count], text);
 }
@@ -84,15 +82,14 @@ fn write_big_in<const W: usize, const C: usize>(
 /// put). Not inlined: one copy for every size.
 #[inline(never)]
 fn write_chunks(negative: bool, chunked: &[u64], text: &mut BoundedText) {
-    let room = 1 + 19 * chunked.len().max(1);
-    // SAFETY: the `room` bytes lent are zeroed before a slice is made
-    // over them (a slice's bytes must be initialised, and the text's
-    // spare capacity is not); `chunks_text` writes only within them (its
-    // slice's bounds), and answers how many it wrote, at most `room`.
+    const { assert!(CHUNKS_TEXT_OVERHANG <= 16) };
+    // SAFETY: `put_within` lends `chunks_text_max` bytes and its slack
+    // after them (at least 16, as it asserts), more than the overhang
+    // `chunks_text_at` may store; it answers how many it wrote, at most
+    // `chunks_text_max`.
     let written = unsafe {
-        text.put_within(room, |at| {
-            at.write_bytes(0, room);
-            chunks_text(negative, chunked, std::slice::from_raw_parts_mut(at, room))
+        text.put_within(chunks_text_max(chunked.len()), |at| {
+            chunks_text_at(negative, chunked, at)
         })
     };
     if !written {
@@ -103,8 +100,15 @@ fn write_chunks(negative: bool, chunked: &[u64], text: &mut BoundedText) {
 /// `write_chunks`'s text when it may not fit: through a buffer.
 #[inline(never)]
 fn write_big_cut(negative: bool, chunked: &[u64], text: &mut BoundedText) {
-    let mut buf = [0u8; 1 + 19 * chunks_max(BIG_WORDS_MAX)];
-    let len = chunks_text(negative, chunked, &mut buf);
+    const CHUNKS: usize = chunks_max(BIG_WORDS_MAX);
+    let mut buf = [0u8; chunks_text_max(CHUNKS) + CHUNKS_TEXT_OVERHANG];
+    if chunked.len() > CHUNKS {
+        text.stop();
+        return;
+    }
+    // SAFETY: `buf` holds the longest text of at most CHUNKS chunks and
+    // the overhang; the answer is at most that text's length.
+    let len = unsafe { chunks_text_at(negative, chunked, buf.as_mut_ptr()) };
     text.put(&buf[..len]);
 }
 
@@ -567,7 +571,7 @@ mod tests {
             vec![10_000_000_000_000_000_000],
             vec![e38 as u64 as usize, (e38 >> 64) as usize],
             vec![usize::MAX; 2],
-            vec![usize::MAX; SMALL_BIG_WORDS],
+            vec![usize::MAX; 4],
             vec![0, 0, 0, 1],
             vec![1 << 36, 0, 0, 0],
             vec![0; 3],
@@ -584,6 +588,12 @@ mod tests {
         }
         for len in [5, 17, 63, 64] {
             cases.push((0..len).map(|_| next() as usize).collect());
+        }
+        // Every word count's edges, to one word more than the words kept
+        // in registers, without zero words on top (a bignum's).
+        for n in crate::test_random::near_powers(5) {
+            let len = n.iter().rposition(|w| *w != 0).map_or(1, |i| i + 1);
+            cases.push(n[..len].iter().map(|w| *w as usize).collect());
         }
         for words in cases {
             for negative in [false, true] {
@@ -608,12 +618,16 @@ mod tests {
 
     #[test]
     fn bignum_texts_cut_at_every_budget() {
-        // 2^100, -(2^200) and 2^4096 - 1: cut at every byte, after a
-        // prefix, as the text put whole is cut.
-        let cases: [(bool, Vec<usize>); 3] = [
+        // 2^100, -(2^200), 2^4096 - 1 and some of three and four words:
+        // cut at every byte, after a prefix, as the text put whole is cut.
+        let cases: [(bool, Vec<usize>); 7] = [
             (false, vec![0, 1 << 36]),
             (true, vec![0, 0, 0, 1 << 8]),
             (false, vec![usize::MAX; BIG_WORDS_MAX]),
+            (true, vec![usize::MAX; 4]),
+            (false, vec![0, 0, 1]),
+            (true, vec![12345, 0, 1 << 40]),
+            (false, vec![7, 0, 0, 1 << 63]),
         ];
         for (negative, words) in cases {
             let whole = slow_text(negative, &words);
