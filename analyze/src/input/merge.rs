@@ -93,6 +93,9 @@ pub(crate) struct Batch {
     /// move while it grows.
     unsealed: Vec<(u32, u32, u32)>,
     bytes: Vec<u8>,
+    /// Whether [`Batch::seal`] pointed the fields at `bytes`: until
+    /// [`Batch::clear`] nothing is added (`bytes` would move under them).
+    sealed: bool,
     /// Stream files first seen, whose strings [`Batch::push_in_place`]
     /// points into: the mapping's index in the part, and the mapping.
     pub(crate) maps: Vec<(u16, Arc<Map>)>,
@@ -119,6 +122,7 @@ impl Batch {
     /// Adds `event` with a copy of `fields` (its `first` and `n` are set
     /// here).
     pub(crate) fn push(&mut self, mut event: CopiedEvent, fields: &[Field]) {
+        debug_assert!(!self.sealed, "a sealed batch is written");
         event.first = self.fields.len() as u32;
         event.n = fields.len() as u32;
         self.events.push(event);
@@ -146,6 +150,7 @@ impl Batch {
     /// batch or one the part sent before lists in [`Batch::maps`] (the
     /// merge keeps those mapped until it ends).
     pub(crate) unsafe fn push_in_place(&mut self, mut event: CopiedEvent, fields: &[Field<'_>]) {
+        debug_assert!(!self.sealed, "a sealed batch is written");
         event.first = self.fields.len() as u32;
         event.n = fields.len() as u32;
         self.events.push(event);
@@ -167,6 +172,7 @@ impl Batch {
     /// Makes room for `events` events of `fields` fields each and `bytes`
     /// string bytes, so that a batch is filled without growing by doubling.
     pub(crate) fn reserve(&mut self, events: usize, fields: usize, bytes: usize) {
+        debug_assert!(!self.sealed, "a sealed batch is written");
         self.events.reserve(events);
         self.fields.reserve(events * fields);
         self.bytes.reserve(bytes);
@@ -180,6 +186,7 @@ impl Batch {
     /// Points the fields copied into `bytes` at their bytes, which stay
     /// where they are until [`Batch::clear`].
     fn seal(&mut self) {
+        self.sealed = true;
         let bytes = &self.bytes;
         for &(i, at, len) in &self.unsealed {
             let s = &bytes[at as usize..(at + len) as usize];
@@ -204,6 +211,7 @@ impl Batch {
         self.bytes.clear();
         self.end = None;
         self.counted = None;
+        self.sealed = false;
     }
 }
 
@@ -746,5 +754,18 @@ mod tests {
                 &[Field::Int(7), Field::Str(t), Field::Other][..]
             );
         }
+        batch.clear();
+        batch.push(event, &[Field::Str(b"again")]);
+    }
+
+    /// A sealed batch is not written to until cleared (checked in debug
+    /// builds).
+    #[cfg(debug_assertions)]
+    #[test]
+    #[should_panic(expected = "a sealed batch is written")]
+    fn a_sealed_batch_is_not_written() {
+        let mut batch = Batch::default();
+        batch.seal();
+        batch.reserve(1, 1, 1);
     }
 }
