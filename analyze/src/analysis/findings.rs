@@ -1242,12 +1242,14 @@ impl Analysis for Findings {
     fn finish(&mut self, who: &Identity) {
         self.mailbox.finish(who);
         self.memory.finish(who);
-        self.calls.finish(who);
         self.settle_in();
         for p in self.cpu.values_mut() {
             p.settle();
         }
+        // The last sub-window of `calls` is read before `finish` takes it
+        // into the whole run's figures.
         self.roll(true);
+        self.calls.finish(who);
         self.window_start = None;
         self.names.clear();
         for f in self.findings(&Summary::default()) {

@@ -122,11 +122,19 @@ impl Row {
         }
     }
 
-    /// The sub-window's calls into the whole run's.
+    /// The sub-window's calls into the whole run's: taken, so that the
+    /// sub-window starts again empty and no call is added twice (an empty
+    /// one is left as it is).
     fn settle_sub(&mut self) {
-        if let Some(sub) = &self.sub {
-            self.caller.add(&sub.0);
-            self.server_share.add(&sub.1);
+        if let Some(sub) = self
+            .sub
+            .as_mut()
+            .filter(|sub| sub.0.count() > 0 || sub.1.count() > 0)
+        {
+            let (caller, server_share) =
+                std::mem::replace(&mut **sub, (Durations::new(2), Durations::new(2)));
+            self.caller.add(&caller);
+            self.server_share.add(&server_share);
         }
     }
 }
@@ -176,10 +184,6 @@ pub struct GenServer {
     recent: [u32; RECENT_ROWS],
     /// Whether rows keep their calls since the last sub-window too.
     sub_windows: bool,
-    /// Whether the rows' whole-run figures hold their sub-windows' calls
-    /// (from [`GenServer::finish`] on; before, they hold those of the
-    /// sub-windows started again).
-    settled: bool,
 }
 
 /// The request's first atom (`get` of `{get,Key}`), else its text cut short.
@@ -228,18 +232,13 @@ impl GenServer {
         })
     }
 
-    /// A sub-window starts: its figures start again, but for the servers
-    /// and requests `keep` holds on to (they go on adding up); the whole
-    /// run's go on.
+    /// A sub-window starts: its figures start again (taken into the whole
+    /// run's), but for the servers and requests `keep` holds on to (they go
+    /// on adding up).
     pub fn next_sub_window(&mut self, keep: impl Fn(&[u8], &[u8]) -> bool) {
         for r in self.rows.iter_mut() {
             if r.sub.is_some() && !keep(&r.server, &r.request) {
-                if !self.settled {
-                    r.settle_sub();
-                }
-                if let Some(sub) = &mut r.sub {
-                    **sub = (Durations::new(2), Durations::new(2));
-                }
+                r.settle_sub();
             }
         }
     }
@@ -488,15 +487,14 @@ impl Analysis for GenServer {
         true
     }
 
+    /// The sub-windows' calls are taken into the whole run's: whoever
+    /// reads the last sub-window ([`GenServer::sub_window_requests`]) does
+    /// so before.
     fn finish(&mut self, _who: &Identity) {
-        if self.sub_windows && !self.settled {
-            self.rows.iter_mut().for_each(Row::settle_sub);
-            self.settled = true;
-        }
+        self.rows.iter_mut().for_each(Row::settle_sub);
     }
 
     fn next_window(&mut self) {
-        self.settled = false;
         for r in self.rows.iter_mut() {
             r.caller = Durations::new(2);
             r.server_share = Durations::new(2);
@@ -638,6 +636,59 @@ mod tests {
             .find(|r| r.cells[1] == Cell::Text("(cut)".into()))
             .expect("cut row");
         assert_eq!(t.value(cut, "unmatched"), Some(&Cell::Num(1)));
+    }
+
+    /// Rows kept per sub-window as well, some held on to over a few, give
+    /// the whole run the figures of rows kept for the whole run alone, and
+    /// finishing again adds nothing.
+    #[test]
+    fn sub_windows_add_up_to_the_whole_run() {
+        let (mut whole, mut split) = (
+            GenServer::default(),
+            GenServer::default().with_sub_windows(),
+        );
+        let (mut who_whole, mut who_split) = (Identity::default(), Identity::default());
+        who_whole.keep_calls();
+        who_split.keep_calls();
+        let mut s = Script::default();
+        let (mut fed, mut n, mut late) = (0, 0, Vec::<(i64, String)>::new());
+        for window in 0..6i64 {
+            // Replies of the last window's calls, received in this one.
+            for (t, reply) in late.drain(..) {
+                s.ev(
+                    window * 1_000_000 + t,
+                    Kind::MessageReceive,
+                    &["<0.1.0>", &reply],
+                );
+            }
+            for i in 0..20i64 {
+                n += 1;
+                let server = ["<0.2.0>", "<0.3.0>"][(i % 2) as usize];
+                let request = ["{get,k}", "{put,k,v}", "stop"][(i % 3) as usize];
+                let call = format!("{{'$gen_call',{{<0.1.0>,[alias|#Ref<0.0.0.{n}>]}},{request}}}");
+                let reply = format!("{{[alias|#Ref<0.0.0.{n}>],ok}}");
+                let t = window * 1_000_000 + 1_000 + i * 10_000;
+                s.ev(t, Kind::MessageSend, &["<0.1.0>", server, &call]);
+                s.ev(t + 10 + i, Kind::MessageReceive, &[server, &call]);
+                let sent = format!("#Ref<0.0.0.{n}>");
+                s.ev(t + 100 + 7 * i, Kind::MessageSend, &[server, &sent, &reply]);
+                match i % 5 {
+                    0 => late.push((i, reply)),
+                    _ => {
+                        s.ev(t + 200 + 13 * i, Kind::MessageReceive, &["<0.1.0>", &reply]);
+                    }
+                }
+            }
+            s.feed_from(fed, &mut who_whole, &mut whole);
+            fed = s.feed_from(fed, &mut who_split, &mut split);
+            split.next_sub_window(|server, _| window % 2 == 0 && server == b"<0.3.0>");
+        }
+        whole.finish(&who_whole);
+        let want = format!("{:?}", whole.tables(&Summary::default()));
+        split.finish(&who_split);
+        assert_eq!(format!("{:?}", split.tables(&Summary::default())), want);
+        split.finish(&who_split);
+        assert_eq!(format!("{:?}", split.tables(&Summary::default())), want);
     }
 
     /// A call whose reply's receive the selection left out waits for good,

@@ -581,10 +581,11 @@ fn cut_kind(kind: &mut String) {
 fn kind_parts_of(message: &[u8], shape: Shape) -> Option<(u8, KindBody<'_>)> {
     match shape {
         Shape::Reply(_) if shape.is_whole_reply(message) => Some((0, KindBody::Word(TUPLE))),
-        Shape::Plain { .. } | Shape::Other(_) => shape.kind(message),
-        Shape::Call { .. } => match shape.plain_request(message) {
-            Some(request) => kind_prefixed(request.trim_ascii(), 2),
-            None => kind_prefixed(message.trim_ascii(), 0),
+        Shape::Other(_) => shape.kind(message),
+        Shape::Plain { .. } => match shape.kind(message) {
+            Some(kind) => Some(kind),
+            // Not looked for by the decoding thread, or none.
+            None => kind_prefixed(shape.plain_request(message)?.trim_ascii(), 2),
         },
         _ => kind_prefixed(message.trim_ascii(), 0),
     }
@@ -1251,8 +1252,21 @@ mod tests {
         assert_eq!(kind(b"{'a,b',c}"), "'a,b'");
         assert_eq!(kind(b"{\"x,y\",1}"), "tuple");
         assert_eq!(kind(b"{'$gen_cast',{#{a => b},1}}"), "cast tuple");
-        // A message's shape gives the same kind as its text.
-        for &text in crate::model::message::tests::SAMPLES {
+        // A message's shape gives the same kind as its text, also where a
+        // byte of a call is changed, put in or left out, or the text cut.
+        use crate::model::message::tests::{mutations, SAMPLES};
+        let bytes = [b'0', b'>', b',', b'{', b'}', b']', b' ', b'a', b'\''];
+        let texts = SAMPLES.iter().map(|t| t.to_vec()).chain(
+            [
+                SAMPLES[0],
+                SAMPLES[1],
+                b"{'$gen_call',{<0.9.0>,#Ref<0.1.2.3>},{'$gen_cast',x}}",
+            ]
+            .into_iter()
+            .flat_map(|base| mutations(base, &bytes)),
+        );
+        for text in texts {
+            let text = &text[..];
             let mut kind = String::new();
             kind_into(text, Shape::of(text), &mut kind);
             assert_eq!(kind, kind_of(text), "{}", String::from_utf8_lossy(text));
@@ -1425,7 +1439,12 @@ mod tests {
         let texts = crate::model::message::tests::SAMPLES
             .iter()
             .copied()
-            .chain([&b"{'$gen_cast',{'$gen_cast',x}}"[..], b"{note,1}", b"42"]);
+            .chain([
+                &b"{'$gen_cast',{'$gen_cast',x}}"[..],
+                b"{'$gen_call',{<0.9.0>,#Ref<0.1.2.3>},{'$gen_cast',x}}",
+                b"{note,1}",
+                b"42",
+            ]);
         for text in texts {
             for shape in [
                 Shape::Unknown,

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use crate::input::reader::{Decoder, Reader, Source};
 use crate::input::step::Step;
-use crate::model::event::{Field, Kind, Slot, Wanted};
+use crate::model::event::{Field, Kind, Wanted};
 use crate::model::message::Shape;
 
 const METADATA: &str = r#"/* CTF 1.8 */
@@ -185,7 +185,7 @@ fn read_all(mut reader: Reader) -> (Vec<Seen>, Vec<Shape>, u64) {
                     .collect();
                 seen.push((ev.ts_ns, ev.class.name.clone(), ev.cpu, ev.vpid, fields));
                 if ev.kind() == Some(Kind::MessageSend) {
-                    shapes.push(ev.shape.without_kind(ev.str(Slot::Message)));
+                    shapes.push(ev.shape.without_kind());
                 }
             })
             .expect("reads");
@@ -241,7 +241,7 @@ fn every_arrangement_reads_the_same_events() {
     let open = |parts, own| Reader::open_builtin(&dir, Wanted::all(), parts, own).expect("opens");
     let here = read_all(open(1, false));
     assert_eq!(here.0.len(), 7);
-    assert!(matches!(here.1[0], Shape::Call { .. }), "{:?}", here.1);
+    assert!(matches!(here.1[0], Shape::Plain { .. }), "{:?}", here.1);
     assert!(matches!(here.1[1], Shape::Reply(_)), "{:?}", here.1);
     assert_eq!(read_all(open(1, true)), here);
     assert_eq!(read_all(open(2, true)), here);

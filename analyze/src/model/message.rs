@@ -145,7 +145,7 @@ pub enum Shape {
     Unknown,
     /// Neither a call nor a reply.
     Neither,
-    /// A call: see [`Call`].
+    /// A call that is not plain (see [`Shape::Plain`]): see [`Call`].
     Call {
         caller: Span,
         reference: Option<Span>,
@@ -153,9 +153,10 @@ pub enum Shape {
     },
     /// A reply: its reference.
     Reply(Span),
-    /// A call as [`Shape::plain_request`] takes it (From's pid starts
-    /// after the call's prefix, the request ends before the last byte),
-    /// with the kind of message it is: see [`Shape::kinded`].
+    /// A plain call, as [`plain_call`] reads it (From's pid starts after
+    /// the call's prefix, the request ends before the last byte), with the
+    /// kind of message it is once [`Shape::kinded`] found one
+    /// ([`KindAt::NONE`] before, and when it has none).
     Plain {
         caller_end: u16,
         reference: Span,
@@ -198,13 +199,25 @@ pub const PREFIXES: [&str; 3] = ["", "cast ", "call "];
 /// A [`KindAt`]'s body that is an atom at its span.
 const ATOM: u8 = 15;
 
+/// A [`KindAt`]'s body when no kind was found.
+const NO_BODY: u8 = 14;
+
 /// A message's kind found where its shape is: one prefix at most
 /// ([`PREFIXES`], the high nibble) and its body (a word's index in
-/// [`WORDS`], or [`ATOM`] for the text at `body`).
+/// [`WORDS`], or [`ATOM`] for the text at `body`, or [`NO_BODY`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct KindAt {
     code: u8,
     body: Span,
+}
+
+impl KindAt {
+    /// No kind: not looked for yet, or the message has more than one
+    /// prefix.
+    const NONE: KindAt = KindAt {
+        code: NO_BODY,
+        body: (0, 0),
+    };
 }
 
 /// The kind of a message's trimmed text `t` (a tuple's first element, an
@@ -255,21 +268,13 @@ pub fn kind_parts<'a>(mut t: &'a [u8], prefix: &mut impl FnMut(&'static str)) ->
     })
 }
 
-/// A plain call's [`Shape::Plain`], its parts given, when its request's
-/// text `request` has a kind.
-fn plain_shape(
-    message: &[u8],
-    caller_end: u16,
-    reference: Span,
-    request_start: u16,
-    request: &[u8],
-) -> Option<Shape> {
-    kind_at(message, request.trim_ascii(), 2).map(|kind| Shape::Plain {
-        caller_end,
-        reference,
-        request_start,
-        kind,
-    })
+/// A plain call's kind: its request's (from `request_start` to the
+/// text's last byte), after the call's prefix; [`KindAt::NONE`] when it
+/// has none.
+#[inline(always)]
+fn plain_kind(message: &[u8], request_start: u16) -> KindAt {
+    let request = at(message, (request_start, plain_end(message)));
+    kind_at(message, request.trim_ascii(), 2).unwrap_or(KindAt::NONE)
 }
 
 /// The bytes of an unquoted atom after its first (letters, digits, `_`
@@ -406,44 +411,6 @@ fn at(text: &[u8], (start, end): Span) -> &[u8] {
     &text[start as usize..end as usize]
 }
 
-/// Whether every byte of `n` is a decimal digit or a dot: eight bytes at
-/// a time (the last eight overlapping; a text of four to seven bytes as
-/// two overlapping halves), with no branch per byte.
-#[inline(always)]
-fn digits_and_dots(n: &[u8]) -> bool {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGHS: u64 = 0x8080_8080_8080_8080;
-    // Where every byte is below 0x80, adding to each byte carries into
-    // none: a byte's high bit then says which side of a bound it is.
-    let word = |w: u64| {
-        let from_0 = w.wrapping_add(0x50 * ONES); // set: b >= b'0'
-        let past_9 = w.wrapping_add(0x46 * ONES); // set: b > b'9'
-        let not_dot = (w ^ (u64::from(b'.') * ONES)).wrapping_add(0x7f * ONES); // set: b != b'.'
-        let fits = (from_0 & !past_9) | !not_dot;
-        (w & HIGHS == 0) & (fits & HIGHS == HIGHS)
-    };
-    let load = |at: usize| u64::from_le_bytes(n[at..at + 8].try_into().expect("8 bytes"));
-    let half = |at: usize| {
-        u64::from(u32::from_le_bytes(
-            n[at..at + 4].try_into().expect("4 bytes"),
-        ))
-    };
-    let len = n.len();
-    match len {
-        8.. => {
-            let mut all = word(load(len - 8));
-            let mut at = 0;
-            while at + 8 < len {
-                all &= word(load(at));
-                at += 8;
-            }
-            all
-        }
-        4..=7 => word(half(0) | half(len - 4) << 32),
-        _ => n.iter().all(|&b| b.is_ascii_digit() || b == b'.'),
-    }
-}
-
 /// A reply's reference read in one pass (`{#Ref<...>,...}` or
 /// `{[alias|#Ref<...>],...}`: from `#Ref<` up to its `>`), as
 /// [`parse_reply`] finds it; None for any other text.
@@ -495,12 +462,13 @@ fn digits_end(text: &[u8], mut i: usize) -> usize {
     i
 }
 
-/// A plain call (see [`Shape::plain_request`]) read in one pass:
+/// A plain call read in one pass: a call written whole and plainly,
 /// `{'$gen_call',{<N.N.N>,#Ref<N.N.N.N>},Request}` or with the tag
 /// `[alias|#Ref<N.N.N.N>]`, N any digits and dots, the request not empty
 /// and the text ending with `}`: where From ends, the reference, and
 /// where the request starts. [`parse_call`] finds these parts in such a
-/// text, and [`Shape::plain_request`] takes them; None for any other text.
+/// text; the request is then the tuple's third element as a reader of the
+/// term splits it. None for any other text.
 #[inline(always)]
 fn plain_call(m: &[u8]) -> Option<(u16, Span, u16)> {
     let from = CALL_PREFIX.len();
@@ -559,6 +527,18 @@ impl Shape {
     /// shape built apart and copied in whole is read back right after
     /// its parts' smaller stores, which the processor cannot forward.
     pub fn set_of(&mut self, message: &[u8]) {
+        self.set(message, false);
+    }
+
+    /// Sets this shape to [`Shape::of`] `message` [`Shape::kinded`], a
+    /// plain call's kind found as its parts are.
+    pub fn set_kinded_of(&mut self, message: &[u8]) {
+        self.set(message, true);
+    }
+
+    /// [`Shape::set_of`], and [`Shape::kinded`] when `kinded`.
+    #[inline(always)]
+    fn set(&mut self, message: &[u8], kinded: bool) {
         if u16::try_from(message.len()).is_err() {
             *self = Shape::Unknown;
             return;
@@ -568,14 +548,21 @@ impl Shape {
             return;
         }
         if let Some((caller_end, reference, request_start)) = plain_call(message) {
-            *self = Shape::Call {
-                caller: (CALL_PREFIX.len() as u16, caller_end),
-                reference: Some(reference),
-                request: (request_start, plain_end(message)),
+            *self = Shape::Plain {
+                caller_end,
+                reference,
+                request_start,
+                kind: match kinded {
+                    true => plain_kind(message, request_start),
+                    false => KindAt::NONE,
+                },
             };
             return;
         }
         self.set_parsed(message);
+        if kinded {
+            *self = self.kinded(message);
+        }
     }
 
     /// [`Shape::set_of`] a message whose text is no plain call, its length
@@ -599,28 +586,6 @@ impl Shape {
             }
         };
         *self = shape.unwrap_or(Shape::Unknown);
-    }
-
-    /// Sets this shape to [`Shape::of`] `message` [`Shape::kinded`], a
-    /// plain call's kind found without checking its parts again.
-    pub fn set_kinded_of(&mut self, message: &[u8]) {
-        let plain = match u16::try_from(message.len()) {
-            Ok(_) => plain_call(message),
-            Err(_) => None,
-        };
-        let Some((caller_end, reference, request_start)) = plain else {
-            *self = Shape::of(message).kinded(message);
-            return;
-        };
-        let request = (request_start, plain_end(message));
-        let text = at(message, request);
-        *self = plain_shape(message, caller_end, reference, request_start, text).unwrap_or(
-            Shape::Call {
-                caller: (CALL_PREFIX.len() as u16, caller_end),
-                reference: Some(reference),
-                request,
-            },
-        );
     }
 
     /// The call's parts, if `message` (the text this shape is of) is a
@@ -651,78 +616,39 @@ impl Shape {
         }
     }
 
-    /// The request of a call written whole and plainly, From a pid and Tag
-    /// a reference (`{'$gen_call',{<0.9.0>,[alias|#Ref<0.1.2.3>]},Req}`,
-    /// or the tag `#Ref<0.1.2.3>`), the text ending with the tuple's `}`:
-    /// there the request is the tuple's third element as a reader of the
-    /// term splits it, without reading the text again. None for any other
-    /// text (read it whole then).
+    /// The request of a plain call ([`Shape::Plain`]): a call written
+    /// whole and plainly, From a pid and Tag a reference
+    /// (`{'$gen_call',{<0.9.0>,[alias|#Ref<0.1.2.3>]},Req}`, or the tag
+    /// `#Ref<0.1.2.3>`), the text ending with the tuple's `}`: there the
+    /// request is the tuple's third element as a reader of the term splits
+    /// it, without reading the text again. None for any other text (read
+    /// it whole then).
     pub fn plain_request<'a>(&self, message: &'a [u8]) -> Option<&'a [u8]> {
-        if let Shape::Plain { request_start, .. } = *self {
-            return Some(at(message, (request_start, plain_end(message))));
+        match *self {
+            Shape::Plain { request_start, .. } => {
+                Some(at(message, (request_start, plain_end(message))))
+            }
+            _ => None,
         }
-        let Shape::Call {
-            caller,
-            reference: Some(reference),
-            request,
-        } = *self
-        else {
-            return None;
-        };
-        if message.last() != Some(&b'}')
-            || usize::from(caller.0) != CALL_PREFIX.len()
-            || usize::from(request.1) + 1 != message.len()
-        {
-            return None;
-        }
-        let (caller_end, (ref_start, ref_end)) = (usize::from(caller.1), reference);
-        let (ref_start, ref_end) = (usize::from(ref_start), usize::from(ref_end));
-        let request_start = usize::from(request.0);
-        // The tag, between From's `,` and the `},` before the request.
-        if caller_end + 3 > request_start
-            || message[caller_end] != b','
-            || message[request_start - 2] != b'}'
-        {
-            return None;
-        }
-        let (tag_start, tag_end) = (caller_end + 1, request_start - 2);
-        // The tag is the reference or `[alias|Ref]`. The reference is the
-        // first `#Ref<` after the call's prefix, and From (checked below)
-        // holds no `#`: a tag of the reference's bytes is at its place.
-        let tag_is_reference = (tag_start, tag_end) == (ref_start, ref_end)
-            || ((tag_start + 7, tag_end - 1) == (ref_start, ref_end)
-                && message[tag_start..].starts_with(b"[alias|")
-                && message[tag_end - 1] == b']');
-        // From is `<N.N.N>`; the reference `#Ref<` (as found) and numbers
-        // up to its `>` (as found).
-        let from = at(message, caller);
-        let numbered = from.len() >= 2
-            && from[0] == b'<'
-            && from[from.len() - 1] == b'>'
-            && digits_and_dots(&from[1..from.len() - 1])
-            && message
-                .get(ref_start + 5..ref_end.saturating_sub(1))
-                .is_some_and(digits_and_dots);
-        (tag_is_reference && numbered).then(|| at(message, request))
     }
 
     /// This shape with the kind of message it is (see [`kind_parts`]),
     /// found by the thread that decodes it rather than by the analyses:
-    /// a plain call's (see [`Shape::plain_request`]) or a message's that
-    /// is neither a call nor a reply, when it has one prefix at most.
-    /// Other shapes are as they were.
+    /// a plain call's or a message's that is neither a call nor a reply,
+    /// when it has one prefix at most. Other shapes are as they were.
     pub fn kinded(self, message: &[u8]) -> Shape {
         match self {
-            Shape::Call {
-                caller,
-                reference: Some(reference),
-                request,
-            } => {
-                let Some(r) = self.plain_request(message) else {
-                    return self;
-                };
-                plain_shape(message, caller.1, reference, request.0, r).unwrap_or(self)
-            }
+            Shape::Plain {
+                caller_end,
+                reference,
+                request_start,
+                kind: KindAt::NONE,
+            } => Shape::Plain {
+                caller_end,
+                reference,
+                request_start,
+                kind: plain_kind(message, request_start),
+            },
             Shape::Neither => match kind_at(message, message.trim_ascii(), 0) {
                 Some(kind) => Shape::Other(kind),
                 None => self,
@@ -740,23 +666,25 @@ impl Shape {
         let words = kind.code >> 4;
         Some(match kind.code & 15 {
             ATOM => (words, KindBody::Atom(at(message, kind.body))),
+            NO_BODY => return None,
             w => (words, KindBody::Word(w)),
         })
     }
 
     /// The shape without its kind, as [`Shape::of`] finds it.
     #[cfg(test)]
-    pub(crate) fn without_kind(self, message: &[u8]) -> Shape {
+    pub(crate) fn without_kind(self) -> Shape {
         match self {
             Shape::Plain {
                 caller_end,
                 reference,
                 request_start,
                 ..
-            } => Shape::Call {
-                caller: (CALL_PREFIX.len() as u16, caller_end),
-                reference: Some(reference),
-                request: (request_start, plain_end(message)),
+            } => Shape::Plain {
+                caller_end,
+                reference,
+                request_start,
+                kind: KindAt::NONE,
             },
             Shape::Other(_) => Shape::Neither,
             shape => shape,
@@ -852,19 +780,18 @@ pub(crate) mod tests {
         assert!(!Shape::of(b"{#Ref<0.1.2.3>,o").is_whole_reply(b"{#Ref<0.1.2.3>,o"));
     }
 
-    /// The shape as parsed part by part, with its kind as
-    /// [`Shape::kinded`] finds it.
-    fn parsed(text: &[u8]) -> (Shape, Shape) {
+    /// The shape as parsed part by part.
+    fn parsed(text: &[u8]) -> Shape {
         let mut shape = Shape::Unknown;
         if u16::try_from(text.len()).is_ok() {
             shape.set_parsed(text);
         }
-        (shape, shape.kinded(text))
+        shape
     }
 
     /// `base` cut at every place, and with each of `bytes` put in at
     /// every place, put in place of each byte, and each byte left out.
-    fn mutations(base: &[u8], bytes: &[u8]) -> Vec<Vec<u8>> {
+    pub(crate) fn mutations(base: &[u8], bytes: &[u8]) -> Vec<Vec<u8>> {
         let mut texts = Vec::new();
         for at in 0..=base.len() {
             texts.push(base[..at].to_vec());
@@ -884,9 +811,11 @@ pub(crate) mod tests {
         texts
     }
 
-    /// A plain call or a reply read in one pass has the shape and the
-    /// kind its parts parsed one by one give, whatever byte is changed,
-    /// put in or left out, and wherever the text is cut; so do other texts.
+    /// A plain call or a reply read in one pass has the parts parsing
+    /// the text gives, and a plain call's kind (its request's) is the one
+    /// read from the whole text, whatever byte is changed, put in or left
+    /// out, and wherever the text is cut; other texts have the shape
+    /// parsed part by part.
     #[test]
     fn plain_calls_read_in_one_pass_as_parsed() {
         let mut texts: Vec<Vec<u8>> = SAMPLES.iter().map(|t| t.to_vec()).collect();
@@ -898,13 +827,37 @@ pub(crate) mod tests {
         for base in [SAMPLES[0], SAMPLES[1], &long[..], SAMPLES[13], SAMPLES[14]] {
             texts.extend(mutations(base, &bytes));
         }
+        let mut plain = 0;
         for text in &texts {
-            let (shape, kinded) = parsed(text);
-            assert_eq!(Shape::of(text), shape, "{}", String::from_utf8_lossy(text));
+            let show = String::from_utf8_lossy(text);
+            let shape = Shape::of(text);
+            assert_eq!(shape.call(text), parse_call(text), "{show}");
+            assert_eq!(shape.reply(text), parse_reply(text), "{show}");
+            let kinded = shape.kinded(text);
             let mut k = Shape::Neither;
             k.set_kinded_of(text);
-            assert_eq!(k, kinded, "{}", String::from_utf8_lossy(text));
+            assert_eq!(k, kinded, "{show}");
+            assert_eq!(kinded.without_kind(), shape, "{show}");
+            match shape {
+                Shape::Plain { .. } => {
+                    plain += 1;
+                    let whole = kind_prefixed(text.trim_ascii(), 0);
+                    assert_eq!(kinded.kind(text), whole, "{show}");
+                    let request = shape.plain_request(text).expect("plain");
+                    assert_eq!(kind_prefixed(request.trim_ascii(), 2), whole, "{show}");
+                }
+                Shape::Neither => {
+                    let whole = kind_prefixed(text.trim_ascii(), 0);
+                    assert_eq!(kinded.kind(text), whole, "{show}");
+                }
+                _ => {
+                    assert_eq!(shape, parsed(text), "{show}");
+                    assert_eq!(kinded, shape, "{show}");
+                    assert_eq!(shape.plain_request(text), None, "{show}");
+                }
+            }
         }
+        assert!(plain > 100, "{plain}");
     }
 
     /// A tuple's first atom read in one pass is the kind's body that
@@ -929,24 +882,6 @@ pub(crate) mod tests {
             }
         }
         assert!(found > 100);
-    }
-
-    /// Digits and dots are told from every other byte, in texts of every
-    /// length and wherever the odd byte is.
-    #[test]
-    fn digits_and_dots_only() {
-        let slow = |n: &[u8]| n.iter().all(|&b| b.is_ascii_digit() || b == b'.');
-        for len in 0..40 {
-            let good: Vec<u8> = (0..len).map(|i| b"0123456789."[i % 11]).collect();
-            assert!(digits_and_dots(&good));
-            for at in 0..len {
-                for b in 0..=255u8 {
-                    let mut t = good.clone();
-                    t[at] = b;
-                    assert_eq!(digits_and_dots(&t), slow(&t), "{t:?}");
-                }
-            }
-        }
     }
 
     /// Short texts and long ones are found by their bytes alike.

@@ -23,7 +23,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::input::damage::StreamCheck;
-use crate::input::merge::{Batch, CopiedEvent, Merge, Outlet, Part, BATCH, BATCH_BYTES, STEP};
+use crate::input::merge::{
+    Batch, Chooser, CopiedEvent, Head, Merge, Outlet, Part, BATCH, BATCH_BYTES, STEP,
+};
 use crate::input::step::{Discarded, Step};
 use crate::model::event::{set_kinded_message_shape, set_message_shape};
 use crate::model::event::{Counted, Event, EventClass, Field, Reading, Wanted, MAX_FIELDS};
@@ -408,70 +410,10 @@ impl Local {
     }
 }
 
-/// Picks the stream of a part whose next event comes first (the first
-/// such of equal times, as libbabeltrace2's muxer does). The stream whose
-/// event was handed last stays the one read while its next event comes
-/// before `rest`, the earliest of the others' (time, index), which do not
-/// move meanwhile. A stream's events come in runs (a CPU's, ~47 events on
-/// the bench trace), so this spares the look at every stream per event.
-struct Chooser {
-    chosen: Option<usize>,
-    rest: (i64, usize),
-}
-
-impl Default for Chooser {
-    fn default() -> Chooser {
-        Chooser {
-            chosen: None,
-            rest: (i64::MAX, usize::MAX),
-        }
-    }
-}
-
-impl Chooser {
-    /// The stream of `streams` to read from next; None once every one has
-    /// ended.
+impl Head for LaneStream {
     #[inline(always)]
-    fn next(&mut self, streams: &[LaneStream]) -> Option<usize> {
-        match self.chosen {
-            Some(i) if streams[i].before(i, self.rest) => Some(i),
-            _ => self.choose(streams),
-        }
-    }
-
-    /// The stream with the earliest next event, kept in `chosen` with the
-    /// earliest of the others in `rest`.
-    #[inline(never)]
-    fn choose(&mut self, streams: &[LaneStream]) -> Option<usize> {
-        let mut best: Option<(i64, usize)> = None;
-        let mut rest = (i64::MAX, usize::MAX);
-        for (i, s) in streams.iter().enumerate() {
-            if s.ended {
-                continue;
-            }
-            let this = (s.next.ts_ns, i);
-            match best {
-                Some(b) if b <= this => rest = rest.min(this),
-                _ => {
-                    if let Some(b) = best {
-                        rest = rest.min(b);
-                    }
-                    best = Some(this);
-                }
-            }
-        }
-        self.chosen = best.map(|(_, i)| i);
-        self.rest = rest;
-        self.chosen
-    }
-}
-
-impl LaneStream {
-    /// Whether its next event comes before `other` (time, index), which
-    /// an equal time with a lower index does.
-    #[inline(always)]
-    fn before(&self, i: usize, other: (i64, usize)) -> bool {
-        !self.ended && (self.next.ts_ns, i) < other
+    fn head(&self) -> Option<i64> {
+        (!self.ended).then_some(self.next.ts_ns)
     }
 }
 
