@@ -97,7 +97,10 @@ fn packet(events: &[Ev], discarded: u64, seq: u64, cpu: u32, size: usize) -> Vec
     b.extend_from_slice(&0xC1FC_1FC1u32.to_le_bytes());
     b.extend_from_slice(&[0x2a; 16]);
     b.extend_from_slice(&0u32.to_le_bytes());
-    b.extend_from_slice(&7u64.to_le_bytes());
+    // One stream instance per CPU, as LTTng writes them: packets of one
+    // instance in two files would be one stream to libbabeltrace2, its
+    // packets in the order the directory lists the files.
+    b.extend_from_slice(&u64::from(cpu).to_le_bytes());
     let begin = events.first().map_or(0, |e| e.1);
     let end = events.last().map_or(0, |e| e.1);
     b.extend_from_slice(&begin.to_le_bytes());
