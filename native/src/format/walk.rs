@@ -522,38 +522,49 @@ fn write_bits_of(walk: &Walk, term: usize, text: &mut BoundedText) {
     write_bits_at(walk, term, unsafe { *object(term) }, text)
 }
 
-/// `leaf` of an object whose header is `Reader::is_first_header`'s (up
-/// to OTP 26 a sub-binary, the form of every bitstring that is not whole
-/// bytes; from OTP 27 a heap bitstring of up to 64 bits): its text from
-/// its bits read in place (`write_bits`: `<<1:3>>` one load from a table
-/// and one store). One of whole bytes from a byte's start is written as
-/// any binary; else (another bit offset, its original not read in place)
+/// `leaf` of a sub-binary (`Reader::is_first_header` up to OTP 26, the
+/// form of every bitstring that is not whole bytes): its text from its
+/// bits read in place (`write_bits`: `<<1:3>>` one load from a table and
+/// one store). One of whole bytes from a byte's start is written as any
+/// binary; else (another bit offset, its original not read in place)
 /// through `write_bits_at`. Always true: it was a leaf.
 #[inline(never)]
-fn write_first(walk: &Walk, term: usize, header: usize, text: &mut BoundedText) -> bool {
+fn write_sub(walk: &Walk, term: usize, header: usize, text: &mut BoundedText) -> bool {
     // SAFETY: the walk reads only live terms of the call being served;
-    // its caller saw the header `first_bits` reads.
-    match unsafe { walk.reader.first_bits(term) } {
+    // its caller saw a sub-binary's header.
+    match unsafe { walk.reader.sub_bits(term) } {
         Some(bits) if bits.size % 8 != 0 => write_bits(bits, text),
-        Some(bits) if bits.offset == 0 => write_first_bytes(walk, bits.bytes, text),
+        Some(bits) if bits.offset == 0 => write_sub_bytes(bits.bytes, text),
         _ => write_bits_at(walk, term, header, text),
     }
     true
 }
 
-/// `write_first` of whole bytes: a sub-binary's, or from OTP 27 a heap
-/// binary's of up to 8 bytes (read as its word, as `leaf_kind` reads a
-/// heap binary). Out of line, so that the registers its text needs are
-/// not saved for every bitstring.
+/// `write_sub` of a sub-binary of whole bytes: out of line, so that the
+/// registers its text needs are not saved for every bitstring.
 #[inline(never)]
-fn write_first_bytes(walk: &Walk, bytes: &[u8], text: &mut BoundedText) {
-    if walk.reader.first_in_word() {
-        // SAFETY: `first_bits` said its bits lie from the start of an
-        // object's one data word, the term's, alive for the call.
-        unsafe { write_heap_binary(bytes.as_ptr().cast::<u64>(), bytes.len(), text) };
-    } else {
-        write_binary_bytes(bytes, text, false);
+fn write_sub_bytes(bytes: &[u8], text: &mut BoundedText) {
+    write_binary_bytes(bytes, text, false);
+}
+
+/// `leaf` of a heap bitstring of one data word (`Reader::is_first_header`
+/// from OTP 27): `<<1:3>>` and `<<"abc">>` alike, its bits written as
+/// `write_sub` writes them, its bytes read as the word (as `leaf_kind`
+/// reads a heap binary's). Always true: it was a leaf.
+#[inline(never)]
+fn write_word(walk: &Walk, term: usize, header: usize, text: &mut BoundedText) -> bool {
+    // SAFETY: the walk reads only live terms of the call being served;
+    // its caller saw the header of a heap bitstring of one data word.
+    match unsafe { walk.reader.word_bits(term) } {
+        Some(bits) if bits.size % 8 != 0 => write_bits(bits, text),
+        // SAFETY: `word_bits` answers bytes from the start of the
+        // object's one data word, alive for the call.
+        Some(bits) => unsafe {
+            write_heap_binary(bits.bytes.as_ptr().cast::<u64>(), bits.bytes.len(), text)
+        },
+        None => write_bits_at(walk, term, header, text),
     }
+    true
 }
 
 /// `write_bits_of` of a bitstring whose header, `header`, the caller
@@ -875,7 +886,10 @@ fn leaf_boxed(
     leaves: &mut LeafTexts,
 ) -> bool {
     if walk.reader.is_first_header(header) && !walk.shape {
-        return write_first(walk, term, header, text);
+        if walk.reader.first_in_word() {
+            return write_word(walk, term, header, text);
+        }
+        return write_sub(walk, term, header, text);
     }
     leaf_kind(walk, term, header, text, leaves)
 }

@@ -71,18 +71,19 @@ pub struct Known {
 }
 
 impl Known {
-    /// The one header whose bitstrings `read_first` reads, when learned:
-    /// up to OTP 26 a sub-binary's (every bitstring not whole bytes),
-    /// from OTP 27 a heap bitstring's of one data word (every one of up
-    /// to 64 bits, `<<1:3>>` and `<<"abc">>` alike).
+    /// The one header told before the kind dispatch, when learned:
+    /// up to OTP 26 a sub-binary's (every bitstring not whole bytes,
+    /// `read_sub`), from OTP 27 a heap bitstring's of one data word
+    /// (every one of up to 64 bits, `<<1:3>>` and `<<"abc">>` alike,
+    /// `read_word`).
     pub fn first_header(&self) -> Option<usize> {
         [self.sub_header, self.word_header]
             .into_iter()
             .find(|&header| header != 0)
     }
 
-    /// Whether `read_first` answers the bits of a heap bitstring's one
-    /// data word (from OTP 27), from its start.
+    /// Whether `first_header` is a heap bitstring's of one data word
+    /// (from OTP 27, read by `read_word`), not a sub-binary's.
     pub fn first_in_word(&self) -> bool {
         self.layout == Layout::SubBits
     }
@@ -244,25 +245,6 @@ pub unsafe fn read_sub<'a>(known: Known, obj: *const usize) -> Option<Bits<'a>> 
     })
 }
 
-/// The bits of the object `obj` whose header is `first_header`'s, any
-/// size, whole bytes too: a sub-binary's (`read_sub`) up to OTP 26, a
-/// heap bitstring's of one data word (`read_word`) from OTP 27.
-///
-/// # Safety
-/// `obj` must be a live boxed term's object whose header is
-/// `known.first_header()`, the term outliving 'a.
-#[inline(always)]
-pub unsafe fn read_first<'a>(known: Known, obj: *const usize) -> Option<Bits<'a>> {
-    match known.layout {
-        // SAFETY: the caller's promise: a sub-binary's header up to
-        // OTP 26, the only layout that learns one.
-        Layout::ProcBin => unsafe { read_sub(known, obj) },
-        // SAFETY: the caller's promise: a heap bitstring of one data
-        // word, the header `word_header` learned from OTP 27.
-        _ => unsafe { read_word(obj) },
-    }
-}
-
 /// The bits of a heap bitstring of one data word (from OTP 27), `obj`
 /// its object: its size in bits, up to 64, then the word. `None` for a
 /// larger size, which no such object has.
@@ -271,7 +253,7 @@ pub unsafe fn read_first<'a>(known: Known, obj: *const usize) -> Option<Bits<'a>
 /// `obj` must be a live object of three words (a header counting two,
 /// as `word_header`), the term outliving 'a.
 #[inline(always)]
-unsafe fn read_word<'a>(obj: *const usize) -> Option<Bits<'a>> {
+pub unsafe fn read_word<'a>(obj: *const usize) -> Option<Bits<'a>> {
     // SAFETY: word 1 is within the object.
     let size = unsafe { *obj.add(1) };
     if size > 64 {
@@ -536,7 +518,7 @@ fn learn_bits(env: *mut ErlNifEnv, known: Known, sub: ErlNifTerm, large: ErlNifT
 
 /// From OTP 27, the learned layout with the header of a heap bitstring
 /// of one data word, when `bits` (`<<171,7:3>>`, made by the VM) has it,
-/// the heap form's tag and a header counting two words, and `read_first`
+/// the heap form's tag and a header counting two words, and `read_word`
 /// reads it as it was made.
 fn learn_word(known: Known, bits: ErlNifTerm) -> Known {
     let Some(obj) = boxed(term_word(bits)) else {
@@ -553,7 +535,7 @@ fn learn_word(known: Known, bits: ErlNifTerm) -> Known {
     };
     // SAFETY: a live term made by the caller; its object's header is
     // `word_header` (checked above).
-    match unsafe { read_first(learned, obj) } {
+    match unsafe { read_word(obj) } {
         Some(read) if is_ab_7_3(read) => learned,
         _ => known,
     }
@@ -725,7 +707,7 @@ mod tests {
             for size in 0..=66usize {
                 let obj = [k.word_header, size, word as usize];
                 // SAFETY: an object of three words, its header counting two.
-                let read = unsafe { read_first(k, obj.as_ptr()) };
+                let read = unsafe { read_word(obj.as_ptr()) };
                 let Some(bits) = read else {
                     assert!(size > 64, "{size}");
                     continue;

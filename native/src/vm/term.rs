@@ -294,24 +294,38 @@ impl Reader {
         header == self.first_header
     }
 
-    /// The bits of the object of `word`, whose header `is_first_header`
-    /// said is `first_header`, any size, whole bytes too
-    /// (`binary::read_first`); `None` when not read in place.
+    /// The bits of the sub-binary of `word` (up to OTP 26), whole bytes
+    /// too; `None` when its original is not read in place.
     ///
     /// # Safety
     /// `word` must be a live boxed term's word, the term outliving 'a,
-    /// whose header `is_first_header` said is `first_header`.
+    /// whose header `is_first_header` said is `first_header`, and
+    /// `first_in_word` false.
     #[inline(always)]
-    pub unsafe fn first_bits<'a>(&self, word: usize) -> Option<Bits<'a>> {
+    pub unsafe fn sub_bits<'a>(&self, word: usize) -> Option<Bits<'a>> {
         // SAFETY: `first_header` is a header only when `binary` is known
         // (it is learned with the layout, `current`), and the caller saw
-        // it; a live object with that header (its promise).
-        unsafe { binary::read_first(self.binary.unwrap_unchecked(), object(word)) }
+        // it; a live sub-binary's object (its promise).
+        unsafe { binary::read_sub(self.binary.unwrap_unchecked(), object(word)) }
     }
 
-    /// Whether the bits `first_bits` answers lie from the start of an
-    /// object's one data word (from OTP 27: a heap bitstring's), so that
-    /// they may be read as that whole word.
+    /// The bits of the heap bitstring of one data word of `word` (from
+    /// OTP 27), whole bytes too, from its word's start.
+    ///
+    /// # Safety
+    /// `word` must be a live boxed term's word, the term outliving 'a,
+    /// whose header `is_first_header` said is `first_header`, and
+    /// `first_in_word` true.
+    #[inline(always)]
+    pub unsafe fn word_bits<'a>(&self, word: usize) -> Option<Bits<'a>> {
+        // SAFETY: the caller's promise: a live object whose header is the
+        // one `word_header` learned.
+        unsafe { binary::read_word(object(word)) }
+    }
+
+    /// Whether `first_header` is a heap bitstring's of one data word
+    /// (from OTP 27, read by `word_bits`), not a sub-binary's
+    /// (`sub_bits`).
     #[inline(always)]
     pub fn first_in_word(&self) -> bool {
         self.binary.is_some_and(|known| known.first_in_word())
