@@ -872,11 +872,12 @@ fn leaf(walk: &Walk, term: usize, text: &mut BoundedText, leaves: &mut LeafTexts
 
 /// `leaf` of a boxed term that is no container read in place, `header`
 /// its object's header: a sub-binary (up to OTP 26, every bitstring not
-/// whole bytes) or a heap bitstring of one data word (from OTP 27, every
-/// one of up to 64 bits) told by one comparison and sent to its bits,
-/// anything else to `leaf_kind`. Saves no register: the leaves `leaf_kind` writes
-/// pay one comparison and a jump more, and `leaf`, inlined in every
-/// container's loop, is no larger.
+/// whole bytes; `write_sub`) or a heap bitstring of one data word (from
+/// OTP 27, every one of up to 64 bits; `write_word`) told by one
+/// comparison and sent to its bits, anything else to `leaf_kind`. Saves
+/// no register: the leaves `leaf_kind` writes pay one comparison and a
+/// jump more, and `leaf`, inlined in every container's loop, is no
+/// larger.
 #[inline(never)]
 fn leaf_boxed(
     walk: &Walk,

@@ -318,8 +318,10 @@ impl Reader {
     /// `first_in_word` true.
     #[inline(always)]
     pub unsafe fn word_bits<'a>(&self, word: usize) -> Option<Bits<'a>> {
-        // SAFETY: the caller's promise: a live object whose header is the
-        // one `word_header` learned.
+        // SAFETY: the caller's promise: a live object whose header is
+        // `first_header`, which with `first_in_word` (the OTP 27 layout,
+        // which learns no sub-binary's header) is the one `word_header`
+        // learned: three words, the header counting two.
         unsafe { binary::read_word(object(word)) }
     }
 
