@@ -522,7 +522,7 @@ fn write_bits_of(walk: &Walk, term: usize, text: &mut BoundedText) {
     write_bits_at(walk, term, unsafe { *object(term) }, text)
 }
 
-/// `leaf` of a sub-binary (`Reader::is_sub_header`; up to OTP 26, the
+/// `leaf` of a sub-binary (`Reader::is_first_header` up to OTP 26, the
 /// form of every bitstring that is not whole bytes): its text from its
 /// bits read in place (`write_bits`: `<<1:3>>` one load from a table and
 /// one store). One of whole bytes from a byte's start is written as any
@@ -545,6 +545,26 @@ fn write_sub(walk: &Walk, term: usize, header: usize, text: &mut BoundedText) ->
 #[inline(never)]
 fn write_sub_bytes(bytes: &[u8], text: &mut BoundedText) {
     write_binary_bytes(bytes, text, false);
+}
+
+/// `leaf` of a heap bitstring of one data word (`Reader::is_first_header`
+/// from OTP 27): `<<1:3>>` and `<<"abc">>` alike, its bits written as
+/// `write_sub` writes them, its bytes read as the word (as `leaf_kind`
+/// reads a heap binary's). Always true: it was a leaf.
+#[inline(never)]
+fn write_word(walk: &Walk, term: usize, header: usize, text: &mut BoundedText) -> bool {
+    // SAFETY: the walk reads only live terms of the call being served;
+    // its caller saw the header of a heap bitstring of one data word.
+    match unsafe { walk.reader.word_bits(term) } {
+        Some(bits) if bits.size % 8 != 0 => write_bits(bits, text),
+        // SAFETY: `word_bits` answers bytes from the start of the
+        // object's one data word, alive for the call.
+        Some(bits) => unsafe {
+            write_heap_binary(bits.bytes.as_ptr().cast::<u64>(), bits.bytes.len(), text)
+        },
+        None => write_bits_at(walk, term, header, text),
+    }
+    true
 }
 
 /// `write_bits_of` of a bitstring whose header, `header`, the caller
@@ -852,10 +872,12 @@ fn leaf(walk: &Walk, term: usize, text: &mut BoundedText, leaves: &mut LeafTexts
 
 /// `leaf` of a boxed term that is no container read in place, `header`
 /// its object's header: a sub-binary (up to OTP 26, every bitstring not
-/// whole bytes) told by one comparison and sent to its bits, anything
-/// else to `leaf_kind`. Saves no register: the leaves `leaf_kind` writes
-/// pay one comparison and a jump more, and `leaf`, inlined in every
-/// container's loop, is no larger.
+/// whole bytes; `write_sub`) or a heap bitstring of one data word (from
+/// OTP 27, every one of up to 64 bits; `write_word`) told by one
+/// comparison and sent to its bits, anything else to `leaf_kind`. Saves
+/// no register: the leaves `leaf_kind` writes pay one comparison and a
+/// jump more, and `leaf`, inlined in every container's loop, is no
+/// larger.
 #[inline(never)]
 fn leaf_boxed(
     walk: &Walk,
@@ -864,7 +886,10 @@ fn leaf_boxed(
     text: &mut BoundedText,
     leaves: &mut LeafTexts,
 ) -> bool {
-    if walk.reader.is_sub_header(header) && !walk.shape {
+    if walk.reader.is_first_header(header) && !walk.shape {
+        if walk.reader.first_in_word() {
+            return write_word(walk, term, header, text);
+        }
         return write_sub(walk, term, header, text);
     }
     leaf_kind(walk, term, header, text, leaves)

@@ -46,6 +46,9 @@ static OFF_HEAP_HEADER: AtomicUsize = AtomicUsize::new(0);
 /// Up to OTP 26, the whole header word of a sub-binary (`ErlSubBin`), the
 /// form of every bitstring that is not whole bytes; 0 when not learned.
 static SUB_HEADER: AtomicUsize = AtomicUsize::new(0);
+/// From OTP 27, the whole header word of a heap bitstring of one data
+/// word (up to 64 bits); 0 when not learned.
+static WORD_HEADER: AtomicUsize = AtomicUsize::new(0);
 
 /// A header's tag bits (primary and subtag), and the shift of its arity:
 /// the number of words that follow it (ERTS's `_HEADER_ARITY_OFFS`).
@@ -64,12 +67,25 @@ pub struct Known {
     heap_tag: usize,
     off_heap_header: usize,
     sub_header: usize,
+    word_header: usize,
 }
 
 impl Known {
-    /// Up to OTP 26, the header of a sub-binary, when learned.
-    pub fn sub_header(&self) -> Option<usize> {
-        (self.sub_header != 0).then_some(self.sub_header)
+    /// The one header told before the kind dispatch, when learned:
+    /// up to OTP 26 a sub-binary's (every bitstring not whole bytes,
+    /// `read_sub`), from OTP 27 a heap bitstring's of one data word
+    /// (every one of up to 64 bits, `<<1:3>>` and `<<"abc">>` alike,
+    /// `read_word`).
+    pub fn first_header(&self) -> Option<usize> {
+        [self.sub_header, self.word_header]
+            .into_iter()
+            .find(|&header| header != 0)
+    }
+
+    /// Whether `first_header` is a heap bitstring's of one data word
+    /// (from OTP 27, read by `read_word`), not a sub-binary's.
+    pub fn first_in_word(&self) -> bool {
+        self.layout == Layout::SubBits
     }
 
     /// The header tag bits (the low six) of the forms read in place: the
@@ -118,6 +134,7 @@ pub fn known() -> Option<Known> {
         heap_tag: HEAP_TAG.load(Ordering::Relaxed),
         off_heap_header: OFF_HEAP_HEADER.load(Ordering::Relaxed),
         sub_header: SUB_HEADER.load(Ordering::Relaxed),
+        word_header: WORD_HEADER.load(Ordering::Relaxed),
     })
 }
 
@@ -226,6 +243,25 @@ pub unsafe fn read_sub<'a>(known: Known, obj: *const usize) -> Option<Bits<'a>> 
         offset: bit_offs,
         size: bytes * 8 + bit_size,
     })
+}
+
+/// The bits of a heap bitstring of one data word (from OTP 27), `obj`
+/// its object: its size in bits, up to 64, then the word. `None` for a
+/// larger size, which no such object has.
+///
+/// # Safety
+/// `obj` must be a live object of three words (a header counting two,
+/// as `word_header`), the term outliving 'a.
+#[inline(always)]
+pub unsafe fn read_word<'a>(obj: *const usize) -> Option<Bits<'a>> {
+    // SAFETY: word 1 is within the object.
+    let size = unsafe { *obj.add(1) };
+    if size > 64 {
+        return None;
+    }
+    // SAFETY: word 2 holds the bits (at most 64: checked), from its first
+    // byte, within the object and living as long as the term.
+    Some(unsafe { bits_of(obj.add(2).cast::<u8>(), 0, size) })
 }
 
 /// The `size` bits from bit `offset` of the bytes at `base`, as `Bits`:
@@ -376,6 +412,7 @@ pub fn init(env: *mut ErlNifEnv) -> bool {
         HEAP_TAG.store(k.heap_tag, Ordering::Relaxed);
         OFF_HEAP_HEADER.store(k.off_heap_header, Ordering::Relaxed);
         SUB_HEADER.store(k.sub_header, Ordering::Relaxed);
+        WORD_HEADER.store(k.word_header, Ordering::Relaxed);
     }
     LAYOUT.store(layout as u8, Ordering::Relaxed);
     layout != Layout::Unknown
@@ -407,6 +444,7 @@ fn learn(env: *mut ErlNifEnv) -> Option<Known> {
                 heap_tag,
                 off_heap_header,
                 sub_header: 0,
+                word_header: 0,
             };
             let agrees = |term: ErlNifTerm, must_read: bool| {
                 // SAFETY: a live term of `env`, made above.
@@ -427,16 +465,20 @@ fn learn(env: *mut ErlNifEnv) -> Option<Known> {
 /// The learned layout, with the sub-binary's header of the releases that
 /// have one (up to OTP 26) when a sub-binary and a bitstring the VM makes
 /// read as they were made: the bitstring from its external format,
-/// `<<171,7:3>>`.
+/// `<<171,7:3>>`; from OTP 27, with the header of a heap bitstring of one
+/// data word when that bitstring has it (`learn_word`).
 fn learn_bits(env: *mut ErlNifEnv, known: Known, sub: ErlNifTerm, large: ErlNifTerm) -> Known {
-    if known.layout != Layout::ProcBin {
-        return known;
-    }
     let ext = [131u8, 77, 0, 0, 0, 2, 3, 0xAB, 0xE0];
     let mut bits = ErlNifTerm::default();
     // SAFETY: `ext` is a complete external term; `env` is the load's.
     let used =
         unsafe { rustler::sys::enif_binary_to_term(env, ext.as_ptr(), ext.len(), &mut bits, 0) };
+    if used != ext.len() {
+        return known;
+    }
+    if known.layout == Layout::SubBits {
+        return learn_word(known, bits);
+    }
     // A sub-binary's header counts three words; the original's term
     // follows them (ERTS's `ErlSubBin`, five words).
     let words = |term: ErlNifTerm| -> Option<[usize; 5]> {
@@ -449,10 +491,7 @@ fn learn_bits(env: *mut ErlNifEnv, known: Known, sub: ErlNifTerm, large: ErlNifT
             // SAFETY: as above.
             .then(|| unsafe { [header, *obj.add(1), *obj.add(2), *obj.add(3), *obj.add(4)] })
     };
-    let (Some(s), Some(b)) = (
-        words(sub),
-        (used == ext.len()).then(|| words(bits)).flatten(),
-    ) else {
+    let (Some(s), Some(b)) = (words(sub), words(bits)) else {
         return known;
     };
     // The sub-binary of bytes 8..48 of `large`; the bitstring's header the
@@ -472,9 +511,39 @@ fn learn_bits(env: *mut ErlNifEnv, known: Known, sub: ErlNifTerm, large: ErlNifT
     };
     // SAFETY: a live term of `env`, made above.
     match unsafe { read_bits(learned, term_word(bits)) } {
-        Some(read) if read.bytes == [0xAB, 0xE0] && read.offset == 0 && read.size == 11 => learned,
+        Some(read) if is_ab_7_3(read) => learned,
         _ => known,
     }
+}
+
+/// From OTP 27, the learned layout with the header of a heap bitstring
+/// of one data word, when `bits` (`<<171,7:3>>`, made by the VM) has it,
+/// the heap form's tag and a header counting two words, and `read_word`
+/// reads it as it was made.
+fn learn_word(known: Known, bits: ErlNifTerm) -> Known {
+    let Some(obj) = boxed(term_word(bits)) else {
+        return known;
+    };
+    // SAFETY: a live boxed term's object starts with its header.
+    let header = unsafe { *obj };
+    if header != (2 << ARITY_SHIFT | known.heap_tag) {
+        return known;
+    }
+    let learned = Known {
+        word_header: header,
+        ..known
+    };
+    // SAFETY: a live term made by the caller; its object's header is
+    // `word_header` (checked above).
+    match unsafe { read_word(obj) } {
+        Some(read) if is_ab_7_3(read) => learned,
+        _ => known,
+    }
+}
+
+/// Whether `read` is `<<171,7:3>>`'s bits, from a byte's start.
+fn is_ab_7_3(read: Bits) -> bool {
+    read.bytes == [0xAB, 0xE0] && read.offset == 0 && read.size == 11
 }
 
 /// A new binary of `len` bytes, made by the VM, its bytes filled.
@@ -518,6 +587,7 @@ mod tests {
             heap_tag: HEAP_TAG,
             off_heap_header: header(off_heap_arity, OFF_HEAP_TAG),
             sub_header: header(4, 0x28),
+            word_header: 0,
         }
     }
 
@@ -615,6 +685,60 @@ mod tests {
         let obj = sub_bin(k, 1, 0, 3, 0, 0x3B);
         // SAFETY: as above; an immediate original is not dereferenced.
         assert!(unsafe { read_sub(k, obj.as_ptr()) }.is_none());
+    }
+
+    #[test]
+    fn heap_words_as_their_bits_or_bytes() {
+        let mut k = known(Layout::SubBits, 4);
+        k.sub_header = 0;
+        k.word_header = header(2, HEAP_TAG);
+        assert_eq!(k.first_header(), Some(k.word_header));
+        assert!(k.first_in_word());
+        let mut seed = 0x9E37_79B9_7F4A_7C15u64;
+        for round in 0..64 {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let word = match round {
+                0 => 0,
+                1 => u64::MAX,
+                _ => seed,
+            };
+            for size in 0..=66usize {
+                let obj = [k.word_header, size, word as usize];
+                // SAFETY: an object of three words, its header counting two.
+                let read = unsafe { read_word(obj.as_ptr()) };
+                let Some(bits) = read else {
+                    assert!(size > 64, "{size}");
+                    continue;
+                };
+                assert!(size <= 64);
+                let data = obj[2..].as_ptr().cast::<u8>();
+                assert_eq!(bits.bytes.as_ptr(), data);
+                assert_eq!(bits.bytes, &word.to_le_bytes()[..size.div_ceil(8)]);
+                assert_eq!((bits.offset, bits.size), (0, size));
+                // The general readers agree: `read_bits_at` for bits not
+                // whole bytes, `read_with` (the heap form) for whole bytes.
+                // SAFETY: as above.
+                let general = unsafe { read_bits_at(k, obj.as_ptr(), obj[0]) };
+                assert_eq!(general.is_some(), size % 8 != 0);
+                if let Some(general) = general {
+                    assert_eq!(
+                        (general.bytes, general.offset, general.size),
+                        (bits.bytes, bits.offset, bits.size)
+                    );
+                }
+                let whole = read_obj(k, &obj);
+                assert_eq!(whole.is_some(), size % 8 == 0);
+                if let Some((at, len)) = whole {
+                    assert_eq!((at, len * 8), (data, size));
+                }
+            }
+        }
+        // Up to OTP 26 the one header is the sub-binary's.
+        let old = known(Layout::ProcBin, 5);
+        assert_eq!(old.first_header(), Some(old.sub_header));
+        assert!(!old.first_in_word());
     }
 
     #[test]

@@ -177,9 +177,11 @@ pub struct Reader {
     bigs: big::Known,
     funs: fun::Known,
     float_header: usize,
-    /// Up to OTP 26, the header of a sub-binary as learned at load;
+    /// The one header told before the class dispatch
+    /// (`binary::Known::first_header`: up to OTP 26 a sub-binary's, from
+    /// OTP 27 a heap bitstring's of one data word) as learned at load;
     /// `usize::MAX`, which no header is, when none was learned.
-    sub_header: usize,
+    first_header: usize,
     classes: &'static Classes,
 }
 
@@ -196,8 +198,8 @@ impl Reader {
             bigs: big::known(),
             funs: fun::known(),
             float_header: FLOAT_HEADER.load(Ordering::Relaxed),
-            sub_header: binary
-                .and_then(|known| known.sub_header())
+            first_header: binary
+                .and_then(|known| known.first_header())
                 .unwrap_or(usize::MAX),
             classes: &CLASSES,
         }
@@ -282,26 +284,53 @@ impl Reader {
         unsafe { binary::read_bits_at(self.binary?, object(word), header) }
     }
 
-    /// Whether `header` is a sub-binary's (up to OTP 26: every bitstring
-    /// that is not whole bytes, and binaries cut from others): one
-    /// comparison, made before the class dispatch.
+    /// Whether `header` is `first_header`: up to OTP 26 a sub-binary's
+    /// (every bitstring that is not whole bytes, and binaries cut from
+    /// others), from OTP 27 a heap bitstring's of one data word (every one
+    /// of up to 64 bits, whole bytes or not). One comparison, made before
+    /// the class dispatch.
     #[inline(always)]
-    pub fn is_sub_header(&self, header: usize) -> bool {
-        header == self.sub_header
+    pub fn is_first_header(&self, header: usize) -> bool {
+        header == self.first_header
     }
 
-    /// The bits of the sub-binary of `word`, whole bytes too; `None`
-    /// when its original is not read in place.
+    /// The bits of the sub-binary of `word` (up to OTP 26), whole bytes
+    /// too; `None` when its original is not read in place.
     ///
     /// # Safety
     /// `word` must be a live boxed term's word, the term outliving 'a,
-    /// whose header `is_sub_header` said is a sub-binary's.
+    /// whose header `is_first_header` said is `first_header`, and
+    /// `first_in_word` false.
     #[inline(always)]
     pub unsafe fn sub_bits<'a>(&self, word: usize) -> Option<Bits<'a>> {
-        // SAFETY: `sub_header` is a header only when `binary` is known (a
-        // sub-binary's header is learned with the layout, `current`), and
-        // the caller saw it; a live sub-binary's object (its promise).
+        // SAFETY: `first_header` is a header only when `binary` is known
+        // (it is learned with the layout, `current`), and the caller saw
+        // it; a live sub-binary's object (its promise).
         unsafe { binary::read_sub(self.binary.unwrap_unchecked(), object(word)) }
+    }
+
+    /// The bits of the heap bitstring of one data word of `word` (from
+    /// OTP 27), whole bytes too, from its word's start.
+    ///
+    /// # Safety
+    /// `word` must be a live boxed term's word, the term outliving 'a,
+    /// whose header `is_first_header` said is `first_header`, and
+    /// `first_in_word` true.
+    #[inline(always)]
+    pub unsafe fn word_bits<'a>(&self, word: usize) -> Option<Bits<'a>> {
+        // SAFETY: the caller's promise: a live object whose header is
+        // `first_header`, which with `first_in_word` (the OTP 27 layout,
+        // which learns no sub-binary's header) is the one `word_header`
+        // learned: three words, the header counting two.
+        unsafe { binary::read_word(object(word)) }
+    }
+
+    /// Whether `first_header` is a heap bitstring's of one data word
+    /// (from OTP 27, read by `word_bits`), not a sub-binary's
+    /// (`sub_bits`).
+    #[inline(always)]
+    pub fn first_in_word(&self) -> bool {
+        self.binary.is_some_and(|known| known.first_in_word())
     }
 
     /// Whether a boxed object whose header is `header` is a tuple or a
@@ -597,7 +626,7 @@ mod tests {
             bigs: big::Known::NONE,
             funs: fun::Known::NONE,
             float_header: 0,
-            sub_header: usize::MAX,
+            first_header: usize::MAX,
             classes: &CLASSES,
         })
     }
