@@ -257,7 +257,8 @@ pub const CHUNKS_TEXT_OVERHANG: usize = 8;
 /// when there is no chunk); answers the length. Written from the first
 /// digit on, by word stores each of which may overhang the digits it
 /// holds; the next store covers the overhang. No chunk may be 10^19 or
-/// more (their digits would be wrong, but written within the same bounds).
+/// more: a leading chunk that large would be written with 20 digits, one
+/// past the length promised below.
 ///
 /// # Safety
 /// `out` must be valid for writes of `chunks_text_max(chunks.len()) +
@@ -265,6 +266,7 @@ pub const CHUNKS_TEXT_OVERHANG: usize = 8;
 /// `chunks_text_max(chunks.len())`.
 #[inline(always)]
 pub unsafe fn chunks_text_at(negative: bool, chunks: &[u64], out: *mut u8) -> usize {
+    debug_assert!(chunks.iter().all(|&c| c < CHUNK));
     let mut at = usize::from(negative);
     // SAFETY: every store below is within the bytes the caller lends:
     // the sign's byte, at most 19 digits and a 7-byte overhang for the

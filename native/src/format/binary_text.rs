@@ -198,8 +198,13 @@ fn write_bytes_any(bytes: &[u8], text: &mut BoundedText) {
 /// `<<97,98,1:3>>`. The bytes are read from any bit offset. One of fewer
 /// than 8 bits (`<<1:3>>`) is written here, in line, its whole text one
 /// load from a table and one store; a longer one by `write_bits_long`.
+///
+/// # Panics
+/// On whole bytes (a size that is a multiple of 8): its callers send those
+/// to the binary writers.
 #[inline(always)]
 pub fn write_bits(bits: Bits, text: &mut BoundedText) {
+    debug_assert!(!bits.size.is_multiple_of(8));
     if bits.size >= 8 {
         write_bits_long(bits.bytes, bits.offset as u32, bits.size, text);
         return;

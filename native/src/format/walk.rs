@@ -557,10 +557,11 @@ fn write_word(walk: &Walk, term: usize, header: usize, text: &mut BoundedText) -
     // its caller saw the header of a heap bitstring of one data word.
     match unsafe { walk.reader.word_bits(term) } {
         Some(bits) if bits.size % 8 != 0 => write_bits(bits, text),
-        // SAFETY: `word_bits` answers bytes from the start of the
-        // object's one data word, alive for the call.
+        // SAFETY: the object's one data word (word 2, which `word_bits`
+        // read), alive for the call; its first `len` bytes are the
+        // binary's. Taken from the object, not from the shorter slice.
         Some(bits) => unsafe {
-            write_heap_binary(bits.bytes.as_ptr().cast::<u64>(), bits.bytes.len(), text)
+            write_heap_binary(object(term).add(2).cast::<u64>(), bits.bytes.len(), text)
         },
         None => write_bits_at(walk, term, header, text),
     }

@@ -16,10 +16,13 @@
 //! `init` reads binaries the VM makes at load, of both kinds and a sub-
 //! binary, each way, and keeps the way whose every reading agrees with
 //! `enif_inspect_binary` (the same address, the same size). Only the
-//! plain forms are read in place: the heap form, and the off-heap one
-//! with no flag set and whole bytes; anything else (a sub-binary up to
-//! OTP 26, a writable binary, a bitstring, another layout) answers
-//! `None`, and the caller asks enif: slower, never wrong.
+//! plain forms are read in place by `read`: the heap form, and the
+//! off-heap one with no flag set and whole bytes; anything else (a
+//! sub-binary up to OTP 26, a writable binary, a bitstring, another
+//! layout) answers `None`, and the caller asks enif: slower, never wrong.
+//! The walk reads two more forms by their header alone: a sub-binary up
+//! to OTP 26 (`read_sub`, its original read in place as above) and, from
+//! OTP 27, a heap bitstring of one data word (`read_word`).
 
 use super::enif::inspect_binary;
 use super::word::{boxed, term_word};
@@ -101,7 +104,8 @@ impl Known {
 
 /// A bitstring read in place: `size` bits from bit `offset` (below 8) of
 /// `bytes`, which hold them and nothing past them. Its size is not a
-/// multiple of 8, but for a sub-binary's (`read_sub`).
+/// multiple of 8, but for a sub-binary's (`read_sub`) and a one-word heap
+/// bitstring's (`read_word`), which may be whole bytes.
 #[derive(Clone, Copy)]
 pub struct Bits<'a> {
     pub bytes: &'a [u8],

@@ -343,6 +343,8 @@ impl Reader {
     /// The binary or bitstring of `word` (`kind` said `Binary`), `header`
     /// its object's header, told by its header alone when it is a heap
     /// binary or (up to OTP 26) a sub-binary: the commonest boxed leaves.
+    /// The walk tells a sub-binary before it comes here (`is_first_header`);
+    /// it is answered here too, for a caller that has not.
     ///
     /// # Safety
     /// `word` must be a live boxed term's word, `header` its object's
