@@ -1246,8 +1246,8 @@ impl Analysis for Findings {
         for p in self.cpu.values_mut() {
             p.settle();
         }
-        // The last sub-window of `calls` is read before `finish` takes it
-        // into the whole run's figures.
+        // The last sub-window of `calls` is read, and taken into the whole
+        // run's figures, by the last roll; `finish` then finds it empty.
         self.roll(true);
         self.calls.finish(who);
         self.window_start = None;

@@ -681,7 +681,11 @@ mod tests {
             }
             s.feed_from(fed, &mut who_whole, &mut whole);
             fed = s.feed_from(fed, &mut who_split, &mut split);
-            split.next_sub_window(|server, _| window % 2 == 0 && server == b"<0.3.0>");
+            // The last window's rows are left in their sub-window for
+            // `finish` to add, once.
+            if window < 5 {
+                split.next_sub_window(|server, _| window % 2 == 0 && server == b"<0.3.0>");
+            }
         }
         whole.finish(&who_whole);
         let want = format!("{:?}", whole.tables(&Summary::default()));

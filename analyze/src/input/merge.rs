@@ -94,7 +94,8 @@ pub(crate) struct Batch {
     unsealed: Vec<(u32, u32, u32)>,
     bytes: Vec<u8>,
     /// Whether [`Batch::seal`] pointed the fields at `bytes`: until
-    /// [`Batch::clear`] nothing is added (`bytes` would move under them).
+    /// [`Batch::clear`] no event is pushed and no room reserved (`bytes`
+    /// would move under them; debug builds assert it).
     sealed: bool,
     /// Stream files first seen, whose strings [`Batch::push_in_place`]
     /// points into: the mapping's index in the part, and the mapping.

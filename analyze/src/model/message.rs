@@ -853,7 +853,6 @@ pub(crate) mod tests {
                 _ => {
                     assert_eq!(shape, parsed(text), "{show}");
                     assert_eq!(kinded, shape, "{show}");
-                    assert_eq!(shape.plain_request(text), None, "{show}");
                 }
             }
         }
