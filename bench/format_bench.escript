@@ -55,8 +55,9 @@ main(_) ->
 %% Lists of 20,000 equal leaves of every kind (and of different floats) at
 %% the largest budget: the cost per byte of text should not depend on the
 %% leaf's kind (the target: every kind within 3x per text byte of the
-%% fastest). The kinds' rounds
-%% are interleaved, so that a busy machine weighs on all alike.
+%% fastest; the atoms' rows show how far a text's length alone moves it).
+%% The kinds' rounds are interleaved, so that a busy machine weighs on all
+%% alike.
 leaves() ->
     Big = binary:copy(<<"abcdefgh">>, 64),
     Port = hd(erlang:ports()),
@@ -70,17 +71,18 @@ leaves() ->
               %% same text length (1.000037e+00 up to 1.740000e+00).
               {"20,000 different floats (`1.000037e+00` ...)",
                {list, [1.0 + I * 0.000037 || I <- lists:seq(1, 20000)]}},
+              %% One kind at four lengths: a kept text's element costs
+              %% about the same at every length, its cost per byte does not.
               {"`a` (atom)", a},
               {"`ok` (atom)", ok},
               {"`'hello world'` (quoted atom)", 'hello world'},
-              %% One kind at three lengths: a kept text's element costs
-              %% about the same at every length, its cost per byte does not.
               {"a 40-letter atom", list_to_atom(lists:duplicate(40, $a))},
               {"a pid", self()},
               {"a port", Port},
               {"a reference", make_ref()},
               {"`<<\"abc\">>` (heap binary)", <<"abc">>},
-              {"`<<\"cdef\">>` (sub-binary)", binary:part(Big, 2, 4)},
+              %% Both releases copy a part this short into a heap binary.
+              {"`<<\"cdef\">>` (`binary:part` of a larger one)", binary:part(Big, 2, 4)},
               {"`<<1:3>>` (bits, not whole bytes)", <<1:3>>},
               {"`<<\"ab\",1:3>>` (bits, not whole bytes)", <<"ab", 1:3>>},
               {"`<<\"cdef\",1:3>>` at bit offset 5 (sub-bitstring)",
