@@ -284,6 +284,9 @@ pub unsafe fn chunks_text_at(negative: bool, chunks: &[u64], out: *mut u8) -> us
     at
 }
 
+/// 10^8: the digits of a chunk are split in parts of eight.
+const E8: u64 = 100_000_000;
+
 /// Writes the digits of `n` (below 10^19), no leading zeros (`0` for
 /// zero), at `out`: its first part of up to eight digits by a word store
 /// shifted past their leading zeros (counted from the zero bytes of
@@ -295,7 +298,6 @@ pub unsafe fn chunks_text_at(negative: bool, chunks: &[u64], out: *mut u8) -> us
 /// `out` must be valid for writes of 27 bytes.
 #[inline(always)]
 unsafe fn leading_digits_at(n: u64, out: *mut u8) -> usize {
-    const E8: u64 = 100_000_000;
     let (first, tail, middle, low) = if n < E8 {
         (n, 0, 0, 0)
     } else if n < E8 * E8 {
@@ -331,7 +333,6 @@ unsafe fn leading_digits_at(n: u64, out: *mut u8) -> usize {
 /// `out` must be valid for writes of 19 bytes.
 #[inline(always)]
 unsafe fn nineteen_digits_at(n: u64, out: *mut u8) {
-    const E8: u64 = 100_000_000;
     let (high, low) = (n / E8, n % E8);
     // high / 10^8 as (high / 2^8) / 5^8, in 32 bits (high is below 2^37).
     let top = ((high >> 8) as u32) / 390_625;

@@ -57,11 +57,13 @@ fn write_u256(negative: bool, words: [usize; 4], text: &mut BoundedText) {
     write_chunks(negative, &chunked[..count], text);
 }
 
+/// The most base-10^19 chunks of a bignum written here.
+const CHUNKS: usize = chunks_max(BIG_WORDS_MAX);
+
 /// `write_big` of a bignum of more than four words: by schoolbook
 /// division over a copy of its words.
 #[inline(never)]
 fn write_large(negative: bool, digits: &[usize], text: &mut BoundedText) {
-    const CHUNKS: usize = chunks_max(BIG_WORDS_MAX);
     if digits.len() > BIG_WORDS_MAX {
         text.stop();
         return;
@@ -100,7 +102,6 @@ fn write_chunks(negative: bool, chunked: &[u64], text: &mut BoundedText) {
 /// `write_chunks`'s text when it may not fit: through a buffer.
 #[inline(never)]
 fn write_big_cut(negative: bool, chunked: &[u64], text: &mut BoundedText) {
-    const CHUNKS: usize = chunks_max(BIG_WORDS_MAX);
     let mut buf = [0u8; chunks_text_max(CHUNKS) + CHUNKS_TEXT_OVERHANG];
     if chunked.len() > CHUNKS {
         text.stop();
